@@ -1,0 +1,340 @@
+"""The ``memcore`` command.
+
+Every command takes ``--json``. Exit codes: 0 ok, 1 the store has errors (or an operation
+failed), 2 usage or configuration error. Plugins add commands through the
+``memcore_register_commands`` hook.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from memcore import __version__
+from memcore.cli._common import (
+    dump_json,
+    handle_errors,
+    json_option,
+    open_from_cli,
+    parse_options,
+    resolve_for_cli,
+    store_options,
+)
+from memcore.errors import UnsupportedOperationError
+from memcore.models import Kind, MemoryEntry, Query, Relation, Severity, Status
+from memcore.plugins import get_plugin_manager, plugin_infos
+from memcore.registry import get_registry
+
+__all__ = ["cli", "main"]
+
+
+def _console(err: bool = False) -> Console:
+    return Console(stderr=err, highlight=False, soft_wrap=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="memcore")
+def cli() -> None:
+    """memcore: read, write, check and migrate AI-agent memory kept in files.
+
+    Point a command at a store with --store <format>:<location> (e.g. whitebox:./vault,
+    box:./workspace, rightmemory:./rm, maka:./MEMORY.md), or set MEMCORE_STORE, or write
+    `store = "..."` in a memcore.toml.
+    """
+
+
+@cli.command()
+@json_option
+@handle_errors
+def formats(as_json: bool) -> None:
+    """List installed formats with their distribution, version and capabilities."""
+    reg = get_registry()
+    infos = {i.name: i for i in plugin_infos()}
+    rows = []
+    for name, provider_cls in reg.items():
+        info = infos.get(reg.owner(name))
+        rows.append(
+            {
+                "format": name,
+                "provider": f"{provider_cls.__module__}.{provider_cls.__qualname__}",
+                "distribution": info.distribution if info else getattr(provider_cls, "distribution", None),
+                "version": info.version if info else None,
+                "capabilities": sorted(c.value for c in provider_cls.capabilities),
+            }
+        )
+    if as_json:
+        dump_json(rows)
+        return
+    table = Table("format", "distribution", "version", "capabilities")
+    for row in rows:
+        table.add_row(row["format"], row["distribution"] or "-", row["version"] or "-", ", ".join(row["capabilities"]))
+    _console().print(table)
+
+
+@cli.command()
+@json_option
+@handle_errors
+def plugins(as_json: bool) -> None:
+    """List loaded plugins with their versions and the hooks each implements."""
+    infos = plugin_infos(get_plugin_manager())
+    if as_json:
+        dump_json([info.__dict__ for info in infos])
+        return
+    table = Table("plugin", "distribution", "version", "hooks")
+    for info in infos:
+        table.add_row(info.name, info.distribution or "-", info.version or "-", ", ".join(info.hooks))
+    _console().print(table)
+
+
+@cli.command()
+@store_options
+@json_option
+@handle_errors
+def init(store: str | None, scope: str | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Create a new, empty store at --store."""
+    fmt, location = resolve_for_cli(store)
+    get_registry().get(fmt).init_store(location, **parse_options(options, scope))
+    if as_json:
+        dump_json({"created": f"{fmt}:{location}"})
+    else:
+        click.echo(f"created {fmt}:{location}")
+
+
+def _print_entries(entries: list[MemoryEntry]) -> None:
+    table = Table("id", "kind", "status", "title", "tags")
+    for e in entries:
+        title = e.title or e.body.strip().splitlines()[0][:60] if (e.title or e.body.strip()) else ""
+        table.add_row(e.id or "", e.kind.value, e.status.value, title, ", ".join(e.tags))
+    _console().print(table)
+
+
+def _query(
+    kind: tuple[str, ...], status: tuple[str, ...], tag: tuple[str, ...], limit: int | None, text: str | None = None
+) -> Query:
+    return Query(
+        text=text,
+        kinds=[Kind(k) for k in kind] or None,
+        statuses=[Status(s) for s in status] or None,
+        tags_any=list(tag) or None,
+        limit=limit,
+    )
+
+
+_kind_choice = click.Choice([k.value for k in Kind])
+_status_choice = click.Choice([s.value for s in Status])
+
+
+@cli.command("ls")
+@store_options
+@click.option("--kind", multiple=True, type=_kind_choice, help="Only this kind (repeatable).")
+@click.option("--status", multiple=True, type=_status_choice, help="Only this status (repeatable).")
+@click.option("--tag", multiple=True, help="Only entries with one of these tags (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="At most N entries.")
+@json_option
+@handle_errors
+def ls_cmd(
+    store: str | None,
+    scope: str | None,
+    options: tuple[str, ...],
+    kind: tuple[str, ...],
+    status: tuple[str, ...],
+    tag: tuple[str, ...],
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """List entries (JSON: an array of entries)."""
+    with open_from_cli(store, options, scope) as provider:
+        entries = list(provider.iter_entries(_query(kind, status, tag, limit)))
+    if as_json:
+        dump_json(entries)
+    else:
+        _print_entries(entries)
+
+
+@cli.command()
+@store_options
+@click.argument("entry_id")
+@json_option
+@handle_errors
+def show(store: str | None, scope: str | None, options: tuple[str, ...], entry_id: str, as_json: bool) -> None:
+    """Show one entry by id."""
+    with open_from_cli(store, options, scope) as provider:
+        entry = provider.get(entry_id)
+    if as_json:
+        dump_json(entry)
+        return
+    console = _console()
+    console.print(f"[bold]{entry.title or entry.id}[/bold]  ({entry.kind.value}, {entry.status.value})")
+    for field in ("id", "tags", "confidence", "source", "created_at", "updated_at", "scope", "parent"):
+        value = getattr(entry, field)
+        if value not in (None, [], ""):
+            console.print(f"{field}: {value}", markup=False)
+    for rel in entry.relations:
+        console.print(f"-> {rel.type}:{rel.target}", markup=False)
+    console.print()
+    console.print(entry.body, markup=False)
+
+
+@cli.command()
+@store_options
+@click.argument("text", required=False)
+@click.option("--kind", multiple=True, type=_kind_choice, help="Only this kind (repeatable).")
+@click.option("--status", multiple=True, type=_status_choice, help="Only this status (repeatable).")
+@click.option("--tag", multiple=True, help="Only entries with one of these tags (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="At most N results.")
+@json_option
+@handle_errors
+def search(
+    store: str | None,
+    scope: str | None,
+    options: tuple[str, ...],
+    text: str | None,
+    kind: tuple[str, ...],
+    status: tuple[str, ...],
+    tag: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search entries by words and filters."""
+    with open_from_cli(store, options, scope) as provider:
+        results = provider.search(_query(kind, status, tag, limit, text))
+    if as_json:
+        dump_json(results)
+    else:
+        _print_entries(results)
+
+
+@cli.command()
+@store_options
+@click.option("--title", default="", help="One-line title.")
+@click.option("--body", default=None, help="Body text (default: read stdin).")
+@click.option("--kind", type=_kind_choice, default=None, help="Kind (default: the format's own default).")
+@click.option("--status", type=_status_choice, default=None, help="Status.")
+@click.option("--tag", multiple=True, help="Tag (repeatable).")
+@click.option("--source", default=None, help="Agent or origin that writes the entry.")
+@click.option("--confidence", type=click.FloatRange(0, 1), default=None, help="0.0-1.0.")
+@click.option("--relation", multiple=True, metavar="TYPE:TARGET", help="Typed edge (repeatable).")
+@click.option("--extra", "extra_json", default=None, metavar="JSON", help="Namespaced extra fields as JSON.")
+@json_option
+@handle_errors
+def add(
+    store: str | None,
+    scope: str | None,
+    options: tuple[str, ...],
+    title: str,
+    body: str | None,
+    kind: str | None,
+    status: str | None,
+    tag: tuple[str, ...],
+    source: str | None,
+    confidence: float | None,
+    relation: tuple[str, ...],
+    extra_json: str | None,
+    as_json: bool,
+) -> None:
+    """Add one entry and print it (JSON: the created entry)."""
+    if body is None:
+        body = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    relations = []
+    for item in relation:
+        rtype, sep, target = item.partition(":")
+        if not sep or not rtype or not target:
+            raise click.UsageError(f"--relation {item!r} must be TYPE:TARGET")
+        relations.append(Relation(type=rtype, target=target))
+    fields: dict[str, Any] = {
+        "title": title,
+        "body": body,
+        "tags": list(tag),
+        "source": source,
+        "confidence": confidence,
+        "relations": relations,
+        "scope": scope,
+    }
+    if kind:
+        fields["kind"] = Kind(kind)
+    if status:
+        fields["status"] = Status(status)
+    if extra_json:
+        try:
+            fields["extra"] = json.loads(extra_json)
+        except json.JSONDecodeError as exc:
+            raise click.UsageError(f"--extra is not valid JSON: {exc}") from exc
+    entry = MemoryEntry(**fields)
+    with open_from_cli(store, options, scope) as provider:
+        created = provider.add(entry)
+    if as_json:
+        dump_json(created)
+    else:
+        click.echo(f"added {created.id}")
+
+
+@cli.command()
+@store_options
+@json_option
+@handle_errors
+def validate(store: str | None, scope: str | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Check a store against its format's rules. Exit 1 when any error is found."""
+    with open_from_cli(store, options, scope) as provider:
+        diagnostics = provider.validate()
+    errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
+    if as_json:
+        dump_json(diagnostics)
+    else:
+        console = _console()
+        for diag in diagnostics:
+            console.print(str(diag), markup=False)
+        warnings = sum(1 for d in diagnostics if d.severity is Severity.WARNING)
+        console.print(f"{errors} error(s), {warnings} warning(s)", markup=False)
+    sys.exit(1 if errors else 0)
+
+
+@cli.command()
+@store_options
+@json_option
+@handle_errors
+def reindex(store: str | None, scope: str | None, options: tuple[str, ...], as_json: bool) -> None:
+    """Rebuild a store's derived indexes from its files."""
+    with open_from_cli(store, options, scope) as provider:
+        try:
+            diagnostics = provider.reindex()
+        except UnsupportedOperationError:
+            diagnostics = []
+    if as_json:
+        dump_json(diagnostics)
+    else:
+        for diag in diagnostics:
+            click.echo(str(diag))
+        click.echo(f"reindexed {provider.url}")
+    sys.exit(1 if any(d.severity is Severity.ERROR for d in diagnostics) else 0)
+
+
+@cli.command()
+@click.option("--model", type=click.Choice(["entry", "query", "diagnostic"]), default="entry", show_default=True)
+@json_option
+def schema(model: str, as_json: bool) -> None:
+    """Print the JSON Schema of MemoryEntry (or Query, Diagnostic)."""
+    from memcore.models import Diagnostic
+
+    cls = {"entry": MemoryEntry, "query": Query, "diagnostic": Diagnostic}[model]
+    click.echo(json.dumps(cls.model_json_schema(), indent=2))
+
+
+def _load_plugin_commands() -> None:
+    if getattr(cli, "_memcore_plugins_loaded", False):
+        return
+    cli._memcore_plugins_loaded = True  # type: ignore[attr-defined]
+    from memcore.cli import _builtin_commands
+
+    _builtin_commands.register(cli)
+    get_plugin_manager().hook.memcore_register_commands(cli=cli)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the ``memcore`` command (console-script entry point)."""
+    _load_plugin_commands()
+    return cli.main(args=argv, prog_name="memcore")

@@ -1,0 +1,95 @@
+"""The exceptions memcore raises.
+
+Every class ends in ``Error`` and inherits :class:`MemcoreError`; where a caller would
+naturally catch a builtin (``LookupError``, ``ValueError``, ``NotImplementedError``) the class
+inherits that too. Messages name the format, the path and the fix.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "ConflictError",
+    "DuplicateFormatError",
+    "EntryNotFoundError",
+    "ImmutableEntryError",
+    "MemcoreError",
+    "ParseError",
+    "ReadOnlyStoreError",
+    "StoreLimitError",
+    "UnknownFormatError",
+    "UnsafePathError",
+    "UnsupportedOperationError",
+    "InvalidEntryError",
+]
+
+
+class MemcoreError(Exception):
+    """Base class of every error memcore raises on purpose."""
+
+
+class ConfigError(MemcoreError, ValueError):
+    """A store URL, environment variable or ``memcore.toml`` could not be used."""
+
+
+class UnknownFormatError(MemcoreError, LookupError):
+    """No installed provider serves the requested format name.
+
+    The message names the distribution to install when the format is a known built-in.
+    """
+
+
+class DuplicateFormatError(MemcoreError):
+    """Two plugins registered providers with the same format name; the message names both."""
+
+
+class EntryNotFoundError(MemcoreError, LookupError):
+    """No entry with the requested id exists in the store."""
+
+
+class ConflictError(MemcoreError):
+    """A write was refused because the store changed since the caller read it.
+
+    Raised for a stale version token, and for deletes that other entries still point at.
+    """
+
+
+class UnsupportedOperationError(MemcoreError, NotImplementedError):
+    """The format forbids the operation (for example editing an append-only observation)."""
+
+
+class ImmutableEntryError(UnsupportedOperationError):
+    """The entry may not be changed (for example a Box-memory ``held`` memory)."""
+
+
+class ReadOnlyStoreError(UnsupportedOperationError):
+    """The store was opened read-only, or a gate (incognito, safe mode) forbids writing."""
+
+
+class ParseError(MemcoreError, ValueError):
+    """A file could not be parsed, so memcore refuses to rewrite it.
+
+    Attributes:
+        path: The file, as a string, or ``None`` when not file-backed.
+        line: 1-based line number of the problem, or ``None``.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        where = path or ""
+        if path and line:
+            where = f"{path}:{line}"
+        super().__init__(f"{where}: {message}" if where else message)
+        self.path = path
+        self.line = line
+
+
+class InvalidEntryError(MemcoreError, ValueError):
+    """An entry given to a write cannot be stored in this format as it is."""
+
+
+class StoreLimitError(InvalidEntryError):
+    """A write would break a size or count limit of the format (e.g. Maka's 128 KiB)."""
+
+
+class UnsafePathError(MemcoreError, ValueError):
+    """A path built from an id, slug, title or tag would leave the store, or is not portable."""

@@ -1,0 +1,346 @@
+"""The pivot model every provider reads into and writes from.
+
+:class:`MemoryEntry` holds the fields every format can carry in some form; whatever a format has
+beyond them lives in ``extra[<format name>]`` so that a conversion A -> B -> A loses nothing A had.
+Datetimes are always timezone-aware UTC. Ids and titles are NFC-normalised.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import unicodedata
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
+from typing import Any, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+__all__ = [
+    "Diagnostic",
+    "Extra",
+    "Kind",
+    "MemoryEntry",
+    "Query",
+    "Relation",
+    "Severity",
+    "Status",
+    "utc_now",
+]
+
+Extra: TypeAlias = dict[str, dict[str, JsonValue]]
+"""``extra`` maps a format name (``"box"``, ``"whitebox"``…) to that format's own fields."""
+
+
+def utc_now() -> datetime:
+    """Return the current time as a timezone-aware UTC datetime truncated to milliseconds."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _to_utc(value: datetime | date | str | None) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"not an ISO-8601 date or datetime: {value!r}") from exc
+    if not isinstance(value, datetime):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(
+            f"naive datetime {value.isoformat()!r}: memcore needs a timezone; "
+            "pass e.g. datetime(..., tzinfo=UTC) or an ISO string ending in 'Z'"
+        )
+    return value.astimezone(UTC)
+
+
+class Kind(enum.StrEnum):
+    """What an entry is. Each format's own kinds map onto these (docs/mapping.md)."""
+
+    FACT = "fact"
+    OBSERVATION = "observation"
+    DECISION = "decision"
+    TASK = "task"
+    REFERENCE = "reference"
+    NOTE = "note"
+    COMPANION = "companion"
+    PURSUIT = "pursuit"
+    SKILL = "skill"
+    CORRECTION = "correction"
+    PREFERENCE = "preference"
+    PROPOSAL = "proposal"
+
+
+class Status(enum.StrEnum):
+    """Where an entry is in its lifecycle. Each format's statuses map onto these."""
+
+    ACTIVE = "active"
+    DRAFT = "draft"
+    PROPOSED = "proposed"
+    REVIEW_REQUIRED = "review_required"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+    HELD = "held"
+    REJECTED = "rejected"
+    DONE = "done"
+    UNKNOWN = "unknown"
+
+
+class Relation(BaseModel):
+    """A typed edge from one entry to another.
+
+    Attributes:
+        type: Edge type, e.g. ``"related"``, ``"supersedes"``, RightMemory's ``"dep"``.
+        target: Id of the target entry (NFC), or the unresolved link text when ``resolved`` is
+            false (e.g. a Box ``[[Title]]`` whose title is not in the store).
+        resolved: Whether ``target`` is a known entry id.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = Field(min_length=1)
+    target: str = Field(min_length=1)
+    resolved: bool = True
+
+    @field_validator("type", "target")
+    @classmethod
+    def _nfc(cls, value: str) -> str:
+        return unicodedata.normalize("NFC", value)
+
+
+class MemoryEntry(BaseModel):
+    """One memory: a fact, an observation, a decision, a node of a graph…
+
+    Attributes:
+        id: Stable id in its store (NFC). ``None`` on an entry not yet added; ``add`` assigns one
+            when the format generates ids (Box ``mem_<ULID>``, Maka ``mem-<hex16>``).
+        kind: What the entry is.
+        title: One-line title (may be empty for formats without titles, e.g. observations).
+        body: Markdown body, byte-for-byte as the format stores it (may be empty).
+        status: Lifecycle state.
+        tags: Tags in their written order, namespaces kept (``relationship:alex``).
+        confidence: 0.0-1.0, or ``None`` when the format says nothing. Labels map to numbers
+            through :mod:`memcore.mapping`.
+        source: The agent, model or origin that wrote the entry.
+        created_at: Creation time, UTC.
+        updated_at: Last change, UTC.
+        date_only: True when the format stored only a date (``created_at`` is then 00:00 UTC).
+        scope: Scope or team the entry belongs to (WhiteBox scope, Box team, Maka session…).
+        relations: Typed edges to other entries.
+        parent: Id of the containing entry (e.g. RightMemory heading), or ``None``.
+        expires_at: When the entry stops being valid, UTC.
+        extra: Format-specific fields, namespaced by format name; JSON-serialisable.
+        version: Opaque version token set by the provider on read; ``update`` refuses to write
+            over a newer version. Not part of an entry's content (see :meth:`content_dict`).
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: str | None = None
+    kind: Kind = Kind.NOTE
+    title: str = ""
+    body: str = ""
+    status: Status = Status.ACTIVE
+    tags: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    source: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    date_only: bool = False
+    scope: str | None = None
+    relations: list[Relation] = Field(default_factory=list)
+    parent: str | None = None
+    expires_at: datetime | None = None
+    extra: Extra = Field(default_factory=dict)
+    version: str | None = None
+
+    @field_validator("id", "parent")
+    @classmethod
+    def _nfc_id(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = unicodedata.normalize("NFC", value)
+        if not value or "\x00" in value:
+            raise ValueError("an id must be a non-empty string without NUL")
+        return value
+
+    @field_validator("title")
+    @classmethod
+    def _nfc_title(cls, value: str) -> str:
+        return unicodedata.normalize("NFC", value)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        out = []
+        for tag in value:
+            if not isinstance(tag, str) or not tag.strip():
+                raise ValueError(f"tags must be non-empty strings, got {tag!r}")
+            out.append(unicodedata.normalize("NFC", tag))
+        return out
+
+    @field_validator("created_at", "updated_at", "expires_at", mode="before")
+    @classmethod
+    def _utc(cls, value: Any) -> Any:
+        if isinstance(value, (datetime, date, str)):
+            return _to_utc(value)
+        return value
+
+    @model_validator(mode="after")
+    def _check_extra(self) -> MemoryEntry:
+        try:
+            json.dumps(self.extra, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"extra must be JSON-serialisable: {exc}") from exc
+        return self
+
+    def content_dict(self) -> dict[str, Any]:
+        """Return the entry as JSON-compatible data without the ``version`` token.
+
+        Returns:
+            ``model_dump(mode="json")`` less ``version``: what two stores holding "the same"
+            entry agree on.
+        """
+        data = self.model_dump(mode="json")
+        data.pop("version", None)
+        return data
+
+    def content_hash(self) -> str:
+        """Return the sha256 hex digest of :meth:`content_dict` (keys sorted, UTF-8)."""
+        blob = json.dumps(self.content_dict(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def ns(self, fmt: str) -> dict[str, JsonValue]:
+        """Return ``extra[fmt]``, creating it empty if absent.
+
+        Args:
+            fmt: Format name, e.g. ``"box"``.
+        """
+        return self.extra.setdefault(fmt, {})
+
+
+class Severity(enum.StrEnum):
+    """How serious a :class:`Diagnostic` is. ``error`` makes ``memcore validate`` exit 1."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Diagnostic(BaseModel):
+    """One finding of a reader or validator, pointing at a file and line.
+
+    Attributes:
+        path: File the finding is about, relative to the store root where possible.
+        line: 1-based line, or ``None`` for whole-file findings.
+        column: 1-based column, or ``None``.
+        code: Stable machine-readable code, e.g. ``"rm.dangling-edge"``.
+        severity: ``error``, ``warning`` or ``info``.
+        message: Human sentence naming the problem and, where there is one, the fix.
+        entry_id: Id of the entry concerned, if any.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str | None = None
+    line: int | None = Field(default=None, ge=1)
+    column: int | None = Field(default=None, ge=1)
+    code: str
+    severity: Severity = Severity.ERROR
+    message: str
+    entry_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path or "<store>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.severity.value} {self.code}: {self.message}"
+
+
+class Query(BaseModel):
+    """A filter over entries; every field set must match (AND). Unset fields match everything.
+
+    Attributes:
+        text: Words that must all occur (case-insensitive) in title, body or tags.
+        ids: Only these ids.
+        kinds: Only these kinds.
+        statuses: Only these statuses.
+        tags_any: At least one of these tags.
+        tags_all: All of these tags.
+        scope: Only entries in this scope.
+        parent: Only direct children of this id.
+        created_after: ``created_at`` at or after this UTC time.
+        created_before: ``created_at`` strictly before this UTC time.
+        limit: At most this many results (``None``: all).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = None
+    ids: list[str] | None = None
+    kinds: list[Kind] | None = None
+    statuses: list[Status] | None = None
+    tags_any: list[str] | None = None
+    tags_all: list[str] | None = None
+    scope: str | None = None
+    parent: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    limit: int | None = Field(default=None, ge=0)
+
+    @field_validator("created_after", "created_before", mode="before")
+    @classmethod
+    def _utc(cls, value: Any) -> Any:
+        if isinstance(value, (datetime, date, str)):
+            return _to_utc(value)
+        return value
+
+    def matches(self, entry: MemoryEntry) -> bool:
+        """Return whether ``entry`` passes every filter set on this query (``limit`` aside)."""
+        if self.ids is not None and entry.id not in {unicodedata.normalize("NFC", i) for i in self.ids}:
+            return False
+        if self.kinds is not None and entry.kind not in self.kinds:
+            return False
+        if self.statuses is not None and entry.status not in self.statuses:
+            return False
+        tags = set(entry.tags)
+        if self.tags_any is not None and not tags.intersection(self.tags_any):
+            return False
+        if self.tags_all is not None and not tags.issuperset(self.tags_all):
+            return False
+        if self.scope is not None and entry.scope != self.scope:
+            return False
+        if self.parent is not None and entry.parent != self.parent:
+            return False
+        if self.created_after is not None and (
+            entry.created_at is None or entry.created_at < self.created_after
+        ):
+            return False
+        if self.created_before is not None and (
+            entry.created_at is None or entry.created_at >= self.created_before
+        ):
+            return False
+        if self.text:
+            haystack = " ".join([entry.title, entry.body, *entry.tags]).casefold()
+            if not all(word in haystack for word in self.text.casefold().split()):
+                return False
+        return True
+
+    def apply(self, entries: Iterable[MemoryEntry]) -> Iterable[MemoryEntry]:
+        """Yield the entries that match, stopping after ``limit``."""
+        count = 0
+        for entry in entries:
+            if self.limit is not None and count >= self.limit:
+                return
+            if self.matches(entry):
+                count += 1
+                yield entry
+

@@ -1,0 +1,290 @@
+"""The provider contract: one :class:`MemoryProvider` protocol every backend implements.
+
+A provider reads a store of one format into :class:`~memcore.models.MemoryEntry` objects and
+writes entries back. :class:`BaseProvider` gives the contract's sensible defaults so a new
+provider implements only what its format needs; an operation the format forbids raises
+:class:`~memcore.errors.UnsupportedOperationError`, never silently does something else.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import enum
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
+
+from memcore.errors import EntryNotFoundError, UnsupportedOperationError
+from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
+
+__all__ = ["BaseProvider", "Capability", "MemoryProvider"]
+
+
+class Capability(enum.StrEnum):
+    """What a provider can do. The conformance suite runs a test only where its capability is.
+
+    Attributes:
+        ADD: ``add`` creates entries.
+        UPDATE: ``update`` changes an entry in place (with a version token).
+        DELETE: ``delete`` removes an entry.
+        SUPERSEDE: ``supersede`` replaces an entry, keeping the old one marked superseded.
+        ARCHIVE: ``archive`` marks an entry archived.
+        APPEND_ONLY: some entries (e.g. WhiteBox observations) can only be appended.
+        GRAPH: entries form a graph with typed edges checked by ``validate``.
+        SCOPES: the store restricts reads and writes to an active scope.
+        COMPANIONS: entries may describe binary files (Box-memory companions).
+        REMOTE: the store lives behind a network API.
+        BATCH: ``batch()`` defers index writes to the end of a bulk write.
+        CONCURRENT: several processes may write to one store at once without losing entries.
+        REINDEX: ``reindex`` rebuilds derived indexes from the files.
+    """
+
+    ADD = "add"
+    UPDATE = "update"
+    DELETE = "delete"
+    SUPERSEDE = "supersede"
+    ARCHIVE = "archive"
+    APPEND_ONLY = "append_only"
+    GRAPH = "graph"
+    SCOPES = "scopes"
+    COMPANIONS = "companions"
+    REMOTE = "remote"
+    BATCH = "batch"
+    CONCURRENT = "concurrent"
+    REINDEX = "reindex"
+
+
+@runtime_checkable
+class MemoryProvider(Protocol):
+    """What every memcore backend is.
+
+    Attributes:
+        format_name: The format's name, used in store URLs (``whitebox:./vault``).
+        capabilities: What this provider can do.
+        location: Where the store is (a path for file formats, a folder id for Box cloud).
+    """
+
+    format_name: ClassVar[str]
+    capabilities: ClassVar[frozenset[Capability]]
+    location: str
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` looks like a store of this format (cheap, never raises)."""
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create a new, empty store at ``location`` (``memcore init``)."""
+
+    def open(self) -> Self:
+        """Open the store (read config, check it exists) and return ``self``."""
+
+    def close(self) -> None:
+        """Release what ``open`` took. Closing writes nothing that was not written already."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield entries in the store's own stable order, filtered by ``query``."""
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the entry with ``entry_id``; raise :class:`EntryNotFoundError` if none."""
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Store a new entry and return it as stored (id, timestamps and version set)."""
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Replace the stored entry with the same id; :class:`ConflictError` on a stale version."""
+
+    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
+        """Add ``new`` as the replacement of ``old_id``, marking the old entry superseded."""
+
+    def archive(self, entry_id: str) -> MemoryEntry:
+        """Mark an entry archived and return it."""
+
+    def delete(self, entry_id: str) -> None:
+        """Remove an entry."""
+
+    def search(self, query: Query | str) -> list[MemoryEntry]:
+        """Return entries matching ``query`` (a string is a full-text query)."""
+
+    def validate(self) -> list[Diagnostic]:
+        """Check the store against its format's rules; never raises for bad files."""
+
+    def reindex(self) -> list[Diagnostic]:
+        """Rebuild derived indexes from the files and return what it found."""
+
+
+class BaseProvider(abc.ABC):
+    """Defaults for the :class:`MemoryProvider` contract.
+
+    Subclasses set ``format_name`` and ``capabilities`` and implement :meth:`iter_entries`
+    plus the write operations their capabilities declare. Everything a subclass does not
+    override either works through the others (``get``, ``search``, ``archive``,
+    ``supersede``) or raises :class:`UnsupportedOperationError` naming the format.
+
+    Args:
+        location: Where the store is: a path, or a remote folder id.
+        **options: Provider-specific options (``scope``, ``read_only``, ``as_user``…).
+    """
+
+    format_name: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    #: Distribution that ships this provider; filled in by the registry when known.
+    distribution: ClassVar[str | None] = None
+
+    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        self.location = os.fspath(location)
+        self.options: dict[str, Any] = dict(options)
+        self._is_open = False
+
+    # -- life cycle -------------------------------------------------------------------
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` looks like a store of this format. Default: never."""
+        return False
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create a new, empty store. Default: refuse.
+
+        Raises:
+            UnsupportedOperationError: Always, unless overridden.
+        """
+        raise UnsupportedOperationError(f"{cls.format_name}: `init` is not supported by this format")
+
+    @property
+    def url(self) -> str:
+        """The store URL, ``<format>:<location>``."""
+        return f"{self.format_name}:{self.location}"
+
+    def open(self) -> Self:
+        """Open the store and return ``self``; opening twice is harmless."""
+        self._is_open = True
+        return self
+
+    def close(self) -> None:
+        """Close the store; closing twice is harmless."""
+        self._is_open = False
+
+    def __enter__(self) -> Self:
+        return self.open()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url!r}>"
+
+    # -- reading ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield the store's entries in a stable order, filtered by ``query``."""
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the entry with ``entry_id``.
+
+        Raises:
+            EntryNotFoundError: No such entry.
+        """
+        for entry in self.iter_entries(Query(ids=[entry_id])):
+            return entry
+        raise EntryNotFoundError(f"{self.format_name}: no entry {entry_id!r} in {self.location}")
+
+    def search(self, query: Query | str) -> list[MemoryEntry]:
+        """Return entries matching ``query`` by a full scan; a string is ``Query(text=...)``."""
+        if isinstance(query, str):
+            query = Query(text=query)
+        return list(query.apply(self.iter_entries()))
+
+    # -- writing ----------------------------------------------------------------------
+    def require(self, capability: Capability, operation: str) -> None:
+        """Raise :class:`UnsupportedOperationError` unless this provider has ``capability``.
+
+        Args:
+            capability: The capability the operation needs.
+            operation: The operation's name, for the message.
+        """
+        if capability not in self.capabilities:
+            raise UnsupportedOperationError(
+                f"{self.format_name}: `{operation}` is not supported by this format "
+                f"(provider {type(self).__name__} lacks the {capability.value!r} capability)"
+            )
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Store a new entry. Default: unsupported."""
+        self.require(Capability.ADD, "add")
+        raise NotImplementedError  # pragma: no cover - a provider declaring ADD overrides this
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Replace an entry in place. Default: unsupported."""
+        self.require(Capability.UPDATE, "update")
+        raise NotImplementedError  # pragma: no cover
+
+    def delete(self, entry_id: str) -> None:
+        """Remove an entry. Default: unsupported."""
+        self.require(Capability.DELETE, "delete")
+        raise NotImplementedError  # pragma: no cover
+
+    def archive(self, entry_id: str) -> MemoryEntry:
+        """Mark an entry archived through :meth:`update`."""
+        self.require(Capability.ARCHIVE, "archive")
+        entry = self.get(entry_id)
+        entry.status = Status.ARCHIVED
+        entry.updated_at = utc_now()
+        return self.update(entry, expected_version=entry.version)
+
+    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
+        """Add ``new`` with a ``supersedes`` relation and mark ``old_id`` superseded.
+
+        Returns:
+            The new entry as stored.
+
+        Raises:
+            EntryNotFoundError: ``old_id`` does not exist (checked before anything is written).
+        """
+        self.require(Capability.SUPERSEDE, "supersede")
+        old = self.get(old_id)
+        new = new.model_copy(deep=True)
+        if not any(r.type == "supersedes" and r.target == old_id for r in new.relations):
+            new.relations = [*new.relations, Relation(type="supersedes", target=old_id)]
+        stored = self.add(new)
+        assert stored.id is not None
+        old.status = Status.SUPERSEDED
+        old.updated_at = utc_now()
+        old.relations = [
+            *[r for r in old.relations if r.type != "superseded_by"],
+            Relation(type="superseded_by", target=stored.id),
+        ]
+        self.update(old, expected_version=old.version)
+        return stored
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group writes; providers with derived indexes write them once at the end."""
+        yield
+
+    # -- checking ---------------------------------------------------------------------
+    def validate(self) -> list[Diagnostic]:
+        """Check the store; default: nothing to report."""
+        return []
+
+    def reindex(self) -> list[Diagnostic]:
+        """Rebuild derived indexes; default: nothing to rebuild."""
+        return []
+

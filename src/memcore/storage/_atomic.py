@@ -1,0 +1,111 @@
+"""Atomic whole-file writes and whole-record appends."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from memcore.storage._lock import file_lock
+
+__all__ = ["append_record", "atomic_write"]
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows cannot open folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix.
+
+    Writes a uniquely named temp file in the same folder, fsyncs it, then ``os.replace``\\ s it
+    over ``path`` and fsyncs the folder. The file's permission bits are kept when it existed.
+
+    Args:
+        path: Target file; its folder must exist.
+        data: The complete new content, in bytes.
+        mode: Permission bits for the new file (e.g. ``0o600``). Default: the old file's bits,
+            or ``0o644`` less the umask for a new file.
+
+    Raises:
+        OSError: The folder is missing or not writable. The target is then untouched and the
+            temp file removed.
+    """
+    target = Path(path)
+    folder = target.parent
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+    tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(folder)
+
+
+def append_record(path: str | os.PathLike[str], record: bytes, *, mode: int | None = None) -> int:
+    """Append one whole record to ``path`` under the cross-process lock.
+
+    If the file does not end in a newline, one is written before the record, in the same
+    ``write`` call, so records never run together. The record goes out in a single
+    ``os.write`` on an ``O_APPEND`` descriptor, then the file is fsynced.
+
+    Args:
+        path: File to append to; created (with ``mode``) when missing.
+        record: The bytes of one record; should end with ``b"\\n"``.
+        mode: Permission bits for a new file (existing files keep theirs).
+
+    Returns:
+        The byte offset at which ``record`` starts.
+
+    Raises:
+        OSError: The file could not be opened or written.
+    """
+    target = Path(path)
+    with file_lock(target):
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        fd = os.open(target, flags, 0o666 if mode is None else mode)
+        try:
+            size = os.fstat(fd).st_size
+            prefix = b""
+            if size:
+                with open(target, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        prefix = b"\n"
+            payload = prefix + record
+            written = os.write(fd, payload)
+            if written != len(payload):  # pragma: no cover - regular files write whole
+                raise OSError(f"{target}: short append ({written} of {len(payload)} bytes)")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return size + len(prefix)

@@ -1,0 +1,54 @@
+"""Cross-process locks for read-modify-write, kept outside the store."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import filelock
+
+__all__ = ["file_lock", "lock_path_for"]
+
+_DEFAULT_TIMEOUT_S = 60.0
+_local = threading.local()
+
+
+def lock_path_for(path: str | os.PathLike[str]) -> Path:
+    """Return the lock file guarding ``path``.
+
+    Locks live in ``$MEMCORE_LOCK_DIR`` (default: ``<tempdir>/memcore-locks``), named by the
+    sha256 of the resolved path, so taking a lock never adds a file to the user's store.
+    """
+    base = Path(os.environ.get("MEMCORE_LOCK_DIR") or Path(tempfile.gettempdir()) / "memcore-locks")
+    base.mkdir(parents=True, exist_ok=True)
+    key = os.path.normcase(str(Path(path).resolve()))
+    return base / (hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".lock")
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT_S) -> Iterator[None]:
+    """Hold an exclusive cross-process lock for ``path`` (a file, or a whole store folder).
+
+    Re-entrant within one thread. Use one lock per store for multi-file read-modify-write.
+
+    Args:
+        path: What the lock guards; it need not exist.
+        timeout: Seconds to wait before giving up.
+
+    Raises:
+        filelock.Timeout: Another process held the lock for longer than ``timeout`` seconds.
+    """
+    lock_file = lock_path_for(path)
+    held: dict[Path, filelock.BaseFileLock] = getattr(_local, "held", None) or {}
+    _local.held = held
+    lock = held.get(lock_file)
+    if lock is None:
+        lock = filelock.FileLock(str(lock_file), timeout=timeout, thread_local=True)
+        held[lock_file] = lock
+    with lock:
+        yield
