@@ -1,0 +1,78 @@
+"""Mappings shared by every format: confidence labels <-> numbers, dates <-> datetimes.
+
+Each format's own kind and status tables live beside its provider (``memcore_<format>.mapping``)
+and are rendered together in docs/mapping.md. The numbers here are the WhiteBox reference
+code's confidence weights (very-low .1 … very-high .9), so a label read and written back is
+the same label, and a number maps to the nearest label.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+__all__ = [
+    "CONFIDENCE_LABELS",
+    "CONFIDENCE_LABELS_V1",
+    "confidence_from_label",
+    "confidence_to_label",
+    "date_to_datetime",
+    "datetime_to_date",
+    "format_utc",
+]
+
+#: Label -> number, five grades (WhiteBox v1.1). v1.0 uses only low / medium / high.
+CONFIDENCE_LABELS: dict[str, float] = {
+    "very-low": 0.1,
+    "low": 0.3,
+    "medium": 0.5,
+    "high": 0.7,
+    "very-high": 0.9,
+}
+#: The three grades of WhiteBox v1.0.
+CONFIDENCE_LABELS_V1: tuple[str, ...] = ("low", "medium", "high")
+
+
+def confidence_from_label(label: str) -> float | None:
+    """Return the number for a confidence label (case-insensitive; ``_`` or space = ``-``).
+
+    Returns:
+        0.1-0.9, or ``None`` for an unknown label (callers keep the raw label in ``extra``).
+    """
+    key = label.strip().lower().replace("_", "-").replace(" ", "-")
+    return CONFIDENCE_LABELS.get(key)
+
+
+def confidence_to_label(value: float, *, grades: tuple[str, ...] | None = None) -> str:
+    """Return the label nearest to ``value`` (ties go to the lower label).
+
+    Args:
+        value: 0.0-1.0.
+        grades: Labels allowed (default: all five); e.g. :data:`CONFIDENCE_LABELS_V1`.
+    """
+    allowed = grades or tuple(CONFIDENCE_LABELS)
+    return min(allowed, key=lambda label: (abs(CONFIDENCE_LABELS[label] - value), CONFIDENCE_LABELS[label]))
+
+
+def date_to_datetime(value: date) -> datetime:
+    """Return 00:00 UTC on ``value`` (a date-only field read into ``created_at``)."""
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def datetime_to_date(value: datetime) -> date:
+    """Return the UTC calendar date of ``value`` (``created_at`` written to a date-only field)."""
+    return value.astimezone(UTC).date()
+
+
+def format_utc(value: datetime, *, milliseconds: bool = False) -> str:
+    """Format a UTC datetime as ISO-8601 with ``Z`` (``2026-04-19T10:00:00Z``).
+
+    Args:
+        value: Timezone-aware datetime.
+        milliseconds: Include ``.mmm`` (always 3 digits) when true; otherwise seconds, with
+            microseconds only when non-zero.
+    """
+    value = value.astimezone(UTC)
+    if milliseconds:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    text = value.replace(tzinfo=None).isoformat()
+    return text + "Z"
