@@ -1,0 +1,332 @@
+"""The storage interface the Box-memory provider does ALL its I/O through.
+
+A Box-memory workspace is a tree of folders and files. The provider never touches the file
+system (or the Box API) itself: it calls a :class:`Storage` object. This module defines that
+small interface and :class:`LocalStorage`, its implementation on a local folder. The Box cloud
+implementation (``memcore_box.cloud``) implements the same protocol on Box's API.
+
+Conventions every implementation follows:
+
+- **Paths** are workspace-relative POSIX strings: ``"memories/fact__x.md"``,
+  ``"teams/core/memories"``. ``""`` is the workspace root. No leading ``/``, no ``..``.
+- **Versions** are opaque strings that change whenever a file's bytes change (local: the sha256
+  of the bytes; Box: the file's etag). They never equal :data:`ANY_VERSION`.
+- **Conditional writes**: ``write(path, data, expected_version=...)`` takes
+
+  - :data:`CREATE` (``None``): the file must not exist yet (Box: upload a new file, a name clash
+    is a conflict);
+  - a version string: the file must exist with exactly that version (Box: ``If-Match``);
+  - :data:`ANY_VERSION` (``"*"``): write unconditionally, creating or replacing (used for derived
+    files such as ``_index.json`` that are written under :meth:`Storage.lock`).
+
+  A failed precondition raises :class:`memcore.errors.ConflictError`.
+- **Locking**: :meth:`Storage.lock` guards a multi-file read-modify-write (a memory file, then
+  its folder's ``_index.json``). Locally it is the cross-process :func:`memcore.storage.file_lock`
+  on the workspace root (re-entrant in one thread); on Box it is a no-op, and conditional writes
+  (``If-Match``) catch concurrent changes.
+- **Errors**: a missing file or folder raises :class:`FileNotFoundError`; a path that would
+  leave the workspace raises :class:`memcore.errors.UnsafePathError`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol, runtime_checkable
+
+from memcore.errors import ConflictError
+from memcore.storage import atomic_write, file_lock, safe_join
+
+__all__ = [
+    "ANY_VERSION",
+    "CREATE",
+    "Item",
+    "LocalStorage",
+    "Storage",
+    "join",
+]
+
+#: ``expected_version`` meaning "the file must not exist yet".
+CREATE: Final = None
+#: ``expected_version`` meaning "write whatever is there" (create or replace).
+ANY_VERSION: Final = "*"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One file or folder as the storage sees it.
+
+    Attributes:
+        name: The entry's name inside its folder (no ``/``), e.g. ``"fact__x.md"``.
+        is_folder: Whether it is a folder.
+        version: The file's version token (see the module docstring); ``None`` for folders, and
+            from :meth:`Storage.list` when the backend cannot give it without reading the file
+            (local folders).
+        size: Size in bytes (files), or ``None``.
+        id: The backend's id for the item: a Box file or folder id; ``None`` on a local folder.
+    """
+
+    name: str
+    is_folder: bool
+    version: str | None = None
+    size: int | None = None
+    id: str | None = None
+
+
+def join(*parts: str) -> str:
+    """Join workspace-relative path pieces with ``/``, skipping empty ones.
+
+    Example: ``join("teams/core", "memories", "fact__x.md")`` is
+    ``"teams/core/memories/fact__x.md"``; ``join("", "x.md")`` is ``"x.md"``.
+    """
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """What the Box-memory provider needs from where the workspace lives.
+
+    Attributes:
+        description: Human-readable location for messages (a folder path, ``box:folder/123``).
+    """
+
+    description: str
+
+    def list(self, folder: str = "") -> builtins.list[Item]:
+        """Return the files and folders directly inside ``folder``, sorted by name.
+
+        Raises:
+            FileNotFoundError: ``folder`` does not exist.
+        """
+        ...
+
+    def stat(self, path: str) -> Item:
+        """Return the :class:`Item` for ``path`` with ``version`` and ``size`` filled in for files.
+
+        Raises:
+            FileNotFoundError: Nothing at ``path``.
+        """
+        ...
+
+    def exists(self, path: str) -> bool:
+        """Return whether a file or folder exists at ``path``."""
+        ...
+
+    def read(self, path: str) -> tuple[bytes, str]:
+        """Return ``(content bytes, version)`` of the file at ``path``.
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+        """
+        ...
+
+    def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
+        """Write ``data`` as the whole content of ``path``, atomically, if the precondition holds.
+
+        Args:
+            path: The file; its folder must exist (see :meth:`make_folder`).
+            data: The complete new content.
+            expected_version: :data:`CREATE`, a version string, or :data:`ANY_VERSION`.
+
+        Returns:
+            The file's new :class:`Item` (``version`` and ``size`` set).
+
+        Raises:
+            ConflictError: The precondition failed (exists on create; missing or another
+                version on update).
+            FileNotFoundError: The folder does not exist.
+        """
+        ...
+
+    def delete(self, path: str, *, expected_version: str | None = None) -> None:
+        """Delete the file at ``path``.
+
+        Args:
+            path: The file.
+            expected_version: When given, delete only if the file has this version.
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+            ConflictError: The file has another version than ``expected_version``.
+        """
+        ...
+
+    def make_folder(self, path: str) -> Item:
+        """Create the folder ``path`` and any missing parents; existing folders are fine.
+
+        Returns:
+            The folder's :class:`Item` (``id`` set on Box).
+        """
+        ...
+
+    def checksum(self, path: str) -> tuple[str, str, int]:
+        """Return ``(algorithm, hex digest, size in bytes)`` of a (possibly large, binary) file.
+
+        Local folders give ``"sha256"``; a backend that can only give another algorithm
+        cheaply (Box: ``"sha1"``) returns that name instead.
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+        """
+        ...
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Return a context manager guarding a multi-file read-modify-write of the workspace."""
+        ...
+
+
+def _version_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class LocalStorage:
+    """:class:`Storage` on a local folder, through :mod:`memcore.storage` only.
+
+    Every path goes through :func:`memcore.storage.safe_join`; every write through
+    :func:`memcore.storage.atomic_write`; conditional writes check the version under the
+    workspace's cross-process :func:`memcore.storage.file_lock`. Versions are ``"sha256:<hex>"``
+    of the file's bytes, so a token stays valid across processes and restarts and changes
+    exactly when the content does.
+
+    Args:
+        root: The workspace's root folder (need not exist until something is written).
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.description = str(self.root)
+
+    def __repr__(self) -> str:
+        return f"LocalStorage({self.description!r})"
+
+    def _path(self, path: str) -> Path:
+        return safe_join(self.root, path) if path else self.root
+
+    def list(self, folder: str = "") -> builtins.list[Item]:
+        """Return the files and folders directly inside ``folder``, sorted by name.
+
+        Temp files of interrupted atomic writes (``.<name>.<hex>.tmp``) are skipped.
+        ``version`` is ``None`` (computing it would read every file); ``size`` is set.
+
+        Raises:
+            FileNotFoundError: ``folder`` does not exist.
+        """
+        base = self._path(folder)
+        out: builtins.list[Item] = []
+        with os.scandir(base) as it:
+            for de in it:
+                if de.name.startswith(".") and de.name.endswith(".tmp"):
+                    continue
+                is_dir = de.is_dir()
+                size = None if is_dir else de.stat().st_size
+                out.append(Item(name=de.name, is_folder=is_dir, size=size))
+        out.sort(key=lambda i: i.name)
+        return out
+
+    def stat(self, path: str) -> Item:
+        """Return the item at ``path``; files get their version (the file is read and hashed).
+
+        Raises:
+            FileNotFoundError: Nothing at ``path``.
+        """
+        p = self._path(path)
+        name = p.name if path else ""
+        if p.is_dir():
+            return Item(name=name, is_folder=True)
+        data = p.read_bytes()
+        return Item(name=name, is_folder=False, version=_version_of(data), size=len(data))
+
+    def exists(self, path: str) -> bool:
+        """Return whether a file or folder exists at ``path``."""
+        return self._path(path).exists()
+
+    def read(self, path: str) -> tuple[bytes, str]:
+        """Return ``(bytes, version)`` of the file at ``path``.
+
+        Raises:
+            FileNotFoundError: No file at ``path`` (also when ``path`` is a folder).
+        """
+        p = self._path(path)
+        try:
+            data = p.read_bytes()
+        except IsADirectoryError as exc:
+            raise FileNotFoundError(f"{p}: is a folder, not a file") from exc
+        return data, _version_of(data)
+
+    def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
+        """Write ``data`` to ``path`` atomically if ``expected_version`` holds (under the lock).
+
+        Raises:
+            ConflictError: The precondition failed.
+            FileNotFoundError: The folder does not exist.
+        """
+        p = self._path(path)
+        with self.lock():
+            if expected_version != ANY_VERSION:
+                try:
+                    current: str | None = _version_of(p.read_bytes())
+                except FileNotFoundError:
+                    current = None
+                if expected_version is None and current is not None:
+                    raise ConflictError(f"box: {p} already exists; refusing to overwrite it")
+                if expected_version is not None and current != expected_version:
+                    what = "was deleted" if current is None else "changed"
+                    raise ConflictError(
+                        f"box: {p} {what} since it was read (expected version {expected_version}); "
+                        "re-read it and retry"
+                    )
+            if not p.parent.is_dir():
+                raise FileNotFoundError(f"{p.parent}: folder does not exist; create it first")
+            atomic_write(p, data)
+        return Item(name=p.name, is_folder=False, version=_version_of(data), size=len(data))
+
+    def delete(self, path: str, *, expected_version: str | None = None) -> None:
+        """Delete the file at ``path`` (checking ``expected_version`` under the lock if given).
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+            ConflictError: The file has another version.
+        """
+        p = self._path(path)
+        with self.lock():
+            if expected_version is not None:
+                current = _version_of(p.read_bytes())
+                if current != expected_version:
+                    raise ConflictError(
+                        f"box: {p} changed since it was read (expected version {expected_version}); "
+                        "re-read it and retry"
+                    )
+            p.unlink()
+
+    def make_folder(self, path: str) -> Item:
+        """Create ``path`` and its parents; existing folders are fine."""
+        p = self._path(path)
+        p.mkdir(parents=True, exist_ok=True)
+        return Item(name=p.name, is_folder=True)
+
+    def checksum(self, path: str) -> tuple[str, str, int]:
+        """Return ``("sha256", hex digest, size)``, streaming the file in 1 MiB blocks.
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+        """
+        p = self._path(path)
+        h = hashlib.sha256()
+        size = 0
+        with open(p, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+                size += len(block)
+        return "sha256", h.hexdigest(), size
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Return the workspace's cross-process lock (re-entrant within one thread)."""
+        return file_lock(self.root)
+
+
+def _conforms(storage: LocalStorage) -> Storage:  # pragma: no cover - mypy checks the protocol
+    return storage
