@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcore import BaseProvider, Capability, MemoryEntry, Query, hookimpl
+from memcore.errors import EntryNotFoundError
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO.parent / "shared" / "samples"
+
+
+class DictProvider(BaseProvider):
+    """A tiny in-process provider for core tests: entries in a class-level dict per location."""
+
+    format_name = "dictfmt"
+    capabilities = frozenset({Capability.ADD, Capability.UPDATE, Capability.DELETE})
+    stores: dict[str, dict[str, MemoryEntry]] = {}
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        return path.suffix == ".dict"
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        cls.stores[location] = {}
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        entries = list(self.stores.get(self.location, {}).values())
+        yield from (query or Query()).apply(entries)
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        store = self.stores.setdefault(self.location, {})
+        stored = entry.model_copy(update={"id": entry.id or f"e{len(store) + 1}"})
+        store[stored.id or ""] = stored
+        return stored
+
+    def delete(self, entry_id: str) -> None:
+        if self.stores.get(self.location, {}).pop(entry_id, None) is None:
+            raise EntryNotFoundError(entry_id)
+
+
+class DictPlugin:
+    @hookimpl
+    def memcore_register_providers(self) -> list[type[BaseProvider]]:
+        return [DictProvider]
+
+
+@pytest.fixture
+def dict_plugin() -> Iterator[DictPlugin]:
+    DictProvider.stores.clear()
+    yield DictPlugin()
+    DictProvider.stores.clear()

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import memcore.registry
+from memcore.cli import cli
+from memcore.models import Diagnostic, Severity
+from memcore.plugins import get_plugin_manager
+from tests.conftest import DictPlugin, DictProvider
+
+
+@pytest.fixture
+def runner(dict_plugin: DictPlugin, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(dict_plugin, name="dictplugin")
+    reg = memcore.registry.ProviderRegistry(pm)
+    monkeypatch.setattr(memcore.registry, "_default_registry", lambda: reg)
+    monkeypatch.delenv("MEMCORE_STORE", raising=False)
+    return CliRunner()
+
+
+def test_add_ls_show_search_json(runner: CliRunner) -> None:
+    out = runner.invoke(cli, ["add", "--store", "dictfmt:s", "--title", "Tea", "--body", "green tea",
+                              "--tag", "food", "--relation", "related:e9", "--json"])
+    assert out.exit_code == 0, out.output
+    created = json.loads(out.output)
+    assert created["id"] == "e1" and created["tags"] == ["food"]
+    assert created["relations"] == [{"type": "related", "target": "e9", "resolved": True}]
+    listed = json.loads(runner.invoke(cli, ["ls", "--store", "dictfmt:s", "--json"]).output)
+    assert [e["title"] for e in listed] == ["Tea"]
+    shown = json.loads(runner.invoke(cli, ["show", "e1", "--store", "dictfmt:s", "--json"]).output)
+    assert shown["body"] == "green tea"
+    found = json.loads(runner.invoke(cli, ["search", "GREEN", "--store", "dictfmt:s", "--json"]).output)
+    assert [e["id"] for e in found] == ["e1"]
+    none = json.loads(runner.invoke(cli, ["search", "coffee", "--store", "dictfmt:s", "--json"]).output)
+    assert none == []
+
+
+def test_store_from_environment(runner: CliRunner) -> None:
+    runner.invoke(cli, ["add", "--title", "x"], env={"MEMCORE_STORE": "dictfmt:env"})
+    assert [e.title for e in DictProvider.stores["env"].values()] == ["x"]
+
+
+def test_unknown_format_is_one_line_and_exit_2(runner: CliRunner) -> None:
+    out = runner.invoke(cli, ["ls", "--store", "nosuch:x"])
+    assert out.exit_code == 2
+    assert out.output.strip().splitlines() == [
+        "memcore: error: unknown format 'nosuch' (installed formats: dictfmt)"
+    ]
+
+
+def test_missing_entry_exit_1(runner: CliRunner) -> None:
+    out = runner.invoke(cli, ["show", "nope", "--store", "dictfmt:s"])
+    assert out.exit_code == 1
+    assert "no entry 'nope'" in out.output and "Traceback" not in out.output
+
+
+def test_usage_errors_exit_2(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["ls", "--store", "dictfmt:s", "--kind", "nonsense"]).exit_code == 2
+    bad = runner.invoke(cli, ["add", "--store", "dictfmt:s", "--relation", "nocolon"])
+    assert bad.exit_code == 2 and "TYPE:TARGET" in bad.output
+    assert runner.invoke(cli, ["ls", "-o", "novalue", "--store", "dictfmt:s"]).exit_code == 2
+
+
+def test_validate_exit_codes(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert runner.invoke(cli, ["validate", "--store", "dictfmt:s", "--json"]).output.strip() == "[]"
+    diags = [Diagnostic(path="a.md", line=3, code="x.bad", message="broken", severity=Severity.ERROR)]
+    monkeypatch.setattr(DictProvider, "validate", lambda self: diags)
+    out = runner.invoke(cli, ["validate", "--store", "dictfmt:s", "--json"])
+    assert out.exit_code == 1
+    assert json.loads(out.output)[0]["code"] == "x.bad"
+    human = runner.invoke(cli, ["validate", "--store", "dictfmt:s"])
+    assert "a.md:3: error x.bad: broken" in human.output and "1 error(s)" in human.output
+
+
+def test_formats_and_plugins_json(runner: CliRunner) -> None:
+    rows = json.loads(runner.invoke(cli, ["formats", "--json"]).output)
+    assert rows == [{"format": "dictfmt", "provider": f"{DictProvider.__module__}.DictProvider",
+                     "distribution": None, "version": None, "capabilities": ["add", "delete", "update"]}]
+    plugins = json.loads(runner.invoke(cli, ["plugins", "--json"]).output)
+    assert [(p["name"], p["hooks"]) for p in plugins] == [("dictplugin", ["memcore_register_providers"])]
+
+
+def test_schema_prints_json_schema(runner: CliRunner) -> None:
+    schema = json.loads(runner.invoke(cli, ["schema"]).output)
+    assert schema["title"] == "MemoryEntry"
+    assert json.loads(runner.invoke(cli, ["schema", "--model", "diagnostic"]).output)["title"] == "Diagnostic"
+
+
+def test_init_creates_store(runner: CliRunner, tmp_path: Path) -> None:
+    out = runner.invoke(cli, ["init", "--store", "dictfmt:new", "--json"])
+    assert out.exit_code == 0 and json.loads(out.output) == {"created": "dictfmt:new"}
+    assert DictProvider.stores["new"] == {}

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import frontmatter
+import pytest
+
+from memcore.errors import ParseError
+from memcore.frontmatter import (
+    FrontmatterDocument,
+    RoundTripYAMLHandler,
+    flow_list,
+    parse_frontmatter,
+    plain_text,
+    split_frontmatter,
+)
+
+HOSTILE = """---
+KB: "x: y"
+answer: no
+toggle: on
+time: 10:00
+version: 1.10
+zip: 01234
+day: 2025-10-24
+who: '@bob'
+draft: '[draft] x'
+tag: '#tag'
+quote: abc "def" ghi
+content: body-key
+handler: h
+tags: [a, "b c"]  # keep this comment
+---
+
+  leading blank line and indented text stay  
+--- a dash line in the body ---
+
+"""
+
+
+def test_yaml_12_semantics_and_dates_as_text() -> None:
+    doc = parse_frontmatter(HOSTILE)
+    m = doc.metadata
+    assert m["answer"] == "no" and m["toggle"] == "on"
+    assert m["time"] == "10:00"
+    assert m["day"] == "2025-10-24" and isinstance(m["day"], str)
+    assert m["who"] == "@bob" and m["draft"] == "[draft] x" and m["tag"] == "#tag"
+    assert m["quote"] == 'abc "def" ghi'
+    assert m["content"] == "body-key" and m["handler"] == "h"
+    assert list(m["tags"]) == ["a", "b c"]
+    assert doc.body == '\n  leading blank line and indented text stay  \n--- a dash line in the body ---\n\n'
+    assert doc.body_line == 17
+
+
+def test_untouched_document_is_byte_identical() -> None:
+    assert parse_frontmatter(HOSTILE).dumps() == HOSTILE
+
+
+def test_touched_document_changes_only_what_was_touched() -> None:
+    doc = parse_frontmatter(HOSTILE)
+    doc.metadata["quote"] = "changed"
+    doc.metadata["new"] = "no"
+    doc.metadata["when"] = plain_text("2026-04-19T10:00:00Z")
+    out = doc.dumps()
+    before = HOSTILE.splitlines()
+    after = out.splitlines()
+    changed = [(a, b) for a, b in zip(before[:15], after[:15], strict=True) if a != b]
+    assert changed == [('quote: abc "def" ghi', "quote: changed")]
+    assert after[15:18] == ['new: "no"', "when: 2026-04-19T10:00:00Z", "---"]
+    assert after[18:] == before[16:]
+    assert "tags: [a, \"b c\"]  # keep this comment" in after
+    again = parse_frontmatter(out)
+    assert again.metadata["new"] == "no" and again.metadata["when"] == "2026-04-19T10:00:00Z"
+
+
+def test_new_document_keeps_key_order_and_quotes_hostile_values() -> None:
+    doc = FrontmatterDocument.new(
+        {"id": "x", "content": "y", "time": "10:00", "day": "2025-10-24", "tags": flow_list(["no", "a"])}, "body\n"
+    )
+    text = doc.dumps()
+    assert text == '---\nid: x\ncontent: "y"\ntime: "10:00"\nday: "2025-10-24"\ntags: ["no", a]\n---\nbody\n'
+    back = parse_frontmatter(text).metadata
+    assert dict(back) == {"id": "x", "content": "y", "time": "10:00", "day": "2025-10-24", "tags": ["no", "a"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "match"),
+    [
+        ("---\nid: x\nno end\n", 1, "never closed"),
+        ("---\nid: [x\n---\nbody", 3, "invalid YAML"),
+        ("---\n- a\n- b\n---\n", 2, "must be a YAML mapping"),
+    ],
+)
+def test_bad_frontmatter_names_file_and_line(text: str, line: int, match: str) -> None:
+    with pytest.raises(ParseError, match=match) as info:
+        parse_frontmatter(text, path="f.md")
+    assert info.value.path == "f.md"
+    assert info.value.line == line
+    assert str(info.value).startswith(f"f.md:{line}:")
+
+
+def test_no_frontmatter_and_empty_frontmatter() -> None:
+    assert split_frontmatter("# title\n---\n") == (None, "# title\n---\n", 1)
+    doc = parse_frontmatter("---\n---\nbody")
+    assert doc.has_frontmatter and dict(doc.metadata) == {} and doc.body == "body"
+    assert doc.dumps() == "---\n---\nbody"
+
+
+def test_python_frontmatter_with_the_round_trip_handler() -> None:
+    post = frontmatter.loads("---\nanswer: no\nday: 2025-10-24\n---\nbody\n", handler=RoundTripYAMLHandler())
+    assert post["answer"] == "no" and post["day"] == "2025-10-24"
+    assert post.content == "body"

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+import unicodedata
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from memcore import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status
+
+
+def test_datetimes_become_utc_and_naive_ones_are_refused() -> None:
+    cet = timezone(timedelta(hours=1))
+    entry = MemoryEntry(created_at=datetime(2026, 4, 19, 12, 0, tzinfo=cet), updated_at="2026-04-19T10:00:00Z")
+    assert entry.created_at == datetime(2026, 4, 19, 11, 0, tzinfo=UTC)
+    assert entry.created_at.tzinfo is UTC
+    assert entry.updated_at == datetime(2026, 4, 19, 10, 0, tzinfo=UTC)
+    with pytest.raises(ValidationError, match="naive datetime"):
+        MemoryEntry(created_at=datetime(2026, 4, 19, 12, 0))
+
+
+def test_date_only_becomes_midnight_utc() -> None:
+    entry = MemoryEntry(created_at=date(2026, 4, 19), date_only=True)
+    assert entry.created_at == datetime(2026, 4, 19, tzinfo=UTC)
+    assert entry.date_only is True
+
+
+def test_ids_titles_tags_are_nfc() -> None:
+    nfd = unicodedata.normalize("NFD", "café")
+    entry = MemoryEntry(id=nfd, title=nfd, tags=[nfd], parent=nfd)
+    assert entry.id == entry.title == entry.tags[0] == entry.parent == "café"
+    assert len(entry.id) == 4
+    assert Relation(type="related", target=nfd).target == "café"
+
+
+@pytest.mark.parametrize("bad", ["", "a\x00b"])
+def test_bad_ids_are_refused(bad: str) -> None:
+    with pytest.raises(ValidationError):
+        MemoryEntry(id=bad)
+
+
+def test_extra_must_be_json() -> None:
+    entry = MemoryEntry(extra={"box": {"team": "core", "links": [{"url": "https://x", "label": None}]}})
+    assert json.loads(entry.model_dump_json())["extra"]["box"]["team"] == "core"
+    with pytest.raises(ValidationError):
+        MemoryEntry(extra={"box": {"when": datetime.now(UTC)}})  # type: ignore[dict-item]
+    with pytest.raises(ValidationError):
+        MemoryEntry(extra={"box": {"nan": float("nan")}})
+
+
+def test_content_dict_ignores_version_and_hash_is_stable() -> None:
+    a = MemoryEntry(id="x", title="t", version="v1")
+    b = MemoryEntry(id="x", title="t", version="v2")
+    assert "version" not in a.content_dict()
+    assert a.content_hash() == b.content_hash()
+    assert a.content_hash() != MemoryEntry(id="x", title="u").content_hash()
+
+
+def test_confidence_range() -> None:
+    assert MemoryEntry(confidence=0.7).confidence == 0.7
+    with pytest.raises(ValidationError):
+        MemoryEntry(confidence=1.5)
+
+
+def test_query_filters() -> None:
+    entries = [
+        MemoryEntry(id="a", kind=Kind.FACT, title="Tea", body="likes green tea", tags=["food"],
+                    created_at="2026-01-05T00:00:00Z"),
+        MemoryEntry(id="b", kind=Kind.OBSERVATION, title="Code", body="prefers small PRs", tags=["work", "style"],
+                    status=Status.ARCHIVED, created_at="2026-02-05T00:00:00Z"),
+        MemoryEntry(id="c", kind=Kind.OBSERVATION, title="", body="Green light", tags=["work"], parent="a"),
+    ]
+    ids = lambda q: [e.id for e in q.apply(entries)]  # noqa: E731
+    assert ids(Query(text="GREEN")) == ["a", "c"]
+    assert ids(Query(text="green tea")) == ["a"]
+    assert ids(Query(kinds=[Kind.OBSERVATION])) == ["b", "c"]
+    assert ids(Query(statuses=[Status.ACTIVE])) == ["a", "c"]
+    assert ids(Query(tags_any=["style", "food"])) == ["a", "b"]
+    assert ids(Query(tags_all=["work", "style"])) == ["b"]
+    assert ids(Query(parent="a")) == ["c"]
+    assert ids(Query(created_after="2026-02-01")) == ["b"]
+    assert ids(Query(created_before="2026-02-01")) == ["a"]
+    assert ids(Query(limit=1)) == ["a"]
+    assert ids(Query(ids=["c", "a"])) == ["a", "c"]
+
+
+def test_diagnostic_str_names_file_and_line() -> None:
+    d = Diagnostic(path="observations/2026-04.md", line=12, code="wb.missing-date", message="no date")
+    assert str(d) == "observations/2026-04.md:12: error wb.missing-date: no date"
+    assert d.severity is Severity.ERROR
+
+
+def test_schema_is_json_schema() -> None:
+    schema = MemoryEntry.model_json_schema()
+    assert schema["type"] == "object"
+    assert {"id", "kind", "title", "body", "relations", "extra"} <= set(schema["properties"])
