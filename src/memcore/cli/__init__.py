@@ -54,7 +54,7 @@ def cli() -> None:
 def formats(as_json: bool) -> None:
     """List installed formats with their distribution, version and capabilities."""
     reg = get_registry()
-    infos = {i.name: i for i in plugin_infos()}
+    infos = {i.name: i for i in plugin_infos(reg.pm)}
     rows = []
     for name, provider_cls in reg.items():
         info = infos.get(reg.owner(name))
@@ -81,7 +81,7 @@ def formats(as_json: bool) -> None:
 @handle_errors
 def plugins(as_json: bool) -> None:
     """List loaded plugins with their versions and the hooks each implements."""
-    infos = plugin_infos(get_plugin_manager())
+    infos = plugin_infos(get_registry().pm)
     if as_json:
         dump_json([info.__dict__ for info in infos])
         return
