@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.conftest import DictPlugin, DictProvider
 
 import memcore.registry
 from memcore.cli import cli
 from memcore.models import Diagnostic, Severity
 from memcore.plugins import get_plugin_manager
-from tests.conftest import DictPlugin, DictProvider
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.conftest import DictPlugin, DictProvider
 
 from memcore import hookimpl
 from memcore.config import find_config, open_store, parse_store_url, resolve_store
 from memcore.errors import ConfigError, DuplicateFormatError, UnknownFormatError
 from memcore.plugins import get_plugin_manager, plugin_infos
 from memcore.registry import ProviderRegistry
-from tests.conftest import DictPlugin, DictProvider
 
 
 def _registry(*plugins: object) -> ProviderRegistry:

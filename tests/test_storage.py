@@ -15,7 +15,6 @@ from memcore import UnsafePathError
 from memcore.errors import ParseError
 from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join
 
-
 _APPENDER = textwrap.dedent(
     """
     import sys

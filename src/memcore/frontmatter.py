@@ -139,7 +139,8 @@ def plain_text(value: str) -> PlainScalarString:
 
     Only for values that read back as the same string under YAML 1.2 with dates as text.
     """
-    return PlainScalarString(value)
+    scalar: PlainScalarString = PlainScalarString(value)
+    return scalar
 
 
 def flow_list(items: Iterable[Any]) -> CommentedSeq:

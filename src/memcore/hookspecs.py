@@ -41,6 +41,7 @@ def memcore_register_providers() -> list[type[Any]]:
     Returns:
         A list of provider classes (not instances).
     """
+    raise NotImplementedError  # pragma: no cover - a hook specification has no body
 
 
 @hookspec
@@ -54,6 +55,7 @@ def memcore_register_converters() -> list[Any]:
     Returns:
         A list of converter objects.
     """
+    raise NotImplementedError  # pragma: no cover - a hook specification has no body
 
 
 @hookspec

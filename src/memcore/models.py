@@ -47,7 +47,7 @@ def _to_utc(value: datetime | date | str | None) -> datetime | None:
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
-            value = datetime.fromisoformat(text)
+            value = date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
         except ValueError as exc:
             raise ValueError(f"not an ISO-8601 date or datetime: {value!r}") from exc
     if not isinstance(value, datetime):
@@ -115,7 +115,7 @@ class Relation(BaseModel):
 
 
 class MemoryEntry(BaseModel):
-    """One memory: a fact, an observation, a decision, a node of a graph…
+    """One memory: a fact, an observation, a decision, a node of a graph.
 
     Attributes:
         id: Stable id in its store (NFC). ``None`` on an entry not yet added; ``add`` assigns one

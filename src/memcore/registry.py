@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 
@@ -42,7 +42,8 @@ class ProviderRegistry:
         dists = {info.name: info for info in plugin_infos(self.pm)}
         for impl in self.pm.hook.memcore_register_providers.get_hookimpls():
             plugin_name = impl.plugin_name
-            for cls in impl.function() or []:
+            classes = cast("list[type[Any]]", impl.function() or [])
+            for cls in classes:
                 name = getattr(cls, "format_name", None)
                 if not isinstance(name, str) or not name:
                     raise DuplicateFormatError(

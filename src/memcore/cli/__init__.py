@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import click
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -55,7 +56,7 @@ def formats(as_json: bool) -> None:
     """List installed formats with their distribution, version and capabilities."""
     reg = get_registry()
     infos = {i.name: i for i in plugin_infos(reg.pm)}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, provider_cls in reg.items():
         info = infos.get(reg.owner(name))
         rows.append(
@@ -309,7 +310,7 @@ def reindex(store: str | None, scope: str | None, options: tuple[str, ...], as_j
     else:
         for diag in diagnostics:
             click.echo(str(diag))
-        click.echo(f"reindexed {provider.url}")
+        click.echo(f"reindexed {provider.format_name}:{provider.location}")
     sys.exit(1 if any(d.severity is Severity.ERROR for d in diagnostics) else 0)
 
 
@@ -320,7 +321,8 @@ def schema(model: str, as_json: bool) -> None:
     """Print the JSON Schema of MemoryEntry (or Query, Diagnostic)."""
     from memcore.models import Diagnostic
 
-    cls = {"entry": MemoryEntry, "query": Query, "diagnostic": Diagnostic}[model]
+    models: dict[str, type[BaseModel]] = {"entry": MemoryEntry, "query": Query, "diagnostic": Diagnostic}
+    cls = models[model]
     click.echo(json.dumps(cls.model_json_schema(), indent=2))
 
 
