@@ -1,0 +1,988 @@
+"""Conversion between stores: read with provider A, write with provider B, measure what was lost.
+
+The generic conversion goes through :class:`~memcore.models.MemoryEntry`: every entry read from
+the source is written to the target, then **read back** from the target and compared field by
+field with what was written. Every difference is reported in a :class:`ConversionReport`, so the
+report is measured, never guessed. A direct converter registered through the
+``memcore_register_converters`` hook (see :class:`Converter`) is preferred where one exists for
+the pair.
+
+What the conversion does, in order (docs/migration.md explains each step for users):
+
+1. **Order.** Source entries are written parents first, then relation targets first (a
+   depth-first post-order), so that most relations can be rewritten to the target's new ids
+   at once. Relations inside cycles (``supersedes`` / ``superseded_by`` pairs are cycles) are
+   added in a second pass through ``update``.
+2. **Provenance.** Each written entry carries ``extra["memcore"]["migrated_from"] =
+   {"format", "location", "id", "sha256"}``: the source format, location, id and the sha256 of
+   the source entry's :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the
+   entry by ``(format, id)``: same hash -> *unchanged* (nothing written), another hash ->
+   *updated*. An interrupted run resumes: what was written is found, the rest is written.
+   While an entry still waits for its second-pass relations its hash is ``"pending"``, so an
+   interruption between the passes is repaired by the next run. Where the target cannot keep
+   ``extra["memcore"]``, entries are matched by ``(title, body)`` (whitespace-trimmed) instead, and the report
+   says so.
+3. **Read back.** After the writes, the target is read once and each written entry is compared
+   with what was sent (id and version aside). A core field the target changed is then
+   **kept in free data** when the target allows it: ``extra["memcore"]["kept"][field] =
+   {"value": <original>, "if_sha256": <sha256 of what the target stored>}`` is written with a
+   second ``update``; a later conversion out of that store restores ``value`` when the field
+   still holds what the target stored (a field edited since is left alone). A field neither
+   held nor kept is a *loss*, listed per entry and field.
+4. **Ids.** Same-format copies propose the source id; an entry that came from the target's
+   format (``migrated_from.format``) gets its original id proposed back. A provider may assign
+   its own id instead; relations are rewritten through the resulting id map either way. A
+   relation to an entry that is not in the source (or was not written) is reported as an
+   unresolved link and kept as unresolved link text.
+
+Dry runs and ``strict`` never touch the real target: they run the same conversion into a
+scratch copy of the target (or a fresh scratch store when the target does not exist yet) in a
+temporary folder, so their report is as measured as a real run's. ``strict`` writes the real
+target only when that scratch run lost nothing and failed nothing.
+
+The source is only read. It is opened with ``read_only=True`` when its provider declares that
+option (:func:`source_options_for`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import pluggy
+from pydantic import BaseModel, Field, JsonValue, computed_field
+
+from memcore.errors import ConfigError, MemcoreError
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
+from memcore.provider import Capability, MemoryProvider
+from memcore.registry import ProviderRegistry, get_registry
+
+__all__ = [
+    "MEMCORE_NS",
+    "ConversionReport",
+    "Converter",
+    "EntryReport",
+    "FieldChange",
+    "ProgressCallback",
+    "UnresolvedLink",
+    "compare_entries",
+    "convert",
+    "find_converter",
+    "migrate",
+    "restore_kept",
+    "source_options_for",
+]
+
+#: The ``extra`` namespace memcore itself uses for migration bookkeeping.
+MEMCORE_NS = "memcore"
+
+#: Core fields compared on read-back, in report order (``id`` and ``version`` aside).
+CORE_FIELDS: tuple[str, ...] = (
+    "kind",
+    "title",
+    "body",
+    "status",
+    "tags",
+    "confidence",
+    "source",
+    "created_at",
+    "updated_at",
+    "date_only",
+    "scope",
+    "relations",
+    "parent",
+    "expires_at",
+)
+
+#: ``progress(phase, done, total)``: phase is ``"read"``, ``"write"``, ``"link"`` or ``"verify"``.
+ProgressCallback = Callable[[str, int, int], None]
+
+Action = Literal["written", "updated", "unchanged", "failed"]
+
+
+@runtime_checkable
+class Converter(Protocol):
+    """A direct converter between two formats, registered through ``memcore_register_converters``.
+
+    A direct converter replaces the generic conversion for its pair. It must keep the promises
+    of the generic one: never modify ``source``, record every entry and every loss in
+    ``report`` (``report.entries``, ``report.unresolved_links``), and leave the target valid.
+
+    Attributes:
+        source_format: Format name it reads, e.g. ``"whitebox"``.
+        target_format: Format name it writes, e.g. ``"box"``.
+    """
+
+    source_format: str
+    target_format: str
+
+    def convert(self, source: MemoryProvider, target: MemoryProvider, report: ConversionReport) -> None:
+        """Copy every entry of the opened ``source`` into the opened ``target``, filling ``report``."""
+
+
+class FieldChange(BaseModel):
+    """One field the target did not give back as it was written.
+
+    Attributes:
+        field: Dotted field name: a core field (``"confidence"``) or ``"extra.<ns>.<key>"``;
+            ``"*"`` when the whole entry was not read back.
+        written: The value sent to the target (JSON form).
+        stored: The value read back (JSON form); ``None`` when absent.
+        kept_in: Where the original value was kept instead (``"extra.memcore.kept"``), or
+            ``None`` for a loss.
+    """
+
+    field: str
+    written: JsonValue = None
+    stored: JsonValue = None
+    kept_in: str | None = None
+
+
+class EntryReport(BaseModel):
+    """What happened to one source entry.
+
+    Attributes:
+        source_id: Id in the source store.
+        target_id: Id in the target store (``None`` when it could not be written).
+        kind: The entry's kind (as read from the source).
+        title: Its title, or the first line of its body when it has none (for reading the report).
+        action: ``written`` (added), ``updated`` (source changed since the last run),
+            ``unchanged`` (already migrated, nothing written) or ``failed``.
+        losses: Fields the target could not hold and that were not kept elsewhere.
+        kept: Fields the target could not hold natively but kept in free data.
+        error: Why the entry failed, for ``failed``.
+    """
+
+    source_id: str
+    target_id: str | None = None
+    kind: Kind
+    title: str = ""
+    action: Action
+    losses: list[FieldChange] = Field(default_factory=list)
+    kept: list[FieldChange] = Field(default_factory=list)
+    error: str | None = None
+
+
+class UnresolvedLink(BaseModel):
+    """A relation the conversion could not point at a target entry.
+
+    Attributes:
+        source_id: The entry holding the relation (source id).
+        type: Relation type.
+        target: The relation's target as written in the source.
+        reason: ``"unresolved in source"`` (a dangling link already), ``"not in source"`` (the
+            id names no source entry), or ``"not migrated"`` (its entry failed).
+    """
+
+    source_id: str
+    type: str
+    target: str
+    reason: str
+
+
+class ConversionReport(BaseModel):
+    """The measured result of one conversion.
+
+    Attributes:
+        source: Source store URL.
+        target: Target store URL (the real target, also for dry runs).
+        converter: ``"generic"`` or the qualified name of the direct converter used.
+        dry_run: The run wrote into a scratch copy, not the target.
+        strict: The run was asked to refuse any loss.
+        refused: ``strict`` found losses or failures in its scratch run and wrote nothing.
+        started_at: When the run started (UTC).
+        duration_ms: Wall time in milliseconds.
+        entries: One :class:`EntryReport` per source entry, in source order.
+        unresolved_links: Relations that could not be rewritten to a target id.
+        notes: Store-level remarks (e.g. the target cannot keep provenance).
+        diagnostics: Errors and warnings of the target's own ``validate()`` after the run.
+    """
+
+    source: str
+    target: str
+    converter: str = "generic"
+    dry_run: bool = False
+    strict: bool = False
+    refused: bool = False
+    started_at: str = Field(default_factory=lambda: utc_now().isoformat().replace("+00:00", "Z"))
+    duration_ms: float = 0.0
+    entries: list[EntryReport] = Field(default_factory=list)
+    unresolved_links: list[UnresolvedLink] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def counts(self) -> dict[str, int]:
+        """Totals: ``read``, ``written``, ``updated``, ``unchanged``, ``failed``, ``lossy``, ``kept``."""
+        out = {"read": len(self.entries), "written": 0, "updated": 0, "unchanged": 0, "failed": 0}
+        for entry in self.entries:
+            out[entry.action] += 1
+        out["lossy"] = sum(1 for e in self.entries if e.losses)
+        out["kept"] = sum(1 for e in self.entries if e.kept)
+        out["unresolved_links"] = len(self.unresolved_links)
+        return out
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def by_kind(self) -> dict[str, dict[str, int]]:
+        """The same totals per source kind: ``{kind: {"read": n, "written": n, ...}}``."""
+        out: dict[str, dict[str, int]] = {}
+        for entry in self.entries:
+            row = out.setdefault(
+                entry.kind.value,
+                {"read": 0, "written": 0, "updated": 0, "unchanged": 0, "failed": 0, "lossy": 0},
+            )
+            row["read"] += 1
+            row[entry.action] += 1
+            row["lossy"] += 1 if entry.losses else 0
+        return dict(sorted(out.items()))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def lost_fields(self) -> dict[str, int]:
+        """How many entries lost each field: ``{"confidence": 12, "extra.box.team": 3}``."""
+        out: dict[str, int] = {}
+        for entry in self.entries:
+            for loss in entry.losses:
+                out[loss.field] = out.get(loss.field, 0) + 1
+        return dict(sorted(out.items()))
+
+    @property
+    def ok(self) -> bool:
+        """No entry failed and ``strict`` did not refuse."""
+        return not self.refused and not any(e.action == "failed" for e in self.entries)
+
+    @property
+    def lossless(self) -> bool:
+        """No entry lost a field and none failed."""
+        return self.ok and not any(e.losses for e in self.entries)
+
+    def entry(self, source_id: str) -> EntryReport:
+        """Return the report of the entry with ``source_id``.
+
+        Raises:
+            KeyError: No such source entry in this report.
+        """
+        for item in self.entries:
+            if item.source_id == source_id:
+                return item
+        raise KeyError(source_id)
+
+
+# --------------------------------------------------------------------------------------------
+# Field comparison and the "kept" stash
+# --------------------------------------------------------------------------------------------
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(_canon(value).encode("utf-8")).hexdigest()
+
+
+def _field_json(entry: MemoryEntry, name: str) -> JsonValue:
+    data: JsonValue = entry.model_dump(mode="json", include={name})[name]
+    return data
+
+
+def _same(name: str, a: MemoryEntry, b: MemoryEntry) -> bool:
+    left, right = getattr(a, name), getattr(b, name)
+    if name == "confidence" and left is not None and right is not None:
+        return abs(float(left) - float(right)) < 1e-9
+    if name == "relations":
+        return [r.model_dump() for r in left] == [r.model_dump() for r in right]
+    return bool(left == right)
+
+
+def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChange]:
+    """Return every field of ``written`` that ``stored`` does not hold the same.
+
+    Core fields are compared by value (confidence to 1e-9); ``extra`` per namespace and
+    top-level key, only for keys ``written`` has (a target adding its own bookkeeping keys is
+    not a change). ``id``, ``version`` and ``extra["memcore"]`` are not compared.
+
+    Args:
+        written: The entry as sent to the target.
+        stored: The same entry as read back.
+
+    Returns:
+        One :class:`FieldChange` per differing field, in :data:`CORE_FIELDS` order then extra.
+    """
+    changes: list[FieldChange] = []
+    for name in CORE_FIELDS:
+        if not _same(name, written, stored):
+            changes.append(
+                FieldChange(field=name, written=_field_json(written, name), stored=_field_json(stored, name))
+            )
+    for ns, values in written.extra.items():
+        if ns == MEMCORE_NS:
+            continue
+        got = stored.extra.get(ns, {})
+        for key, value in values.items():
+            if key not in got or _canon(got[key]) != _canon(value):
+                changes.append(FieldChange(field=f"extra.{ns}.{key}", written=value, stored=got.get(key)))
+    return changes
+
+
+def _stash_for(change: FieldChange) -> dict[str, JsonValue]:
+    """Return the ``kept`` record for a changed core field (compact for trimmed strings)."""
+    record: dict[str, JsonValue] = {"if_sha256": _sha(change.stored)}
+    written, stored = change.written, change.stored
+    if isinstance(written, str) and isinstance(stored, str) and stored and stored in written:
+        start = written.find(stored)
+        prefix, suffix = written[:start], written[start + len(stored) :]
+        if len(prefix) + len(suffix) < len(written):
+            record["prefix"] = prefix
+            record["suffix"] = suffix
+            return record
+    record["value"] = written
+    return record
+
+
+def restore_kept(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` with the fields kept in ``extra["memcore"]["kept"]`` restored.
+
+    A field is restored only when it still holds what the target stored when it was kept
+    (``if_sha256``); a field edited since keeps its new value. The ``kept`` record itself is
+    dropped from the copy.
+
+    Args:
+        entry: An entry read from a store that memcore migrated into.
+
+    Returns:
+        A new entry; ``entry`` is not modified.
+    """
+    out = entry.model_copy(deep=True)
+    meta = out.extra.get(MEMCORE_NS)
+    if not isinstance(meta, dict) or not isinstance(meta.get("kept"), dict):
+        return out
+    kept = meta.pop("kept")
+    assert isinstance(kept, dict)
+    data = out.model_dump(mode="json")
+    for name, record in kept.items():
+        if name not in CORE_FIELDS or not isinstance(record, dict):
+            continue
+        if _sha(data.get(name)) != record.get("if_sha256"):
+            continue
+        if "value" in record:
+            data[name] = record["value"]
+        elif isinstance(data.get(name), str):
+            data[name] = f"{record.get('prefix', '')}{data[name]}{record.get('suffix', '')}"
+    if not meta:
+        data["extra"].pop(MEMCORE_NS, None)
+    else:
+        data["extra"][MEMCORE_NS] = meta
+    return MemoryEntry.model_validate(data)
+
+
+# --------------------------------------------------------------------------------------------
+# The generic conversion
+# --------------------------------------------------------------------------------------------
+
+
+def _label(entry: MemoryEntry) -> str:
+    if entry.title:
+        return entry.title
+    for line in entry.body.splitlines():
+        if line.strip():
+            return line.strip()[:80]
+    return ""
+
+
+def _order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+    """Depth-first post-order: parent, then relation targets, before the entry (cycles cut)."""
+    by_id = {e.id: e for e in entries if e.id is not None}
+    done: set[int] = set()
+    out: list[MemoryEntry] = []
+    for root in entries:
+        if id(root) in done:
+            continue
+        stack: list[tuple[MemoryEntry, Iterator[str]]] = []
+        on_stack: set[int] = {id(root)}
+
+        def deps(e: MemoryEntry) -> Iterator[str]:
+            if e.parent is not None:
+                yield e.parent
+            for rel in e.relations:
+                if rel.resolved:
+                    yield rel.target
+
+        stack.append((root, deps(root)))
+        while stack:
+            node, it = stack[-1]
+            pushed = False
+            for dep_id in it:
+                dep = by_id.get(dep_id)
+                if dep is None or id(dep) in done or id(dep) in on_stack:
+                    continue
+                on_stack.add(id(dep))
+                stack.append((dep, deps(dep)))
+                pushed = True
+                break
+            if not pushed:
+                stack.pop()
+                on_stack.discard(id(node))
+                done.add(id(node))
+                out.append(node)
+    return out
+
+
+def _provenance(entry: MemoryEntry) -> dict[str, Any] | None:
+    meta = entry.extra.get(MEMCORE_NS)
+    if isinstance(meta, dict) and isinstance(meta.get("migrated_from"), dict):
+        found = meta["migrated_from"]
+        assert isinstance(found, dict)
+        return dict(found)
+    return None
+
+
+def _batch(provider: MemoryProvider) -> contextlib.AbstractContextManager[Any]:
+    batch = getattr(provider, "batch", None)
+    if callable(batch):
+        manager: contextlib.AbstractContextManager[Any] = batch()
+        return manager
+    return contextlib.nullcontext()
+
+
+def _content_key(entry: MemoryEntry) -> tuple[str, str]:
+    return (entry.title.strip(), entry.body.strip())
+
+
+class _Run:
+    """State of one generic conversion (kept out of :func:`convert` for readability)."""
+
+    def __init__(
+        self,
+        source: MemoryProvider,
+        target: MemoryProvider,
+        report: ConversionReport,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.source = source
+        self.target = target
+        self.report = report
+        self.progress = progress or (lambda phase, done, total: None)
+        self.src_fmt = source.format_name
+        self.tgt_fmt = target.format_name
+        self.caps = target.capabilities
+        self.id_map: dict[str, str] = {}
+        self.reports: dict[str, EntryReport] = {}
+        #: source id -> (entry as last sent, entry as returned by the provider)
+        self.sent: dict[str, tuple[MemoryEntry, MemoryEntry]] = {}
+        #: source id -> the full relation list still to write in the second pass
+        self.pending: dict[str, list[Relation]] = {}
+        #: source id -> content hash of the source entry
+        self.hashes: dict[str, str] = {}
+
+    # -- reading ------------------------------------------------------------------------
+    def read_source(self) -> list[MemoryEntry]:
+        entries: list[MemoryEntry] = []
+        for entry in self.source.iter_entries():
+            entries.append(entry)
+            if len(entries) % 100 == 0:
+                self.progress("read", len(entries), 0)
+        self.progress("read", len(entries), len(entries))
+        self.hashes = {e.id: e.content_hash() for e in entries if e.id is not None}
+        return entries
+
+    def index_target(self) -> tuple[dict[tuple[str, str], MemoryEntry], dict[tuple[str, str], MemoryEntry]]:
+        by_origin: dict[tuple[str, str], MemoryEntry] = {}
+        by_content: dict[tuple[str, str], MemoryEntry] = {}
+        for entry in self.target.iter_entries():
+            origin = _provenance(entry)
+            if origin is not None and origin.get("format") == self.src_fmt and isinstance(origin.get("id"), str):
+                by_origin[(self.src_fmt, origin["id"])] = entry
+            elif origin is None:
+                by_content.setdefault(_content_key(entry), entry)
+        return by_origin, by_content
+
+    # -- building target entries ---------------------------------------------------------
+    def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
+        """Return the entry to send for ``src`` (relations mapped where possible)."""
+        assert src.id is not None
+        entry = restore_kept(src)
+        origin = _provenance(entry)
+        meta = dict(entry.extra.get(MEMCORE_NS, {}))
+        meta.pop("migrated_from", None)
+        meta.pop("kept", None)
+        origin_record: dict[str, JsonValue] = {
+            "format": self.src_fmt,
+            "location": os.fspath(self.source.location),
+            "id": src.id,
+            "sha256": self.hashes[src.id],
+        }
+        meta["migrated_from"] = origin_record
+        entry.extra[MEMCORE_NS] = meta
+        proposed: str | None = None
+        if self.src_fmt == self.tgt_fmt:
+            proposed = src.id
+        elif origin is not None and origin.get("format") == self.tgt_fmt and isinstance(origin.get("id"), str):
+            proposed = origin["id"]
+        entry.id = proposed if proposed is not None and proposed not in existing_ids else None
+        entry.version = None
+        if entry.parent is not None:
+            entry.parent = self.id_map.get(entry.parent, entry.parent)
+        mapped: list[Relation] = []
+        full: list[Relation] = []
+        waiting = False
+        for rel in entry.relations:
+            if not rel.resolved:
+                mapped.append(rel)
+                full.append(rel)
+            elif rel.target in self.id_map:
+                new = Relation(type=rel.type, target=self.id_map[rel.target])
+                mapped.append(new)
+                full.append(new)
+            elif rel.target in src_ids:
+                waiting = True
+                full.append(rel)  # rewritten in the second pass
+            else:
+                dangling = Relation(type=rel.type, target=rel.target, resolved=False)
+                mapped.append(dangling)
+                full.append(dangling)
+        entry.relations = mapped
+        if waiting:
+            self.pending[src.id] = full
+            origin_record["sha256"] = "pending"
+        return entry
+
+    # -- the run -----------------------------------------------------------------------
+    def run(self) -> None:
+        report = self.report
+        source_entries = [e for e in self.read_source()]
+        src_ids = {e.id for e in source_entries if e.id is not None}
+        unnamed = [e for e in source_entries if e.id is None]
+        for e in unnamed:  # pragma: no cover - providers always set ids on read
+            report.entries.append(
+                EntryReport(source_id="", kind=e.kind, title=_label(e), action="failed", error="source entry has no id")
+            )
+        for e in source_entries:
+            for rel in e.relations:
+                if not rel.resolved:
+                    report.unresolved_links.append(
+                        UnresolvedLink(
+                            source_id=e.id or "", type=rel.type, target=rel.target, reason="unresolved in source"
+                        )
+                    )
+                elif rel.target not in src_ids:
+                    report.unresolved_links.append(
+                        UnresolvedLink(source_id=e.id or "", type=rel.type, target=rel.target, reason="not in source")
+                    )
+        by_origin, by_content = self.index_target()
+        existing_ids = {e.id for e in by_origin.values() if e.id} | {e.id for e in by_content.values() if e.id}
+        existing_ids |= self._all_target_ids()
+        ordered = _order([e for e in source_entries if e.id is not None])
+        total = len(ordered)
+        with _batch(self.target):
+            for done, src in enumerate(ordered, 1):
+                self.write_one(src, src_ids, existing_ids, by_origin, by_content)
+                if done % 50 == 0 or done == total:
+                    self.progress("write", done, total)
+            self.second_pass()
+        self.verify()
+        # report in source order
+        report.entries.extend(self.reports[e.id] for e in source_entries if e.id is not None)
+        failed = {r.source_id for r in report.entries if r.action == "failed"}
+        for e in source_entries:
+            for rel in e.relations:
+                if rel.resolved and rel.target in failed:
+                    report.unresolved_links.append(
+                        UnresolvedLink(source_id=e.id or "", type=rel.type, target=rel.target, reason="not migrated")
+                    )
+
+    def _all_target_ids(self) -> set[str]:
+        return {e.id for e in self.target.iter_entries() if e.id is not None}
+
+    def write_one(
+        self,
+        src: MemoryEntry,
+        src_ids: set[str],
+        existing_ids: set[str],
+        by_origin: dict[tuple[str, str], MemoryEntry],
+        by_content: dict[tuple[str, str], MemoryEntry],
+    ) -> None:
+        assert src.id is not None
+        rep = EntryReport(source_id=src.id, kind=src.kind, title=_label(src), action="written")
+        self.reports[src.id] = rep
+        existing = by_origin.get((self.src_fmt, src.id))
+        try:
+            entry = self.build(src, src_ids, existing_ids)
+            if existing is None:
+                match = by_content.get(_content_key(entry))
+                if match is not None and match.id is not None:
+                    by_content.pop(_content_key(entry))
+                    rep.action, rep.target_id = "unchanged", match.id
+                    self.id_map[src.id] = match.id
+                    self.pending.pop(src.id, None)
+                    return
+                stored = self.target.add(entry)
+            else:
+                assert existing.id is not None
+                self.id_map[src.id] = existing.id
+                origin = _provenance(existing) or {}
+                if origin.get("sha256") == self.hashes[src.id]:
+                    # written completely by an earlier run (an unfinished one has "pending")
+                    rep.action, rep.target_id = "unchanged", existing.id
+                    self.pending.pop(src.id, None)
+                    return
+                entry.id = existing.id
+                stored = self.target.update(entry, expected_version=existing.version)
+                rep.action = "updated"
+        except MemcoreError as exc:
+            rep.action, rep.error = "failed", f"{type(exc).__name__}: {exc}"
+            self.pending.pop(src.id, None)
+            return
+        except (ValueError, OSError) as exc:
+            rep.action, rep.error = "failed", f"{type(exc).__name__}: {exc}"
+            self.pending.pop(src.id, None)
+            return
+        assert stored.id is not None
+        rep.target_id = stored.id
+        self.id_map[src.id] = stored.id
+        existing_ids.add(stored.id)
+        self.sent[src.id] = (entry, stored)
+
+    def second_pass(self) -> None:
+        total = len(self.pending)
+        for done, (src_id, full) in enumerate(list(self.pending.items()), 1):
+            rep = self.reports[src_id]
+            if rep.action == "failed" or src_id not in self.sent:
+                continue
+            entry, stored = self.sent[src_id]
+            relations: list[Relation] = []
+            for rel in full:
+                if rel in entry.relations or not rel.resolved:
+                    relations.append(rel)  # already mapped in the first pass, or a dangling link
+                elif rel.target in self.id_map:
+                    relations.append(Relation(type=rel.type, target=self.id_map[rel.target]))
+                else:  # its entry failed: keep the link text, unresolved
+                    relations.append(Relation(type=rel.type, target=rel.target, resolved=False))
+            final = entry.model_copy(deep=True)
+            final.id = stored.id
+            final.relations = relations
+            meta = final.extra[MEMCORE_NS]
+            assert isinstance(meta, dict) and isinstance(meta["migrated_from"], dict)
+            meta["migrated_from"]["sha256"] = self.hashes[src_id]
+            if Capability.UPDATE not in self.caps:
+                self.sent[src_id] = (final, stored)  # verification reports the missing relations
+                continue
+            try:
+                stored = self.target.update(final, expected_version=stored.version)
+            except MemcoreError as exc:
+                rep.error = f"second pass (relations): {type(exc).__name__}: {exc}"
+                self.sent[src_id] = (final, stored)
+                continue
+            self.sent[src_id] = (final, stored)
+            if done % 50 == 0 or done == total:
+                self.progress("link", done, total)
+        self.pending.clear()
+
+    def verify(self) -> None:
+        stored_all = {e.id: e for e in self.target.iter_entries() if e.id is not None}
+        stash: dict[str, list[FieldChange]] = {}
+        provenance_lost = False
+        total = len(self.sent)
+        for done, (src_id, (written, _returned)) in enumerate(self.sent.items(), 1):
+            rep = self.reports[src_id]
+            tid = rep.target_id
+            got = stored_all.get(tid) if tid is not None else None
+            if got is None:
+                rep.action = "failed"
+                rep.error = f"written as {tid!r} but not found when the target was read back"
+                rep.losses = [FieldChange(field="*", written=None, stored=None)]
+                continue
+            if _provenance(got) is None:
+                provenance_lost = True
+            changes = compare_entries(written, got)
+            core = [c for c in changes if not c.field.startswith("extra.")]
+            if core and Capability.UPDATE in self.caps and _provenance(got) is not None:
+                stash[src_id] = core
+            rep.losses = changes
+            if done % 200 == 0 or done == total:
+                self.progress("verify", done, total)
+        if provenance_lost:
+            self.report.notes.append(
+                f"{self.tgt_fmt}: the target did not keep extra.memcore.migrated_from; a second run "
+                "matches entries by title and body instead of by source id"
+            )
+        if stash:
+            self.keep(stash, stored_all)
+
+    def keep(self, stash: dict[str, list[FieldChange]], stored_all: dict[str, MemoryEntry]) -> None:
+        """Write ``extra.memcore.kept`` for fields the target changed, then measure again."""
+        with _batch(self.target):
+            for src_id, changes in stash.items():
+                rep = self.reports[src_id]
+                assert rep.target_id is not None
+                got = stored_all[rep.target_id].model_copy(deep=True)
+                meta = dict(got.extra.get(MEMCORE_NS, {}))
+                meta["kept"] = {c.field: _stash_for(c) for c in changes}
+                got.extra[MEMCORE_NS] = meta
+                try:
+                    self.target.update(got, expected_version=got.version)
+                except MemcoreError:
+                    stash[src_id] = []
+        again = {e.id: e for e in self.target.iter_entries() if e.id is not None}
+        for src_id, changes in stash.items():
+            if not changes:
+                continue
+            rep = self.reports[src_id]
+            written = self.sent[src_id][0]
+            again_got = again.get(rep.target_id or "")
+            if again_got is None:
+                continue
+            got = again_got
+            restored = restore_kept(got)
+            after = {c.field for c in compare_entries(written, restored)}
+            rep.losses = [c for c in compare_entries(written, got) if c.field in after]
+            rep.kept = [
+                c.model_copy(update={"kept_in": f"extra.{MEMCORE_NS}.kept"}) for c in changes if c.field not in after
+            ]
+            # extra.* losses measured before still stand
+            rep.losses += [c for c in compare_entries(written, got) if c.field.startswith("extra.")]
+            rep.losses = list({c.field: c for c in rep.losses}.values())
+
+
+def convert(
+    source: MemoryProvider,
+    target: MemoryProvider,
+    report: ConversionReport | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+) -> ConversionReport:
+    """Copy every entry of ``source`` into ``target`` through :class:`MemoryEntry` and measure it.
+
+    This is the generic conversion (module docstring, steps 1-4). Both stores must be open.
+    Entries that fail (the target refuses them) are reported as ``failed`` and the run goes
+    on; nothing is raised for a single entry. The target's ``validate()`` diagnostics of
+    severity error or warning are added to the report.
+
+    Args:
+        source: The opened source store; only read.
+        target: The opened target store; written.
+        report: Report to fill (default: a new one).
+        progress: Called as ``progress(phase, done, total)`` while running.
+
+    Returns:
+        The filled report.
+
+    Raises:
+        MemcoreError: Reading the source or indexing the target failed as a whole.
+    """
+    started = time.perf_counter()
+    if report is None:
+        report = ConversionReport(source=_url(source), target=_url(target))
+    _Run(source, target, report, progress).run()
+    report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
+    report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
+    return report
+
+
+def _url(provider: MemoryProvider) -> str:
+    url = getattr(provider, "url", None)
+    return url if isinstance(url, str) else f"{provider.format_name}:{provider.location}"
+
+
+# --------------------------------------------------------------------------------------------
+# Direct converters, opening stores, dry runs
+# --------------------------------------------------------------------------------------------
+
+
+def find_converter(
+    source_format: str, target_format: str, pm: pluggy.PluginManager | None = None
+) -> Converter | None:
+    """Return the first direct converter registered for the pair, or ``None``.
+
+    Args:
+        source_format: Source format name.
+        target_format: Target format name.
+        pm: Plugin manager to ask (default: the process-wide one).
+    """
+    if pm is None:
+        from memcore.plugins import get_plugin_manager
+
+        pm = get_plugin_manager()
+    for batch in pm.hook.memcore_register_converters():
+        for conv in batch or []:
+            if getattr(conv, "source_format", None) == source_format and getattr(
+                conv, "target_format", None
+            ) == target_format:
+                found: Converter = conv
+                return found
+    return None
+
+
+def source_options_for(cls: type[Any]) -> dict[str, Any]:
+    """Return the options that open a store of provider ``cls`` read-only, if it has such an option.
+
+    A provider declares the option by naming a ``read_only`` keyword parameter in ``__init__``
+    or by listing ``"read_only"`` in a class attribute ``options`` (a collection of option
+    names). Otherwise this returns ``{}`` and the source is only ever read by the conversion.
+    """
+    declared = getattr(cls, "options", None)
+    if isinstance(declared, (set, frozenset, list, tuple, dict)) and "read_only" in declared:
+        return {"read_only": True}
+    try:
+        params = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return {}
+    return {"read_only": True} if "read_only" in params else {}
+
+
+def _exists(location: str) -> bool:
+    return os.path.exists(location)
+
+
+def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> bool:
+    if _exists(location):
+        return False
+    cls.init_store(location, **options)
+    return True
+
+
+@contextlib.contextmanager
+def _scratch_copy(location: str) -> Iterator[str]:
+    """Yield a scratch location in a temporary folder holding a copy of ``location`` (if any)."""
+    tmp = tempfile.mkdtemp(prefix="memcore-migrate-")
+    try:
+        name = Path(location).name or "store"
+        dest = os.path.join(tmp, name)
+        if os.path.isdir(location):
+            shutil.copytree(location, dest, symlinks=True)
+        elif os.path.isfile(location):
+            shutil.copy2(location, dest)
+        yield dest
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _open(
+    url: str | MemoryProvider, registry: ProviderRegistry, **options: Any
+) -> tuple[type[Any], str, dict[str, Any]]:
+    """Return ``(provider class, location, options)`` for a URL or an (unopened) provider."""
+    if isinstance(url, str):
+        from memcore.config import parse_store_url
+
+        spec = parse_store_url(url, registry=registry)
+        cls = registry.get(spec.format_name)
+        return cls, spec.location, {**spec.options, **options}
+    cls = type(url)
+    return cls, os.fspath(url.location), {**dict(getattr(url, "options", {})), **options}
+
+
+def _run_once(
+    src_cls: type[Any],
+    src_loc: str,
+    src_opts: dict[str, Any],
+    dst_cls: type[Any],
+    dst_loc: str,
+    dst_opts: dict[str, Any],
+    report: ConversionReport,
+    pm: pluggy.PluginManager | None,
+    progress: ProgressCallback | None,
+) -> ConversionReport:
+    created = _init_if_missing(dst_cls, dst_loc, dst_opts)
+    if created:
+        report.notes.append(f"created a new {dst_cls.format_name} store at {dst_loc}")
+    conv = find_converter(src_cls.format_name, dst_cls.format_name, pm) if pm is not None else None
+    with src_cls(src_loc, **src_opts) as source, dst_cls(dst_loc, **dst_opts) as target:
+        if conv is not None:
+            report.converter = f"{type(conv).__module__}.{type(conv).__qualname__}"
+            started = time.perf_counter()
+            conv.convert(source, target, report)
+            report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
+            report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        else:
+            convert(source, target, report, progress=progress)
+    return report
+
+
+def migrate(
+    source: str | MemoryProvider,
+    target: str | MemoryProvider,
+    *,
+    dry_run: bool = False,
+    strict: bool = False,
+    registry: ProviderRegistry | None = None,
+    progress: ProgressCallback | None = None,
+    source_options: dict[str, Any] | None = None,
+    target_options: dict[str, Any] | None = None,
+) -> ConversionReport:
+    """Migrate a store into another (any format to any format) and return the measured report.
+
+    ``source`` and ``target`` are store URLs (``whitebox:./vault``) or provider objects (not
+    opened; their class, ``location`` and ``options`` are used). The target is created with
+    its provider's ``init_store`` when its location does not exist. A direct converter for the
+    pair is used when a plugin registers one; otherwise :func:`convert`.
+
+    Args:
+        source: Where to read from; never modified.
+        target: Where to write to.
+        dry_run: Convert into a scratch copy of the target and report; the target is untouched.
+        strict: First convert into a scratch copy; write the target only when that run had no
+            loss and no failure, else return its report with ``refused=True``.
+        registry: Provider registry (default: the process-wide one); its plugin manager is
+            asked for direct converters.
+        progress: ``progress(phase, done, total)`` callback.
+        source_options: Extra provider options for the source.
+        target_options: Extra provider options for the target.
+
+    Returns:
+        The :class:`ConversionReport` of the run that decided the outcome (the scratch run for
+        ``dry_run`` and for a refused ``strict``).
+
+    Raises:
+        ConfigError: A URL cannot be parsed, or source and target are the same location.
+        UnknownFormatError: A format is not installed.
+        MemcoreError: The source cannot be read or the target cannot be created.
+    """
+    reg = registry or get_registry()
+    src_cls, src_loc, src_opts = _open(source, reg, **(source_options or {}))
+    src_opts = {**source_options_for(src_cls), **src_opts}
+    dst_cls, dst_loc, dst_opts = _open(target, reg, **(target_options or {}))
+    if os.path.abspath(src_loc) == os.path.abspath(dst_loc):
+        raise ConfigError(f"source and target are the same location ({src_loc}); pick another target")
+    if not _exists(src_loc) and Capability.REMOTE not in getattr(src_cls, "capabilities", frozenset()):
+        raise ConfigError(f"{src_cls.format_name}: source {src_loc} does not exist")
+    src_url, dst_url = f"{src_cls.format_name}:{src_loc}", f"{dst_cls.format_name}:{dst_loc}"
+    pm = reg.pm
+
+    def scratch_run() -> ConversionReport:
+        report = ConversionReport(source=src_url, target=dst_url, dry_run=True, strict=strict)
+        with _scratch_copy(dst_loc) as scratch:
+            _run_once(src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress)
+        report.notes = [n.replace(scratch_hint(n), dst_loc) for n in report.notes]
+        return report
+
+    def scratch_hint(note: str) -> str:
+        return note.split(" store at ", 1)[1] if " store at " in note else dst_loc
+
+    if dry_run:
+        return scratch_run()
+    if strict:
+        trial = scratch_run()
+        if not trial.lossless:
+            trial.refused = True
+            trial.notes.append("--strict: the target was not written because the trial run lists losses or failures")
+            return trial
+    report = ConversionReport(source=src_url, target=dst_url, strict=strict)
+    return _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress)
+
+
+def iter_losses(report: ConversionReport) -> Iterable[tuple[EntryReport, FieldChange]]:
+    """Yield ``(entry report, loss)`` for every loss in ``report``, in entry order."""
+    for entry in report.entries:
+        for loss in entry.losses:
+            yield entry, loss

@@ -1,0 +1,505 @@
+"""memcore.convert with two small file-backed providers defined here.
+
+``full`` keeps every MemoryEntry field (a JSON file per store); ``tiny`` keeps only kind
+(fact or note), title, stripped body, tags and a free-data blob, and stamps ``updated_at``
+itself; ``bare`` is ``tiny`` without the free-data blob. They are real providers (files on
+disk, versions, ids), registered on a fresh plugin manager, so the conversion is measured
+against real stored data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from memcore import hookimpl
+from memcore.convert import (
+    ConversionReport,
+    compare_entries,
+    convert,
+    find_converter,
+    migrate,
+    restore_kept,
+    source_options_for,
+)
+from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError
+from memcore.models import Kind, MemoryEntry, Query, Relation, Status
+from memcore.plugins import get_plugin_manager
+from memcore.provider import BaseProvider, Capability
+from memcore.registry import ProviderRegistry
+from memcore.storage import atomic_write
+
+T0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+
+
+class FullProvider(BaseProvider):
+    """Keeps every field in ``<dir>/entries.json``; ids given are kept, else ``f-<n>``."""
+
+    format_name: ClassVar[str] = "full"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.ADD, Capability.UPDATE, Capability.DELETE, Capability.ARCHIVE, Capability.SUPERSEDE}
+    )
+    writes = 0
+
+    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(location, **options)
+        self.read_only = bool(options.get("read_only", False))
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        Path(location).mkdir(parents=True)
+        atomic_write(Path(location) / "entries.json", b"[]\n")
+
+    @property
+    def _file(self) -> Path:
+        return Path(self.location) / "entries.json"
+
+    def _load(self) -> list[dict[str, Any]]:
+        data: list[dict[str, Any]] = json.loads(self._file.read_text(encoding="utf-8"))
+        return data
+
+    def _save(self, rows: list[dict[str, Any]]) -> None:
+        assert not self.read_only, "source opened read-only was written"
+        FullProvider.writes += 1
+        atomic_write(self._file, (json.dumps(rows, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def _to_entry(self, row: dict[str, Any]) -> MemoryEntry:
+        entry = MemoryEntry.model_validate(self._decode(row))
+        entry.version = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()[:12]
+        return entry
+
+    def _decode(self, row: dict[str, Any]) -> dict[str, Any]:
+        return row
+
+    def _encode(self, entry: MemoryEntry) -> dict[str, Any]:
+        return entry.content_dict()
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        entries = (self._to_entry(row) for row in self._load())
+        yield from (query.apply(entries) if query else entries)
+
+    def _new_id(self, rows: list[dict[str, Any]], entry: MemoryEntry) -> str:
+        taken = {r["id"] for r in rows}
+        if entry.id and entry.id not in taken:
+            return entry.id
+        n = len(rows) + 1
+        while f"f-{n}" in taken:
+            n += 1
+        return f"f-{n}"
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        self.require(Capability.ADD, "add")
+        rows = self._load()
+        entry = entry.model_copy(deep=True)
+        entry.id = self._new_id(rows, entry)
+        rows.append(self._encode(entry))
+        self._save(rows)
+        return self._to_entry(rows[-1])
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        self.require(Capability.UPDATE, "update")
+        rows = self._load()
+        for i, row in enumerate(rows):
+            if row["id"] == entry.id:
+                if expected_version is not None and self._to_entry(row).version != expected_version:
+                    raise ConflictError(f"{self.format_name}: {entry.id} changed")
+                rows[i] = self._encode(entry)
+                self._save(rows)
+                return self._to_entry(rows[i])
+        raise EntryNotFoundError(entry.id or "")
+
+    def delete(self, entry_id: str) -> None:
+        rows = self._load()
+        self._save([r for r in rows if r["id"] != entry_id])
+
+
+class TinyProvider(FullProvider):
+    """Holds kind fact/note, title, stripped body, tags, relations and a free-data ``extra`` blob."""
+
+    format_name: ClassVar[str] = "tiny"
+    keeps_extra = True
+
+    def _new_id(self, rows: list[dict[str, Any]], entry: MemoryEntry) -> str:
+        return f"t-{len(rows) + 1:04d}"
+
+    def _encode(self, entry: MemoryEntry) -> dict[str, Any]:
+        if entry.kind is Kind.COMPANION:
+            raise InvalidEntryError("tiny: companions cannot be stored")
+        row: dict[str, Any] = {
+            "id": entry.id,
+            "kind": "fact" if entry.kind is Kind.FACT else "note",
+            "title": entry.title,
+            "body": entry.body.strip(),
+            "tags": entry.tags,
+            "links": [[r.type, r.target] for r in entry.relations if r.resolved],
+            "stamp": "2026-11-01T00:00:00Z",
+        }
+        if self.keeps_extra:
+            row["free"] = entry.extra
+        return row
+
+    def _decode(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": row["id"],
+            "kind": row["kind"],
+            "title": row["title"],
+            "body": row["body"],
+            "tags": row["tags"],
+            "relations": [{"type": t, "target": x} for t, x in row["links"]],
+            "updated_at": row["stamp"],
+            "extra": row.get("free", {}),
+        }
+
+
+class BareProvider(TinyProvider):
+    """``tiny`` without free data: cannot keep provenance nor anything else."""
+
+    format_name: ClassVar[str] = "bare"
+    keeps_extra = False
+
+
+class _Plugin:
+    @hookimpl
+    def memcore_register_providers(self) -> list[type[Any]]:
+        return [FullProvider, TinyProvider, BareProvider]
+
+
+@pytest.fixture
+def registry() -> ProviderRegistry:
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(_Plugin(), name="fakes")
+    return ProviderRegistry(pm)
+
+
+def _entries() -> list[MemoryEntry]:
+    old = MemoryEntry(
+        id="pref-editor-old",
+        kind=Kind.PREFERENCE,
+        title="Editor: vim",
+        body="Uses vim for everything.\n",
+        status=Status.SUPERSEDED,
+        tags=["tools", "editor"],
+        confidence=0.7,
+        source="claude",
+        created_at=T0,
+        updated_at=T0,
+        relations=[Relation(type="superseded_by", target="pref-editor")],
+    )
+    new = MemoryEntry(
+        id="pref-editor",
+        kind=Kind.PREFERENCE,
+        title="Editor: helix",
+        body="Switched to helix in March; keeps vim keybindings in the browser.\n",
+        tags=["tools", "editor"],
+        confidence=0.9,
+        source="claude",
+        created_at=T0.replace(day=20),
+        updated_at=T0.replace(day=20),
+        relations=[Relation(type="supersedes", target="pref-editor-old")],
+        extra={"full": {"pinned": True}},
+    )
+    fact = MemoryEntry(
+        id="fact-tz",
+        kind=Kind.FACT,
+        title="Timezone",
+        body="Works from Lisbon (WET/WEST).",
+        tags=["identity"],
+        scope="personal",
+        created_at=T0,
+        date_only=True,
+        relations=[
+            Relation(type="related", target="pref-editor"),
+            Relation(type="related", target="Somewhere Else", resolved=False),
+            Relation(type="related", target="ghost-id"),
+        ],
+    )
+    child = MemoryEntry(id="fact-tz-note", kind=Kind.NOTE, title="DST", body="Clocks change in March.", parent="fact-tz")
+    return [old, new, fact, child]
+
+
+def _make_store(registry: ProviderRegistry, fmt: str, where: Path, entries: list[MemoryEntry]) -> str:
+    cls = registry.get(fmt)
+    cls.init_store(str(where))
+    with cls(str(where)) as store:
+        for entry in entries:
+            store.add(entry)
+    return f"{fmt}:{where}"
+
+
+def _hash_tree(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _read(registry: ProviderRegistry, url: str) -> list[MemoryEntry]:
+    fmt, _, loc = url.partition(":")
+    with registry.get(fmt)(loc) as store:
+        return list(store.iter_entries())
+
+
+def test_full_to_full_copies_every_field_and_keeps_ids(registry: ProviderRegistry, tmp_path: Path) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    before = _hash_tree(tmp_path / "a")
+    report = migrate(src, f"full:{tmp_path / 'b'}", registry=registry)
+    assert _hash_tree(tmp_path / "a") == before
+    assert report.counts["read"] == 4 and report.counts["written"] == 4 and report.counts["lossy"] == 0
+    assert report.lossless
+    copied = {e.id: e for e in _read(registry, f"full:{tmp_path / 'b'}")}
+    for original in _entries():
+        got = copied[original.id]
+        assert got.extra.pop("memcore")["migrated_from"]["id"] == original.id  # type: ignore[index]
+        if original.id == "fact-tz":
+            # the unknown id became an unresolved link; the dangling title link stayed as it was
+            assert got.relations == [
+                Relation(type="related", target="pref-editor"),
+                Relation(type="related", target="Somewhere Else", resolved=False),
+                Relation(type="related", target="ghost-id", resolved=False),
+            ]
+            got.relations = original.relations
+        assert got.content_dict() == original.content_dict()
+    links = {(u.source_id, u.target, u.reason) for u in report.unresolved_links}
+    assert links == {
+        ("fact-tz", "Somewhere Else", "unresolved in source"),
+        ("fact-tz", "ghost-id", "not in source"),
+    }
+
+
+def test_second_run_writes_nothing_and_a_changed_entry_is_updated(
+    registry: ProviderRegistry, tmp_path: Path
+) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    dst = f"tiny:{tmp_path / 'b'}"
+    first = migrate(src, dst, registry=registry)
+    assert first.counts["written"] == 4
+    target_bytes = _hash_tree(tmp_path / "b")
+    FullProvider.writes = 0
+    second = migrate(src, dst, registry=registry)
+    assert second.counts == {**second.counts, "written": 0, "updated": 0, "unchanged": 4, "failed": 0}
+    assert _hash_tree(tmp_path / "b") == target_bytes
+    assert FullProvider.writes == 0  # tiny inherits the counter: nothing was saved at all
+    with FullProvider(str(tmp_path / "a")) as store:
+        entry = store.get("fact-tz")
+        entry.body = "Works from Porto now."
+        store.update(entry)
+    third = migrate(src, dst, registry=registry)
+    assert third.entry("fact-tz").action == "updated"
+    assert third.counts["updated"] == 1 and third.counts["unchanged"] == 3
+    bodies = {e.title: e.body for e in _read(registry, dst)}
+    assert bodies["Timezone"] == "Works from Porto now."
+    assert len(bodies) == 4
+
+
+def test_lossy_target_report_is_measured_and_kept_fields_come_back(
+    registry: ProviderRegistry, tmp_path: Path
+) -> None:
+    originals = _entries()
+    src = _make_store(registry, "full", tmp_path / "a", originals)
+    there = migrate(src, f"tiny:{tmp_path / 'b'}", registry=registry)
+    # tiny holds no confidence, source, scope, dates, status, parent; strips bodies; maps kinds.
+    # All of that is kept in its free-data blob, so nothing is lost, and the report says so.
+    assert there.counts["lossy"] == 0, there.lost_fields
+    kept = {e.source_id: sorted(c.field for c in e.kept) for e in there.entries}
+    assert kept["pref-editor"] == [
+        "body",
+        "confidence",
+        "created_at",
+        "kind",
+        "source",
+        "updated_at",
+    ]
+    assert kept["fact-tz"] == ["created_at", "date_only", "relations", "scope", "updated_at"]
+    assert kept["fact-tz-note"] == ["parent", "updated_at"]
+    assert kept["pref-editor-old"] == ["body", "confidence", "created_at", "kind", "source", "status", "updated_at"]
+    back = migrate(f"tiny:{tmp_path / 'b'}", f"full:{tmp_path / 'c'}", registry=registry)
+    assert back.counts["written"] == 4 and back.counts["lossy"] == 0
+    got = {e.id: e for e in _read(registry, f"full:{tmp_path / 'c'}")}
+    # ids came back too: each tiny entry remembered the full id it came from
+    assert set(got) == {e.id for e in originals}
+    for original in originals:
+        entry = got[original.id]
+        entry.extra.pop("memcore")
+        want = original.content_dict()
+        if original.id == "fact-tz":
+            want["relations"][2]["resolved"] = False  # ghost-id is reported, not invented
+        assert entry.content_dict() == want
+
+
+def test_target_without_free_data_lists_exactly_what_it_lost(registry: ProviderRegistry, tmp_path: Path) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    report = migrate(src, f"bare:{tmp_path / 'b'}", registry=registry)
+    losses = {e.source_id: sorted(c.field for c in e.losses) for e in report.entries}
+    assert losses["pref-editor"] == [
+        "body",
+        "confidence",
+        "created_at",
+        "extra.full.pinned",
+        "kind",
+        "source",
+        "updated_at",
+    ]
+    assert losses["fact-tz-note"] == ["parent", "updated_at"]
+    loss = next(c for c in report.entry("pref-editor").losses if c.field == "confidence")
+    assert (loss.written, loss.stored) == (0.9, None)
+    assert report.lost_fields["updated_at"] == 4
+    assert report.counts["lossy"] == 4
+    assert any("did not keep extra.memcore.migrated_from" in n for n in report.notes)
+    # without provenance a re-run still writes nothing: entries are matched by title and body
+    again = migrate(src, f"bare:{tmp_path / 'b'}", registry=registry)
+    assert again.counts["unchanged"] == 4 and again.counts["written"] == 0
+
+
+def test_strict_refuses_and_writes_nothing(registry: ProviderRegistry, tmp_path: Path) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    report = migrate(src, f"bare:{tmp_path / 'b'}", registry=registry, strict=True)
+    assert report.refused and not report.ok
+    assert report.counts["lossy"] == 4  # measured in the scratch run
+    assert not (tmp_path / "b").exists()
+    ok = migrate(src, f"full:{tmp_path / 'c'}", registry=registry, strict=True)
+    assert ok.lossless and not ok.refused and not ok.dry_run
+    assert len(_read(registry, f"full:{tmp_path / 'c'}")) == 4
+
+
+def test_dry_run_measures_on_a_copy_and_leaves_the_target_alone(
+    registry: ProviderRegistry, tmp_path: Path
+) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    dst = _make_store(registry, "full", tmp_path / "b", [MemoryEntry(title="already there")])
+    before = _hash_tree(tmp_path / "b")
+    report = migrate(src, dst, registry=registry, dry_run=True)
+    assert report.dry_run and report.counts["written"] == 4
+    assert _hash_tree(tmp_path / "b") == before
+    assert report.target == dst
+
+
+def test_failed_entries_are_reported_and_links_to_them_too(registry: ProviderRegistry, tmp_path: Path) -> None:
+    entries = [
+        *_entries(),
+        MemoryEntry(id="pdf", kind=Kind.COMPANION, title="Companion — scan.pdf"),
+        MemoryEntry(id="uses-pdf", title="See the scan", relations=[Relation(type="related", target="pdf")]),
+    ]
+    src = _make_store(registry, "full", tmp_path / "a", entries)
+    report = migrate(src, f"tiny:{tmp_path / 'b'}", registry=registry)
+    failed = report.entry("pdf")
+    assert failed.action == "failed" and "companions cannot be stored" in (failed.error or "")
+    assert not report.ok
+    assert any(u.source_id == "uses-pdf" and u.reason == "not migrated" for u in report.unresolved_links)
+    assert report.by_kind["companion"]["failed"] == 1
+
+
+def test_resume_after_interruption(registry: ProviderRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    dst = f"tiny:{tmp_path / 'b'}"
+    calls = {"n": 0}
+    real_add = TinyProvider.add
+
+    def flaky_add(self: TinyProvider, entry: MemoryEntry) -> MemoryEntry:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real_add(self, entry)
+
+    monkeypatch.setattr(TinyProvider, "add", flaky_add)
+    with pytest.raises(KeyboardInterrupt):
+        migrate(src, dst, registry=registry)
+    monkeypatch.setattr(TinyProvider, "add", real_add)
+    assert len(_read(registry, dst)) == 2
+    resumed = migrate(src, dst, registry=registry)
+    assert resumed.counts["written"] == 2
+    # the entry interrupted before its relations were written (hash "pending") is repaired
+    assert resumed.counts["written"] + resumed.counts["updated"] + resumed.counts["unchanged"] == 4
+    final = migrate(src, dst, registry=registry)
+    assert final.counts["unchanged"] == 4
+    by_title = {e.title: e for e in _read(registry, dst)}
+    assert len(by_title) == 4
+    ids = {e.title: e.id for e in by_title.values()}
+    assert Relation(type="supersedes", target=ids["Editor: vim"]) in by_title["Editor: helix"].relations
+    assert Relation(type="superseded_by", target=ids["Editor: helix"]) in by_title["Editor: vim"].relations
+
+
+def test_relations_are_rewritten_to_target_ids_including_cycles(registry: ProviderRegistry, tmp_path: Path) -> None:
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    migrate(src, f"tiny:{tmp_path / 'b'}", registry=registry)
+    got = {e.title: e for e in _read(registry, f"tiny:{tmp_path / 'b'}")}
+    ids = {title: e.id for title, e in got.items()}
+    assert all(i is not None and i.startswith("t-") for i in ids.values())
+    assert got["Editor: helix"].relations == [Relation(type="supersedes", target=ids["Editor: vim"])]
+    assert got["Editor: vim"].relations == [Relation(type="superseded_by", target=ids["Editor: helix"])]
+    assert Relation(type="related", target=ids["Editor: helix"]) in got["Timezone"].relations
+
+
+def test_compare_entries_and_restore_kept() -> None:
+    a = MemoryEntry(title="x", body="  b\n", confidence=0.25, extra={"box": {"team": "core"}})
+    b = MemoryEntry(title="x", body="b", confidence=0.3, extra={"box": {"team": "core", "slug": "x"}})
+    assert [c.field for c in compare_entries(a, b)] == ["body", "confidence"]
+    b.extra["box"]["team"] = "other"
+    assert [c.field for c in compare_entries(a, b)] == ["body", "confidence", "extra.box.team"]
+    from memcore.convert import _sha, _stash_for
+
+    changes = compare_entries(a, b)[:2]
+    b.extra["memcore"] = {"kept": {c.field: _stash_for(c) for c in changes}}
+    assert b.extra["memcore"]["kept"]["body"] == {"if_sha256": _sha("b"), "prefix": "  ", "suffix": "\n"}  # type: ignore[index]
+    restored = restore_kept(b)
+    assert (restored.body, restored.confidence) == ("  b\n", 0.25)
+    assert "memcore" not in restored.extra
+    b.confidence = 0.9  # edited after the migration: the edit wins
+    assert restore_kept(b).confidence == 0.9
+
+
+def test_source_opened_read_only_when_the_provider_declares_it(registry: ProviderRegistry, tmp_path: Path) -> None:
+    class Declares(FullProvider):
+        options: ClassVar[frozenset[str]] = frozenset({"read_only"})  # type: ignore[assignment]
+
+    assert source_options_for(Declares) == {"read_only": True}
+    assert source_options_for(FullProvider) == {}
+    src_dir = tmp_path / "a"
+    _make_store(registry, "full", src_dir, _entries())
+    report = migrate(Declares(str(src_dir)), f"full:{tmp_path / 'b'}", registry=registry)
+    assert report.counts["written"] == 4
+
+
+def test_same_location_and_missing_source_are_usage_errors(registry: ProviderRegistry, tmp_path: Path) -> None:
+    from memcore.errors import ConfigError
+
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    with pytest.raises(ConfigError, match="same location"):
+        migrate(src, f"tiny:{tmp_path / 'a'}", registry=registry)
+    with pytest.raises(ConfigError, match="does not exist"):
+        migrate(f"full:{tmp_path / 'nope'}", f"tiny:{tmp_path / 'b'}", registry=registry)
+
+
+def test_direct_converter_is_preferred(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    class Direct:
+        source_format = "full"
+        target_format = "tiny"
+
+        def convert(self, source: Any, target: Any, report: ConversionReport) -> None:
+            seen.append(f"{source.format_name}->{target.format_name}")
+            convert(source, target, report)
+
+    class _Conv:
+        @hookimpl
+        def memcore_register_converters(self) -> list[Any]:
+            return [Direct()]
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(_Plugin(), name="fakes")
+    pm.register(_Conv(), name="conv")
+    reg = ProviderRegistry(pm)
+    assert find_converter("full", "tiny", pm) is not None and find_converter("tiny", "full", pm) is None
+    src = _make_store(reg, "full", tmp_path / "a", _entries())
+    report = migrate(src, f"tiny:{tmp_path / 'b'}", registry=reg)
+    assert seen == ["full->tiny"]
+    assert report.converter.endswith("Direct")
+    assert report.counts["written"] == 4
