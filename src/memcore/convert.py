@@ -848,6 +848,8 @@ def _exists(location: str) -> bool:
 def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> bool:
     if _exists(location):
         return False
+    parent = os.path.dirname(os.path.abspath(location))
+    os.makedirs(parent, exist_ok=True)
     cls.init_store(location, **options)
     return True
 

@@ -1,0 +1,198 @@
+"""``memcore migrate SRC DST``: move a store into another format and print what could not move.
+
+Exit codes: 0 every entry was written (losses, if any, are listed), 1 some entries could not be
+written or ``--strict`` refused, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from memcore.cli._common import handle_errors, json_option, parse_options
+from memcore.convert import ConversionReport, ProgressCallback, migrate
+from memcore.registry import get_registry
+
+__all__ = ["register", "render_report"]
+
+_PHASES = {"read": "reading source", "write": "writing target", "link": "linking", "verify": "reading back"}
+#: Runs with fewer entries than this finish before a bar is worth drawing.
+_BAR_MIN_ENTRIES = 200
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[ProgressCallback | None]:
+    if not enabled:
+        yield None
+        return
+    console = Console(stderr=True)
+    bar = Progress(
+        TextColumn("{task.description:<15}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
+    started = False
+
+    def update(phase: str, done: int, total: int) -> None:
+        nonlocal started
+        if phase == "write" and not started and total >= _BAR_MIN_ENTRIES:
+            bar.start()
+            started = True
+        if not started:
+            return
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total or None)
+        bar.update(tasks[phase], completed=done, total=total or None)
+
+    try:
+        yield update
+    finally:
+        if started:
+            bar.stop()
+
+
+def render_report(report: ConversionReport, console: Console, *, max_rows: int = 20) -> None:
+    """Print the human summary of ``report``: counts by kind, lost fields, failures, links.
+
+    Args:
+        report: The measured report.
+        console: Where to print.
+        max_rows: At most this many rows of per-entry detail (losses, failures, links).
+    """
+    mode = "dry run (scratch copy) — " if report.dry_run and not report.refused else ""
+    console.print(f"[bold]{mode}{report.source} → {report.target}[/bold]  ({report.converter} converter)")
+    table = Table("kind", "read", "written", "updated", "unchanged", "lossy", "failed", title="entries")
+    for kind, row in report.by_kind.items():
+        table.add_row(kind, *(str(row[c]) for c in ("read", "written", "updated", "unchanged", "lossy", "failed")))
+    c = report.counts
+    table.add_row(
+        "[bold]total[/bold]",
+        *(f"[bold]{c[k]}[/bold]" for k in ("read", "written", "updated", "unchanged", "lossy", "failed")),
+    )
+    console.print(table)
+    kept: dict[str, int] = {}
+    for entry in report.entries:
+        for change in entry.kept:
+            kept[change.field] = kept.get(change.field, 0) + 1
+    if kept:
+        console.print(
+            "kept in free data (extra.memcore.kept), restored when migrated back: "
+            + ", ".join(f"{f} x{n}" for f, n in sorted(kept.items())),
+            markup=False,
+        )
+    if report.lost_fields:
+        lost = Table("field the target could not hold", "entries", title="losses")
+        for field, count in report.lost_fields.items():
+            lost.add_row(field, str(count))
+        console.print(lost)
+        shown = 0
+        for entry in report.entries:
+            for loss in entry.losses:
+                if shown >= max_rows:
+                    break
+                console.print(
+                    f"  {entry.source_id} {entry.title[:40]!r}: {loss.field}: {_short(loss.written)} → "
+                    f"{_short(loss.stored)}",
+                    markup=False,
+                )
+                shown += 1
+        total = sum(len(e.losses) for e in report.entries)
+        if total > shown:
+            console.print(f"  … {total - shown} more in the full report (--report FILE or --json)", markup=False)
+    else:
+        console.print("nothing lost: every field written was read back the same (or kept in free data)")
+    failed = [e for e in report.entries if e.action == "failed"]
+    for entry in failed[:max_rows]:
+        console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
+    if report.unresolved_links:
+        console.print(f"unresolved links: {len(report.unresolved_links)}", markup=False)
+        for link in report.unresolved_links[:max_rows]:
+            console.print(f"  {link.source_id} → {link.type}:{link.target} ({link.reason})", markup=False)
+    errors = [d for d in report.diagnostics if d.severity.value == "error"]
+    if report.diagnostics:
+        console.print(
+            f"target validate: {len(errors)} error(s), {len(report.diagnostics) - len(errors)} warning(s)",
+            markup=False,
+        )
+        for diag in report.diagnostics[:max_rows]:
+            console.print(f"  {diag}", markup=False)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False)
+    console.print(f"took {report.duration_ms / 1000:.2f} s", markup=False)
+
+
+def _short(value: Any, width: int = 50) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def register(cli: click.Group) -> None:
+    """Add the ``migrate`` command to ``cli``."""
+
+    @cli.command("migrate")
+    @click.argument("src", metavar="SRC")
+    @click.argument("dst", metavar="DST")
+    @click.option("--dry-run", is_flag=True, help="Convert into a scratch copy of DST and report; DST is untouched.")
+    @click.option("--strict", is_flag=True, help="Write nothing unless a trial run shows no loss and no failure.")
+    @click.option(
+        "--report",
+        "report_file",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        default=None,
+        help="Write the full report (every entry and field) as JSON to FILE.",
+    )
+    @click.option("--src-option", "src_options", multiple=True, metavar="KEY=VALUE", help="Source provider option.")
+    @click.option("--dst-option", "dst_options", multiple=True, metavar="KEY=VALUE", help="Target provider option.")
+    @json_option
+    @handle_errors
+    def migrate_cmd(
+        src: str,
+        dst: str,
+        dry_run: bool,
+        strict: bool,
+        report_file: Path | None,
+        src_options: tuple[str, ...],
+        dst_options: tuple[str, ...],
+        as_json: bool,
+    ) -> None:
+        """Migrate store SRC into store DST (any format to any other) and report every loss.
+
+        SRC and DST are store URLs, e.g. whitebox:./vault box:./workspace. DST is created when
+        it does not exist. SRC is only read. Running the same migration again writes nothing
+        new; entries changed in SRC since are updated.
+        """
+        show_bar = not as_json and sys.stderr.isatty()
+        with _progress(show_bar) as progress:
+            report = migrate(
+                src,
+                dst,
+                dry_run=dry_run,
+                strict=strict,
+                registry=get_registry(),
+                progress=progress,
+                source_options=parse_options(src_options),
+                target_options=parse_options(dst_options),
+            )
+        if report_file is not None:
+            report_file.parent.mkdir(parents=True, exist_ok=True)
+            report_file.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        if as_json:
+            click.echo(report.model_dump_json(indent=2))
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            render_report(report, console)
+            if report_file is not None:
+                console.print(f"full report: {report_file}", markup=False)
+        sys.exit(0 if report.ok else 1)
