@@ -54,3 +54,35 @@ def dict_plugin() -> Iterator[DictPlugin]:
     DictProvider.stores.clear()
     yield DictPlugin()
     DictProvider.stores.clear()
+
+
+class JsonDirProvider(BaseProvider):
+    """A file-backed test provider: one ``<id>.json`` per entry, re-readable file by file."""
+
+    format_name = "jsondir"
+    capabilities = frozenset({Capability.ADD, Capability.UPDATE, Capability.DELETE})
+
+    def source_files(self) -> list[str]:
+        return sorted(p.name for p in Path(self.location).glob("*.json"))
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        yield MemoryEntry.model_validate_json((Path(self.location) / path).read_text(encoding="utf-8"))
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        return f"{entry.id}.json"
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        entries = (e for f in self.source_files() for e in self.iter_file_entries(f))
+        yield from (query or Query()).apply(entries)
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        from memcore.storage import atomic_write
+
+        assert entry.id
+        atomic_write(Path(self.location) / f"{entry.id}.json", entry.model_dump_json().encode())
+        return entry
+
+    update = add  # type: ignore[assignment]
+
+    def delete(self, entry_id: str) -> None:
+        (Path(self.location) / f"{entry_id}.json").unlink()

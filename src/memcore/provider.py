@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 from memcore.errors import EntryNotFoundError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
 
-__all__ = ["BaseProvider", "Capability", "MemoryProvider"]
+__all__ = ["BaseProvider", "Capability", "FileBackedProvider", "MemoryProvider"]
 
 
 class Capability(enum.StrEnum):
@@ -125,6 +125,25 @@ class MemoryProvider(Protocol):
         """Rebuild derived indexes from the files and return what it found."""
 
 
+@runtime_checkable
+class FileBackedProvider(Protocol):
+    """Optional: a provider whose entries can be re-read one source file at a time.
+
+    :class:`memcore.index.SearchIndex` uses it to refresh only the files that changed; a
+    provider without it is re-read whole when any file under its location changes. Paths are
+    POSIX, relative to the store root (the location, or its folder for a single-file store).
+    """
+
+    def source_files(self) -> list[str]:
+        """Return every file entries are read from, relative to the store root."""
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        """Yield the entries read from one source file, as :meth:`iter_entries` would."""
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        """Return the source file ``entry`` was read from."""
+
+
 class BaseProvider(abc.ABC):
     """Defaults for the :class:`MemoryProvider` contract.
 
@@ -207,9 +226,19 @@ class BaseProvider(abc.ABC):
         raise EntryNotFoundError(f"{self.format_name}: no entry {entry_id!r} in {self.location}")
 
     def search(self, query: Query | str) -> list[MemoryEntry]:
-        """Return entries matching ``query`` by a full scan; a string is ``Query(text=...)``."""
+        """Return entries matching ``query``; a string is ``Query(text=...)``.
+
+        Uses the store's :mod:`memcore.index` search index when one exists (``memcore index
+        build``) and the provider was not opened with ``index=False``; otherwise a full scan.
+        """
         if isinstance(query, str):
             query = Query(text=query)
+        if self.options.get("index", True):
+            from memcore.index import search_if_indexed
+
+            found = search_if_indexed(self, query)
+            if found is not None:
+                return found
         return list(query.apply(self.iter_entries()))
 
     # -- writing ----------------------------------------------------------------------

@@ -1,0 +1,447 @@
+"""A derived SQLite FTS5 search index of any store: never canonical, always rebuildable.
+
+The index lives in a cache folder outside the store (``$MEMCORE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/memcore``, else ``~/.cache/memcore``), one database per store URL and option
+set. For every source file it records the path, size, mtime (ns) and sha256, so opening it
+re-reads only the files that changed, were added or were removed, including edits made by
+hand or by other tools while memcore was not running.
+
+Losing or corrupting the database costs a rebuild, never a wrong answer: an unreadable,
+truncated or foreign database is deleted and rebuilt; a file whose fingerprint differs from the
+recorded one is re-read.
+
+Providers that implement :class:`memcore.provider.FileBackedProvider` (``source_files`` and
+``iter_file_entries``) are refreshed file by file; any other provider is re-read whole when any
+file under its location changed.
+
+Concurrency: WAL journal, a busy timeout and a bounded retry around each transaction; a refresh
+runs in one ``BEGIN IMMEDIATE`` transaction, so two processes refreshing at once serialise and
+neither drops the other's update.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memcore.models import MemoryEntry, Query
+from memcore.provider import FileBackedProvider, MemoryProvider
+
+__all__ = ["IndexStatus", "SearchHit", "SearchIndex", "default_cache_dir", "index_path_for", "search_if_indexed"]
+
+SCHEMA_VERSION = 1
+_BUSY_TIMEOUT_MS = 30_000
+_RETRIES = 20
+T = TypeVar("T")
+
+
+def default_cache_dir() -> Path:
+    """Return the folder index databases live in (created on first use)."""
+    if os.environ.get("MEMCORE_CACHE_DIR"):
+        return Path(os.environ["MEMCORE_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memcore"
+
+
+def _store_key(provider: MemoryProvider) -> str:
+    options = getattr(provider, "options", {}) or {}
+    location = provider.location
+    with contextlib.suppress(OSError):
+        if os.path.exists(location):
+            location = str(Path(location).resolve())
+    blob = json.dumps([provider.format_name, location, options], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+def index_path_for(provider: MemoryProvider, cache_dir: Path | None = None) -> Path:
+    """Return the database path for ``provider``'s store (format, location and options)."""
+    return (cache_dir or default_cache_dir()) / f"{provider.format_name}-{_store_key(provider)}.sqlite"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result.
+
+    Attributes:
+        entry: The entry as indexed.
+        score: BM25 rank (lower is better, as SQLite reports it; 0.0 without a text query).
+        snippet: The best matching fragment with hits in ``[`` ``]``, or the title.
+    """
+
+    entry: MemoryEntry
+    score: float
+    snippet: str
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What a refresh did and what the index holds.
+
+    Attributes:
+        path: The database file.
+        files: Source files recorded.
+        entries: Entries indexed.
+        reread: Files re-read by the last refresh.
+        removed: Files dropped by the last refresh.
+        rebuilt: Whether the last refresh rebuilt from scratch (and why, when it did).
+    """
+
+    path: str
+    files: int
+    entries: int
+    reread: int
+    removed: int
+    rebuilt: str | None
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entries (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, seq INTEGER NOT NULL,
+    kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_file ON entries(file);
+CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
+CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
+CREATE INDEX IF NOT EXISTS tags_rowid ON tags(rowid);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    title, body, tags, tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+_WHOLE_STORE = "*"
+
+
+class SearchIndex:
+    """The FTS5 index of one store.
+
+    Args:
+        provider: An opened provider; the index reads entries only through it, so its gates
+            (scopes, read switches) apply to what is indexed and returned.
+        cache_dir: Folder for the database (default: :func:`default_cache_dir`).
+        path: Explicit database path (overrides ``cache_dir``).
+
+    Example::
+
+        with memcore.open("whitebox:./vault") as store, SearchIndex(store) as index:
+            for hit in index.search("deploy friday", limit=5):
+                print(hit.entry.id, hit.snippet)
+    """
+
+    def __init__(self, provider: MemoryProvider, *, cache_dir: Path | None = None, path: Path | None = None) -> None:
+        self.provider = provider
+        self.path = path or index_path_for(provider, cache_dir)
+        self._conn: sqlite3.Connection | None = None
+        self.last_status: IndexStatus | None = None
+        self._rebuild_reason: str | None = None
+
+    # -- connection -------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(_SCHEMA)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is None:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif row[0] != str(SCHEMA_VERSION):
+                raise sqlite3.DatabaseError(f"schema {row[0]} != {SCHEMA_VERSION}")
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {check}")
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
+        return conn
+
+    def _drop_database(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.path) + suffix)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open connection; opening repairs an unreadable database by rebuilding it."""
+        if self._conn is None:
+            try:
+                self._conn = self._connect()
+            except sqlite3.DatabaseError:
+                self._drop_database()
+                self._conn = self._connect()
+                self._rebuild_reason = "the index database was unreadable"
+        return self._conn
+
+    def close(self) -> None:
+        """Close the database connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> SearchIndex:
+        self.refresh()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _retry(self, func: Callable[[], T]) -> T:
+        delay = 0.01
+        for attempt in range(_RETRIES):
+            try:
+                return func()
+            except sqlite3.OperationalError as exc:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == _RETRIES - 1:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- files --------------------------------------------------------------------------
+    def _root(self) -> Path:
+        location = Path(self.provider.location)
+        return location.parent if location.is_file() else location
+
+    def _source_files(self) -> tuple[list[str], bool]:
+        """Return (store-relative files, whether entries can be re-read file by file)."""
+        if isinstance(self.provider, FileBackedProvider):
+            return sorted(self.provider.source_files()), True
+        root = self._root()
+        if not root.is_dir():
+            return [], False
+        files = []
+        for path in root.rglob("*"):
+            rel = path.relative_to(root)
+            if path.is_file() and not any(part.startswith(".") for part in rel.parts):
+                files.append(rel.as_posix())
+        return sorted(files), False
+
+    def _fingerprint(self, rel: str) -> tuple[int, int] | None:
+        try:
+            st = (self._root() / rel).stat()
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns
+
+    def _sha256(self, rel: str) -> str:
+        digest = hashlib.sha256()
+        with open(self._root() / rel, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    # -- refresh ------------------------------------------------------------------------
+    def refresh(self) -> IndexStatus:
+        """Bring the index up to date with the files; returns what it did.
+
+        Re-reads changed, added and removed files only (size or mtime changed and sha256
+        differs); rebuilds from scratch when the database was unreadable or the provider
+        cannot be re-read file by file.
+        """
+        conn = self.conn
+        reason, self._rebuild_reason = self._rebuild_reason, None
+        files, per_file = self._source_files()
+        now: dict[str, tuple[int, int]] = {}
+        for rel in files:
+            fp = self._fingerprint(rel)
+            if fp is not None:
+                now[rel] = fp
+
+        def work() -> IndexStatus:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                status = self._refresh_locked(conn, now, per_file, reason)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return status
+
+        self.last_status = self._retry(work)
+        return self.last_status
+
+    def _refresh_locked(
+        self, conn: sqlite3.Connection, now: dict[str, tuple[int, int]], per_file: bool, reason: str | None
+    ) -> IndexStatus:
+        recorded = {row[0]: (row[1], row[2], row[3]) for row in conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")}
+        changed: list[str] = []
+        hashes: dict[str, str] = {}
+        for rel, (size, mtime) in now.items():
+            old = recorded.get(rel)
+            if old is not None and (old[0], old[1]) == (size, mtime):
+                continue
+            sha = self._sha256(rel)
+            hashes[rel] = sha
+            if old is None or old[2] != sha:
+                changed.append(rel)
+            else:
+                conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime, rel))
+        removed = [rel for rel in recorded if rel not in now]
+        if not recorded and now and reason is None:
+            reason = "no index yet"
+        whole = reason is not None or (not per_file and (changed or removed))
+        if whole:
+            conn.execute("DELETE FROM entries")
+            conn.execute("DELETE FROM tags")
+            conn.execute("DELETE FROM fts")
+            conn.execute("DELETE FROM files")
+            for rel in now:
+                hashes.setdefault(rel, self._sha256(rel))
+            self._insert_entries(conn, _WHOLE_STORE if not per_file else None, self.provider.iter_entries())
+            for rel, (size, mtime) in now.items():
+                conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
+            reread = len(now)
+        else:
+            for rel in [*changed, *removed]:
+                self._delete_file_entries(conn, rel)
+            for rel in removed:
+                conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+            for rel in changed:
+                assert isinstance(self.provider, FileBackedProvider)
+                self._insert_entries(conn, rel, self.provider.iter_file_entries(rel))
+                size, mtime = now[rel]
+                conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
+            reread = len(changed)
+        count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        return IndexStatus(
+            path=str(self.path),
+            files=len(now),
+            entries=count,
+            reread=reread,
+            removed=len(removed),
+            rebuilt=reason if whole and reason else ("files changed" if whole else None),
+        )
+
+    def _delete_file_entries(self, conn: sqlite3.Connection, rel: str) -> None:
+        rows = [r[0] for r in conn.execute("SELECT rowid FROM entries WHERE file = ?", (rel,))]
+        for rowid in rows:
+            conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM entries WHERE file = ?", (rel,))
+
+    def _insert_entries(self, conn: sqlite3.Connection, rel: str | None, entries: Iterator[MemoryEntry]) -> None:
+        for seq, entry in enumerate(entries):
+            file = rel if rel is not None else self._file_of(entry)
+            cur = conn.execute(
+                "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    entry.id or "",
+                    file,
+                    seq,
+                    entry.kind.value,
+                    entry.status.value,
+                    entry.scope,
+                    entry.created_at.isoformat() if entry.created_at else None,
+                    entry.model_dump_json(),
+                ),
+            )
+            rowid = cur.lastrowid
+            conn.execute(
+                "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+                (rowid, entry.title, entry.body, " ".join(entry.tags)),
+            )
+            conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in dict.fromkeys(entry.tags)])
+
+    def _file_of(self, entry: MemoryEntry) -> str:
+        if isinstance(self.provider, FileBackedProvider):
+            return self.provider.file_of(entry)
+        return _WHOLE_STORE
+
+    # -- search -------------------------------------------------------------------------
+    def search(self, query: Query | str, *, limit: int | None = None) -> list[SearchHit]:
+        """Search by BM25 with filters; returns hits best first.
+
+        Args:
+            query: A :class:`Query` (``text``, kinds, statuses, tags any/all, scope, parent,
+                ids, created range) or a plain text query.
+            limit: Maximum hits (default: ``query.limit``, else all).
+
+        Returns:
+            Hits ordered by BM25 rank when there is text, else in store order.
+        """
+        if isinstance(query, str):
+            query = Query(text=query)
+        limit = limit if limit is not None else query.limit
+        where: list[str] = []
+        params: list[Any] = []
+        text = _fts_query(query.text) if query.text else None
+        if text:
+            where.append("fts MATCH ?")
+            params.append(text)
+        for column, values in (("kind", query.kinds), ("status", query.statuses), ("id", query.ids)):
+            if values is not None:
+                where.append(f"e.{column} IN ({','.join('?' * len(values))})" if values else "0")
+                params.extend(str(v) for v in values)
+        if query.scope is not None:
+            where.append("e.scope = ?")
+            params.append(query.scope)
+        if query.tags_any is not None:
+            where.append(f"e.rowid IN (SELECT rowid FROM tags WHERE tag IN ({','.join('?' * len(query.tags_any))}))")
+            params.extend(query.tags_any)
+        for tag in query.tags_all or []:
+            where.append("e.rowid IN (SELECT rowid FROM tags WHERE tag = ?)")
+            params.append(tag)
+        sql = (
+            "SELECT e.data, "
+            + ("bm25(fts, 10.0, 1.0, 5.0), snippet(fts, 1, '[', ']', '…', 12)" if text else "0.0, ''")
+            + " FROM entries e JOIN fts ON fts.rowid = e.rowid"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + (" ORDER BY 2, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
+        )
+        hits: list[SearchHit] = []
+        for data, score, snippet in self._retry(lambda: self.conn.execute(sql, params).fetchall()):
+            entry = MemoryEntry.model_validate_json(data)
+            # Filters SQL does not express exactly (created range, parent) run on the entry.
+            if not Query(
+                parent=query.parent, created_after=query.created_after, created_before=query.created_before
+            ).matches(entry):
+                continue
+            hits.append(SearchHit(entry=entry, score=float(score), snippet=snippet or entry.title))
+            if limit is not None and len(hits) >= limit:
+                break
+        return hits
+
+    def status(self) -> IndexStatus:
+        """Return what the index holds now (no refresh)."""
+        files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        entries = self.conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        return IndexStatus(path=str(self.path), files=files, entries=entries, reread=0, removed=0, rebuilt=None)
+
+    def rebuild(self) -> IndexStatus:
+        """Drop the database and index the whole store again."""
+        self.close()
+        self._drop_database()
+        self._rebuild_reason = "rebuild requested"
+        return self.refresh()
+
+
+def _fts_query(text: str) -> str:
+    """Turn user words into an FTS5 query: every word must occur, each as a prefix."""
+    words = [w.replace('"', '""') for w in text.split() if w.strip()]
+    return " AND ".join(f'"{w}"*' for w in words)
+
+
+def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntry] | None:
+    """Search through the store's index if one was built; ``None`` when there is none.
+
+    The index is refreshed first, so the answer reflects the files as they are now.
+    """
+    path = index_path_for(provider)
+    if not path.exists():
+        return None
+    with SearchIndex(provider, path=path) as index:
+        return [hit.entry for hit in index.search(query)]
