@@ -276,7 +276,8 @@ class SearchIndex:
     def _refresh_locked(
         self, conn: sqlite3.Connection, now: dict[str, tuple[int, int]], per_file: bool, reason: str | None
     ) -> IndexStatus:
-        recorded = {row[0]: (row[1], row[2], row[3]) for row in conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")}
+        rows = conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
+        recorded = {row[0]: (row[1], row[2], row[3]) for row in rows}
         changed: list[str] = []
         hashes: dict[str, str] = {}
         for rel, (size, mtime) in now.items():
