@@ -8,7 +8,14 @@ the same label, and a number maps to the nearest label.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from datetime import UTC, date, datetime
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memcore.registry import ProviderRegistry
 
 __all__ = [
     "CONFIDENCE_LABELS",
@@ -17,6 +24,7 @@ __all__ = [
     "confidence_to_label",
     "date_to_datetime",
     "datetime_to_date",
+    "format_mappings",
     "format_utc",
 ]
 
@@ -76,3 +84,34 @@ def format_utc(value: datetime, *, milliseconds: bool = False) -> str:
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
     text = value.replace(tzinfo=None).isoformat()
     return text + "Z"
+
+
+def format_mappings(registry: ProviderRegistry | None = None) -> dict[str, ModuleType]:
+    """Return each installed format's own mapping module, by format name.
+
+    The module is ``<package>.mapping`` beside the provider class (``memcore_box.mapping`` for
+    ``memcore_box.provider.BoxProvider``), found through the provider class's own module, so
+    core names no plugin. Formats whose package has no ``mapping`` module are left out.
+    docs/mapping.md is the cross-format table; each module's docstring is its format's table.
+
+    Args:
+        registry: Registry to look in (default: the process-wide one).
+
+    Returns:
+        ``{format name: module}``, sorted by format name.
+    """
+    from memcore.registry import get_registry
+
+    reg = registry or get_registry()
+    out: dict[str, ModuleType] = {}
+    for name, cls in reg.items():
+        module = sys.modules.get(cls.__module__)
+        package = getattr(module, "__package__", None) if module is not None else None
+        if not package:
+            continue
+        try:
+            out[name] = importlib.import_module(f"{package}.mapping")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package}.mapping":
+                raise
+    return out
