@@ -21,7 +21,8 @@ agent-read switch and incognito): when it may not, the block is empty.
 Ranking (documented, deterministic):
 
 * The query and each entry are split into terms: runs of letters and digits (``\\w+``),
-  case-folded, NFC-normalised; terms shorter than 2 characters are ignored.
+  case-folded, NFC-normalised; terms shorter than 2 characters are ignored. Terms match
+  exactly (no stemming: ``deploy`` does not match ``deploys``).
 * An entry's score is ``sum over query terms t of idf(t) * (3*tf_title(t) + 2*tf_tags(t) +
   tf_body(t))`` where ``tf_x(t)`` is how often ``t`` occurs in that field and
   ``idf(t) = ln(1 + N / df(t))`` over the ``N`` visible active entries.
@@ -203,7 +204,8 @@ def build_context(provider: MemoryProvider, query: str | None = None, budget: in
     Active, unexpired entries the provider lets it see are ranked by :func:`rank_entries` and
     rendered by :func:`render_entry` under a ``# Memory`` heading, separated by blank lines.
     Whole entries are added while they fit; the first that does not fit is cut (at a line
-    break where possible) if a useful part of it fits, and the block then ends with
+    break where possible, ending in `` …``) when at least 120 characters of it fit, or 40 if
+    it is the first entry, and the block then ends with
     :data:`TRUNCATION_MARKER`. Nothing is cut when everything fits.
 
     Args:
@@ -243,7 +245,7 @@ def build_context(provider: MemoryProvider, query: str | None = None, budget: in
             shown += 1
             continue
         left = room - len(out)
-        if left >= 120:  # a useful part of the next entry fits: cut it at a line break
+        if left >= 120 or (shown == 0 and left >= 40):  # a useful part fits: cut at a line break
             cut = piece[: left - 3]  # room for " …"
             newline = cut.rfind("\n")
             if newline > left // 2:

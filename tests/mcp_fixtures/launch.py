@@ -12,10 +12,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import jsonl_provider  # noqa: E402
+import jsonl_provider
 
-from memcore.cli import main  # noqa: E402
-from memcore.plugins import get_plugin_manager  # noqa: E402
+from memcore.cli import main
+from memcore.plugins import get_plugin_manager
 
 if __name__ == "__main__":
     get_plugin_manager().register(jsonl_provider, name="jsonl-test")
