@@ -1,0 +1,378 @@
+"""Scanning monthly observation files into blocks, and reading a block's frontmatter.
+
+WhiteBox observations come in two layouts (spec v1.0 "Observations", reference notes 1-4):
+
+- **fenced** (what the reference writer produces and its parser reads): a line of three or more
+  backticks with no info string, then ``---``, ``key: value`` lines, ``---``, the body, and a
+  closing fence at least as long as the opening one. A body may itself hold fenced code: an
+  inner fence with an info string (```` ```python ````) opens a nested block whose closing fence
+  does not end the observation (the reference parser truncates such bodies; memcore reads them
+  whole).
+- **bare** (what the spec draws): a ``---`` line directly followed by ``key: value`` lines, a
+  ``---`` line, then the body up to the next ``---`` line, the next fence or the end of file.
+
+Text outside blocks (the month header, ``---`` separators) is ignored, as the reference parser
+ignores it. Frontmatter is read with a fast line reader for the plain values the reference
+writer produces, and with memcore's YAML 1.2 codec (:func:`memcore.frontmatter.load_yaml`) for
+anything else; when YAML fails, the reference parser's line-based rule (``key: value``, quotes
+kept) is used and a problem is recorded, so reading never fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from memcore.errors import ParseError
+from memcore.frontmatter import load_yaml
+
+__all__ = ["Fields", "RawBlock", "parse_fields", "parse_inline_list", "scan_blocks", "to_json_value"]
+
+_FENCE_LINE = re.compile(r"^(`{3,})[ \t]*([^`\n]*?)[ \t]*$", re.M)
+_BARE_OPEN = re.compile(r"^---[ \t]*\n(?=[A-Za-z_][A-Za-z0-9_-]*[ \t]*:)", re.M)
+_HR_LINE = re.compile(r"^---[ \t]*$", re.M)
+_FM_OPEN = re.compile(r"\A---[ \t]*\n")
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+# Values the fast reader takes as plain strings: exactly what YAML 1.2 (dates as text) reads
+# back as the same string. Anything else goes to the YAML codec.
+_SIMPLE = re.compile(r"^[A-Za-z_(/][^#\[\]{},\"'`|>&*!%@]*$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YAML_WORDS = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "y", "n"})
+_SIMPLE_TAG = re.compile(r"^[A-Za-z0-9_][^#\[\]{},\"'`|>&*!%@]*$")
+_NUMBERISH = re.compile(r"^[-+.0-9][0-9a-fA-FxXoObB_.+:eE-]*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass
+class Fields:
+    """The frontmatter of one observation block, read.
+
+    Attributes:
+        values: Key -> value (str, list, dict, number, bool or None), in written order.
+        lines: Key -> 1-based line of the key within the frontmatter text.
+        yaml_error: The YAML error message when the line-based fallback had to be used.
+    """
+
+    values: dict[str, Any] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    yaml_error: str | None = None
+
+
+@dataclass
+class RawBlock:
+    """One block found in an observation file.
+
+    Attributes:
+        layout: ``"fenced"`` or ``"bare"``.
+        start: Offset of the block's first character (the fence or the opening ``---``).
+        end: Offset just past the block (past the closing fence line / the body).
+        line: 1-based line of the block's first line.
+        frontmatter: The text between the two ``---`` lines, or ``None`` when the block has no
+            frontmatter (then it is not an observation).
+        fm_line: 1-based file line of the frontmatter's first line.
+        body: The text after the closing ``---`` line, untrimmed.
+        fence: The fence (```` ``` ```` or longer) for fenced blocks, else ``""``.
+        info: The info string after the opening fence (``""`` for observations).
+        problem: Why the block is malformed, or ``None``.
+    """
+
+    layout: str
+    start: int
+    end: int
+    line: int
+    frontmatter: str | None
+    fm_line: int
+    body: str
+    fence: str = ""
+    info: str = ""
+    problem: str | None = None
+
+    @property
+    def is_observation(self) -> bool:
+        """Whether this block is an observation (it has a frontmatter section)."""
+        return self.frontmatter is not None and not self.info
+
+
+class _Lines:
+    """Incremental offset -> line number converter (linear over one text)."""
+
+    __slots__ = ("_line", "_pos", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._pos = 0
+        self._line = 1
+
+    def at(self, pos: int) -> int:
+        if pos < self._pos:
+            return self._text.count("\n", 0, pos) + 1
+        self._line += self._text.count("\n", self._pos, pos)
+        self._pos = pos
+        return self._line
+
+
+def _split_content(content: str) -> tuple[str | None, str, int]:
+    """Split a block's content into (frontmatter, body, frontmatter's line offset 0/1)."""
+    opening = _FM_OPEN.match(content)
+    if opening is None:
+        return None, content, 0
+    closing = _HR_LINE.search(content, opening.end())
+    if closing is None:
+        return None, content, 0
+    fm = content[opening.end() : closing.start()]
+    if fm.endswith("\n"):
+        fm = fm[:-1]
+    body = content[closing.end() + 1 :] if closing.end() < len(content) else ""
+    return fm, body, 1
+
+
+def _find_close(text: str, start: int, length: int) -> tuple[int, int] | None:
+    """Find the fence closing a block opened with ``length`` backticks, from ``start``.
+
+    Returns:
+        ``(start, end)`` offsets of the closing fence line, or ``None`` when unterminated.
+    """
+    nested = 0
+    for m in _FENCE_LINE.finditer(text, start):
+        ticks, info = m.group(1), m.group(2)
+        if nested:
+            if not info and len(ticks) >= nested:
+                nested = 0
+            continue
+        if info:
+            nested = len(ticks)
+            continue
+        if len(ticks) >= length:
+            return m.start(), m.end()
+    return None
+
+
+def _scan_bare(text: str, start: int, stop: int, lines: _Lines) -> Iterator[RawBlock]:
+    pos = start
+    while pos < stop:
+        m = _BARE_OPEN.search(text, pos, stop)
+        if m is None:
+            return
+        close = _HR_LINE.search(text, m.end(), stop)
+        if close is None:
+            yield RawBlock(
+                "bare", m.start(), stop, lines.at(m.start()), None, lines.at(m.end()), text[m.end() : stop],
+                problem="frontmatter opened with '---' is never closed",
+            )
+            return
+        fm = text[m.end() : close.start()]
+        if fm.endswith("\n"):
+            fm = fm[:-1]
+        body_start = min(close.end() + 1, stop)
+        nxt = _HR_LINE.search(text, body_start, stop)
+        body_end = nxt.start() if nxt is not None else stop
+        yield RawBlock(
+            "bare", m.start(), body_end, lines.at(m.start()), fm, lines.at(m.end()), text[body_start:body_end]
+        )
+        pos = body_end
+
+
+def scan_blocks(text: str) -> Iterator[RawBlock]:
+    """Yield the blocks of an observation file in document order.
+
+    Args:
+        text: The file's text with ``\\n`` line endings.
+
+    Yields:
+        Every fenced block (observations, and other fenced code with ``is_observation`` false)
+        and every bare ``---`` observation, with 1-based line numbers. An unterminated fence
+        yields one block with ``problem`` set and ends the scan.
+    """
+    lines = _Lines(text)
+    pos = 0
+    size = len(text)
+    while pos <= size:
+        m = _FENCE_LINE.search(text, pos)
+        gap_end = m.start() if m is not None else size
+        if "---" in text[pos:gap_end]:
+            yield from _scan_bare(text, pos, gap_end, lines)
+        if m is None:
+            return
+        fence, info = m.group(1), m.group(2)
+        content_start = m.end() + 1
+        close = _find_close(text, content_start, len(fence)) if content_start <= size else None
+        line = lines.at(m.start())
+        if close is None:
+            yield RawBlock(
+                "fenced", m.start(), size, line, None, line + 1, text[min(content_start, size) :], fence, info,
+                problem=f"fence {fence} opened on line {line} is never closed",
+            )
+            return
+        content = text[content_start : max(content_start, close[0] - 1)]
+        if info:
+            yield RawBlock("fenced", m.start(), close[1], line, None, line + 1, content, fence, info)
+        else:
+            fm, body, _ = _split_content(content)
+            problem = None if fm is not None else "fenced block has no '---' frontmatter section"
+            yield RawBlock("fenced", m.start(), close[1], line, fm, line + 2, body, fence, info, problem)
+        pos = close[1] + 1
+
+
+def parse_inline_list(raw: str) -> list[str]:
+    """Read a tag list the way the reference parser does (``[a, "b", 'c']`` or ``a, b``).
+
+    Quotes are stripped, control characters removed and empty items dropped.
+    """
+    inner = raw.strip()
+    if inner.startswith("["):
+        inner = inner[1:]
+    if inner.endswith("]"):
+        inner = inner[:-1]
+    out = []
+    for item in inner.split(","):
+        item = item.strip()
+        if len(item) >= 2 and item[0] == item[-1] and item[0] in "\"'":
+            item = item[1:-1]
+        item = _CONTROL.sub("", item).strip()
+        if item:
+            out.append(item)
+    return out
+
+
+def _fast_list(value: str) -> list[str] | None:
+    if not (value.startswith("[") and value.endswith("]")):
+        return None
+    inner = value[1:-1].strip()
+    if not inner:
+        return []
+    out = []
+    for item in inner.split(","):
+        item = item.strip()
+        if len(item) >= 2 and item[0] == '"' and item[-1] == '"':
+            text = item[1:-1]
+            if '"' in text or "\\" in text:
+                return None
+        elif len(item) >= 2 and item[0] == "'" and item[-1] == "'":
+            text = item[1:-1]
+            if "'" in text:
+                return None
+        else:
+            if not _SIMPLE_TAG.match(item) or item.lower() in _YAML_WORDS or _NUMBERISH.match(item):
+                return None
+            if item.endswith(":") or ": " in item or " #" in item:
+                return None
+            text = item
+        if not text.strip() or _CONTROL.search(text):
+            return None
+        out.append(text)
+    return out
+
+
+def _fast_scalar(value: str) -> tuple[bool, Any]:
+    if not value:
+        return True, None
+    if _DATE.match(value):
+        return True, value
+    if (
+        _SIMPLE.match(value)
+        and value.lower() not in _YAML_WORDS
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith(":")
+        and not value.startswith("//")
+    ):
+        return True, value
+    return False, None
+
+
+def to_json_value(value: Any) -> Any:
+    """Convert a value loaded by ruamel (CommentedMap, ScalarString…) to plain JSON data."""
+    if isinstance(value, dict):
+        return {str(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    return str(value)
+
+
+def _line_fallback(frontmatter: str) -> Fields:
+    """The reference parser's rule: ``key: value`` lines, values trimmed, quotes kept."""
+    out = Fields()
+    for i, line in enumerate(frontmatter.split("\n"), start=1):
+        m = re.match(r"^([a-zA-Z_]+):\s*(.*)$", line)
+        if m is None:
+            continue
+        key, value = m.group(1), m.group(2).strip()
+        out.values[key] = parse_inline_list(value) if key == "tags" else value
+        out.lines.setdefault(key, i)
+    return out
+
+
+def parse_fields(frontmatter: str) -> Fields:
+    """Read an observation's frontmatter text (the lines between the two ``---``).
+
+    Plain ``key: value`` lines as the reference writer writes them are read directly; any
+    other shape is read as YAML 1.2 (dates stay text). When the YAML is invalid, the reference
+    parser's line rule is used instead and ``yaml_error`` says why.
+
+    Returns:
+        The fields; never raises.
+    """
+    out = Fields()
+    values = out.values
+    slow = False
+    for i, line in enumerate(frontmatter.split("\n"), start=1):
+        if not line or line.startswith("#"):
+            continue
+        key, sep, raw = line.partition(":")
+        if not sep or not _KEY.match(key) or key in values:
+            slow = True
+            break
+        value = raw.strip()
+        if raw and not raw.startswith((" ", "\t")):
+            slow = True
+            break
+        if key == "tags":
+            tags = _fast_list(value)
+            if tags is None:
+                slow = True
+                break
+            values[key] = tags
+        elif key == "memcore" and value.startswith("{"):
+            try:
+                values[key] = json.loads(value)
+            except ValueError:
+                slow = True
+                break
+        else:
+            ok, parsed = _fast_scalar(value)
+            if not ok:
+                slow = True
+                break
+            values[key] = parsed
+        out.lines[key] = i
+    if not slow:
+        return out
+    try:
+        data = load_yaml(frontmatter) if frontmatter.strip() else {}
+    except ParseError as exc:
+        fallback = _line_fallback(frontmatter)
+        fallback.yaml_error = str(exc)
+        return fallback
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        fallback = _line_fallback(frontmatter)
+        fallback.yaml_error = f"frontmatter is a YAML {type(data).__name__}, not a mapping"
+        return fallback
+    result = Fields()
+    for key, value in data.items():
+        result.values[str(key)] = to_json_value(value)
+    for i, line in enumerate(frontmatter.split("\n"), start=1):
+        key = line.partition(":")[0]
+        if key in result.values:
+            result.lines.setdefault(key, i)
+    return result

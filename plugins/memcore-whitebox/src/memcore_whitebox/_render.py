@@ -1,0 +1,106 @@
+"""Writing observation blocks exactly as the WhiteBox reference writer lays them out.
+
+Reference notes 1-2 (``formatObservation`` / ``appendObservation`` in whitebox-mcp): a block is
+a fence line, ``---``, ``date``, ``source``, ``tags: ["a", "b"]``, ``confidence``, then the
+optional ``source_ref``, ``context``, ``kind`` in that order, ``---``, an empty line, the
+trimmed body and the closing fence; the fence is four backticks when the body holds three.
+A new month file starts with ``# Observations — <Month YYYY>``, a blank line, the append-only
+sentence, a blank line, ``---`` and a blank line; every later block is preceded by a blank
+line, ``---`` and a blank line.
+
+memcore adds keys after the reference ones when an entry carries more than WhiteBox has
+(``title``, ``scope``, unknown keys read from other tools, and one ``memcore:`` line holding a
+JSON object with the rest). The reference parser ignores keys it does not know; YAML reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from memcore_whitebox._blocks import _fast_scalar
+
+__all__ = ["json_line", "month_header", "render_block", "yaml_dq", "yaml_scalar"]
+
+# Characters YAML does not accept raw inside a double-quoted scalar (or reads as line breaks).
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+HEADER_SENTENCE = "Append-only. Each entry is one observation. Never edit another agent's entries."
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
+
+
+def yaml_dq(value: str) -> str:
+    """Return ``value`` as a double-quoted scalar that both JSON and YAML 1.2 read back exactly."""
+    return _YAML_UNSAFE.sub(_escape, json.dumps(value, ensure_ascii=False))
+
+
+def json_line(value: Any) -> str:
+    """Return ``value`` as one line of JSON that is also a valid YAML 1.2 flow value."""
+    return _YAML_UNSAFE.sub(_escape, json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False))
+
+
+def yaml_scalar(value: str) -> str:
+    """Return ``value`` unquoted when YAML reads it back as the same string, else double-quoted.
+
+    The reference writer writes values raw (``source: claude-opus-4-7``); memcore does the same
+    whenever that is safe and quotes the rest (the reference parser then keeps the quotes).
+    """
+    if value and value == value.strip() and "\n" not in value:
+        ok, parsed = _fast_scalar(value)
+        if ok and parsed == value:
+            return value
+    return yaml_dq(value)
+
+
+def render_tags(tags: Iterable[str]) -> str:
+    """Return ``["a", "b"]``: each tag double-quoted, as the reference writer does."""
+    return "[" + ", ".join(yaml_dq(tag) for tag in tags) + "]"
+
+
+def fence_for(body: str) -> str:
+    """Return the fence for ``body``.
+
+    Three backticks; four when the body holds three (as the reference writer does); longer
+    when a body line starts with a longer run, so the body can never close the block.
+    """
+    if "```" not in body:
+        return "```"
+    longest = 3
+    for m in re.finditer(r"^(`{3,})", body, re.M):
+        longest = max(longest, len(m.group(1)))
+    return "`" * (longest + 1)
+
+
+def render_block(lines: Iterable[str], body: str) -> str:
+    """Return one observation block (no trailing newline).
+
+    Args:
+        lines: Frontmatter lines (``key: value``), in order.
+        body: The body; trimmed as the reference writer trims it.
+    """
+    text = body.strip()
+    fence = fence_for(text)
+    front = "\n".join(["---", *lines, "---"])
+    return f"{fence}\n{front}\n\n{text}\n{fence}"
+
+
+#: English month names, as in the reference header ("April 2026"), whatever the locale.
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)
+
+
+def month_header(month: str) -> str:
+    """Return the reference writer's header of a new month file (``month`` is ``YYYY-MM``).
+
+    Ends with the ``---`` separator and a blank line, ready for the first block.
+    """
+    year, mon = month.split("-")
+    label = f"{_MONTHS[int(mon) - 1]} {year}"
+    return f"# Observations \u2014 {label}\n\n{HEADER_SENTENCE}\n\n---\n\n"

@@ -1,0 +1,146 @@
+"""scopes.md: named scopes and which folders each includes (spec "Scopes", reference note 9).
+
+Grammar, as the reference ``parseScopes`` reads it: one list item per scope,
+``- `name` — dir1, dir2`` (em dash or hyphen; ``,`` or ``+`` between includes; an optional
+``| grants: src1, src2`` tail). Includes are path prefixes; absolute paths and ``..`` are
+dropped; a scope left with no include is dropped.
+
+memcore extension (documented in docs/formats/whitebox.md): the spec's own examples say
+``root files only`` / ``root + `projects/```; an include ``root`` (or one starting with
+``root files``) means the files at the vault root, unless the vault has a ``root/`` folder.
+
+``sensitive/`` is never served unless the active scope's includes name it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Scope", "ScopeTable", "parse_scopes"]
+
+_ITEM = re.compile(r"^[-*]\s*`([^`]+)`\s*[\u2014\-]\s*(.+)$")
+_GRANTS = re.compile(r"^(.*)\|\s*grants:\s*(.+)$", re.I)
+ROOT_INCLUDE = "<root>"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One named scope.
+
+    Attributes:
+        name: The scope's name.
+        includes: Vault-relative path prefixes (``"projects"``), or ``"<root>"`` for the files
+            at the vault root.
+        grants: Sources allowed to read it, or ``None`` for all (reference ``grants``).
+        line: 1-based line in scopes.md.
+    """
+
+    name: str
+    includes: tuple[str, ...]
+    grants: tuple[str, ...] | None = None
+    line: int = 1
+
+    def covers(self, rel: str) -> bool:
+        """Return whether vault-relative path ``rel`` (``/``-separated) is in this scope."""
+        for inc in self.includes:
+            if inc == ROOT_INCLUDE:
+                if "/" not in rel:
+                    return True
+                continue
+            if rel == inc or rel.startswith(inc + "/"):
+                return True
+        return False
+
+    def names_sensitive(self) -> bool:
+        """Return whether an include of this scope is ``sensitive`` or inside it."""
+        return any(inc == "sensitive" or inc.startswith("sensitive/") for inc in self.includes)
+
+
+def _clean_include(raw: str) -> str | None:
+    text = raw.strip().replace("`", "").strip()
+    if not text:
+        return None
+    if text == "root" or text.lower().startswith("root files"):
+        return ROOT_INCLUDE
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        return None
+    norm = posixpath.normpath(text.replace("\\", "/"))
+    if norm == ".." or norm.startswith("../") or "/../" in f"/{norm}/":
+        return None
+    if norm == ".":
+        return None
+    return norm.rstrip("/")
+
+
+def parse_scopes(text: str, *, has_root_folder: bool = False) -> list[Scope]:
+    """Parse scopes.md text into scopes, in file order.
+
+    Args:
+        text: The file's text.
+        has_root_folder: Whether the vault has a ``root/`` folder (then ``root`` is a path).
+    """
+    out: list[Scope] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        m = _ITEM.match(raw.strip())
+        if m is None:
+            continue
+        name, spec = m.group(1).strip(), m.group(2)
+        grants: tuple[str, ...] | None = None
+        g = _GRANTS.match(spec)
+        if g is not None:
+            spec = g.group(1).rstrip()
+            grants = tuple(s.strip() for s in re.split(r"[,+]", g.group(2)) if s.strip())
+        includes = []
+        for part in re.split(r"[,+]", spec):
+            inc = _clean_include(part)
+            if inc == ROOT_INCLUDE and has_root_folder:
+                inc = "root"
+            if inc is not None:
+                includes.append(inc)
+        if includes:
+            out.append(Scope(name, tuple(includes), grants or None, number))
+    return out
+
+
+@dataclass
+class ScopeTable:
+    """The vault's scopes and the session's active scope.
+
+    Attributes:
+        scopes: Scope name -> scope (empty when the vault has no scopes.md).
+        active: The active scope, or ``None`` for the whole vault (``sensitive/`` excepted).
+        present: Whether scopes.md exists.
+    """
+
+    scopes: dict[str, Scope] = field(default_factory=dict)
+    active: Scope | None = None
+    present: bool = False
+
+    def visible(self, rel: str) -> bool:
+        """Return whether ``rel`` may be read or written in this session."""
+        first = rel.split("/", 1)[0]
+        if first == "sensitive" and "/" in rel:
+            return self.active is not None and self.active.names_sensitive() and self.active.covers(rel)
+        if self.active is None:
+            return True
+        return self.active.covers(rel)
+
+    def folder_visible(self, rel: str) -> bool:
+        """Return whether anything under folder ``rel`` may be visible (for pruning a walk)."""
+        if rel == "sensitive" or rel.startswith("sensitive/"):
+            if self.active is None or not self.active.names_sensitive():
+                return False
+        if self.active is None:
+            return True
+        for inc in self.active.includes:
+            if inc == ROOT_INCLUDE:
+                continue
+            if inc == rel or inc.startswith(rel + "/") or rel.startswith(inc + "/"):
+                return True
+        return False
+
+    def in_any_scope(self, rel: str) -> bool:
+        """Return whether ``rel`` is covered by at least one declared scope."""
+        return any(scope.covers(rel) for scope in self.scopes.values())

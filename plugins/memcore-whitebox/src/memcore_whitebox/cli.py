@@ -1,0 +1,65 @@
+"""``memcore whitebox …`` commands (registered through ``memcore_register_commands``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from memcore.cli._common import dump_json, handle_errors, json_option, open_from_cli, store_options
+from memcore_whitebox.promotion import run_promotion
+from memcore_whitebox.provider import WhiteBoxProvider
+
+__all__ = ["whitebox"]
+
+
+@click.group("whitebox")
+def whitebox() -> None:
+    """WhiteBox vault commands (promotion)."""
+
+
+@whitebox.command()
+@store_options
+@click.option("--dry-run", is_flag=True, help="Report candidates; write nothing.")
+@click.option("--threshold", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Matching observations of confidence medium or higher needed (spec rule).")
+@click.option("--as-of", default=None, metavar="YYYY-MM-DD", help="Reference date for recency (default: today).")
+@json_option
+@handle_errors
+def promote(
+    store: str | None,
+    scope: str | None,
+    options: tuple[str, ...],
+    dry_run: bool,
+    threshold: int,
+    as_of: str | None,
+    as_json: bool,
+) -> None:
+    """Find observations ready for promotion and write proposals for them.
+
+    Writes proposed/<timestamp>-<slug>.md files (never facts) unless scopes.md or
+    promotion.md authorises auto-promotion for the active scope (`auto-promote: <scope>`).
+    The observations stay in place. Exit 0.
+    """
+    when = None
+    if as_of:
+        try:
+            when = datetime.fromisoformat(as_of).replace(tzinfo=UTC)
+        except ValueError as exc:
+            raise click.UsageError(f"--as-of {as_of!r} is not a YYYY-MM-DD date") from exc
+    with open_from_cli(store, options, scope) as provider:
+        if not isinstance(provider, WhiteBoxProvider):
+            raise click.UsageError(f"{provider.format_name} store: `whitebox promote` needs a whitebox: store")
+        rows = run_promotion(provider, dry_run=dry_run, threshold=threshold, as_of=when)
+    if as_json:
+        dump_json(rows)
+        return
+    table = Table("tags", "eligible", "score", "sources", "reference", "action", "path")
+    for row in rows:
+        table.add_row(
+            ", ".join(row["tags"]), str(row["eligible"]), f"{row['score']:.2f}", str(row["distinct_sources"]),
+            "promote" if row["reference_promote"] else "no", row["action"], row["path"] or "-",
+        )
+    Console(highlight=False, soft_wrap=True).print(table)

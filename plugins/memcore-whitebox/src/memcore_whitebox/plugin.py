@@ -1,0 +1,28 @@
+"""memcore hook implementations of the WhiteBox plugin (entry point ``whitebox`` in group ``memcore``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memcore.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+__all__ = ["memcore_register_commands", "memcore_register_providers"]
+
+
+@hookimpl
+def memcore_register_providers() -> list[type[Any]]:
+    """Return the WhiteBox provider class."""
+    from memcore_whitebox.provider import WhiteBoxProvider
+
+    return [WhiteBoxProvider]
+
+
+@hookimpl
+def memcore_register_commands(cli: click.Group) -> None:
+    """Add the ``memcore whitebox`` command group (``promote``)."""
+    from memcore_whitebox.cli import whitebox
+
+    cli.add_command(whitebox)

@@ -1,0 +1,1201 @@
+"""The WhiteBox vault provider (spec whitebox-v1.md; reference notes whitebox.md).
+
+A vault is a folder of markdown files:
+
+- **stable facts**: files at the root (``identity.md``, ``working-style.md``…) and in
+  ``relationships/``, ``projects/`` (and ``sensitive/``), optional YAML frontmatter. Agents
+  propose, users edit: :meth:`WhiteBoxProvider.update` writes a proposal file
+  (``proposed/<timestamp>-<slug>.md``) unless the store was opened with ``as_user=True``.
+- **observations**: append-only blocks in ``observations/YYYY-MM.md``, id
+  ``observations/YYYY-MM.md#N``. Update and delete raise
+  :class:`~memcore.errors.UnsupportedOperationError`.
+- ``tags.md`` (registry), ``scopes.md`` (named scopes), ``AGENTS.md``/``README.md`` (for
+  agents and people) are the vault's machinery and are not entries.
+
+Options: ``scope`` (active scope; an unknown one is a :class:`~memcore.errors.ConfigError`),
+``as_user`` (edit stable files in place), ``source`` (source written on observations that have
+none; default ``memcore``), ``read_only``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from pydantic import ValidationError
+
+from memcore.errors import (
+    ConfigError,
+    ConflictError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    ParseError,
+    ReadOnlyStoreError,
+    UnsafePathError,
+    UnsupportedOperationError,
+)
+from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatter
+from memcore.mapping import CONFIDENCE_LABELS, confidence_to_label, format_utc
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, utc_now
+from memcore.provider import BaseProvider, Capability
+from memcore.storage import TextFile, append_record, atomic_write, file_lock, safe_join
+from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
+from memcore_whitebox._render import json_line, month_header, render_block, render_tags, yaml_scalar
+from memcore_whitebox._scopes import ScopeTable, parse_scopes
+from memcore_whitebox._tags import TagRegistry, append_proposed, parse_tags, registrable
+from memcore_whitebox.mapping import (
+    SKIPPED_FOLDERS,
+    SPECIAL_ROOT_FILES,
+    STATUS_FROM_WHITEBOX,
+    STATUS_TO_WHITEBOX,
+    V11_KEYS,
+    kind_for_path,
+)
+
+__all__ = ["OutOfScopeError", "WhiteBoxProvider"]
+
+FORMAT = "whitebox"
+_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_MONTH_FILE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])(?:-part-(\d+))?\.md$")
+_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_H1 = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+#: Observation keys with a place of their own (never written from ``fields``).
+_OBS_OWN_KEYS = frozenset({"date", "source", "tags", "confidence", "title", "scope", "memcore", *V11_KEYS})
+#: ``extra["whitebox"]`` keys the observation writer handles itself.
+_WB_OBS_HANDLED = frozenset({"confidence_label", "fields", "date", "file", "layout", *V11_KEYS})
+#: Frontmatter keys of stable files that memcore manages (and may remove).
+_FILE_MANAGED = ("title", "tags", "source", "confidence", "scope", "memcore")
+_BASE_KEYS = frozenset({"date", "source", "tags", "confidence"})
+_DATE_CACHE: dict[str, datetime] = {}
+_OBS_TEMPLATE = MemoryEntry(kind=Kind.OBSERVATION)
+
+
+class OutOfScopeError(UnsafePathError):
+    """A read or write names a file outside the session's active WhiteBox scope."""
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes", "on"}
+    return bool(value)
+
+
+def _date(text: str) -> datetime | None:
+    cached = _DATE_CACHE.get(text)
+    if cached is not None:
+        return cached
+    m = _DATE_RE.match(text)
+    if m is None:
+        return None
+    try:
+        value = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
+    except ValueError:
+        return None
+    if len(_DATE_CACHE) < 100_000:
+        _DATE_CACHE[text] = value
+    return value
+
+
+def _nfc(text: str) -> bool:
+    return text.isascii() or unicodedata.is_normalized("NFC", text)
+
+
+def _version(data: str | bytes) -> str:
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json_line(value)
+
+
+def _as_tags(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return parse_inline_list(value)
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            text = item if isinstance(item, str) else json_line(item)
+            text = text.strip()
+            if text:
+                out.append(text)
+        return out
+    return [json_line(value)]
+
+
+def _derived_title(body: str, rel: str) -> str:
+    m = _H1.search(body)
+    if m is not None:
+        return m.group(1).strip()
+    return rel.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _slug(text: str) -> str:
+    norm = unicodedata.normalize("NFKD", text)
+    ascii_text = norm.encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text).strip("-")
+    return slug[:60].strip("-")
+
+
+class WhiteBoxProvider(BaseProvider):
+    """Read and write a WhiteBox vault.
+
+    Args:
+        location: The vault folder.
+        **options: ``scope`` (active scope name), ``as_user`` (bool: edit stable files in
+            place), ``source`` (default source for observations without one), ``read_only``.
+
+    Raises:
+        ConfigError: (on :meth:`open`) the folder is missing, or ``scope`` names no scope of
+            the vault's scopes.md.
+    """
+
+    format_name: ClassVar[str] = FORMAT
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.ADD, Capability.UPDATE, Capability.APPEND_ONLY, Capability.SCOPES, Capability.CONCURRENT}
+    )
+
+    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(location, **options)
+        self.root = Path(self.location)
+        self.as_user = _truthy(options.get("as_user", False))
+        self.read_only = _truthy(options.get("read_only", False))
+        self.default_source = str(options.get("source") or "memcore")
+        self._scopes: ScopeTable | None = None
+        self._validate_registry: TagRegistry | None = None
+
+    # -- life cycle -------------------------------------------------------------------
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` is a folder with AGENTS.md, or with tags.md and observations/."""
+        try:
+            if not path.is_dir():
+                return False
+            if (path / "AGENTS.md").is_file():
+                return True
+            return (path / "tags.md").is_file() and (path / "observations").is_dir()
+        except OSError:
+            return False
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create a minimal vault (spec "File layout").
+
+        Writes AGENTS.md, identity.md, working-style.md, tags.md and an empty observations/.
+
+        Raises:
+            ConflictError: ``location`` already holds a vault (AGENTS.md or tags.md).
+        """
+        from memcore_whitebox._templates import TEMPLATES
+
+        root = Path(location)
+        if (root / "AGENTS.md").exists() or (root / "tags.md").exists():
+            raise ConflictError(f"whitebox: {root} already holds a vault (AGENTS.md or tags.md exists)")
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "observations").mkdir(exist_ok=True)
+        for name, text in TEMPLATES.items():
+            atomic_write(safe_join(root, name), text.encode("utf-8"))
+
+    def open(self) -> Self:
+        """Check the vault folder exists and load scopes.md; return ``self``.
+
+        Raises:
+            ConfigError: Missing folder, or unknown active scope.
+        """
+        if not self.root.is_dir():
+            raise ConfigError(
+                f"whitebox: {self.root} is not a folder; create a vault with "
+                f"`memcore init --store whitebox:{self.root}`"
+            )
+        self._load_scopes()
+        return super().open()
+
+    def _load_scopes(self) -> ScopeTable:
+        path = self.root / "scopes.md"
+        table = ScopeTable()
+        if path.is_file():
+            table.present = True
+            text = TextFile.decode(path.read_bytes(), path=str(path)).text
+            for scope in parse_scopes(text, has_root_folder=(self.root / "root").is_dir()):
+                table.scopes.setdefault(scope.name, scope)
+        wanted = self.options.get("scope")
+        if wanted not in (None, ""):
+            name = str(wanted)
+            if not table.present:
+                raise ConfigError(
+                    f"whitebox: scope {name!r} requested but {self.root} has no scopes.md; "
+                    "drop the scope or declare it in scopes.md"
+                )
+            if name not in table.scopes:
+                known = ", ".join(sorted(table.scopes)) or "none"
+                raise ConfigError(f"whitebox: unknown scope {name!r} in {path} (declared: {known})")
+            table.active = table.scopes[name]
+        self._scopes = table
+        return table
+
+    @property
+    def scopes(self) -> ScopeTable:
+        """The vault's scopes and the active one (loaded on first use)."""
+        return self._scopes if self._scopes is not None else self._load_scopes()
+
+    @property
+    def active_scope(self) -> str | None:
+        """Name of the active scope, or ``None``."""
+        active = self.scopes.active
+        return active.name if active is not None else None
+
+    # -- walking ----------------------------------------------------------------------
+    def _walk(self) -> Iterator[str]:
+        """Yield vault-relative paths of the visible ``.md`` files, in path order."""
+        scopes = self.scopes
+
+        def walk(folder: Path, prefix: str) -> Iterator[str]:
+            try:
+                with os.scandir(folder) as it:
+                    items = sorted(it, key=lambda e: e.name)
+            except OSError:
+                return
+            for item in items:
+                name = unicodedata.normalize("NFC", item.name)
+                if name.startswith(".") or item.is_symlink():
+                    continue
+                rel = prefix + name
+                if item.is_dir():
+                    if not prefix and name in SKIPPED_FOLDERS:
+                        continue
+                    if scopes.folder_visible(rel):
+                        yield from walk(Path(item.path), rel + "/")
+                elif name.endswith(".md") and item.is_file():
+                    if not prefix and name in SPECIAL_ROOT_FILES:
+                        continue
+                    if scopes.visible(rel):
+                        yield rel
+
+        yield from walk(self.root, "")
+
+    @staticmethod
+    def is_observation_file(rel: str) -> bool:
+        """Return whether ``rel`` is a monthly observation file (``observations/<name>.md``)."""
+        return rel.startswith("observations/") and rel.count("/") == 1 and rel.endswith(".md")
+
+    # -- reading ----------------------------------------------------------------------
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield entries in path order (observations in file order), filtered by ``query``.
+
+        Files are read one at a time, so memory stays flat however large the vault is.
+        """
+        query = query or Query()
+        files: Iterable[str]
+        if query.ids is not None:
+            wanted = {unicodedata.normalize("NFC", i) for i in query.ids}
+            names = sorted({i.split("#", 1)[0] for i in wanted})
+            files = [n for n in names if self._file_visible(n)]
+        else:
+            files = self._walk()
+        yield from query.apply(self._entries(files))
+
+    def _file_visible(self, rel: str) -> bool:
+        try:
+            path = safe_join(self.root, rel)
+        except UnsafePathError:
+            return False
+        first = rel.split("/", 1)[0]
+        if "/" not in rel and rel in SPECIAL_ROOT_FILES:
+            return False
+        if first in SKIPPED_FOLDERS and "/" in rel:
+            return False
+        return rel.endswith(".md") and path.is_file() and self.scopes.visible(rel)
+
+    def _entries(self, files: Iterable[str]) -> Iterator[MemoryEntry]:
+        for rel in files:
+            path = self.root / rel
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if self.is_observation_file(rel):
+                yield from self._observations(rel, data, None)
+            else:
+                entry = self._file_entry(rel, data, None)
+                if entry is not None:
+                    yield entry
+
+    # observations
+    def _observations(
+        self, rel: str, data: bytes, diags: list[Diagnostic] | None
+    ) -> Iterator[MemoryEntry]:
+        try:
+            text = TextFile.decode(data, path=rel).text
+        except ParseError as exc:
+            if diags is not None:
+                diags.append(_diag(rel, exc.line, "wb.not-utf8", Severity.ERROR, str(exc)))
+            return
+        number = 0
+        file_meta: dict[str, Any] | None = None
+        for blk in scan_blocks(text):
+            if not blk.is_observation:
+                if diags is not None:
+                    self._block_problem(rel, blk, diags)
+                continue
+            assert blk.frontmatter is not None
+            fields = parse_fields(blk.frontmatter)
+            if number == 0 and file_meta is None and blk.start == 0 and blk.layout == "bare":
+                if "date" not in fields.values and {"group_id", "part", "schema", "total_parts"} & set(
+                    fields.values
+                ):
+                    file_meta = fields.values
+                    continue
+            number += 1
+            entry = self._observation_entry(rel, number, text, blk, fields, file_meta, diags)
+            if entry is not None:
+                yield entry
+
+    def _block_problem(self, rel: str, blk: RawBlock, diags: list[Diagnostic]) -> None:
+        if blk.problem is not None:
+            diags.append(_diag(rel, blk.line, "wb.block-malformed", Severity.ERROR, blk.problem + "; fix the block"))
+        elif blk.info and blk.body.lstrip().startswith("---"):
+            diags.append(
+                _diag(
+                    rel, blk.line, "wb.fence-info", Severity.WARNING,
+                    f"fenced block with info string {blk.info!r} looks like an observation but is "
+                    "not read as one (WhiteBox fences have no info string)",
+                )
+            )
+
+    def _observation_entry(
+        self,
+        rel: str,
+        number: int,
+        text: str,
+        blk: RawBlock,
+        fields: Fields,
+        file_meta: dict[str, Any] | None,
+        diags: list[Diagnostic] | None,
+    ) -> MemoryEntry | None:
+        values = fields.values
+        entry_id = f"{rel}#{number}"
+        scope_value = values.get("scope")
+        active = self.scopes.active
+        if active is not None and isinstance(scope_value, str) and scope_value != active.name:
+            return None
+        if diags is not None:
+            self._check_observation(rel, entry_id, blk, fields, diags)
+        wb: dict[str, Any] = {}
+        simple = True
+        date_value = values.get("date")
+        created: datetime | None = None
+        date_only = False
+        if isinstance(date_value, str):
+            created = _date(date_value)
+            date_only = created is not None
+        if created is None and date_value is not None:
+            wb["date"] = date_value
+        source = values.get("source")
+        if source is not None and not isinstance(source, str):
+            source = json_line(source)
+        tags_value = values.get("tags")
+        if isinstance(tags_value, list) and all(type(t) is str for t in tags_value):
+            tags = tags_value
+        else:
+            tags = _as_tags(tags_value)
+        if not all(_nfc(t) for t in tags):
+            simple = False
+        label = values.get("confidence")
+        confidence = CONFIDENCE_LABELS.get(label) if isinstance(label, str) else None
+        if confidence is None and label is not None:
+            wb["confidence_label"] = label if isinstance(label, str) else json_line(label)
+        title = values.get("title")
+        if not isinstance(title, str):
+            title = "" if title is None else json_line(title)
+        if title and not _nfc(title):
+            simple = False
+        if not _BASE_KEYS.issuperset(values) or fields.yaml_error is not None:
+            for key, value in values.items():
+                if key in V11_KEYS:
+                    wb[key] = value
+                elif key not in _OBS_OWN_KEYS:
+                    wb.setdefault("fields", {})[key] = value
+        if file_meta is not None:
+            wb["file"] = file_meta
+        if blk.layout != "fenced":
+            wb["layout"] = blk.layout
+        kw: dict[str, Any] = {
+            "id": entry_id,
+            "title": title,
+            "body": blk.body.strip(),
+            "tags": tags,
+            "confidence": confidence,
+            "source": source,
+            "created_at": created,
+            "date_only": date_only,
+            "scope": scope_value if isinstance(scope_value, str) else (active.name if active else None),
+            "relations": [],
+            "extra": {FORMAT: wb} if wb else {},
+            "version": _version(text[blk.start : blk.end]),
+        }
+        memcore = values.get("memcore")
+        if memcore is not None:
+            simple = False
+            if isinstance(memcore, dict):
+                _apply_memcore(kw, memcore, written_label=label)
+            else:
+                wb.setdefault("fields", {})["memcore"] = memcore
+                kw["extra"] = {FORMAT: wb}
+        if not _nfc(entry_id):
+            simple = False
+        if simple:
+            return _OBS_TEMPLATE.model_copy(update=kw)
+        try:
+            return MemoryEntry(kind=kw.pop("kind", Kind.OBSERVATION), **kw)
+        except ValidationError as exc:
+            if diags is not None:
+                diags.append(
+                    _diag(rel, blk.line, "wb.memcore-field", Severity.WARNING,
+                          f"memcore fields ignored: {exc.errors()[0]['msg']}", entry_id)
+                )
+            for key in ("status", "relations", "parent", "expires_at", "updated_at"):
+                kw.pop(key, None)
+            kw.pop("kind", None)
+            kw["extra"] = {FORMAT: wb} if wb else {}
+            return MemoryEntry(kind=Kind.OBSERVATION, **kw)
+
+    def _check_observation(
+        self, rel: str, entry_id: str, blk: RawBlock, fields: Fields, diags: list[Diagnostic]
+    ) -> None:
+        values = fields.values
+
+        def at(key: str) -> int:
+            return blk.fm_line + fields.lines.get(key, 1) - 1
+
+        if blk.layout == "bare":
+            diags.append(
+                _diag(rel, blk.line, "wb.bare-block", Severity.INFO,
+                      "unfenced observation (as the spec draws it): memcore reads it, the reference "
+                      "parser does not", entry_id)
+            )
+        if fields.yaml_error is not None:
+            diags.append(
+                _diag(rel, blk.fm_line, "wb.yaml", Severity.WARNING,
+                      f"frontmatter is not valid YAML, read line by line: {fields.yaml_error}", entry_id)
+            )
+        date_value = values.get("date")
+        if date_value in (None, ""):
+            diags.append(_diag(rel, blk.line, "wb.missing-date", Severity.ERROR,
+                               "observation has no date; add `date: YYYY-MM-DD`", entry_id))
+        elif not isinstance(date_value, str) or _date(date_value) is None:
+            diags.append(_diag(rel, at("date"), "wb.bad-date", Severity.ERROR,
+                               f"date {date_value!r} is not a YYYY-MM-DD date", entry_id))
+        else:
+            m = _MONTH_FILE.match(rel.rsplit("/", 1)[-1])
+            if m is not None and date_value[:7] != f"{m.group(1)}-{m.group(2)}":
+                diags.append(
+                    _diag(rel, at("date"), "wb.wrong-month", Severity.ERROR,
+                          f"date {date_value} belongs in observations/{date_value[:7]}.md", entry_id)
+                )
+        if values.get("source") in (None, ""):
+            diags.append(_diag(rel, blk.line, "wb.missing-source", Severity.ERROR,
+                               "observation has no source; add `source: <agent or model>`", entry_id))
+        label = values.get("confidence")
+        if label in (None, ""):
+            diags.append(_diag(rel, blk.line, "wb.missing-confidence", Severity.WARNING,
+                               "observation has no confidence (low | medium | high)", entry_id))
+        elif not isinstance(label, str) or label not in CONFIDENCE_LABELS:
+            diags.append(
+                _diag(rel, at("confidence"), "wb.unknown-confidence", Severity.ERROR,
+                      f"unknown confidence {label!r}; use one of {', '.join(CONFIDENCE_LABELS)}", entry_id)
+            )
+        if "tags" not in values:
+            diags.append(_diag(rel, blk.line, "wb.missing-tags", Severity.WARNING,
+                               "observation has no tags line", entry_id))
+        elif values["tags"] is not None and not isinstance(values["tags"], list):
+            diags.append(_diag(rel, at("tags"), "wb.tags-not-list", Severity.WARNING,
+                               "tags should be an inline list, e.g. [a, b]", entry_id))
+        registry = self._validate_registry
+        if registry is not None:
+            for tag in _as_tags(values.get("tags")):
+                if not registry.knows(tag):
+                    diags.append(
+                        _diag(rel, at("tags"), "wb.unregistered-tag", Severity.WARNING,
+                              f"tag {tag!r} is not in tags.md (Active or Proposed); agents append "
+                              "new tags under Proposed", entry_id)
+                    )
+        if "```" in blk.body and blk.layout == "fenced":
+            diags.append(_diag(rel, blk.line, "wb.nested-fence", Severity.INFO,
+                               "body holds fenced code: the reference parser truncates it there", entry_id))
+
+    # stable files
+    def _file_entry(self, rel: str, data: bytes, diags: list[Diagnostic] | None) -> MemoryEntry | None:
+        try:
+            tf = TextFile.decode(data, path=rel)
+        except ParseError as exc:
+            if diags is not None:
+                diags.append(_diag(rel, exc.line, "wb.not-utf8", Severity.ERROR, str(exc)))
+            return None
+        wb: dict[str, Any] = {}
+        try:
+            doc = parse_frontmatter(tf.text, path=rel)
+            meta: dict[str, Any] = to_json_value(doc.metadata)
+            body = doc.body
+        except ParseError as exc:
+            if diags is not None:
+                diags.append(_diag(rel, exc.line, "wb.frontmatter", Severity.ERROR, str(exc)))
+            meta, body = {}, tf.text
+            wb["unparsed"] = True
+        active = self.scopes.active
+        scope_value = meta.get("scope")
+        if active is not None and isinstance(scope_value, str) and scope_value != active.name:
+            return None
+        kind = kind_for_path(rel)
+        title = meta.get("title")
+        title = title if isinstance(title, str) and title else _derived_title(body, rel)
+        status = Status.ACTIVE
+        created: Any = None
+        relations: list[Relation] = []
+        raw_status = meta.get("status")
+        if kind is Kind.PROPOSAL:
+            status = STATUS_FROM_WHITEBOX.get(str(raw_status), Status.PROPOSED)
+            created = meta.get("proposed_at")
+            target = meta.get("target")
+            if isinstance(target, str) and target:
+                relations.append(Relation(type="proposes", target=target))
+                wb["target"] = target
+            sections = _proposal_sections(body)
+            wb.update(sections)
+        elif isinstance(raw_status, str) and raw_status in STATUS_FROM_WHITEBOX:
+            status = STATUS_FROM_WHITEBOX[raw_status]
+        if created is None:
+            created = meta.get("synthesized_at") or meta.get("created") or meta.get("date")
+        date_only = isinstance(created, str) and _DATE_RE.match(created) is not None
+        label = meta.get("confidence")
+        confidence = CONFIDENCE_LABELS.get(label) if isinstance(label, str) else None
+        if confidence is None and label is not None:
+            wb["confidence_label"] = label if isinstance(label, str) else json_line(label)
+        for key in ("schema",):
+            if key in meta:
+                wb[key] = meta[key]
+        handled = {"title", "tags", "source", "confidence", "scope", "memcore", "schema"}
+        if kind is Kind.PROPOSAL:
+            handled |= {"target", "proposed_at", "status"}
+        others = {k: v for k, v in meta.items() if k not in handled}
+        if others:
+            wb["frontmatter"] = others
+        if "/" in rel and kind is not Kind.FACT:
+            wb["layer"] = rel.split("/", 1)[0]
+        kw: dict[str, Any] = {
+            "id": rel,
+            "kind": kind,
+            "title": title,
+            "body": body,
+            "status": status,
+            "tags": _as_tags(meta.get("tags")),
+            "confidence": confidence,
+            "source": _as_text(meta.get("source")),
+            "created_at": None,
+            "date_only": date_only,
+            "scope": scope_value if isinstance(scope_value, str) else (active.name if active else None),
+            "relations": relations,
+            "extra": {FORMAT: wb} if wb else {},
+            "version": _version(data),
+        }
+        if isinstance(created, str):
+            try:
+                kw["created_at"] = MemoryEntry(created_at=created).created_at
+            except ValidationError:
+                wb["created"] = created
+                kw["date_only"] = False
+        else:
+            kw["date_only"] = False
+        memcore = meta.get("memcore")
+        if isinstance(memcore, dict):
+            _apply_memcore(kw, memcore, written_label=label)
+        try:
+            return MemoryEntry(**kw)
+        except ValidationError as exc:
+            if diags is not None:
+                diags.append(_diag(rel, 1, "wb.memcore-field", Severity.WARNING,
+                                   f"memcore fields ignored: {exc.errors()[0]['msg']}", rel))
+            for key in ("relations", "parent", "expires_at", "updated_at"):
+                kw.pop(key, None)
+            kw["kind"] = kind
+            kw["status"] = status
+            kw["created_at"] = None
+            return MemoryEntry(**kw)
+
+    # -- writing ----------------------------------------------------------------------
+    def _check_writable(self, rel: str) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"whitebox: {self.root} was opened read-only")
+        if not self.scopes.visible(rel):
+            raise OutOfScopeError(
+                f"whitebox: {rel} is outside the active scope {self.active_scope!r} of {self.root}"
+            )
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Store a new entry.
+
+        ``kind=fact`` writes a stable file (path from ``extra["whitebox"]["path"]``, the id, or
+        a slug of the title); ``kind=proposal`` with a target (a ``proposes`` relation or
+        ``extra["whitebox"]["target"]``) writes a proposal file; every other entry is appended
+        as an observation to ``observations/YYYY-MM.md`` (month of ``created_at``, default
+        today UTC). New tags are added to tags.md under Proposed.
+
+        Returns:
+            The entry as stored (id, version, timestamps set).
+
+        Raises:
+            OutOfScopeError: The target file is outside the active scope.
+            ConflictError: A stable file with that path exists.
+            ReadOnlyStoreError: The store was opened read-only.
+        """
+        self.require(Capability.ADD, "add")
+        if "kind" not in entry.model_fields_set and entry.kind is Kind.NOTE:
+            # No kind chosen: WhiteBox's own default is an observation.
+            entry = entry.model_copy(update={"kind": Kind.OBSERVATION})
+        if entry.kind is Kind.FACT:
+            stored = self._add_file(entry)
+        elif entry.kind is Kind.PROPOSAL and _proposal_target(entry):
+            stored = self._add_proposal_entry(entry)
+        else:
+            stored = self._add_observation(entry)
+        self._register_tags(stored.tags, stored.source or self.default_source)
+        return stored
+
+    # observations
+    def _observation_lines(self, entry: MemoryEntry, date: str) -> list[str]:
+        wb: dict[str, Any] = dict(entry.extra.get(FORMAT, {}))
+        memcore: dict[str, Any] = {}
+        source = entry.source
+        if source is None:
+            source = self.default_source
+            memcore["no_source"] = True
+        lines = [f"date: {date}", f"source: {yaml_scalar(source)}", f"tags: {render_tags(entry.tags)}"]
+        if entry.confidence is not None:
+            label = confidence_to_label(entry.confidence)
+            lines.append(f"confidence: {label}")
+            if abs(CONFIDENCE_LABELS[label] - entry.confidence) > 1e-12:
+                memcore["confidence"] = entry.confidence
+        elif isinstance(wb.get("confidence_label"), str):
+            lines.append(f"confidence: {yaml_scalar(wb['confidence_label'])}")
+        for key in V11_KEYS:
+            value = wb.get(key)
+            if value is not None:
+                lines.append(f"{key}: {_value(value)}")
+        if entry.title:
+            lines.append(f"title: {yaml_scalar(entry.title)}")
+        if entry.scope is not None and entry.scope != self.active_scope:
+            lines.append(f"scope: {yaml_scalar(entry.scope)}")
+        fields = wb.get("fields")
+        if isinstance(fields, dict):
+            for key, value in fields.items():
+                if _KEY_RE.match(key) and key not in _OBS_OWN_KEYS:
+                    lines.append(f"{key}: {_value(value)}")
+                else:
+                    memcore.setdefault("fields", {})[key] = value
+        rest = {k: v for k, v in wb.items() if k not in _WB_OBS_HANDLED}
+        if rest:
+            memcore["whitebox"] = rest
+        if entry.kind is not Kind.OBSERVATION:
+            memcore["kind"] = entry.kind.value
+        if entry.status is not Status.ACTIVE:
+            memcore["status"] = entry.status.value
+        if entry.relations:
+            memcore["relations"] = [_relation_json(r) for r in entry.relations]
+        if entry.parent is not None:
+            memcore["parent"] = entry.parent
+        if entry.expires_at is not None:
+            memcore["expires_at"] = format_utc(entry.expires_at)
+        if entry.updated_at is not None:
+            memcore["updated_at"] = format_utc(entry.updated_at)
+        if entry.created_at is not None and not entry.date_only:
+            memcore["created_at"] = format_utc(entry.created_at)
+        others = {ns: data for ns, data in entry.extra.items() if ns != FORMAT}
+        if others:
+            memcore["extra"] = others
+        stripped = entry.body.strip()
+        if stripped != entry.body:
+            lead = entry.body[: len(entry.body) - len(entry.body.lstrip())]
+            trail = entry.body[len(entry.body.rstrip()) :]
+            if lead:
+                memcore["body_lead"] = lead
+            if trail:
+                memcore["body_trail"] = trail
+        if memcore:
+            lines.append(f"memcore: {json_line(memcore)}")
+        return lines
+
+    def _add_observation(self, entry: MemoryEntry) -> MemoryEntry:
+        if entry.created_at is not None:
+            date = entry.created_at.astimezone(UTC).date().isoformat()
+        else:
+            raw = entry.extra.get(FORMAT, {}).get("date")
+            date = raw if isinstance(raw, str) and _DATE_RE.match(raw) else utc_now().date().isoformat()
+        month = date[:7]
+        rel = f"observations/{month}.md"
+        self._check_writable(rel)
+        path = safe_join(self.root, "observations", f"{month}.md")
+        block = render_block(self._observation_lines(entry, date), entry.body)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(path):
+            count = 0
+            record: str
+            newline = "\n"
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                data = b""
+            if data.strip():
+                tf = TextFile.decode(data, path=rel)
+                newline = tf.newline
+                for blk in scan_blocks(tf.text):
+                    if blk.problem is not None and blk.end >= len(tf.text) and blk.layout == "fenced":
+                        raise ParseError(
+                            f"{blk.problem}; memcore will not append after it (fix the file first)",
+                            path=str(path),
+                            line=blk.line,
+                        )
+                count = sum(1 for _ in self._observations(rel, data, None))
+                stripped = tf.text.rstrip()
+                tail = tf.text[len(stripped) :]
+                dangling = stripped == "---" or stripped.endswith("\n---")
+                # Target layout (reference appendObservation): <text without trailing
+                # whitespace> + blank line + "---" + blank line + block + newline. Only bytes
+                # can be appended, so the whitespace already there is counted in.
+                lead = "" if tail.endswith("\n\n") else "\n"
+                record = lead + ("" if dangling else "---\n\n") + block + "\n"
+            else:
+                record = month_header(month) + block + "\n"
+                if data:
+                    atomic_write(path, record.encode("utf-8"))
+                    record = ""
+            if record:
+                if newline != "\n":
+                    record = record.replace("\n", newline)
+                append_record(path, record.encode("utf-8"))
+        number = count + 1
+        blk = next(b for b in scan_blocks(block) if b.is_observation)
+        assert blk.frontmatter is not None
+        stored = self._observation_entry(rel, number, block, blk, parse_fields(blk.frontmatter), None, None)
+        assert stored is not None
+        return stored
+
+    def dispute(
+        self,
+        fact_id: str,
+        body: str,
+        *,
+        source: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+    ) -> MemoryEntry:
+        """Dispute a stable fact the spec's way: append an observation tagged ``conflict``.
+
+        Args:
+            fact_id: The stable fact disputed (vault-relative path).
+            body: What contradicts it.
+            source: Who disputes it (default: the store's ``source`` option).
+            confidence: 0.0-1.0, or ``None``.
+            tags: More tags (``conflict`` is always first).
+
+        Returns:
+            The observation as stored, with a ``disputes`` relation to ``fact_id``.
+
+        Raises:
+            EntryNotFoundError: No such fact.
+        """
+        fact = self.get(fact_id)
+        entry = MemoryEntry(
+            kind=Kind.OBSERVATION,
+            body=body,
+            tags=["conflict", *[t for t in tags if t != "conflict"]],
+            source=source or self.default_source,
+            confidence=confidence,
+            relations=[Relation(type="disputes", target=fact.id or fact_id)],
+        )
+        return self.add(entry)
+
+    # stable files
+    def _fact_rel(self, entry: MemoryEntry) -> tuple[str, bool]:
+        """Return (vault-relative path, chosen explicitly) for a new stable file."""
+        wb = entry.extra.get(FORMAT, {})
+        raw_path = wb.get("path")
+        explicit = raw_path if isinstance(raw_path, str) else None
+        if explicit is None and entry.id and entry.id.endswith(".md") and "#" not in entry.id:
+            explicit = entry.id
+        if explicit is not None:
+            return unicodedata.normalize("NFC", explicit), True
+        slug = _slug(entry.title) or _slug(entry.body[:40]) or "fact"
+        return f"{slug}.md", False
+
+    def _add_file(self, entry: MemoryEntry) -> MemoryEntry:
+        rel, explicit = self._fact_rel(entry)
+        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
+            raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
+        self._check_writable(rel)
+        path = safe_join(self.root, rel)
+        with file_lock(self.root):
+            if path.exists():
+                if explicit:
+                    raise ConflictError(f"whitebox: {rel} already exists in {self.root}; update it instead")
+                stem = rel.removesuffix(".md")
+                n = 2
+                while path.exists():
+                    rel = f"{stem}-{n}.md"
+                    path = safe_join(self.root, rel)
+                    n += 1
+            path.parent.mkdir(parents=True, exist_ok=True)
+            meta = self._file_meta(entry, rel, new=True)
+            doc = FrontmatterDocument.new(meta, entry.body)
+            atomic_write(path, doc.dumps().encode("utf-8"))
+        return self._reread(rel)
+
+    def _file_meta(self, entry: MemoryEntry, rel: str, *, new: bool) -> dict[str, Any]:
+        wb = entry.extra.get(FORMAT, {})
+        kind = kind_for_path(rel)
+        meta: dict[str, Any] = {}
+        if new and kind is not Kind.PROPOSAL:
+            meta["schema"] = wb.get("schema", "whitebox/1.0")
+        if entry.title and entry.title != _derived_title(entry.body, rel):
+            meta["title"] = entry.title
+        if entry.tags:
+            meta["tags"] = flow_list(entry.tags)
+        if entry.source is not None:
+            meta["source"] = entry.source
+        if entry.confidence is not None:
+            meta["confidence"] = confidence_to_label(entry.confidence)
+        elif isinstance(wb.get("confidence_label"), str):
+            meta["confidence"] = wb["confidence_label"]
+        if entry.scope is not None and entry.scope != self.active_scope:
+            meta["scope"] = entry.scope
+        front = wb.get("frontmatter")
+        if isinstance(front, dict):
+            for key, value in front.items():
+                if key not in meta and key != "memcore":
+                    meta[key] = value
+        memcore: dict[str, Any] = {}
+        if entry.kind is not kind:
+            memcore["kind"] = entry.kind.value
+        if entry.status is not Status.ACTIVE and kind is not Kind.PROPOSAL:
+            memcore["status"] = entry.status.value
+        relations = [r for r in entry.relations if not (kind is Kind.PROPOSAL and r.type == "proposes")]
+        if relations:
+            memcore["relations"] = [_relation_json(r) for r in relations]
+        if entry.parent is not None:
+            memcore["parent"] = entry.parent
+        if entry.expires_at is not None:
+            memcore["expires_at"] = format_utc(entry.expires_at)
+        if entry.updated_at is not None:
+            memcore["updated_at"] = format_utc(entry.updated_at)
+        if entry.created_at is not None:
+            memcore["created_at"] = (
+                entry.created_at.date().isoformat() if entry.date_only else format_utc(entry.created_at)
+            )
+        if entry.confidence is not None:
+            label = confidence_to_label(entry.confidence)
+            if abs(CONFIDENCE_LABELS[label] - entry.confidence) > 1e-12:
+                memcore["confidence"] = entry.confidence
+        others = {ns: data for ns, data in entry.extra.items() if ns != FORMAT}
+        if others:
+            memcore["extra"] = others
+        rest = {
+            k: v
+            for k, v in wb.items()
+            if k not in {"confidence_label", "frontmatter", "schema", "layer", "path", "unparsed",
+                         "target", "rationale", "proposed_content", "created"}
+        }
+        if rest:
+            memcore["whitebox"] = rest
+        if memcore:
+            meta["memcore"] = memcore
+        return meta
+
+    def _reread(self, rel: str) -> MemoryEntry:
+        entry = self._file_entry(rel, (self.root / rel).read_bytes(), None)
+        if entry is None:  # pragma: no cover - written in scope, so visible
+            raise EntryNotFoundError(f"whitebox: {rel} not readable after writing")
+        return entry
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Change a stable file: a proposal by default, in place with ``as_user=True``.
+
+        Without ``as_user`` the spec's rule holds (agents propose, never silently overwrite):
+        a proposal file ``proposed/<timestamp>-<slug>.md`` (``status: proposed``, sections
+        ``## Rationale`` and ``## Proposed content``) is written and returned. With
+        ``as_user=True`` the file is rewritten in place, touching only the frontmatter keys
+        that changed; the rest of the file is kept byte for byte.
+
+        Raises:
+            UnsupportedOperationError: ``entry`` is an observation (append-only).
+            EntryNotFoundError: No such file.
+            ConflictError: ``expected_version`` (or ``entry.version``) is stale.
+            ParseError: The file's frontmatter cannot be parsed (it is not rewritten).
+        """
+        self.require(Capability.UPDATE, "update")
+        if entry.id is None:
+            raise InvalidEntryError("whitebox: update needs the entry's id")
+        if "#" in entry.id:
+            raise UnsupportedOperationError(
+                f"whitebox: observations are append-only; {entry.id} cannot be updated "
+                "(add a new observation instead, tagged `conflict` to dispute a fact)"
+            )
+        rel = unicodedata.normalize("NFC", entry.id)
+        current = self.get(rel)
+        expected = expected_version if expected_version is not None else entry.version
+        if expected is not None and expected != current.version:
+            raise ConflictError(
+                f"whitebox: {rel} changed since it was read (version {expected} != {current.version}); "
+                "read it again and retry"
+            )
+        self._check_writable(rel)
+        if not self.as_user:
+            raw = entry.extra.get(FORMAT, {}).get("rationale")
+            rationale = raw if isinstance(raw, str) else None
+            return self._write_proposal(
+                rel,
+                source=entry.source or self.default_source,
+                rationale=rationale or "Edit proposed through memcore; review it and apply it by hand.",
+                content=entry.body,
+            )
+        path = safe_join(self.root, rel)
+        with file_lock(path):
+            data = path.read_bytes()
+            if _version(data) != current.version:
+                raise ConflictError(f"whitebox: {rel} changed while updating; read it again and retry")
+            tf = TextFile.decode(data, path=rel)
+            doc = parse_frontmatter(tf.text, path=rel)
+            desired = self._file_meta(entry, rel, new=False)
+            if kind_for_path(rel) is Kind.PROPOSAL:
+                desired["status"] = STATUS_TO_WHITEBOX.get(entry.status, entry.status.value)
+            for key in _FILE_MANAGED:
+                if key in doc.metadata and key not in desired:
+                    del doc.metadata[key]
+            for key, value in desired.items():
+                if key not in doc.metadata or to_json_value(doc.metadata[key]) != to_json_value(value):
+                    doc.metadata[key] = value
+            doc.body = entry.body
+            atomic_write(path, tf.encode(doc.dumps()))
+        return self._reread(rel)
+
+    # proposals
+    def _add_proposal_entry(self, entry: MemoryEntry) -> MemoryEntry:
+        target = _proposal_target(entry)
+        assert target is not None
+        wb = entry.extra.get(FORMAT, {})
+        raw_rationale, raw_content = wb.get("rationale"), wb.get("proposed_content")
+        rationale = raw_rationale if isinstance(raw_rationale, str) else None
+        content = raw_content if isinstance(raw_content, str) else entry.body
+        return self._write_proposal(
+            target, source=entry.source or self.default_source, rationale=rationale or entry.title or "",
+            content=content,
+        )
+
+    def _write_proposal(
+        self, target: str, *, source: str, rationale: str, content: str, extra: dict[str, Any] | None = None
+    ) -> MemoryEntry:
+        """Write ``proposed/<timestamp>-<slug>.md`` as the reference ``proposeStableEdit`` does."""
+        self._check_writable(target)
+        safe_join(self.root, target)
+        now = utc_now()
+        stamp = now.strftime("%Y-%m-%dT%H-%M-%S")
+        slug = target.replace("/", "_").replace("\\", "_").removesuffix(".md")
+        lines = [
+            "---",
+            f"target: {yaml_scalar(target)}",
+            f"source: {yaml_scalar(source)}",
+            f"proposed_at: {format_utc(now, milliseconds=True)}",
+            "status: proposed",
+        ]
+        for key, value in (extra or {}).items():
+            lines.append(f"{key}: {_value(value)}")
+        lines.append("---")
+        text = "\n".join(lines) + (
+            f"\n\n## Rationale\n\n{rationale.strip()}\n\n## Proposed content\n\n{content.strip()}\n"
+        )
+        folder = safe_join(self.root, "proposed")
+        folder.mkdir(parents=True, exist_ok=True)
+        with file_lock(folder):
+            rel = f"proposed/{stamp}-{slug}.md"
+            n = 2
+            while safe_join(self.root, rel).exists():
+                rel = f"proposed/{stamp}-{slug}-{n}.md"
+                n += 1
+            self._check_writable(rel)
+            atomic_write(safe_join(self.root, rel), text.encode("utf-8"))
+        return self._reread(rel)
+
+    # tags
+    def tag_registry(self) -> TagRegistry | None:
+        """Return tags.md parsed, or ``None`` when the vault has none (or it is out of scope)."""
+        path = self.root / "tags.md"
+        if not path.is_file():
+            return None
+        try:
+            return parse_tags(TextFile.decode(path.read_bytes(), path="tags.md").text)
+        except ParseError:
+            return None
+
+    def _register_tags(self, tags: list[str], source: str) -> None:
+        if not tags:
+            return
+        path = self.root / "tags.md"
+        if not path.is_file() or self.read_only:
+            return
+        with file_lock(path):
+            data = path.read_bytes()
+            try:
+                tf = TextFile.decode(data, path="tags.md")
+            except ParseError:
+                return
+            reg = parse_tags(tf.text)
+            new: list[tuple[str, str]] = []
+            for tag in tags:
+                if registrable(tag) and not reg.knows(tag) and tag not in {t for t, _ in new}:
+                    new.append((tag, f"first used by {source.replace(chr(10), ' ')}"))
+            if new:
+                atomic_write(path, tf.encode(append_proposed(tf.text, new)))
+
+    # -- checking ---------------------------------------------------------------------
+    def validate(self) -> list[Diagnostic]:
+        """Check the vault (the part the active scope shows); never raises for bad files.
+
+        Diagnostics (code, severity): ``wb.block-malformed`` error (unterminated fence, block
+        without frontmatter), ``wb.missing-date`` / ``wb.bad-date`` / ``wb.wrong-month`` /
+        ``wb.missing-source`` / ``wb.unknown-confidence`` errors, ``wb.frontmatter`` error
+        (a stable file's YAML), ``wb.not-utf8`` error, ``wb.unregistered-tag`` warning (a tag
+        not in tags.md), ``wb.outside-scopes`` warning (a file no scope of scopes.md covers),
+        ``wb.missing-confidence`` / ``wb.missing-tags`` / ``wb.yaml`` / ``wb.fence-info`` /
+        ``wb.month-file-name`` warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
+        Each names the file (vault-relative) and line.
+        """
+        diags: list[Diagnostic] = []
+        registry = self.tag_registry()
+        scopes = self.scopes
+        for rel in self._walk():
+            path = self.root / rel
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                diags.append(_diag(rel, None, "wb.unreadable", Severity.ERROR, str(exc)))
+                continue
+            if scopes.present and not scopes.in_any_scope(rel):
+                diags.append(_diag(rel, None, "wb.outside-scopes", Severity.WARNING,
+                                   "no scope of scopes.md includes this file"))
+            if self.is_observation_file(rel):
+                if _MONTH_FILE.match(rel.rsplit("/", 1)[-1]) is None:
+                    diags.append(_diag(rel, None, "wb.month-file-name", Severity.WARNING,
+                                       "observation files are named YYYY-MM.md (or YYYY-MM-part-N.md)"))
+                self._validate_registry = registry
+                try:
+                    for _ in self._observations(rel, data, diags):
+                        pass
+                finally:
+                    self._validate_registry = None
+            else:
+                self._file_entry(rel, data, diags)
+        return diags
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _diag(
+    path: str, line: int | None, code: str, severity: Severity, message: str, entry_id: str | None = None
+) -> Diagnostic:
+    return Diagnostic(path=path, line=line, code=code, severity=severity, message=message, entry_id=entry_id)
+
+
+def _value(value: Any) -> str:
+    return yaml_scalar(value) if isinstance(value, str) else json_line(value)
+
+
+def _relation_json(rel: Relation) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": rel.type, "target": rel.target}
+    if not rel.resolved:
+        data["resolved"] = False
+    return data
+
+
+def _proposal_target(entry: MemoryEntry) -> str | None:
+    wb = entry.extra.get(FORMAT, {})
+    target = wb.get("target")
+    if isinstance(target, str) and target:
+        return target
+    for rel in entry.relations:
+        if rel.type == "proposes":
+            return rel.target
+    return None
+
+
+def _proposal_sections(body: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    parts = re.split(r"^## (Rationale|Proposed content)[ \t]*$", body, flags=re.M)
+    for i in range(1, len(parts) - 1, 2):
+        key = "rationale" if parts[i] == "Rationale" else "proposed_content"
+        out[key] = parts[i + 1].strip()
+    return out
+
+
+def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label: Any) -> None:
+    """Apply the ``memcore:`` object (fields WhiteBox has no slot for) to entry keywords."""
+    if isinstance(memcore.get("kind"), str) and memcore["kind"] in Kind.__members__.values():
+        kw["kind"] = Kind(memcore["kind"])
+    if isinstance(memcore.get("status"), str) and memcore["status"] in Status.__members__.values():
+        kw["status"] = Status(memcore["status"])
+    relations = memcore.get("relations")
+    if isinstance(relations, list):
+        kw["relations"] = [
+            Relation(type=r["type"], target=r["target"], resolved=bool(r.get("resolved", True)))
+            for r in relations
+            if isinstance(r, dict) and isinstance(r.get("type"), str) and isinstance(r.get("target"), str)
+            and r["type"] and r["target"]
+        ]
+    for key in ("parent", "expires_at", "updated_at"):
+        if isinstance(memcore.get(key), str):
+            kw[key] = memcore[key]
+    created = memcore.get("created_at")
+    if isinstance(created, str):
+        if _DATE_RE.match(created):
+            kw["created_at"] = _date(created)
+            kw["date_only"] = True
+        elif kw.get("created_at") is None or created[:10] == kw["created_at"].date().isoformat():
+            kw["created_at"] = created
+            kw["date_only"] = False
+    exact = memcore.get("confidence")
+    if isinstance(exact, (int, float)) and not isinstance(exact, bool) and 0 <= exact <= 1:
+        if isinstance(written_label, str) and written_label == confidence_to_label(float(exact)):
+            kw["confidence"] = float(exact)
+    if memcore.get("no_source") is True:
+        kw["source"] = None
+    extra = memcore.get("extra")
+    merged: dict[str, Any] = dict(kw.get("extra") or {})
+    if isinstance(extra, dict):
+        for ns, data in extra.items():
+            if ns != FORMAT and isinstance(data, dict):
+                merged[ns] = data
+    wb_rest = memcore.get("whitebox")
+    if isinstance(wb_rest, dict):
+        wb = dict(merged.get(FORMAT, {}))
+        for key, value in wb_rest.items():
+            wb.setdefault(key, value)
+        merged[FORMAT] = wb
+    fields = memcore.get("fields")
+    if isinstance(fields, dict):
+        wb = dict(merged.get(FORMAT, {}))
+        wb.setdefault("fields", {}).update(fields)
+        merged[FORMAT] = wb
+    kw["extra"] = merged
+    body = kw.get("body", "")
+    if isinstance(memcore.get("body_lead"), str):
+        body = memcore["body_lead"] + body
+    if isinstance(memcore.get("body_trail"), str):
+        body = body + memcore["body_trail"]
+    kw["body"] = body
