@@ -1,0 +1,336 @@
+"""Maka's MEMORY.md grammar, read exactly as Maka's own parser reads it.
+
+Implements the reading rules of Maka's ``packages/core/src/local-memory.ts`` at HEAD
+(``parseLocalMemoryMarkdownRaw``, ``parseMetaComment``, ``slugId``, ``parseTags``,
+``parseFiniteNumber``), see ``../shared/specs/reference-notes/maka.md`` and
+``docs/formats/maka.md``:
+
+- the 128 KiB limit (131,072 UTF-8 bytes) is checked before anything else;
+- lines are split on ``\\r?\\n``; only lines matching ``^##\\s+(.+?)\\s*$`` start sections;
+- a metadata line is a line whose trimmed text fully matches
+  ``^<!--\\s*maka-memory:\\s*(.*?)\\s*-->$``; the first one in a section is authoritative, later
+  ones are removed from the content; anything else (malformed comments included) is content;
+- inside a comment, ``key=value`` tokens split on whitespace; keys must match
+  ``^[a-zA-Z][a-zA-Z0-9_-]*$`` and values be at most 128 characters, otherwise the pair is
+  dropped; unknown keys are kept;
+- a section whose trimmed content is empty is not an entry.
+
+Whitespace, ``.`` and ``trim`` follow JavaScript's definitions (not Python's), so that a file reads
+the same here as in Maka. This module is pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "MAX_BYTES",
+    "META_KEY_RE",
+    "Document",
+    "MetaComment",
+    "Section",
+    "js_number",
+    "js_trim",
+    "js_trim_end",
+    "parse_document",
+    "parse_finite_number",
+    "parse_meta_comment",
+    "parse_tags",
+    "slug_id",
+    "split_lines",
+]
+
+#: Maka's ``LOCAL_MEMORY_MAX_BYTES``: files larger than this (in UTF-8 bytes) open in safe mode.
+MAX_BYTES = 128 * 1024
+#: Longest value ``parseMetaComment`` keeps, in UTF-16 code units.
+MAX_VALUE_LENGTH = 128
+
+#: JavaScript's ``\s`` / ``String.prototype.trim`` set (WhiteSpace + LineTerminator).
+_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_WS = f"[{_JS_WS}]"
+#: JavaScript's ``.`` without the ``s`` flag: anything but a line terminator.
+_DOT = "[^\n\r\u2028\u2029]"
+
+HEADING_RE = re.compile(rf"^##{_WS}+({_DOT}+?){_WS}*\Z")
+META_RE = re.compile(rf"^<!--{_WS}*maka-memory:{_WS}*({_DOT}*?){_WS}*-->\Z")
+META_KEY_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]*\Z")
+_SPLIT_WS = re.compile(f"{_WS}+")
+_LINE_SPLIT = re.compile(r"(\r?\n)")
+_TRIM_RE = re.compile(rf"^{_WS}+|{_WS}+\Z")
+_TRIM_END_RE = re.compile(rf"{_WS}+\Z")
+_SLUG_OTHER = re.compile(r"[^a-z0-9\u4e00-\u9fa5]+")
+_TAG_OTHER = re.compile(r"[^a-z0-9\u4e00-\u9fa5_-]+")
+_EDGE_DASHES = re.compile(r"^-+|-+\Z")
+_JS_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)\Z")
+
+
+def js_trim(text: str) -> str:
+    """Return ``text`` without leading/trailing whitespace as JavaScript's ``trim()`` defines it."""
+    return _TRIM_RE.sub("", text)
+
+
+def js_trim_end(text: str) -> str:
+    """Return ``text`` without trailing whitespace as JavaScript's ``trimEnd()`` defines it."""
+    return _TRIM_END_RE.sub("", text)
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def js_number(text: str) -> float:
+    """Return ``Number(text)`` as JavaScript computes it (``nan`` when JavaScript gives NaN).
+
+    Handles decimal, exponent, ``0x``/``0o``/``0b`` integers, ``Infinity`` and surrounding
+    whitespace; an empty (or all-whitespace) string is 0, as in JavaScript.
+    """
+    value = js_trim(text)
+    if value == "":
+        return 0.0
+    if value in {"Infinity", "+Infinity"}:
+        return math.inf
+    if value == "-Infinity":
+        return -math.inf
+    lowered = value.lower()
+    for prefix, base in (("0x", 16), ("0o", 8), ("0b", 2)):
+        if lowered.startswith(prefix):
+            try:
+                return float(int(value[2:], base))
+            except ValueError:
+                return math.nan
+    if not _JS_NUMBER.match(value):
+        return math.nan
+    try:
+        return float(value)
+    except (ValueError, OverflowError):  # pragma: no cover - the regex admits only floats
+        return math.nan
+
+
+def parse_finite_number(raw: str | None) -> float | None:
+    """Return Maka's ``parseFiniteNumber(raw)``: a finite number >= 0, else ``None``.
+
+    Missing and empty values are ``None`` (JavaScript's falsy check comes first).
+    """
+    if not raw:
+        return None
+    value = js_number(raw)
+    if math.isfinite(value) and value >= 0:
+        return value
+    return None
+
+
+def slug_id(title: str) -> str:
+    """Return Maka's ``slugId(title)``: the fallback id of a section without metadata.
+
+    Lowercase; runs of characters other than a-z, 0-9 and CJK U+4E00-U+9FA5 become ``-``;
+    edge dashes trimmed; at most 48 characters; ``memory-entry`` when nothing is left.
+    """
+    slug = _SLUG_OTHER.sub("-", js_trim(title).lower())
+    slug = _EDGE_DASHES.sub("", slug)[:48]
+    return slug or "memory-entry"
+
+
+def parse_tags(raw: str | None) -> list[str]:
+    """Return Maka's ``parseTags(raw)``: the tags a ``tags=`` CSV value reads as.
+
+    Each tag trimmed and lowercased; characters other than a-z, 0-9, CJK, ``_`` and ``-``
+    become ``-``; edge dashes trimmed; at most 32 characters; empty and repeated tags
+    dropped; at most 8 tags.
+    """
+    if not raw:
+        return []
+    tags: list[str] = []
+    for part in raw.split(","):
+        tag = _TAG_OTHER.sub("-", js_trim(part).lower())
+        tag = _EDGE_DASHES.sub("", tag)[:32]
+        if not tag or tag in tags:
+            continue
+        tags.append(tag)
+        if len(tags) >= 8:
+            break
+    return tags
+
+
+@dataclass(frozen=True)
+class MetaComment:
+    """One parsed ``<!-- maka-memory: ... -->`` line.
+
+    Attributes:
+        meta: ``key -> value`` in written order (a repeated key keeps its last value, as in Maka).
+        dropped: Tokens Maka's parser ignores: ``(token, reason)`` pairs.
+    """
+
+    meta: dict[str, str]
+    dropped: tuple[tuple[str, str], ...] = ()
+
+
+def parse_meta_comment(line: str) -> MetaComment | None:
+    """Parse ``line`` as a metadata comment, or return ``None`` when it is content.
+
+    Args:
+        line: One line, without its line terminator.
+
+    Returns:
+        The comment's key/value map and the tokens dropped, or ``None`` when the trimmed line
+        is not exactly one metadata comment (then it stays in the entry's content).
+    """
+    match = META_RE.match(js_trim(line))
+    if match is None:
+        return None
+    meta: dict[str, str] = {}
+    dropped: list[tuple[str, str]] = []
+    for part in _SPLIT_WS.split(match.group(1)):
+        if not part:
+            continue
+        idx = part.find("=")
+        if idx <= 0:
+            dropped.append((part, "no key=value"))
+            continue
+        key, value = part[:idx], part[idx + 1 :]
+        if not META_KEY_RE.match(key):
+            dropped.append((part, "key must match [a-zA-Z][a-zA-Z0-9_-]*"))
+            continue
+        if _utf16_len(value) > MAX_VALUE_LENGTH:
+            dropped.append((part, f"value longer than {MAX_VALUE_LENGTH} characters"))
+            continue
+        meta[key] = value  # a repeated key keeps its first position and its last value, as in JS
+    return MetaComment(meta, tuple(dropped))
+
+
+def split_lines(text: str) -> tuple[list[str], list[str]]:
+    """Split ``text`` as Maka does (``/\\r?\\n/``), also returning each line's terminator.
+
+    Returns:
+        ``(lines, separators)`` with ``len(separators) == len(lines)``; the last separator is
+        ``""``. ``"".join(l + s for l, s in zip(lines, separators)) == text``.
+    """
+    parts = _LINE_SPLIT.split(text)
+    lines = parts[0::2]
+    seps = [*parts[1::2], ""]
+    return lines, seps
+
+
+@dataclass
+class Section:
+    """One ``## `` section of a Maka file (an entry when its content is not empty).
+
+    Attributes:
+        start: Line index (0-based) of the ``## `` heading.
+        end: Line index just past the section (the next heading, or the line count).
+        title: The heading text as Maka reads it.
+        meta: The authoritative (first) comment's map, or ``None`` when there is none.
+        meta_index: Line index of that comment.
+        shadow_indices: Line indices of later comments (ignored, removed from content).
+        dropped: ``(line index, token, reason)`` for comment tokens Maka drops.
+        body_lines: The section's lines after the heading, comments removed.
+        content: ``body_lines`` joined with ``\\n`` and trimmed (Maka's ``promptContent``).
+    """
+
+    start: int
+    end: int
+    title: str
+    meta: dict[str, str] | None = None
+    meta_index: int | None = None
+    shadow_indices: list[int] = field(default_factory=list)
+    dropped: list[tuple[int, str, str]] = field(default_factory=list)
+    body_lines: list[str] = field(default_factory=list)
+    content: str = ""
+
+    @property
+    def id(self) -> str:
+        """The entry id: the comment's ``id`` when non-empty, else the title's slug."""
+        return (self.meta or {}).get("id") or slug_id(self.title)
+
+    @property
+    def is_entry(self) -> bool:
+        """Whether Maka shows this section (its trimmed content is not empty)."""
+        return bool(self.content)
+
+
+@dataclass
+class Document:
+    """A parsed Maka file.
+
+    Attributes:
+        size: Size in UTF-8 bytes.
+        safe_mode: True when the file is over :data:`MAX_BYTES` (then nothing else is parsed).
+        reason: ``"oversize"``, ``"empty"`` or ``None``, as Maka reports.
+        lines: The file's lines (terminators removed; a leading BOM stays on line 0).
+        separators: Each line's terminator (``"\\n"``, ``"\\r\\n"`` or ``""`` for the last).
+        sections: Every ``## `` section in order, entries and empty ones.
+    """
+
+    size: int
+    safe_mode: bool = False
+    reason: str | None = None
+    lines: list[str] = field(default_factory=list)
+    separators: list[str] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+
+    @property
+    def entries(self) -> list[Section]:
+        """The sections Maka shows as entries (non-empty content), in file order."""
+        return [s for s in self.sections if s.is_entry]
+
+    @property
+    def newline(self) -> str:
+        """The dominant line terminator, used for lines memcore inserts."""
+        crlf = sum(1 for s in self.separators if s == "\r\n")
+        lf = sum(1 for s in self.separators if s == "\n")
+        return "\r\n" if crlf > lf else "\n"
+
+    def text(self) -> str:
+        """Return the document's text (lines and their terminators joined)."""
+        return "".join(line + sep for line, sep in zip(self.lines, self.separators, strict=True))
+
+
+def parse_document(text: str, *, size: int | None = None) -> Document:
+    """Parse a Maka file's text with Maka's rules.
+
+    Args:
+        text: The decoded file (a BOM, if any, still at the start).
+        size: The file's size in bytes; computed from ``text`` when omitted.
+
+    Returns:
+        The :class:`Document`. Over 131,072 bytes it is in safe mode with no lines parsed.
+    """
+    if size is None:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        return Document(size=size, safe_mode=True, reason="oversize")
+    lines, seps = split_lines(text)
+    doc = Document(size=size, lines=lines, separators=seps)
+    if not js_trim(text):
+        doc.reason = "empty"
+        return doc
+    current: Section | None = None
+
+    def flush(end: int) -> None:
+        if current is None:
+            return
+        current.end = end
+        current.content = js_trim("\n".join(current.body_lines))
+        doc.sections.append(current)
+
+    for index, line in enumerate(lines):
+        heading = HEADING_RE.match(line)
+        if heading:
+            flush(index)
+            current = Section(start=index, end=index + 1, title=heading.group(1))
+            continue
+        if current is None:
+            continue
+        comment = parse_meta_comment(line)
+        if comment is not None:
+            if current.meta is None:
+                current.meta = comment.meta
+                current.meta_index = index
+                current.dropped.extend((index, token, why) for token, why in comment.dropped)
+            else:
+                current.shadow_indices.append(index)
+            continue
+        current.body_lines.append(line)
+    flush(len(lines))
+    return doc

@@ -1,0 +1,970 @@
+"""The Maka provider: one MEMORY.md (plus PENDING.md), fail-open on read, safe on write.
+
+Store URL: ``maka:./memory/MEMORY.md`` (the location is the MEMORY.md file; a folder means
+``<folder>/MEMORY.md``). Contract: ``../shared/specs/maka-memory-contract.md``; rules as Maka's
+own code applies them: docs/formats/maka.md.
+
+Reading never raises for a bad file: over 128 KiB the store is in safe mode (no entries, a
+``maka.oversize`` diagnostic); a file that is not UTF-8 is read with replacement characters
+and put in the ``error`` state. Writing fails closed: a store that could not be parsed fully
+(safe mode, not UTF-8) raises :class:`~memcore.errors.ReadOnlyStoreError`, a write that would
+take the file over 128 KiB raises :class:`~memcore.errors.StoreLimitError` and changes nothing.
+Every save holds the store lock, copies the old file to ``MEMORY.md.bak``, writes a 0600 temp
+file and renames it over MEMORY.md, and leaves the folder 0700.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from memcore.errors import (
+    ConflictError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    ReadOnlyStoreError,
+    StoreLimitError,
+)
+from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, utc_now
+from memcore.provider import BaseProvider, Capability
+from memcore.storage import atomic_write, file_lock, safe_join
+from memcore_maka._parser import (
+    MAX_BYTES,
+    Document,
+    Section,
+    js_trim,
+    js_trim_end,
+    parse_document,
+    parse_finite_number,
+    parse_meta_comment,
+    parse_tags,
+)
+from memcore_maka._redact import redact_secrets
+from memcore_maka.mapping import (
+    FORMAT,
+    EntryView,
+    RenderedSection,
+    entry_from_section,
+    from_ms,
+    is_safe_value,
+    meta_line,
+    normalize_meta_value,
+    render_section,
+    stable_entry_id,
+    stable_proposal_id,
+    to_ms,
+)
+
+__all__ = [
+    "MEMORY_HEADER",
+    "PENDING_HEADER",
+    "PROMPT_MAX_CHARS",
+    "TRUNCATION_MARKER",
+    "IncognitoBlockedError",
+    "MakaProvider",
+    "MakaState",
+]
+
+MEMORY_HEADER = "# Maka Memory"
+PENDING_HEADER = "# Maka Pending Memory"
+#: Maka's ``LOCAL_MEMORY_PROMPT_MAX_CHARS`` (UTF-16 code units, as JavaScript counts).
+PROMPT_MAX_CHARS = 12_000
+#: Maka's ``LOCAL_MEMORY_PROMPT_TRUNCATION_MARKER``.
+TRUNCATION_MARKER = "[本地记忆已按长度截断]"
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+StateStatus = Literal["ok", "disabled", "safe_mode", "incognito_blocked", "error"]
+_SNIFF_COMMENT = re.compile(r"<!--\s*maka-memory:")
+
+
+class IncognitoBlockedError(ReadOnlyStoreError):
+    """Incognito is on: Maka memory is neither read nor written (nothing on disk was touched).
+
+    Raised by every read and write of a :class:`MakaProvider` opened with ``incognito=True``
+    (``render_prompt`` returns ``""`` instead). A :class:`~memcore.errors.ReadOnlyStoreError`.
+    """
+
+
+@dataclass(frozen=True)
+class MakaState:
+    """Maka's ``LocalMemoryState``: what a host shows about the memory file.
+
+    Attributes:
+        path: The MEMORY.md path.
+        enabled: The ``enabled`` setting.
+        agent_read_enabled: The ``agentReadEnabled`` setting.
+        incognito: Whether incognito is on.
+        status: ``ok``, ``disabled``, ``safe_mode``, ``incognito_blocked`` or ``error``.
+        entry_count: Entries Maka shows (0 unless ``ok``).
+        active_count: Entries with status active.
+        archived_count: Entries with status archived.
+        size: File size in bytes, when read.
+        reason: Why the status is not ``ok`` (``oversize``, ``not-utf8``, an I/O error), or
+            ``empty`` / ``missing`` for an empty or absent file.
+    """
+
+    path: str
+    enabled: bool
+    agent_read_enabled: bool
+    incognito: bool
+    status: StateStatus
+    entry_count: int = 0
+    active_count: int = 0
+    archived_count: int = 0
+    size: int | None = None
+    reason: str | None = None
+
+
+@dataclass
+class _Loaded:
+    path: Path
+    pending: bool
+    data: bytes | None = None
+    doc: Document = field(default_factory=lambda: Document(size=0))
+    views: list[EntryView] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    status: StateStatus = "ok"
+    reason: str | None = None
+
+    @property
+    def writable(self) -> bool:
+        return self.status == "ok"
+
+
+def _flag(value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    return value is True
+
+
+def _version(doc: Document, section: Section) -> str:
+    end = section.end
+    while end - 1 > section.start and not js_trim(doc.lines[end - 1]):
+        end -= 1
+    raw = "\n".join(doc.lines[section.start : end])
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _utf16_cut(text: str, units: int) -> str:
+    raw = text.encode("utf-16-le", "surrogatepass")[: units * 2]
+    return raw.decode("utf-16-le", "ignore")
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class MakaProvider(BaseProvider):
+    """Maka's MEMORY.md as a memcore store.
+
+    Args:
+        location: Path of MEMORY.md (or of its folder).
+        enabled: Maka's ``enabled`` setting (default on). Off: reads yield nothing, writes
+            raise :class:`ReadOnlyStoreError`, the file is not touched.
+        agent_read_enabled: Maka's ``agentReadEnabled`` (default off; only the literal
+            ``True``/``"true"`` turns it on). Gates :meth:`render_prompt` only.
+        incognito: Workspace privacy context. On: every read and write raises
+            :class:`IncognitoBlockedError` before touching the disk.
+        read_only: Refuse every write (and the decay rewrite).
+        apply_decay: Archive expired entries (``createdAt + decayTtlMs`` passed) on load, as a
+            visible rewrite of their comment (default on).
+        **options: Ignored provider options (kept in ``self.options``).
+    """
+
+    format_name: ClassVar[str] = FORMAT
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {
+            Capability.ADD,
+            Capability.UPDATE,
+            Capability.DELETE,
+            Capability.ARCHIVE,
+            Capability.SUPERSEDE,
+            Capability.CONCURRENT,
+        }
+    )
+
+    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(location, **options)
+        path = Path(self.location)
+        if path.is_dir():
+            path = safe_join(path, "MEMORY.md")
+        self.path = path
+        self.folder = path.parent
+        self.backup_path = safe_join(self.folder, path.name + ".bak")
+        self.pending_path = safe_join(self.folder, "PENDING.md")
+        self.enabled = _flag(options.get("enabled"), True)
+        self.agent_read_enabled = _flag(options.get("agent_read_enabled"), False)
+        self.incognito = _flag(options.get("incognito"), False)
+        self.read_only = _flag(options.get("read_only"), False)
+        self.apply_decay = _flag(options.get("apply_decay"), True)
+        self._now: Callable[[], int] = lambda: to_ms(utc_now())
+
+    # -- life cycle -----------------------------------------------------------------------
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` is a Maka memory file.
+
+        True for a ``.md`` file holding a ``<!-- maka-memory:`` comment or starting with the
+        ``# Maka Memory`` / ``# Maka Pending Memory`` header Maka's template writes. Never raises.
+        """
+        try:
+            p = Path(path)
+            if p.suffix.lower() != ".md" or not p.is_file():
+                return False
+            with open(p, "rb") as fh:
+                head = fh.read(MAX_BYTES + 1).decode("utf-8", "replace")
+        except OSError:
+            return False
+        if _SNIFF_COMMENT.search(head):
+            return True
+        for line in head.lstrip("\ufeff").splitlines():
+            if line.strip():
+                return line.strip() in (MEMORY_HEADER, PENDING_HEADER)
+        return False
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create ``location`` (MEMORY.md, 0600, folder 0700) holding only ``# Maka Memory``.
+
+        An existing file is left untouched.
+        """
+        provider = cls(location, **options)
+        if provider.path.exists():
+            return
+        provider._ensure_folder()
+        atomic_write(provider.path, (MEMORY_HEADER + "\n").encode("utf-8"), mode=FILE_MODE)
+        provider._fix_folder_mode()
+
+    # -- settings and state ---------------------------------------------------------------
+    @property
+    def state(self) -> MakaState:
+        """Maka's state object: ``ok`` / ``disabled`` / ``safe_mode`` / ``incognito_blocked`` / ``error``.
+
+        ``disabled`` and ``incognito_blocked`` are decided before the disk is touched.
+        """
+        path, enabled, agent, incognito = str(self.path), self.enabled, self.agent_read_enabled, self.incognito
+        if not self.enabled:
+            return MakaState(path, enabled, agent, incognito, status="disabled", reason="disabled")
+        if self.incognito:
+            return MakaState(path, enabled, agent, incognito, status="incognito_blocked", reason="incognito")
+        loaded = self._load(self.path)
+        statuses = [v.entry.status for v in loaded.views]
+        return MakaState(
+            path,
+            enabled,
+            agent,
+            incognito,
+            status=loaded.status,
+            entry_count=len(loaded.views),
+            active_count=statuses.count(Status.ACTIVE),
+            archived_count=statuses.count(Status.ARCHIVED),
+            size=len(loaded.data) if loaded.data is not None else None,
+            reason=loaded.reason,
+        )
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """What reading MEMORY.md found (safe mode, dropped tokens, duplicate ids…)."""
+        return self.validate()
+
+    def _gate_read(self) -> bool:
+        """Raise when incognito; return False when disabled (reads then see nothing)."""
+        if self.incognito:
+            raise IncognitoBlockedError(
+                f"maka: incognito is on; {self.path} is neither read nor written (turn incognito off)"
+            )
+        return self.enabled
+
+    def _gate_write(self, operation: str) -> None:
+        if self.incognito:
+            raise IncognitoBlockedError(
+                f"maka: incognito is on; `{operation}` refused before touching {self.path}"
+            )
+        if not self.enabled:
+            raise ReadOnlyStoreError(
+                f"maka: memory is disabled (enabled=false); `{operation}` refused, {self.path} untouched"
+            )
+        if self.read_only:
+            raise ReadOnlyStoreError(f"maka: {self.path} was opened read-only; `{operation}` refused")
+
+    # -- reading --------------------------------------------------------------------------
+    def _load(self, path: Path, *, pending: bool = False) -> _Loaded:
+        loaded = _Loaded(path=path, pending=pending)
+        shown = str(path)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            loaded.reason = "missing"
+            return loaded
+        except OSError as exc:
+            loaded.status, loaded.reason = "error", f"cannot read the file ({exc.strerror or exc})"
+            loaded.diagnostics.append(
+                Diagnostic(path=shown, code="maka.io-error", message=f"cannot read {shown}: {exc}")
+            )
+            return loaded
+        loaded.data = data
+        if len(data) > MAX_BYTES:
+            loaded.status, loaded.reason = "safe_mode", "oversize"
+            loaded.doc = Document(size=len(data), safe_mode=True, reason="oversize")
+            loaded.diagnostics.append(
+                Diagnostic(
+                    path=shown,
+                    code="maka.oversize",
+                    message=(
+                        f"{len(data):,} bytes is over Maka's 128 KiB limit ({MAX_BYTES:,} bytes): safe mode, "
+                        "no entries are read and memcore will not write to this file; shorten it below "
+                        "the limit (archive old entries elsewhere) to use it again"
+                    ),
+                )
+            )
+            return loaded
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", "replace")
+            loaded.status, loaded.reason = "error", "not-utf8"
+            loaded.diagnostics.append(
+                Diagnostic(
+                    path=shown,
+                    line=data[: exc.start].count(b"\n") + 1,
+                    code="maka.encoding",
+                    message=(
+                        f"not UTF-8 (bad byte at offset {exc.start}); read with replacement characters, "
+                        "writes refused; re-save the file as UTF-8"
+                    ),
+                )
+            )
+        doc = parse_document(text, size=len(data))
+        loaded.doc = doc
+        if doc.reason == "empty" and loaded.reason is None:
+            loaded.reason = "empty"
+        loaded.views = []
+        for section in doc.entries:
+            view = entry_from_section(section, pending=pending)
+            view.entry.version = _version(doc, section)
+            loaded.views.append(view)
+        loaded.diagnostics.extend(self._diagnose(loaded))
+        return loaded
+
+    def _diagnose(self, loaded: _Loaded) -> list[Diagnostic]:
+        shown = str(loaded.path)
+        out: list[Diagnostic] = []
+        doc = loaded.doc
+        in_section = False
+        for index, line in enumerate(doc.lines):
+            if line.startswith("## "):
+                in_section = True
+            if in_section and "maka-memory" in line and parse_meta_comment(line) is None and "<!--" in line:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=index + 1,
+                        code="maka.malformed-comment",
+                        severity=Severity.WARNING,
+                        message="looks like a maka-memory comment but is not one whole comment line; "
+                        "Maka keeps it as content",
+                    )
+                )
+        for section in doc.sections:
+            for index, token, why in section.dropped:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=index + 1,
+                        code="maka.token-dropped",
+                        severity=Severity.WARNING,
+                        message=f"comment token {token[:40]!r} is ignored by Maka ({why})",
+                        entry_id=section.id,
+                    )
+                )
+            for index in section.shadow_indices:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=index + 1,
+                        code="maka.shadowed-comment",
+                        severity=Severity.INFO,
+                        message="a later metadata comment in the section: ignored (the first one is "
+                        "authoritative) and removed from the content",
+                        entry_id=section.id,
+                    )
+                )
+            if not section.is_entry:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=section.start + 1,
+                        code="maka.empty-section",
+                        severity=Severity.INFO,
+                        message=f"section {section.title!r} has no content; Maka does not show it",
+                    )
+                )
+        seen: dict[str, int] = {}
+        for view in loaded.views:
+            entry, section = view.entry, view.section
+            where = (section.meta_index if section.meta_index is not None else section.start) + 1
+            assert entry.id is not None
+            if entry.id in seen:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=section.start + 1,
+                        code="maka.duplicate-id",
+                        severity=Severity.WARNING,
+                        message=f"id {entry.id!r} is also used at line {seen[entry.id]}; memcore will not "
+                        "update or delete an ambiguous id",
+                        entry_id=entry.id,
+                    )
+                )
+            else:
+                seen[entry.id] = section.start + 1
+            if entry.status is Status.UNKNOWN:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=where,
+                        code="maka.unknown-status",
+                        severity=Severity.WARNING,
+                        message=f"status {view.meta.get('status')!r} is not one Maka knows; shown, never "
+                        "given to a model",
+                        entry_id=entry.id,
+                    )
+                )
+            if view.meta.get("scope") == "session" and not view.meta.get("sessionId"):
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=where,
+                        code="maka.session-without-owner",
+                        severity=Severity.WARNING,
+                        message="scope=session without sessionId: never given to a model",
+                        entry_id=entry.id,
+                    )
+                )
+            for problem in view.problems:
+                out.append(
+                    Diagnostic(
+                        path=shown,
+                        line=where,
+                        code="maka.bad-value",
+                        severity=Severity.WARNING,
+                        message=problem,
+                        entry_id=entry.id,
+                    )
+                )
+        return out
+
+    def _expired(self, view: EntryView, now_ms: int) -> bool:
+        if view.entry.status is not Status.ACTIVE:
+            return False
+        created = parse_finite_number(view.meta.get("createdAt"))
+        ttl = parse_finite_number(view.meta.get("decayTtlMs"))
+        return created is not None and ttl is not None and now_ms > created + ttl
+
+    def _load_entries(self) -> _Loaded:
+        loaded = self._load(self.path)
+        if self.apply_decay and not self.read_only and loaded.writable:
+            now = self._now()
+            if any(self._expired(v, now) for v in loaded.views):
+                self._decay()
+                loaded = self._load(self.path)
+        return loaded
+
+    def _decay(self) -> None:
+        """Archive every expired active entry by rewriting its comment (visible in the file)."""
+
+        def change(loaded: _Loaded) -> str | None:
+            now = self._now()
+            lines, seps = list(loaded.doc.lines), list(loaded.doc.separators)
+            changed = False
+            for view in loaded.views:
+                section = view.section
+                if not self._expired(view, now) or section.meta_index is None:
+                    continue
+                meta = dict(view.meta)
+                meta.update(
+                    status="archived",
+                    updatedAt=str(now),
+                    archivedAt=str(now),
+                    archiveReason="decayTtlMs-expired",
+                )
+                dropped = tuple(token for _, token, _ in section.dropped)
+                lines[section.meta_index] = meta_line(meta, dropped)
+                changed = True
+            return "".join(a + b for a, b in zip(lines, seps, strict=True)) if changed else None
+
+        with contextlib.suppress(ReadOnlyStoreError, StoreLimitError):
+            self._mutate(self.path, change, "decay")
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield MEMORY.md's entries in file order, filtered by ``query``.
+
+        Disabled: yields nothing. Safe mode: yields nothing (see :meth:`validate`).
+
+        Raises:
+            IncognitoBlockedError: Incognito is on (nothing was read).
+        """
+        if not self._gate_read():
+            return
+        entries = [v.entry for v in self._load_entries().views]
+        yield from (query or Query()).apply(entries)
+
+    def validate(self) -> list[Diagnostic]:
+        """Return what Maka's rules find in MEMORY.md and PENDING.md (never raises for bad files).
+
+        Raises:
+            IncognitoBlockedError: Incognito is on.
+        """
+        if not self._gate_read():
+            return []
+        out = self._load(self.path).diagnostics
+        if self.pending_path.exists():
+            out.extend(self._load(self.pending_path, pending=True).diagnostics)
+        return out
+
+    # -- writing --------------------------------------------------------------------------
+    def _ensure_folder(self) -> None:
+        if not self.folder.exists():
+            self.folder.mkdir(parents=True, mode=DIR_MODE, exist_ok=True)
+
+    def _fix_folder_mode(self) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(self.folder, DIR_MODE)
+
+    def _commit(self, path: Path, old: bytes | None, text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) > MAX_BYTES:
+            raise StoreLimitError(
+                f"maka: this write would make {path} {len(data):,} bytes, over Maka's 128 KiB limit "
+                f"({MAX_BYTES:,} bytes); nothing was written. Archive or delete entries first"
+            )
+        self._ensure_folder()
+        if old is not None:
+            backup = self.backup_path if path == self.path else safe_join(self.folder, path.name + ".bak")
+            atomic_write(backup, old, mode=FILE_MODE)
+        atomic_write(path, data, mode=FILE_MODE)
+        self._fix_folder_mode()
+
+    def _mutate(
+        self, path: Path, change: Callable[[_Loaded], str | None], operation: str, *, pending: bool = False
+    ) -> None:
+        """Run one read-modify-write of ``path`` under the store lock."""
+        self._gate_write(operation)
+        with file_lock(self.path):
+            loaded = self._load(path, pending=pending)
+            if not loaded.writable:
+                raise ReadOnlyStoreError(
+                    f"maka: {path} is in the {loaded.status!r} state ({loaded.reason}); memcore will not "
+                    f"rewrite a file it could not parse fully, `{operation}` refused"
+                )
+            text = change(loaded)
+            if text is not None:
+                self._commit(path, loaded.data, text)
+
+    @staticmethod
+    def _find(loaded: _Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
+        wanted = _nfc(entry_id)
+        found = [
+            v
+            for v in loaded.views
+            if v.entry.id == wanted or (by_proposal and _nfc(v.meta.get("proposalId", "")) == wanted)
+        ]
+        if not found:
+            raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {loaded.path}")
+        if len(found) > 1:
+            raise ConflictError(
+                f"maka: id {entry_id!r} is used by {len(found)} sections of {loaded.path} (lines "
+                f"{', '.join(str(v.section.start + 1) for v in found)}); give them distinct ids first"
+            )
+        return found[0]
+
+    @staticmethod
+    def _prepare(entry: MemoryEntry) -> MemoryEntry:
+        """Return a copy of ``entry`` with secrets redacted from its title, body and strings."""
+        out = entry.model_copy(deep=True)
+        out.title = redact_secrets(out.title)
+        out.body = redact_secrets(out.body)
+        out.extra = _redact_tree(out.extra)
+        return out
+
+    @staticmethod
+    def _append_text(doc: Document, header: str, rendered: RenderedSection) -> str:
+        newline = doc.newline
+        block = newline.join(
+            [f"## {rendered.title}", rendered.meta_text, *rendered.content_lines]
+        )
+        current = doc.text()
+        if js_trim(current):
+            return js_trim_end(current) + newline * 2 + block + newline
+        return header + newline * 2 + block + newline
+
+    def _new_entry(self, entry: MemoryEntry, loaded: _Loaded, *, proposal: bool = False) -> MemoryEntry:
+        now = self._now()
+        entry = self._prepare(entry)
+        if entry.created_at is None:
+            entry.created_at = from_ms(now)
+        if entry.updated_at is None:
+            entry.updated_at = entry.created_at
+        if not js_trim(entry.body):
+            raise InvalidEntryError(
+                "maka: an entry needs a non-empty body (Maka drops sections whose content is empty)"
+            )
+        assert entry.created_at is not None
+        if entry.id is None:
+            ms = to_ms(entry.created_at)
+            base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
+            taken = {v.entry.id for v in loaded.views} | {v.meta.get("proposalId") for v in loaded.views}
+            candidate, n = base, 1
+            while candidate in taken:
+                n += 1
+                candidate = f"{base}-{n}"
+            entry.id = candidate
+        elif any(v.entry.id == entry.id for v in loaded.views):
+            raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {loaded.path}")
+        if entry.scope == "session" and not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", ""))):
+            raise InvalidEntryError(
+                "maka: scope 'session' needs extra['maka']['sessionId'] (Maka refuses session entries "
+                "without an owning session)"
+            )
+        return entry
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Append ``entry`` to MEMORY.md and return it as stored.
+
+        New ids are Maka's ``mem-`` + 16 hex of sha256(trimmed content + "\\n" + createdAt ms);
+        ``created_at`` defaults to now (ms). Secrets in title, body and ``extra`` strings are
+        redacted first.
+
+        Raises:
+            InvalidEntryError: Empty body, an id that cannot be written, or a session-scoped
+                entry without ``extra["maka"]["sessionId"]``.
+            ConflictError: The id exists.
+            StoreLimitError: The file would go over 128 KiB (nothing written).
+            ReadOnlyStoreError: Incognito, disabled, read-only, or a file in safe mode / not UTF-8.
+        """
+        self.require(Capability.ADD, "add")
+        stored: list[MemoryEntry] = []
+
+        def change(loaded: _Loaded) -> str:
+            new = self._new_entry(entry, loaded)
+            rendered = render_section(new)
+            stored.append(new)
+            return self._append_text(loaded.doc, MEMORY_HEADER, rendered)
+
+        self._mutate(self.path, change, "add")
+        return self.get(stored[0].id or "")
+
+    def _rewrite(self, loaded: _Loaded, old: EntryView, entry: MemoryEntry) -> str | None:
+        doc, section = loaded.doc, old.section
+        rendered = render_section(entry, old)
+        if prev_unchanged(rendered):
+            return None
+        lines, seps = list(doc.lines), list(doc.separators)
+        newline = doc.newline
+        if rendered.body_changed:
+            keep_from = section.end
+            while keep_from - 1 > section.start and not js_trim(lines[keep_from - 1]):
+                keep_from -= 1
+            trailing = list(range(keep_from, section.end))
+            shadows = [lines[i] for i in section.shadow_indices]
+            heading = f"## {rendered.title}" if rendered.title_changed else lines[section.start]
+            new_lines = [heading, rendered.meta_text, *rendered.content_lines, *shadows]
+            new_lines += [lines[i] for i in trailing]
+            last_sep = seps[section.end - 1]
+            new_seps = [newline] * len(new_lines)
+            new_seps[-1] = last_sep if section.end == len(lines) else newline
+            lines[section.start : section.end] = new_lines
+            seps[section.start : section.end] = new_seps
+        else:
+            if rendered.meta_changed:
+                if section.meta_index is not None:
+                    lines[section.meta_index] = rendered.meta_text
+                else:
+                    lines.insert(section.start + 1, rendered.meta_text)
+                    seps.insert(section.start + 1, newline)
+            if rendered.title_changed:
+                lines[section.start] = f"## {rendered.title}"
+        return "".join(a + b for a, b in zip(lines, seps, strict=True))
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Rewrite the section of ``entry.id``: only the heading, comment or content that changed.
+
+        Values that did not change keep their raw text. ``updated_at`` is set to now when
+        something changed and the caller did not change it.
+
+        Raises:
+            EntryNotFoundError: No such id.
+            ConflictError: ``expected_version`` is stale, or the id is ambiguous.
+            InvalidEntryError: Empty body.
+            StoreLimitError: The file would go over 128 KiB (nothing written).
+            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
+        """
+        self.require(Capability.UPDATE, "update")
+        if entry.id is None:
+            raise EntryNotFoundError("maka: update needs an entry with an id")
+        entry_id = entry.id
+        self._update_in(self.path, entry, expected_version, "update")
+        return self.get(entry_id)
+
+    def _update_in(
+        self, path: Path, entry: MemoryEntry, expected_version: str | None, operation: str, *, pending: bool = False
+    ) -> None:
+        def change(loaded: _Loaded) -> str | None:
+            assert entry.id is not None
+            old = self._find(loaded, entry.id)
+            if expected_version is not None and old.entry.version != expected_version:
+                raise ConflictError(
+                    f"maka: entry {entry.id!r} changed since it was read (version {expected_version!r}, "
+                    f"now {old.entry.version!r}); read it again and retry"
+                )
+            new = self._prepare(entry)
+            new.version = old.entry.version
+            if new.content_dict() == old.entry.content_dict():
+                return None
+            if new.updated_at == old.entry.updated_at:
+                new.updated_at = from_ms(self._now())
+            return self._rewrite(loaded, old, new)
+
+        self._mutate(path, change, operation, pending=pending)
+
+    def delete(self, entry_id: str) -> None:
+        """Remove the entry's whole section (heading to the next heading).
+
+        Raises:
+            EntryNotFoundError: No such id.
+            ConflictError: The id is ambiguous.
+            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
+        """
+        self.require(Capability.DELETE, "delete")
+
+        def change(loaded: _Loaded) -> str:
+            return _remove_section(loaded.doc, self._find(loaded, entry_id).section)
+
+        self._mutate(self.path, change, "delete")
+
+    # -- prompt -----------------------------------------------------------------------------
+    def render_prompt(self, session_id: str | None = None, budget: int = PROMPT_MAX_CHARS) -> str:
+        """Return the memory section for a model's system prompt, as Maka builds it.
+
+        Nothing (``""``) unless ``enabled`` and ``agent_read_enabled`` are on and incognito is
+        off (checked before the disk is touched), and nothing in safe mode. Only active,
+        unexpired entries; ``scope=session`` entries only when ``session_id`` equals their
+        ``sessionId`` (one without ``sessionId`` never shows). Each entry is ``## title``, then
+        ``Tags: a, b`` when tagged, then its content; secrets redacted; blocks joined by a blank
+        line; over ``budget`` UTF-16 code units it is cut (never inside a character) and ends
+        with the marker ``[本地记忆已按长度截断]``.
+
+        Args:
+            session_id: The current session, or ``None``.
+            budget: Maximum length in UTF-16 code units (Maka: 12,000) before the marker.
+        """
+        if not (self.enabled and self.agent_read_enabled) or self.incognito:
+            return ""
+        loaded = self._load_entries()
+        if loaded.status != "ok":
+            return ""
+        session = normalize_meta_value(session_id or "")
+        now = self._now()
+        blocks: list[str] = []
+        for view in loaded.views:
+            if view.entry.status is not Status.ACTIVE or self._expired(view, now):
+                continue
+            if view.meta.get("scope") == "session" and not (session and view.meta.get("sessionId") == session):
+                continue
+            lines = [f"## {view.section.title}"]
+            tags = parse_tags(view.meta.get("tags"))
+            if tags:
+                lines.append(f"Tags: {', '.join(tags)}")
+            lines.append(view.section.content)
+            blocks.append(redact_secrets("\n".join(lines)))
+        body = js_trim("\n\n".join(blocks))
+        if not body:
+            return ""
+        if _utf16_len(body) <= budget:
+            return body
+        return f"{js_trim_end(_utf16_cut(body, budget))}\n\n{TRUNCATION_MARKER}"
+
+    # -- pending proposals ------------------------------------------------------------------
+    def _pending_loaded(self) -> _Loaded:
+        if not self._gate_read():
+            return _Loaded(path=self.pending_path, pending=True)
+        return self._load(self.pending_path, pending=True)
+
+    def pending(self) -> list[MemoryEntry]:
+        """Return PENDING.md's proposals still waiting for review (draft / review_required).
+
+        Raises:
+            IncognitoBlockedError: Incognito is on.
+        """
+        return [
+            v.entry
+            for v in self._pending_loaded().views
+            if v.entry.status in (Status.DRAFT, Status.REVIEW_REQUIRED)
+        ]
+
+    def proposals(self) -> list[MemoryEntry]:
+        """Return every section of PENDING.md as an entry (rejected ones too)."""
+        return [v.entry for v in self._pending_loaded().views]
+
+    def propose(self, entry: MemoryEntry) -> MemoryEntry:
+        """Add ``entry`` to PENDING.md as an extracted proposal waiting for review.
+
+        Written as Maka's ``appendLocalMemoryProposalDraft`` does: ``id`` = ``proposalId`` =
+        ``proposal-`` + 16 hex, ``origin=extracted source=chat_extracted``, ``proposedAt``,
+        ``status=review_required``, ``scope`` (workspace unless session).
+
+        Raises:
+            InvalidEntryError, ConflictError, StoreLimitError, ReadOnlyStoreError: As :meth:`add`.
+        """
+        stored: list[MemoryEntry] = []
+
+        def change(loaded: _Loaded) -> str:
+            draft = entry.model_copy(deep=True)
+            draft.status = Status.REVIEW_REQUIRED
+            draft.source = "extracted"
+            if draft.scope != "session":
+                draft.scope = "workspace"
+            new = self._new_entry(draft, loaded, proposal=True)
+            assert new.id is not None and new.created_at is not None
+            maka = dict(new.extra.get(FORMAT, {}))
+            maka.update(proposalId=new.id, source="chat_extracted", proposedAt=str(to_ms(new.created_at)))
+            new.extra = {**new.extra, FORMAT: maka}
+            new.created_at = None
+            new.updated_at = None
+            stored.append(new)
+            return self._append_text(loaded.doc, PENDING_HEADER, render_section(new))
+
+        self._mutate(self.pending_path, change, "propose", pending=True)
+        return self._find(self._load(self.pending_path, pending=True), stored[0].id or "").entry
+
+    def approve(self, proposal_id: str, *, entry_id: str | None = None) -> MemoryEntry:
+        """Move a pending proposal into MEMORY.md as an active entry and remove it from PENDING.md.
+
+        The new entry (Maka's ``approveLocalMemoryProposalDraft``): id ``entry_id`` or
+        ``mem-`` + 16 hex of the content and the confirmation time; ``origin=extracted``,
+        ``source=chat_extracted``, ``createdAt = updatedAt = confirmedAt`` = now,
+        ``status=active``, ``approvedBy=user``, ``approvalSurface=settings_review_queue``,
+        ``proposalId``; scope, session, tags and memcore fields carried over. MEMORY.md is
+        written first; approving again after a crash between the two writes only removes the
+        proposal.
+
+        Raises:
+            EntryNotFoundError: No such proposal.
+            ConflictError: The proposal is not pending (rejected, active…), or the id exists.
+            StoreLimitError: MEMORY.md would go over 128 KiB (nothing written).
+            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
+        """
+        self._gate_write("approve")
+        with file_lock(self.path):
+            proposal = self._find(self._load(self.pending_path, pending=True), proposal_id, by_proposal=True)
+            if proposal.entry.status not in (Status.DRAFT, Status.REVIEW_REQUIRED):
+                raise ConflictError(
+                    f"maka: proposal {proposal_id!r} is {proposal.entry.status.value}, not pending; "
+                    "only draft / review_required proposals can be approved"
+                )
+            pid = proposal.meta.get("proposalId") or proposal.entry.id or proposal_id
+            memory = self._load(self.path)
+            already = [v for v in memory.views if v.meta.get("proposalId") == pid]
+            if not already:
+                now = self._now()
+                new = proposal.entry.model_copy(deep=True)
+                new.id = entry_id or stable_entry_id(proposal.section.content, now)
+                if not is_safe_value(new.id):
+                    raise InvalidEntryError(f"maka: entry id {new.id!r} cannot be written in a comment")
+                new.status = Status.ACTIVE
+                new.source = "extracted"
+                new.scope = "session" if proposal.meta.get("scope") == "session" else "workspace"
+                new.created_at = new.updated_at = from_ms(now)
+                maka = {k: v for k, v in new.extra.get(FORMAT, {}).items() if k not in ("proposedAt", "status")}
+                maka.update(
+                    source="chat_extracted",
+                    confirmedAt=str(now),
+                    approvedBy="user",
+                    approvalSurface="settings_review_queue",
+                    proposalId=pid,
+                )
+                new.extra = {**new.extra, FORMAT: maka}
+                new.version = None
+                self.add(new)
+            self._mutate(
+                self.pending_path,
+                lambda loaded: _remove_section(loaded.doc, self._find(loaded, pid, by_proposal=True).section),
+                "approve",
+                pending=True,
+            )
+            memory = self._load(self.path)
+            return next(v.entry for v in memory.views if v.meta.get("proposalId") == pid)
+
+    def reject(self, proposal_id: str) -> MemoryEntry:
+        """Mark a pending proposal rejected in PENDING.md (``status=rejected rejectedAt=<ms>``).
+
+        Raises:
+            EntryNotFoundError: No such proposal.
+            ConflictError: The proposal is not pending.
+            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
+        """
+        found: list[str] = []
+
+        def change(loaded: _Loaded) -> str:
+            view = self._find(loaded, proposal_id, by_proposal=True)
+            if view.entry.status not in (Status.DRAFT, Status.REVIEW_REQUIRED):
+                raise ConflictError(f"maka: proposal {proposal_id!r} is {view.entry.status.value}, not pending")
+            section = view.section
+            meta = dict(view.meta)
+            assert view.entry.id is not None
+            meta.update(id=view.entry.id, proposalId=meta.get("proposalId") or view.entry.id,
+                        status="rejected", rejectedAt=str(self._now()))
+            found.append(view.entry.id)
+            lines, seps = list(loaded.doc.lines), list(loaded.doc.separators)
+            text = meta_line(meta, tuple(token for _, token, _ in section.dropped))
+            if section.meta_index is not None:
+                lines[section.meta_index] = text
+            else:
+                lines.insert(section.start + 1, text)
+                seps.insert(section.start + 1, loaded.doc.newline)
+            return "".join(a + b for a, b in zip(lines, seps, strict=True))
+
+        self._mutate(self.pending_path, change, "reject", pending=True)
+        return self._find(self._load(self.pending_path, pending=True), found[0]).entry
+
+
+def prev_unchanged(rendered: RenderedSection) -> bool:
+    """Return whether a rendered section changes nothing in the file."""
+    return not (rendered.title_changed or rendered.meta_changed or rendered.body_changed)
+
+
+def _remove_section(doc: Document, section: Section) -> str:
+    """Return ``doc``'s text without ``section``, blank lines tidied as Maka does."""
+    offsets = [0]
+    for line, sep in zip(doc.lines, doc.separators, strict=True):
+        offsets.append(offsets[-1] + len(line) + len(sep))
+    text = doc.text()
+    newline = doc.newline
+    before = re.sub(r"(?:\r?\n){3,}\Z", newline * 2, text[: offsets[section.start]])
+    after = re.sub(r"\A(?:\r?\n){2,}", newline, text[offsets[section.end] :])
+    return js_trim_end(before + after) + newline
+
+
+def _redact_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {k: _redact_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_tree(v) for v in value]
+    return value
