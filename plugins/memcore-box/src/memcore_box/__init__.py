@@ -6,6 +6,16 @@ The provider does all its I/O through a :class:`~memcore_box.storage.Storage`:
 
 from __future__ import annotations
 
+from memcore_box.provider import CONFIG_FILE, INDEX_FILE, BoxMemoryProvider
 from memcore_box.storage import ANY_VERSION, CREATE, Item, LocalStorage, Storage
 
-__all__ = ["ANY_VERSION", "CREATE", "Item", "LocalStorage", "Storage"]
+__all__ = [
+    "ANY_VERSION",
+    "CONFIG_FILE",
+    "CREATE",
+    "INDEX_FILE",
+    "BoxMemoryProvider",
+    "Item",
+    "LocalStorage",
+    "Storage",
+]

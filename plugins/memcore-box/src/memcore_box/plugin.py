@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memcore.hookspecs import hookimpl
 
 __all__ = ["memcore_register_providers"]
 
 
 @hookimpl
-def memcore_register_providers() -> list[type]:
-    """Return the Box-memory provider classes (none until the provider lands)."""
-    return []
+def memcore_register_providers() -> list[type[Any]]:
+    """Return the Box-memory provider classes (format ``box``: a local folder)."""
+    from memcore_box.provider import BoxMemoryProvider
+
+    return [BoxMemoryProvider]

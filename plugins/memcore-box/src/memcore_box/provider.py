@@ -1,0 +1,1249 @@
+"""The Box-memory workspace provider (format name ``box``), on any :class:`~memcore_box.storage.Storage`.
+
+Spec: box-memory-schema.md; what the authors' skills do: reference-notes/box-memory.md.
+All I/O goes through ``self.storage`` (:class:`~memcore_box.storage.LocalStorage` for
+``box:PATH``); the Box cloud provider subclasses this class and overrides
+:meth:`BoxMemoryProvider.make_storage`.
+
+Workspace layout (``init_store``)::
+
+    _box-memory.json        workspace config (every schema field; unknown fields kept)
+    _index.json             workspace rollup: every folder index's entries + child_indexes
+    memories/_index.json    memories of no team / the default team
+    files/  companions/     binaries; companions (sibling layout: next to the binary)
+    teams/<team>/{memories,files,companions}/
+
+Writes: one memory file per entry (``<kind>__<slug>.md``, atomic, conditional on the version
+read), then its folder's ``_index.json`` and the rollup, all under :meth:`Storage.lock`. Inside
+``with store.batch():`` every index is written once, when the outermost batch ends.
+
+Ids are ``mem_`` + a ULID. An id is never reused: a deleted id goes into the tombstone list
+``_box-memory.json`` -> ``memcore.deleted_ids`` and ``add`` refuses it afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mimetypes
+import posixpath
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ulid import ULID
+
+from memcore.errors import (
+    ConfigError,
+    ConflictError,
+    EntryNotFoundError,
+    ImmutableEntryError,
+    InvalidEntryError,
+    ParseError,
+    UnsafePathError,
+)
+from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
+from memcore.provider import BaseProvider, Capability
+from memcore.storage import TextFile, check_component
+from memcore_box._json import dumps_json, loads_json
+from memcore_box._yaml import dump_mapping, patch_yaml, plain
+from memcore_box.index import ENTRY_FIELDS, build_index, build_rollup, index_entry
+from memcore_box.mapping import FIELD_ORDER, box_kind, format_timestamp, parse_timestamp, slugify
+from memcore_box.record import entry_from_meta, meta_from_entry
+from memcore_box.storage import ANY_VERSION, CREATE, LocalStorage, Storage, join
+
+__all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider"]
+
+CONFIG_FILE = "_box-memory.json"
+INDEX_FILE = "_index.json"
+_MAX_SLUG_TRIES = 1000
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class _Folder:
+    """One memory folder and its ``_index.json`` as memcore holds it in memory."""
+
+    path: str
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    pos: dict[str, int] = field(default_factory=dict)
+    keep: dict[str, Any] = field(default_factory=dict)
+    folder_id: str | None = None
+    version: str | None = None
+    index_id: str | None = None
+    problem: str | None = None
+    stale: bool = True
+    dirty: bool = False
+
+    def reposition(self) -> None:
+        self.pos = {}
+        for i, entry in enumerate(self.entries):
+            self.pos.setdefault(entry["id"], i)
+
+
+@dataclass
+class _File:
+    """One parsed memory file."""
+
+    path: str
+    version: str
+    size: int
+    text: TextFile
+    doc: FrontmatterDocument
+    yaml_text: str
+    file_id: str | None = None
+
+    @property
+    def meta(self) -> Any:
+        return self.doc.metadata
+
+    @property
+    def folder(self) -> str:
+        return posixpath.dirname(self.path)
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+def _is_memory_name(name: str) -> bool:
+    return name.lower().endswith(".md") and name.lower() != "readme.md" and not name.startswith((".", "_"))
+
+
+def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
+    try:
+        return parse_timestamp(str(created_at)), entry_id
+    except (ValueError, TypeError):
+        return _EPOCH, entry_id
+
+
+class BoxMemoryProvider(BaseProvider):
+    """Box-memory workspace provider on a :class:`~memcore_box.storage.Storage`.
+
+    Args:
+        location: The workspace: a folder path for ``box``.
+        storage: The storage to use; default: :meth:`make_storage` (a :class:`LocalStorage`).
+        **options: Provider options (``agent``: default ``agent`` for new memories).
+
+    Subclass for another backend by setting ``format_name`` and overriding
+    :meth:`make_storage` (and :meth:`binary_path` when binaries are found differently).
+    """
+
+    format_name: ClassVar[str] = "box"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {
+            Capability.ADD,
+            Capability.UPDATE,
+            Capability.DELETE,
+            Capability.SUPERSEDE,
+            Capability.ARCHIVE,
+            Capability.COMPANIONS,
+            Capability.BATCH,
+            Capability.CONCURRENT,
+            Capability.REINDEX,
+        }
+    )
+
+    def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
+        super().__init__(location, **options)
+        self.storage: Storage = storage if storage is not None else self.make_storage(self.location, **options)
+        self._config: dict[str, Any] = {}
+        self._config_version: str | None = None
+        self._config_problem: str | None = None
+        self._config_dirty = False
+        self._folders: dict[str, _Folder] = {}
+        self._rollup_version: str | None = None
+        self._rollup_keep: dict[str, Any] = {}
+        self._rollup_problem: str | None = None
+        self._rollup_dirty = False
+        self._depth = 0
+        self._where: dict[str, str] | None = None
+        self._titles: tuple[dict[str, str], dict[str, str]] | None = None
+        self._slugs: set[str] | None = None
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def make_storage(cls, location: str, **options: Any) -> Storage:
+        """Return the storage for ``location``: a :class:`LocalStorage` on that folder.
+
+        Args:
+            location: The workspace folder.
+            **options: Provider options (unused here; a cloud subclass reads credentials).
+        """
+        return LocalStorage(location)
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` is a folder holding ``_box-memory.json``."""
+        try:
+            return (Path(path) / CONFIG_FILE).is_file()
+        except OSError:
+            return False
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create a workspace (box-init steps 4-6): config, folders, empty indexes, rollup.
+
+        Idempotent: existing folders, config and indexes are kept (an existing config is
+        not rewritten, so its unknown fields stay).
+
+        Args:
+            location: The workspace root.
+            **options: ``workspace_name`` (default: the folder's name), ``tier`` (default
+                ``"unknown"``: a local folder has no Box plan), ``teams`` (list or
+                comma-separated; default ``["default"]``), ``agents``, ``companion_layout``
+                (``sibling`` | ``folder``), ``default_team``, ``storage``.
+        """
+        storage = options.pop("storage", None) or cls.make_storage(location, **options)
+        cls.initialize(storage, location=location, **options)
+
+    @classmethod
+    def initialize(cls, storage: Storage, *, location: str = "", **options: Any) -> None:
+        """Create the workspace on ``storage`` (see :meth:`init_store`)."""
+
+        def as_list(value: Any, default: list[str]) -> list[str]:
+            if value is None:
+                return default
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            return [str(v) for v in value]
+
+        default_team = str(options.get("default_team") or "default")
+        teams = as_list(options.get("teams"), [default_team])
+        if default_team not in teams:
+            teams.insert(0, default_team)
+        for team in teams:
+            check_component(team)
+        layout = str(options.get("companion_layout") or "sibling")
+        if layout not in {"sibling", "folder"}:
+            raise ConfigError(f"box: companion_layout must be 'sibling' or 'folder', not {layout!r}")
+        root = storage.make_folder("")
+        folder_ids: dict[str, Any] = {"root": root.id}
+        for name in ("memories", "files", "companions", "teams"):
+            folder_ids[name] = storage.make_folder(name).id
+        for team in teams:
+            for sub in ("root", "memories", "files", "companions"):
+                path = join("teams", team) if sub == "root" else join("teams", team, sub)
+                folder_ids[f"team_{team}_{sub}"] = storage.make_folder(path).id
+        now = format_timestamp(utc_now())
+        tier = str(options.get("tier") or "unknown")
+        if not storage.exists(CONFIG_FILE):
+            name = str(options.get("workspace_name") or Path(location).name or "box-memory")
+            config: dict[str, Any] = {
+                "version": 1,
+                "schema_version": 1,
+                "workspace_name": name,
+                "workspace_root_id": root.id,
+                "workspace_type": "folder",
+                "created_at": now,
+                "updated_at": now,
+                "tier": tier,
+                "tier_detected_at": now,
+                "capabilities": {
+                    "custom_metadata_templates": False,
+                    "template_create_permission": False,
+                    "body_search": False,
+                    "max_file_size_mb": None,
+                    "storage_unlimited": False,
+                    "box_sign": False,
+                    "retention_policies": False,
+                    "legal_holds": False,
+                    "keysafe": False,
+                    "compliance": [],
+                },
+                "metadata_template_key": None,
+                "metadata_template_created_at": None,
+                "teams": teams,
+                "agents": as_list(options.get("agents"), []),
+                "settings": {
+                    "default_team": default_team,
+                    "companion_layout": layout,
+                    "include_superseded_in_recall": False,
+                    "rebuild_index_on_drift": True,
+                    "ai_recall_enabled": False,
+                    "ai_extract_enabled": False,
+                    "ai_studio_agent_enabled": False,
+                    "ai_model": None,
+                    "compliance_target": None,
+                },
+                "folder_ids": folder_ids,
+            }
+            storage.write(CONFIG_FILE, dumps_json(config), expected_version=CREATE)
+        seeded: list[tuple[str, str | None, str | None, dict[str, Any]]] = []
+        for path in ["memories", *(join("teams", t, "memories") for t in teams)]:
+            index_path = join(path, INDEX_FILE)
+            if storage.exists(index_path):
+                continue
+            data = build_index([], folder_id=storage.stat(path).id, folder_path=path + "/", updated_at=now, tier=tier)
+            item = storage.write(index_path, dumps_json(data), expected_version=CREATE)
+            seeded.append((path + "/", data["folder_id"], item.id, data))
+        if not storage.exists(INDEX_FILE):
+            rollup = build_rollup(seeded, folder_id=root.id, updated_at=now, tier=tier)
+            storage.write(INDEX_FILE, dumps_json(rollup), expected_version=CREATE)
+
+    # -- life cycle -------------------------------------------------------------------
+    def open(self) -> BoxMemoryProvider:
+        """Read ``_box-memory.json`` and the folder indexes.
+
+        Raises:
+            ConfigError: No workspace here (no ``_box-memory.json``); the message says how to
+                create one.
+        """
+        if not self.storage.exists(CONFIG_FILE):
+            raise ConfigError(
+                f"box: {self.storage.description} is not a Box-memory workspace (no {CONFIG_FILE}); "
+                f"create one with `memcore init --store {self.format_name}:{self.location}`"
+            )
+        self._load_config()
+        self._discover()
+        self._load_rollup()
+        self._is_open = True
+        return self
+
+    def close(self) -> None:
+        """Forget cached state; everything was written already."""
+        self._folders.clear()
+        self._invalidate()
+        self._is_open = False
+
+    def _ensure_open(self) -> None:
+        if not self._is_open:
+            self.open()
+
+    # -- config -----------------------------------------------------------------------
+    def _load_config(self) -> None:
+        try:
+            data, version = self.storage.read(CONFIG_FILE)
+        except FileNotFoundError:
+            self._config, self._config_version, self._config_problem = {}, None, f"no {CONFIG_FILE}"
+            return
+        if version == self._config_version and self._config_problem is None:
+            return
+        self._config_version = version
+        try:
+            parsed = loads_json(data)
+        except ValueError as exc:
+            self._config, self._config_problem = {}, f"{CONFIG_FILE} is not valid JSON: {exc}"
+            return
+        if not isinstance(parsed, dict):
+            self._config, self._config_problem = {}, f"{CONFIG_FILE} must hold a JSON object"
+            return
+        self._config, self._config_problem = parsed, None
+
+    def _settings(self) -> dict[str, Any]:
+        settings = self._config.get("settings")
+        return settings if isinstance(settings, dict) else {}
+
+    @property
+    def default_team(self) -> str:
+        """The workspace's ``settings.default_team`` (``"default"`` when unset)."""
+        return str(self._settings().get("default_team") or "default")
+
+    @property
+    def tier(self) -> str | None:
+        """The workspace's ``tier``."""
+        tier = self._config.get("tier")
+        return None if tier is None else str(tier)
+
+    def _tombstones(self) -> set[str]:
+        block = self._config.get("memcore")
+        ids = block.get("deleted_ids") if isinstance(block, dict) else None
+        return {str(i) for i in ids} if isinstance(ids, list) else set()
+
+    def _edit_config(self) -> dict[str, Any]:
+        if self._config_problem is not None:
+            raise ParseError(
+                f"box: refusing to rewrite {CONFIG_FILE}: {self._config_problem}; fix it by hand first",
+                path=join(self.storage.description, CONFIG_FILE),
+            )
+        self._config_dirty = True
+        return self._config
+
+    # -- folders and indexes ----------------------------------------------------------
+    def _walk(self, folder: str = "") -> Iterator[tuple[str, list[Any]]]:
+        try:
+            items = self.storage.list(folder)
+        except FileNotFoundError:
+            return
+        yield folder, items
+        for item in items:
+            if item.is_folder and not item.name.startswith("."):
+                yield from self._walk(join(folder, item.name))
+
+    def _discover(self) -> dict[str, list[Any]]:
+        """Find every memory folder (one holding ``_index.json`` or memory files); return listings."""
+        listings: dict[str, list[Any]] = {}
+        for folder, items in self._walk(""):
+            if not folder:
+                continue
+            if any(not i.is_folder and (i.name == INDEX_FILE or _is_memory_name(i.name)) for i in items):
+                listings[folder] = items
+                if folder not in self._folders:
+                    self._folders[folder] = _Folder(path=folder)
+                    self._load_index(self._folders[folder])
+        for path in [p for p in self._folders if p not in listings]:
+            if not self.storage.exists(path):
+                del self._folders[path]
+                self._invalidate()
+        return listings
+
+    def _load_index(self, folder: _Folder) -> None:
+        try:
+            data, version = self.storage.read(join(folder.path, INDEX_FILE))
+        except FileNotFoundError:
+            if folder.version is not None or folder.problem is None:
+                folder.entries, folder.version, folder.stale, folder.problem = [], None, True, "missing"
+                folder.reposition()
+                self._invalidate()
+            return
+        if version == folder.version and not folder.dirty:
+            return
+        folder.version = version
+        self._invalidate()
+        try:
+            parsed = loads_json(data)
+            if not isinstance(parsed, dict) or not isinstance(parsed.get("entries"), list):
+                raise ValueError("not an object with an 'entries' list")
+            entries = [dict(e) for e in parsed["entries"]]
+            if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str) for e in entries):
+                raise ValueError("an entry lacks a string 'id' or 'filename'")
+        except ValueError as exc:
+            folder.entries, folder.stale, folder.problem = [], True, f"malformed: {exc}"
+            folder.reposition()
+            return
+        folder.entries, folder.stale, folder.problem = entries, False, None
+        folder.folder_id = parsed.get("folder_id") if isinstance(parsed.get("folder_id"), str) else folder.folder_id
+        known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries"}
+        known.update(("by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for"))
+        folder.keep = {k: v for k, v in parsed.items() if k not in known}
+        folder.reposition()
+
+    def _load_rollup(self) -> None:
+        try:
+            data, version = self.storage.read(INDEX_FILE)
+        except FileNotFoundError:
+            self._rollup_version, self._rollup_keep, self._rollup_problem = None, {}, "missing"
+            return
+        if version == self._rollup_version:
+            return
+        self._rollup_version = version
+        try:
+            parsed = loads_json(data)
+            if not isinstance(parsed, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            self._rollup_keep, self._rollup_problem = {}, f"malformed: {exc}"
+            return
+        known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "child_indexes"}
+        known.update(("entries", "by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status"))
+        known.add("by_companion_for")
+        self._rollup_keep = {k: v for k, v in parsed.items() if k not in known}
+        self._rollup_problem = None
+
+    def _sync(self) -> None:
+        """Re-read config and indexes that changed in storage (another process wrote)."""
+        self._load_config()
+        for folder in list(self._folders.values()):
+            self._load_index(folder)
+        self._load_rollup()
+
+    def _folder(self, path: str, *, create: bool = False) -> _Folder:
+        folder = self._folders.get(path)
+        if folder is None:
+            if create:
+                self.storage.make_folder(path)
+            folder = _Folder(path=path)
+            self._folders[path] = folder
+            self._load_index(folder)
+        return folder
+
+    def _ensure_fresh(self, folder: _Folder) -> None:
+        """Rebuild a folder's entries from its files when its index is missing or malformed."""
+        if not folder.stale:
+            return
+        old = {e.get("filename"): e for e in folder.entries}
+        files, _ = self._scan_folder(folder.path)
+        folder.entries = self._entries_for(files, old)
+        folder.reposition()
+        folder.stale = False
+        folder.dirty = True
+        self._invalidate()
+
+    def _entries_for(self, files: list[_File], old: dict[Any, dict[str, Any]]) -> list[dict[str, Any]]:
+        entries = []
+        for f in sorted(files, key=lambda f: _sort_key(f.meta.get("created_at"), str(f.meta.get("id")))):
+            previous = old.get(f.name) or {}
+            file_id = f.file_id
+            if file_id is None and previous.get("id") == str(f.meta.get("id")):
+                file_id = previous.get("file_id")
+            entries.append(index_entry(f.meta, filename=f.name, file_id=file_id, size=f.size))
+        return entries
+
+    def _invalidate(self) -> None:
+        self._where = None
+        self._titles = None
+        self._slugs = None
+
+    def _where_map(self) -> dict[str, str]:
+        if self._where is None:
+            where: dict[str, str] = {}
+            for path in sorted(self._folders):
+                for entry in self._folders[path].entries:
+                    where.setdefault(entry["id"], path)
+            self._where = where
+        return self._where
+
+    def _title_maps(self) -> tuple[dict[str, str], dict[str, str]]:
+        if self._titles is None:
+            exact: dict[str, str] = {}
+            folded: dict[str, str] = {}
+            active: set[str] = set()
+            for path in sorted(self._folders):
+                for entry in self._folders[path].entries:
+                    title = unicodedata.normalize("NFC", str(entry.get("title") or ""))
+                    if not title:
+                        continue
+                    is_active = entry.get("status") == "active"
+                    if title not in exact or (is_active and exact[title] not in active):
+                        exact[title] = entry["id"]
+                    folded.setdefault(title.casefold(), entry["id"])
+                    if is_active:
+                        active.add(entry["id"])
+            self._titles = (exact, folded)
+        return self._titles
+
+    def _slug_set(self) -> set[str]:
+        if self._slugs is None:
+            self._slugs = {
+                str(e.get("slug") or "").casefold() for f in self._folders.values() for e in f.entries
+            }
+        return self._slugs
+
+    def _resolve(self, title: str) -> str | None:
+        exact, folded = self._title_maps()
+        found = exact.get(title) or folded.get(title.casefold())
+        if found is None and title in self._where_map():
+            found = title
+        return found
+
+    def _title_of(self, entry_id: str) -> str | None:
+        path = self._where_map().get(entry_id)
+        if path is None:
+            return None
+        folder = self._folders[path]
+        title = folder.entries[folder.pos[entry_id]].get("title")
+        return str(title) if title else None
+
+    def _is_known(self, entry_id: str) -> bool:
+        return entry_id in self._where_map()
+
+    def _index_put(self, folder: _Folder, entry: dict[str, Any]) -> None:
+        entry_id = entry["id"]
+        if entry_id in folder.pos:
+            old = folder.entries[folder.pos[entry_id]]
+            folder.entries[folder.pos[entry_id]] = entry
+            if old.get("title") != entry.get("title") or old.get("status") != entry.get("status"):
+                self._titles = None
+        else:
+            folder.entries.append(entry)
+            folder.pos[entry_id] = len(folder.entries) - 1
+            if self._where is not None:
+                self._where.setdefault(entry_id, folder.path)
+            self._titles = None
+        if self._slugs is not None:
+            self._slugs.add(str(entry.get("slug") or "").casefold())
+        folder.dirty = True
+
+    def _index_remove(self, folder: _Folder, entry_id: str) -> None:
+        if entry_id in folder.pos:
+            folder.entries = [e for e in folder.entries if e["id"] != entry_id]
+            folder.reposition()
+            folder.dirty = True
+            self._invalidate()
+
+    def _flush(self, *, force_rollup: bool = False) -> None:
+        now = format_timestamp(utc_now())
+        wrote = False
+        for path in sorted(self._folders):
+            folder = self._folders[path]
+            if not folder.dirty:
+                continue
+            data = build_index(
+                folder.entries,
+                folder_id=folder.folder_id,
+                folder_path=path + "/",
+                updated_at=now,
+                tier=self.tier,
+                keep=folder.keep,
+            )
+            expected = folder.version if folder.version is not None else CREATE
+            item = self.storage.write(join(path, INDEX_FILE), dumps_json(data), expected_version=expected)
+            folder.version, folder.dirty, folder.problem = item.version, False, None
+            folder.index_id = item.id or folder.index_id
+            wrote = True
+        if wrote or force_rollup or self._rollup_dirty:
+            self._write_rollup(now)
+        if self._config_dirty:
+            self._config["updated_at"] = now
+            expected = self._config_version if self._config_version is not None else CREATE
+            item = self.storage.write(CONFIG_FILE, dumps_json(self._config), expected_version=expected)
+            self._config_version, self._config_dirty = item.version, False
+
+    def _rollup_data(self, now: str) -> dict[str, Any]:
+        children = []
+        for path in sorted(self._folders):
+            folder = self._folders[path]
+            if folder.version is None and not folder.entries:
+                continue
+            index = {"entries": folder.entries}
+            children.append((path + "/", folder.folder_id, folder.index_id, index))
+        ids = self._config.get("folder_ids")
+        root_id = ids.get("root") if isinstance(ids, dict) else None
+        return build_rollup(
+            children,
+            folder_id=root_id if isinstance(root_id, str) else None,
+            updated_at=now,
+            tier=self.tier,
+            keep=self._rollup_keep,
+        )
+
+    def _write_rollup(self, now: str) -> None:
+        expected = self._rollup_version if self._rollup_version is not None else CREATE
+        if self._rollup_problem not in (None, "missing"):
+            expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
+        item = self.storage.write(INDEX_FILE, dumps_json(self._rollup_data(now)), expected_version=expected)
+        self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        self._ensure_open()
+        with self.storage.lock():
+            outer = self._depth == 0
+            if outer:
+                self._sync()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if outer:
+                    self._flush()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group writes: memory files are written at once, each index once at the end.
+
+        Holds the workspace lock for the whole batch (local folders). If the block raises,
+        the indexes are still written for the files that were written.
+        """
+        with self._writing():
+            yield
+
+    # -- reading ----------------------------------------------------------------------
+    def _parse(self, path: str, data: bytes, version: str, file_id: str | None = None) -> _File | Diagnostic:
+        def orphan(message: str, line: int | None = None) -> Diagnostic:
+            return Diagnostic(
+                path=path, line=line, code="box.orphan", severity=Severity.ERROR,
+                message=f"{message}; the file is left as it is (fix it, then `memcore reindex`)",
+            )
+
+        try:
+            text = TextFile.decode(data, path=path)
+            doc = parse_frontmatter(text.text, path=path)
+            yaml_text = split_frontmatter(text.text)[0] or ""
+        except ParseError as exc:
+            return orphan(str(exc).removeprefix(f"{path}:{exc.line}: ").removeprefix(f"{path}: "), exc.line)
+        if not doc.has_frontmatter:
+            return orphan("no frontmatter (the file must start with a '---' line)", 1)
+        meta = doc.metadata
+        if meta.get("id") is None or not str(meta.get("id")).strip():
+            return orphan("frontmatter has no 'id'", 1)
+        if meta.get("kind") is None or not str(meta.get("kind")).strip():
+            return orphan("frontmatter has no 'kind'", 1)
+        return _File(path=path, version=version, size=len(data), text=text, doc=doc, yaml_text=yaml_text,
+                     file_id=file_id)
+
+    def _scan_folder(self, folder: str, items: list[Any] | None = None) -> tuple[list[_File], list[Diagnostic]]:
+        files: list[_File] = []
+        orphans: list[Diagnostic] = []
+        if items is None:
+            try:
+                items = self.storage.list(folder)
+            except FileNotFoundError:
+                return files, orphans
+        for item in items:
+            if item.is_folder or not _is_memory_name(item.name):
+                continue
+            path = join(folder, item.name)
+            try:
+                data, version = self.storage.read(path)
+            except FileNotFoundError:
+                continue
+            parsed = self._parse(path, data, version, item.id)
+            (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
+        return files, orphans
+
+    def _scan(self) -> tuple[list[_File], list[Diagnostic]]:
+        files: list[_File] = []
+        orphans: list[Diagnostic] = []
+        for folder, items in sorted(self._discover().items()):
+            found, bad = self._scan_folder(folder, items)
+            files += found
+            orphans += bad
+        return files, orphans
+
+    @staticmethod
+    def _file_resolver(files: list[_File]) -> tuple[Callable[[str], str | None], Callable[[str], bool]]:
+        exact: dict[str, str] = {}
+        folded: dict[str, str] = {}
+        ids: set[str] = set()
+        for f in files:
+            entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
+            ids.add(entry_id)
+            title = f.meta.get("title")
+            if title is None:
+                continue
+            title = unicodedata.normalize("NFC", str(title))
+            if title not in exact or str(f.meta.get("status")) == "active":
+                exact.setdefault(title, entry_id)
+            folded.setdefault(title.casefold(), entry_id)
+
+        def resolve(title: str) -> str | None:
+            return exact.get(title) or folded.get(title.casefold()) or (title if title in ids else None)
+
+        return resolve, ids.__contains__
+
+    def _entry_of(self, f: _File, resolve: Callable[[str], str | None] | None = None,
+                  known: Callable[[str], bool] | None = None) -> tuple[MemoryEntry, list[Diagnostic]]:
+        return entry_from_meta(
+            f.meta, f.doc.body, path=f.path, version=f.version,
+            resolve=resolve or self._resolve, is_known_id=known or self._is_known,
+        )
+
+    def _read_file(self, entry_id: str) -> _File:
+        """Return the parsed file of ``entry_id``, through the indexes, else by scanning.
+
+        Raises:
+            EntryNotFoundError: No memory file has that id.
+        """
+        entry_id = unicodedata.normalize("NFC", entry_id)
+        for attempt in range(2):
+            folder_path = self._where_map().get(entry_id)
+            if folder_path is not None:
+                folder = self._folders[folder_path]
+                path = join(folder_path, folder.entries[folder.pos[entry_id]]["filename"])
+                try:
+                    data, version = self.storage.read(path)
+                except (FileNotFoundError, UnsafePathError):
+                    data = b""
+                    version = ""
+                if data:
+                    parsed = self._parse(path, data, version)
+                    if isinstance(parsed, _File) and str(parsed.meta["id"]) == entry_id:
+                        return parsed
+            if attempt == 0:
+                self._sync()
+        files, _ = self._scan()
+        for f in files:
+            if unicodedata.normalize("NFC", str(f.meta["id"])) == entry_id:
+                return f
+        raise EntryNotFoundError(f"box: no memory {entry_id!r} in {self.storage.description}")
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the memory with ``entry_id`` (found through the indexes; files win on drift).
+
+        Raises:
+            EntryNotFoundError: No such memory.
+        """
+        self._ensure_open()
+        return self._entry_of(self._read_file(entry_id))[0]
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield every memory, read from the files, ordered by ``created_at`` then id.
+
+        Files that cannot be read as memories (orphans) are skipped here and reported by
+        :meth:`validate`. When two files share an id, the first in that order is yielded.
+        """
+        self._ensure_open()
+        query = query or Query()
+        if query.ids is not None:
+            found = []
+            for entry_id in dict.fromkeys(query.ids):
+                try:
+                    found.append(self.get(entry_id))
+                except EntryNotFoundError:
+                    continue
+            found.sort(key=lambda e: (e.created_at or _EPOCH, e.id or ""))
+            yield from query.apply(found)
+            return
+        files, _ = self._scan()
+        resolve, known = self._file_resolver(files)
+        entries = [self._entry_of(f, resolve, known)[0] for f in files]
+        entries.sort(key=lambda e: (e.created_at or _EPOCH, e.id or ""))
+        seen: set[str | None] = set()
+        unique = []
+        for entry in entries:
+            if entry.id not in seen:
+                seen.add(entry.id)
+                unique.append(entry)
+        yield from query.apply(unique)
+
+    # -- writing ----------------------------------------------------------------------
+    def _new_id(self) -> str:
+        taken = self._where_map()
+        dead = self._tombstones()
+        while True:
+            entry_id = f"mem_{ULID()}"
+            if entry_id not in taken and entry_id not in dead:
+                return entry_id
+
+    def _unique_slug(self, base: str, *, skip: int = 0) -> str:
+        taken = self._slug_set()
+        n = 1 + skip
+        for _ in range(_MAX_SLUG_TRIES):
+            slug = base if n == 1 else f"{base}-{n}"
+            if slug.casefold() not in taken:
+                return slug
+            n += 1
+        raise InvalidEntryError(f"box: more than {_MAX_SLUG_TRIES} memories share the slug {base!r}")
+
+    def binary_path(self, file_id: str, near: str) -> str | None:
+        """Return the workspace path of the binary a companion describes, or ``None``.
+
+        On a local folder ``companion_for.file_id`` is the binary's workspace-relative path
+        (``files/report.pdf``); a Box file id (digits) cannot be found locally and gives
+        ``None``. Subclasses on Box override this.
+
+        Args:
+            file_id: ``companion_for.file_id``.
+            near: The companion's folder (for sibling layouts; unused locally).
+        """
+        if not file_id or file_id.isdigit():
+            return None
+        try:
+            return file_id if self.storage.exists(file_id) else None
+        except UnsafePathError:
+            return None
+
+    def _fill_companion(self, entry: MemoryEntry) -> None:
+        companion = entry.ns("box").get("companion_for")
+        if not isinstance(companion, dict) or not companion.get("file_id"):
+            return
+        path = self.binary_path(str(companion["file_id"]), "")
+        if path is None:
+            return
+        if companion.get("sha256") and companion.get("size_bytes") is not None:
+            return
+        algo, digest, size = self.storage.checksum(path)
+        companion.setdefault("filename", posixpath.basename(path))
+        companion[algo] = digest
+        companion["hash_algo"] = algo
+        companion["size_bytes"] = size
+        companion.setdefault("mime_type", mimetypes.guess_type(path)[0] or "application/octet-stream")
+        companion.setdefault("reviewed_at", format_timestamp(utc_now()))
+        if entry.source:
+            companion.setdefault("reviewed_by", entry.source)
+
+    def _team_folder(self, team: str | None, sub: str) -> str:
+        if team is None or team == self.default_team:
+            return sub
+        check_component(team)
+        path = join("teams", team, sub)
+        teams = self._config.get("teams")
+        if not isinstance(teams, list) or team not in teams:
+            config = self._edit_config()
+            config["teams"] = [*(teams if isinstance(teams, list) else []), team]
+            ids = config.setdefault("folder_ids", {})
+            if isinstance(ids, dict):
+                for part in ("root", "memories", "files", "companions"):
+                    folder = join("teams", team) if part == "root" else join("teams", team, part)
+                    ids.setdefault(f"team_{team}_{part}", self.storage.make_folder(folder).id)
+        return path
+
+    def _target_folder(self, entry: MemoryEntry) -> str:
+        if entry.kind == Kind.COMPANION:
+            companion = (entry.extra.get("box") or {}).get("companion_for")
+            if isinstance(companion, dict) and companion.get("file_id"):
+                binary = self.binary_path(str(companion["file_id"]), "")
+                if binary is not None:
+                    if self._settings().get("companion_layout") == "folder":
+                        return self._team_folder(entry.scope, "companions")
+                    return posixpath.dirname(binary) or self._team_folder(entry.scope, "memories")
+        return self._team_folder(entry.scope, "memories")
+
+    @staticmethod
+    def _render(meta: dict[str, Any], body: str) -> bytes:
+        return TextFile(text="").encode(f"---\n{dump_mapping(meta)}---\n{body}")
+
+    def _check_new_id(self, entry_id: str) -> str:
+        entry_id = unicodedata.normalize("NFC", entry_id)
+        if entry_id != entry_id.strip() or any(c in entry_id for c in "\r\n"):
+            raise InvalidEntryError(f"box: id {entry_id!r} has surrounding blanks or a line break")
+        if entry_id in self._tombstones():
+            raise ConflictError(f"box: id {entry_id!r} belonged to a deleted memory; Box-memory never reuses ids")
+        if self._is_known(entry_id):
+            raise ConflictError(f"box: a memory with id {entry_id!r} already exists; use update()")
+        return entry_id
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Write a new memory file and index it.
+
+        A missing id gets ``mem_`` + a new ULID; missing ``created_at``/``updated_at`` get now
+        (given ones are kept, so an imported memory keeps its history). The slug comes from
+        ``extra["box"]["slug"]`` or the title, made unique with ``-2``, ``-3``…
+        (case-insensitively, across the workspace).
+
+        Raises:
+            ConflictError: The id exists, or belonged to a deleted memory.
+            InvalidEntryError: The id is not usable.
+        """
+        entry = entry.model_copy(deep=True)
+        with self._writing():
+            entry.id = self._new_id() if entry.id is None else self._check_new_id(entry.id)
+            now = utc_now()
+            entry.created_at = entry.created_at or now
+            entry.updated_at = entry.updated_at or now
+            if entry.source is None and self.options.get("agent"):
+                entry.source = str(self.options["agent"])
+            if entry.kind == Kind.COMPANION:
+                self._fill_companion(entry)
+            folder_path = self._target_folder(entry)
+            folder = self._folder(folder_path, create=True)
+            self._ensure_fresh(folder)
+            requested = (entry.extra.get("box") or {}).get("slug")
+            base = slugify(str(requested)) if requested else slugify(entry.title)
+            kind_name = box_kind(entry.kind)
+            raw_kind = (entry.extra.get("box") or {}).get("kind")
+            if raw_kind is not None and entry.kind == Kind.NOTE:
+                kind_name = slugify(str(raw_kind))
+            for skip in range(_MAX_SLUG_TRIES):
+                slug = self._unique_slug(base, skip=skip)
+                meta = meta_from_entry(entry, slug=slug, title_of=self._title_of)
+                filename = f"{kind_name}__{slug}.md"
+                data = self._render(meta, entry.body)
+                try:
+                    item = self.storage.write(join(folder_path, filename), data, expected_version=CREATE)
+                    break
+                except ConflictError:  # an unindexed file holds the name: try the next suffix
+                    self._slug_set().add(slug.casefold())
+                    continue
+            else:  # pragma: no cover
+                raise InvalidEntryError(f"box: no free file name for slug {base!r}")
+            self._index_put(folder, index_entry(meta, filename=filename, file_id=item.id, size=len(data)))
+            stored, _ = entry_from_meta(
+                meta, entry.body, path=join(folder_path, filename), version=item.version,
+                resolve=self._resolve, is_known_id=self._is_known,
+            )
+        return stored
+
+    def _refuse_held(self, f: _File, operation: str) -> None:
+        if str(f.meta.get("status")) == "held":
+            raise ImmutableEntryError(
+                f"box: memory {f.meta['id']} ({f.path}) is on legal hold (status: held) and cannot be "
+                f"changed; `{operation}` refused. Release the hold in Box first."
+            )
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Rewrite a memory file, changing only what changed, and re-index it.
+
+        ``updated_at`` is set to now. The slug is stable (kept from the file). A kind or team
+        change moves the file to ``<new kind>__<slug>.md`` in the new folder.
+
+        Args:
+            entry: The entry, with the id of a stored memory.
+            expected_version: Version token the caller read; default ``entry.version``. When
+                neither is set the write is unconditional (still under the lock).
+
+        Raises:
+            EntryNotFoundError: No memory with that id.
+            ConflictError: The file changed since ``expected_version`` was read.
+            ImmutableEntryError: The stored memory is ``held``.
+        """
+        if entry.id is None:
+            raise InvalidEntryError("box: update() needs an entry with an id; use add() for new memories")
+        entry_id: str = entry.id
+        entry = entry.model_copy(deep=True)
+        with self._writing():
+            current = self._read_file(entry_id)
+            self._refuse_held(current, "update")
+            token = expected_version or entry.version
+            if token is not None and token != current.version:
+                raise ConflictError(
+                    f"box: memory {entry.id} ({current.path}) changed since version {token} was read; "
+                    "get() it again and retry"
+                )
+            if entry.created_at is None:
+                entry.created_at = self._entry_of(current)[0].created_at or utc_now()
+            entry.updated_at = utc_now()
+            slug = str(current.meta.get("slug") or "") or self._unique_slug(slugify(entry.title))
+            meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=current.meta,
+                                   resolve=self._resolve)
+            yaml_text = patch_yaml(current.yaml_text, current.meta, meta, FIELD_ORDER)
+            data = current.text.encode(f"---\n{yaml_text}---\n{entry.body}")
+            old_folder = self._folder(current.folder)
+            self._ensure_fresh(old_folder)
+            new_folder_path = self._target_folder(entry)
+            same_kind = str(current.meta.get("kind")) == str(meta["kind"])
+            if same_kind and new_folder_path == current.folder:
+                path = current.path
+                item = self.storage.write(path, data, expected_version=current.version)
+                new_folder = old_folder
+            else:
+                new_folder = self._folder(new_folder_path, create=True)
+                self._ensure_fresh(new_folder)
+                path = join(new_folder_path, f"{slugify(str(meta['kind']))}__{slug}.md")
+                item = self.storage.write(path, data, expected_version=CREATE)
+                self.storage.delete(current.path, expected_version=current.version)
+                self._index_remove(old_folder, entry_id)
+            previous = old_folder.entries[old_folder.pos[entry.id]] if entry.id in old_folder.pos else {}
+            file_id = item.id or (previous.get("file_id") if new_folder is old_folder else None)
+            self._index_put(new_folder, index_entry(meta, filename=posixpath.basename(path), file_id=file_id,
+                                                    size=len(data)))
+            stored, _ = entry_from_meta(meta, entry.body, path=path, version=item.version,
+                                        resolve=self._resolve, is_known_id=self._is_known)
+        return stored
+
+    def delete(self, entry_id: str) -> None:
+        """Delete a memory file, un-index it and tombstone its id (never reused).
+
+        Raises:
+            EntryNotFoundError: No such memory.
+            ImmutableEntryError: The memory is ``held``.
+        """
+        with self._writing():
+            current = self._read_file(entry_id)
+            self._refuse_held(current, "delete")
+            self.storage.delete(current.path, expected_version=current.version)
+            folder = self._folder(current.folder)
+            self._ensure_fresh(folder)
+            self._index_remove(folder, str(current.meta["id"]))
+            config = self._edit_config()
+            block = config.setdefault("memcore", {})
+            if isinstance(block, dict):
+                dead = block.setdefault("deleted_ids", [])
+                if isinstance(dead, list) and current.meta["id"] not in dead:
+                    dead.append(str(current.meta["id"]))
+
+    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
+        """Add ``new`` listing ``supersedes: [old_id]``; mark the old memory superseded (kept).
+
+        Raises:
+            EntryNotFoundError: ``old_id`` does not exist (nothing written).
+            ImmutableEntryError: The old memory is ``held`` (nothing written).
+        """
+        with self._writing():
+            self._refuse_held(self._read_file(old_id), "supersede")
+            return super().supersede(old_id, new)
+
+    def add_companion(self, binary: str, entry: MemoryEntry | None = None, *, reviewed_by: str | None = None,
+                      ) -> MemoryEntry:
+        """Write a companion memory for a binary in the workspace (box-companion steps 2-9).
+
+        Computes the binary's hash, size and mime type through the storage. Title defaults to
+        ``Companion — <filename>``, slug to ``<filename>-companion``, tags to
+        ``[companion, <extension>]``.
+
+        Args:
+            binary: Workspace-relative path of the binary (becomes ``companion_for.file_id``).
+            entry: Title, body, tags… of the companion (kind is set to companion).
+            reviewed_by: Agent that reviewed the binary (default: ``entry.source``).
+
+        Raises:
+            FileNotFoundError: No file at ``binary``.
+        """
+        self._ensure_open()
+        algo, digest, size = self.storage.checksum(binary)
+        filename = posixpath.basename(binary)
+        entry = (entry or MemoryEntry()).model_copy(deep=True)
+        entry.kind = Kind.COMPANION
+        entry.title = entry.title or f"Companion — {filename}"
+        if not entry.tags:
+            ext = posixpath.splitext(filename)[1].lstrip(".").lower()
+            entry.tags = ["companion", *([ext] if ext else [])]
+        box = entry.ns("box")
+        box.setdefault("slug", f"{slugify(filename)}-companion")
+        companion: dict[str, Any] = {
+            "file_id": binary,
+            "filename": filename,
+            algo: digest,
+            "hash_algo": algo,
+            "size_bytes": size,
+            "mime_type": mimetypes.guess_type(filename)[0] or "application/octet-stream",
+            "reviewed_at": format_timestamp(utc_now()),
+        }
+        reviewer = reviewed_by or entry.source
+        if reviewer:
+            companion["reviewed_by"] = reviewer
+        box["companion_for"] = companion
+        return self.add(entry)
+
+    # -- checking ---------------------------------------------------------------------
+    def _companion_diags(self, f: _File) -> list[Diagnostic]:
+        entry_id = str(f.meta["id"])
+        companion = f.meta.get("companion_for")
+        if not isinstance(companion, dict):
+            return [Diagnostic(path=f.path, line=1, code="box.companion-block", severity=Severity.ERROR,
+                               entry_id=entry_id,
+                               message="kind: companion needs a companion_for block (file_id, filename, sha256…)")]
+        file_id = str(companion.get("file_id") or "")
+        binary = self.binary_path(file_id, f.folder)
+        if binary is None:
+            if file_id and not file_id.isdigit():
+                return [Diagnostic(path=f.path, code="box.companion-vanished", severity=Severity.WARNING,
+                                   entry_id=entry_id,
+                                   message=f"the binary {file_id!r} this companion describes is gone")]
+            return [Diagnostic(path=f.path, code="box.companion-unchecked", severity=Severity.INFO,
+                               entry_id=entry_id,
+                               message=f"binary {file_id or '?'} is not in this workspace; its hash was not checked")]
+        algo = str(companion.get("hash_algo") or "sha256")
+        stored = companion.get(algo)
+        got_algo, digest, size = self.storage.checksum(binary)
+        changed = (got_algo == algo and stored is not None and str(stored) != digest) or (
+            companion.get("size_bytes") is not None and str(companion.get("size_bytes")) != str(size)
+        )
+        if changed:
+            return [Diagnostic(path=f.path, code="box.companion-stale", severity=Severity.WARNING,
+                               entry_id=entry_id,
+                               message=f"{binary} changed since review ({algo} {stored} -> {digest}, "
+                                       f"{companion.get('size_bytes')} -> {size} bytes); regenerate the companion")]
+        return []
+
+    def _content_diags(self, files: list[_File]) -> list[Diagnostic]:
+        diags: list[Diagnostic] = []
+        by_id: dict[str, list[_File]] = {}
+        by_slug: dict[str, list[_File]] = {}
+        resolve, known = self._file_resolver(files)
+        for f in files:
+            entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
+            by_id.setdefault(entry_id, []).append(f)
+            if str(f.meta.get("status")) == "active" and f.meta.get("slug"):
+                by_slug.setdefault(str(f.meta["slug"]).casefold(), []).append(f)
+            diags += self._entry_of(f, resolve, known)[1]
+            kind, slug = str(f.meta.get("kind")), str(f.meta.get("slug") or "")
+            if f.name != f"{kind}__{slug}.md" and not (kind == "companion" and f.name.endswith(".md")):
+                diags.append(Diagnostic(path=f.path, code="box.filename", severity=Severity.WARNING, entry_id=entry_id,
+                                        message=f"file name should be {kind}__{slug}.md (<kind>__<slug>.md)"))
+            if kind == "companion":
+                diags += self._companion_diags(f)
+        for entry_id, group in by_id.items():
+            if len(group) > 1:
+                for f in group:
+                    diags.append(Diagnostic(path=f.path, line=1, code="box.duplicate-id", severity=Severity.ERROR,
+                                            entry_id=entry_id,
+                                            message=f"id {entry_id} is used by {len(group)} files: "
+                                                    + ", ".join(g.path for g in group)))
+        for slug, group in by_slug.items():
+            if len(group) > 1:
+                for f in group:
+                    diags.append(Diagnostic(path=f.path, code="box.slug-conflict", severity=Severity.ERROR,
+                                            entry_id=str(f.meta["id"]),
+                                            message=f"slug {slug!r} is on {len(group)} active memories: "
+                                                    + ", ".join(g.path for g in group)))
+        return diags
+
+    def _drift_diags(self, files: list[_File]) -> list[Diagnostic]:
+        diags: list[Diagnostic] = []
+        by_folder: dict[str, list[_File]] = {}
+        for f in files:
+            by_folder.setdefault(f.folder, []).append(f)
+        compare = [k for k in ENTRY_FIELDS if k not in {"file_id", "size_bytes"}]
+        for path in sorted(set(self._folders) | set(by_folder)):
+            folder = self._folder(path)
+            self._load_index(folder)
+            index_path = join(path, INDEX_FILE)
+            present = {f.name: f for f in by_folder.get(path, [])}
+            if folder.problem is not None:
+                if present or folder.problem != "missing":
+                    diags.append(Diagnostic(path=index_path, code="box.index-missing", severity=Severity.ERROR,
+                                            message=f"index is {folder.problem}; run `memcore reindex`"))
+                continue
+            indexed = {e["filename"]: e for e in folder.entries}
+            for name, entry in indexed.items():
+                if name not in present:
+                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=Severity.ERROR,
+                                            entry_id=entry["id"],
+                                            message=f"index lists {name} ({entry['id']}) but the file is gone; "
+                                                    "run `memcore reindex`"))
+            for name, f in present.items():
+                want = index_entry(f.meta, filename=name, file_id=None, size=f.size)
+                have = indexed.get(name)
+                if have is None:
+                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.ERROR,
+                                            entry_id=want["id"],
+                                            message=f"{name} is not in {index_path}; run `memcore reindex`"))
+                elif any(plain(have.get(k)) != want[k] for k in compare):
+                    fields = [k for k in compare if plain(have.get(k)) != want[k]]
+                    diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.WARNING,
+                                            entry_id=want["id"],
+                                            message=f"index entry differs from the file in {', '.join(fields)}; "
+                                                    "run `memcore reindex`"))
+        self._load_rollup()
+        if self._rollup_problem is not None:
+            diags.append(Diagnostic(path=INDEX_FILE, code="box.rollup-missing", severity=Severity.INFO,
+                                    message=f"workspace rollup index is {self._rollup_problem} (the authors update it "
+                                            "lazily); `memcore reindex` writes it"))
+        return diags
+
+    def validate(self) -> list[Diagnostic]:
+        """Check the workspace: config, every memory file, companions, indexes (drift both ways).
+
+        Never raises for bad files. Errors: unreadable config, orphans (no frontmatter, no id
+        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories,
+        index drift (indexed but missing, present but unindexed, missing index). Warnings:
+        unresolved wikilinks, stale or vanished companions, stale index entries, file names
+        off the ``<kind>__<slug>.md`` convention, non-ULID ids.
+        """
+        self._ensure_open()
+        self._sync()
+        diags: list[Diagnostic] = []
+        if self._config_problem is not None:
+            diags.append(Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR,
+                                    message=self._config_problem))
+        files, orphans = self._scan()
+        diags += orphans
+        diags += self._content_diags(files)
+        diags += self._drift_diags(files)
+        return diags
+
+    def reindex(self) -> list[Diagnostic]:
+        """Rebuild every folder's ``_index.json`` and the rollup from the memory files.
+
+        Memory files are never written. Malformed files are reported as orphans (error
+        diagnostics) and left alone; duplicate ids and slug conflicts are reported; stale
+        companions too. An index whose content would not change is not rewritten. File ids the
+        old index knew for a file (Box ids) are kept when the storage has none.
+
+        Returns:
+            The rebuild report as diagnostics.
+        """
+        with self._writing():
+            files, orphans = self._scan()
+            by_folder: dict[str, list[_File]] = {}
+            for f in files:
+                by_folder.setdefault(f.folder, []).append(f)
+            for path in sorted(set(self._folders) | set(by_folder)):
+                folder = self._folder(path)
+                old = {e.get("filename"): e for e in folder.entries}
+                entries = self._entries_for(by_folder.get(path, []), old)
+                if folder.problem is not None or plain(entries) != plain(folder.entries):
+                    folder.entries = entries
+                    folder.reposition()
+                    folder.stale = False
+                    folder.dirty = True
+                    self._invalidate()
+            rollup_differs = self._rollup_problem is not None
+            if not rollup_differs:
+                try:
+                    current = loads_json(self.storage.read(INDEX_FILE)[0])
+                    fresh = self._rollup_data("")
+                    rollup_differs = plain(current.get("entries")) != plain(fresh["entries"])
+                except (FileNotFoundError, ValueError, AttributeError):
+                    rollup_differs = True
+            self._rollup_dirty = rollup_differs
+            content = [d for d in self._content_diags(files) if d.code in {
+                "box.duplicate-id", "box.slug-conflict", "box.companion-stale", "box.companion-vanished"}]
+        return orphans + content
+

@@ -1,0 +1,400 @@
+"""One memory file's frontmatter <-> :class:`~memcore.models.MemoryEntry` (the table in mapping.py).
+
+Both directions are pure functions; the provider gives them the workspace's title and id
+lookups. Reading fails open: a value that cannot be mapped is reported as a
+:class:`~memcore.models.Diagnostic` and kept, raw, in ``extra["box"]`` under its own key, so
+writing the entry back writes it unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml.comments import CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+from memcore.frontmatter import flow_list, plain_text
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status
+from memcore_box._yaml import plain
+from memcore_box.mapping import (
+    BOX_KINDS,
+    BOX_STATUSES,
+    COMPANION_ORDER,
+    FIELD_ORDER,
+    MEMCORE_KEY,
+    box_kind,
+    box_status,
+    format_timestamp,
+    parse_timestamp,
+)
+
+__all__ = [
+    "ID_PATTERN",
+    "entry_from_meta",
+    "meta_from_entry",
+    "related_targets",
+    "wikilink_title",
+]
+
+#: The id form Box-memory writes: ``mem_`` + 26 base32 characters (the authors' own examples use
+#: letters outside Crockford's alphabet, so any uppercase letter is accepted).
+ID_PATTERN = re.compile(r"^mem_[0-9A-Z]{26}$")
+_WIKILINK = re.compile(r"^\s*\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]\s*$")
+_HANDLED = frozenset(
+    {
+        "id",
+        "slug",
+        "title",
+        "kind",
+        "status",
+        "team",
+        "agent",
+        "created_at",
+        "updated_at",
+        "confidence",
+        "tags",
+        "related",
+        "supersedes",
+        "superseded_by",
+        "expires_at",
+        MEMCORE_KEY,
+    }
+)
+_MEMCORE_KNOWN = frozenset({"kind", "status", "date_only", "parent", "relations", "extra"})
+
+Resolver = Callable[[str], str | None]
+
+
+def wikilink_title(text: str) -> str:
+    """Return the target title of ``"[[Title]]"`` (alias ``|…`` and heading ``#…`` dropped).
+
+    A string that is not a wikilink is its own title.
+    """
+    match = _WIKILINK.match(text)
+    return unicodedata.normalize("NFC", (match.group(1) if match else text).strip())
+
+
+def related_targets(items: Any, resolve: Resolver) -> list[tuple[str, bool]]:
+    """Return ``(target, resolved)`` per ``related`` item: the id, or the title when unresolved."""
+    out: list[tuple[str, bool]] = []
+    for item in items if isinstance(items, list) else [items]:
+        if item is None or not str(item).strip():
+            continue
+        title = wikilink_title(str(item))
+        if not title:
+            continue
+        target = resolve(title)
+        out.append((target, True) if target else (title, False))
+    return out
+
+
+def _diag(path: str, code: str, message: str, *, line: int | None = None, entry_id: str | None = None,
+          severity: Severity = Severity.ERROR) -> Diagnostic:
+    return Diagnostic(path=path, line=line, code=code, severity=severity, message=message, entry_id=entry_id)
+
+
+def _line_of(meta: Any, key: str) -> int | None:
+    try:
+        return int(meta.lc.key(key)[0]) + 2
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def entry_from_meta(
+    meta: Mapping[str, Any],
+    body: str,
+    *,
+    path: str,
+    version: str | None,
+    resolve: Resolver,
+    is_known_id: Callable[[str], bool],
+) -> tuple[MemoryEntry, list[Diagnostic]]:
+    """Map a memory file's frontmatter and body to a :class:`MemoryEntry`.
+
+    Args:
+        meta: The frontmatter (must have ``id`` and ``kind``; the caller orphans files without).
+        body: The markdown after the frontmatter, exactly.
+        path: Workspace-relative file path, for diagnostics.
+        version: The file's storage version (becomes ``entry.version``).
+        resolve: Title -> id lookup for ``related`` wikilinks (``None`` when unresolved).
+        is_known_id: Whether an id exists in the workspace (for ``supersedes`` targets).
+
+    Returns:
+        The entry and the diagnostics met while mapping (unresolved wikilinks are warnings).
+    """
+    diags: list[Diagnostic] = []
+    entry_id = unicodedata.normalize("NFC", str(meta["id"]))
+    box: dict[str, Any] = {}
+    fields: dict[str, Any] = {"id": entry_id, "body": body, "version": version}
+
+    def bad(key: str, message: str, severity: Severity = Severity.ERROR) -> None:
+        diags.append(_diag(path, f"box.bad-{key.replace('_', '-')}", message, line=_line_of(meta, key),
+                           entry_id=entry_id, severity=severity))
+        if key in meta:
+            box[key] = plain(meta[key])
+
+    if not ID_PATTERN.match(entry_id):
+        diags.append(_diag(path, "box.id-format", f"id {entry_id!r} is not mem_ + a 26-character ULID",
+                           line=_line_of(meta, "id"), entry_id=entry_id, severity=Severity.WARNING))
+    for key in ("slug", "title", "status", "created_at", "updated_at"):
+        if meta.get(key) is None:
+            diags.append(_diag(path, "box.missing-field", f"required field {key!r} is missing; add it",
+                               line=1, entry_id=entry_id))
+
+    extra_ns: dict[str, Any] = {}
+    memcore = meta.get(MEMCORE_KEY)
+    if isinstance(memcore, Mapping):
+        extra_ns = plain(memcore)
+    elif memcore is not None:
+        bad(MEMCORE_KEY, "the 'memcore' key must be a mapping")
+
+    raw_kind = str(meta["kind"])
+    if raw_kind in BOX_KINDS:
+        kind = Kind(raw_kind)
+        wanted = extra_ns.get("kind")
+        if isinstance(wanted, str) and wanted in Kind.__members__.values() and box_kind(Kind(wanted)) == raw_kind:
+            kind = Kind(wanted)
+        fields["kind"] = kind
+    else:
+        bad("kind", f"kind {raw_kind!r} is not one of {', '.join(BOX_KINDS)}; read as note")
+        fields["kind"] = Kind.NOTE
+
+    raw_status = meta.get("status")
+    if raw_status is not None:
+        if str(raw_status) in BOX_STATUSES:
+            status = Status(str(raw_status))
+            wanted = extra_ns.get("status")
+            if (isinstance(wanted, str) and wanted in Status.__members__.values()
+                    and box_status(Status(wanted)) == str(raw_status)):
+                status = Status(wanted)
+            fields["status"] = status
+        else:
+            bad("status", f"status {raw_status!r} is not one of {', '.join(BOX_STATUSES)}; read as unknown")
+            fields["status"] = Status.UNKNOWN
+
+    if meta.get("slug") is not None:
+        box["slug"] = str(meta["slug"])
+    if meta.get("title") is not None:
+        fields["title"] = str(meta["title"])
+    if meta.get("team") is not None:
+        fields["scope"] = str(meta["team"])
+    if meta.get("agent") is not None:
+        fields["source"] = str(meta["agent"])
+
+    for key in ("created_at", "updated_at", "expires_at"):
+        raw = meta.get(key)
+        if raw is None:
+            continue
+        try:
+            fields[key] = parse_timestamp(str(raw))
+        except ValueError as exc:
+            bad(key, f"{key} {str(raw)!r} is not an ISO-8601 UTC timestamp ({exc})")
+    if extra_ns.get("date_only") is True or (
+        isinstance(meta.get("created_at"), str) and len(str(meta["created_at"]).strip()) == 10
+    ):
+        fields["date_only"] = True
+
+    raw_conf = meta.get("confidence")
+    if raw_conf is not None:
+        if isinstance(raw_conf, (int, float)) and not isinstance(raw_conf, bool) and 0 <= raw_conf <= 1:
+            fields["confidence"] = float(raw_conf)
+        else:
+            bad("confidence", f"confidence {plain(raw_conf)!r} is not a number from 0 to 1")
+
+    tags = meta.get("tags")
+    if tags is not None:
+        if isinstance(tags, list):
+            fields["tags"] = [str(t) for t in tags if t is not None and str(t).strip()]
+        else:
+            bad("tags", "tags must be a list, e.g. [auth, security]")
+
+    relations: list[Relation] = []
+    related = meta.get("related")
+    if related is not None:
+        for target, resolved in related_targets(plain(related), resolve):
+            relations.append(Relation(type="related", target=target, resolved=resolved))
+            if not resolved:
+                diags.append(_diag(path, "box.unresolved-wikilink",
+                                   f"related [[{target}]] matches no memory title in the workspace",
+                                   line=_line_of(meta, "related"), entry_id=entry_id, severity=Severity.WARNING))
+    supersedes = meta.get("supersedes")
+    if supersedes is not None:
+        for target in plain(supersedes) if isinstance(supersedes, list) else [plain(supersedes)]:
+            if target:
+                relations.append(Relation(type="supersedes", target=str(target), resolved=is_known_id(str(target))))
+    superseded_by = meta.get("superseded_by")
+    if superseded_by is not None and str(superseded_by).strip():
+        target = str(superseded_by).strip()
+        relations.append(Relation(type="superseded_by", target=target, resolved=is_known_id(target)))
+    for item in extra_ns.get("relations") or []:
+        try:
+            relations.append(Relation.model_validate(item))
+        except ValidationError:
+            bad(MEMCORE_KEY, "memcore.relations holds an item that is not {type, target, resolved}")
+    fields["relations"] = relations
+
+    if isinstance(extra_ns.get("parent"), str) and extra_ns["parent"]:
+        fields["parent"] = extra_ns["parent"]
+    extra: dict[str, Any] = {}
+    shadowed: dict[str, Any] = {}
+    other = extra_ns.get("extra")
+    if isinstance(other, Mapping):
+        for ns, values in other.items():
+            if ns == "box" and isinstance(values, Mapping):
+                shadowed = dict(values)
+            elif isinstance(values, Mapping):
+                extra[str(ns)] = dict(values)
+    unknown_memcore = {k: v for k, v in extra_ns.items() if k not in _MEMCORE_KNOWN}
+    if unknown_memcore:
+        box[MEMCORE_KEY] = unknown_memcore
+
+    for key, value in meta.items():
+        if str(key) not in _HANDLED:
+            box[str(key)] = plain(value)
+    box.update(shadowed)
+    if box:
+        extra["box"] = box
+    fields["extra"] = extra
+    try:
+        return MemoryEntry(**fields), diags
+    except ValidationError as exc:  # pragma: no cover - fields are checked above
+        diags.append(_diag(path, "box.invalid", f"cannot read as a memory: {exc}", entry_id=entry_id))
+        fields.pop("relations", None)
+        return MemoryEntry(id=entry_id, body=body, version=version), diags
+
+
+def _ts(value: datetime, existing: Any) -> Any:
+    if existing is not None:
+        try:
+            if parse_timestamp(str(existing)) == value:
+                return existing
+        except ValueError:
+            pass
+    return plain_text(format_timestamp(value))
+
+
+def _companion(value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    ordered = {k: value[k] for k in COMPANION_ORDER if k in value}
+    ordered.update({k: v for k, v in value.items() if k not in ordered})
+    for key in ("reviewed_at", "extracted_at"):
+        if isinstance(ordered.get(key), str):
+            ordered[key] = plain_text(ordered[key])
+    if ordered.get("file_id") is not None:
+        ordered["file_id"] = DoubleQuotedScalarString(str(ordered["file_id"]))
+    return ordered
+
+
+def meta_from_entry(
+    entry: MemoryEntry,
+    *,
+    slug: str,
+    title_of: Resolver,
+    existing: Mapping[str, Any] | None = None,
+    resolve: Resolver | None = None,
+) -> dict[str, Any]:
+    """Return the frontmatter mapping for ``entry``, keys in :data:`FIELD_ORDER` then the rest.
+
+    Absent optional fields are omitted (never null). ``entry.id``, ``created_at`` and
+    ``updated_at`` must be set.
+
+    Args:
+        entry: The entry to write.
+        slug: Its slug (already made unique by the caller).
+        title_of: Id -> title, to write ``related`` relations as ``"[[Title]]"``.
+        existing: The file's current frontmatter on update: values that mean the same thing
+            (a timestamp in another spelling, an aliased wikilink) are kept as written.
+        resolve: Title -> id lookup, to tell whether ``existing``'s ``related`` list still says
+            what the entry says.
+    """
+    assert entry.id is not None and entry.created_at is not None and entry.updated_at is not None
+    box: dict[str, Any] = dict(entry.extra.get("box") or {})
+    old = existing or {}
+    out: dict[str, Any] = {"id": entry.id, "slug": slug, "title": entry.title}
+
+    raw_kind = box.pop("kind", None)
+    out["kind"] = str(raw_kind) if raw_kind is not None and entry.kind == Kind.NOTE else box_kind(entry.kind)
+    raw_status = box.pop("status", None)
+    out["status"] = (
+        str(raw_status) if raw_status is not None and entry.status == Status.UNKNOWN else box_status(entry.status)
+    )
+    if entry.scope is not None:
+        out["team"] = entry.scope
+    if entry.source is not None:
+        out["agent"] = entry.source
+    out["created_at"] = _ts(entry.created_at, old.get("created_at"))
+    out["updated_at"] = _ts(entry.updated_at, old.get("updated_at"))
+    if entry.confidence is not None:
+        out["confidence"] = entry.confidence
+    if entry.tags:
+        out["tags"] = flow_list(entry.tags)
+
+    related = [r for r in entry.relations if r.type == "related"]
+    if related:
+        wanted = [(r.target, r.resolved) for r in related]
+        old_related = old.get("related")
+        if old_related is not None and resolve is not None and related_targets(plain(old_related), resolve) == wanted:
+            out["related"] = old_related
+        else:
+            items = CommentedSeq()
+            for rel in related:
+                title = title_of(rel.target) if rel.resolved else None
+                items.append(DoubleQuotedScalarString(f"[[{title or rel.target}]]"))
+            out["related"] = items
+    supersedes = [r.target for r in entry.relations if r.type == "supersedes"]
+    if supersedes:
+        out["supersedes"] = flow_list(supersedes)
+    superseded_by = [r.target for r in entry.relations if r.type == "superseded_by"]
+    if superseded_by:
+        out["superseded_by"] = superseded_by[0]
+    if entry.expires_at is not None:
+        out["expires_at"] = _ts(entry.expires_at, old.get("expires_at"))
+
+    memcore: dict[str, Any] = dict(box.pop(MEMCORE_KEY, None) or {})
+    if entry.kind.value not in BOX_KINDS:
+        memcore["kind"] = entry.kind.value
+    if entry.status.value not in BOX_STATUSES:
+        memcore["status"] = entry.status.value
+    if entry.date_only:
+        memcore["date_only"] = True
+    if entry.parent is not None:
+        memcore["parent"] = entry.parent
+    others = [r for r in entry.relations if r.type not in {"related", "supersedes", "superseded_by"}]
+    others += [Relation(type="superseded_by", target=t) for t in superseded_by[1:]]
+    if others:
+        memcore["relations"] = [r.model_dump(mode="json") for r in others]
+    foreign: dict[str, Any] = {ns: values for ns, values in entry.extra.items() if ns != "box"}
+
+    box.pop("slug", None)
+    shadowed: dict[str, Any] = {}
+    for key, value in box.items():
+        if key == MEMCORE_KEY:
+            continue
+        if key in out:
+            # A key of extra["box"] that is also a field written from the entry itself (e.g.
+            # "id"): kept under memcore.extra.box so that it survives, read back into extra["box"].
+            if plain(out[key]) != plain(value):
+                shadowed[key] = value
+            continue
+        if key == "companion_for":
+            value = _companion(value)
+        if key in old and plain(old[key]) == plain(value):
+            value = old[key]
+        out[key] = value
+
+    if shadowed:
+        foreign["box"] = shadowed
+    if foreign:
+        memcore["extra"] = foreign
+    rank = {k: i for i, k in enumerate(FIELD_ORDER)}
+    ordered = {k: out[k] for k in sorted((k for k in out if k in rank), key=rank.__getitem__)}
+    ordered.update({k: v for k, v in out.items() if k not in rank})
+    if memcore:
+        ordered[MEMCORE_KEY] = memcore
+    return ordered
