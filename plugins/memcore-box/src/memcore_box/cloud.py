@@ -431,7 +431,8 @@ class CloudStorage:
                 return fn()
             except BoxAPIError as exc:
                 status = _status(exc)
-                if status == 401:
+                url = str(getattr(getattr(exc, "request_info", None), "url", ""))
+                if status == 401 or (url.endswith("/oauth2/token") and status is not None and status < 500):
                     raise self._auth_error(what) from None
                 if status != 429 and (status is None or status < 500):
                     raise
@@ -835,16 +836,24 @@ class CloudStorage:
     def _write_any(self, path: str, parent_id: str, name: str, data: bytes) -> Item:
         """Create or replace; ``_*.json`` files are merged with what concurrent writers wrote."""
         found = self._file_id(path)
+        sidecar = _is_json_sidecar(name)
         if found is None:
             try:
                 return self._create(path, parent_id, name, data, sidecar=True)
             except ConflictError:
+                # 409: someone created it first; becomes a version upload on their file
                 found = self._files.get(self._key(path)) or self._file_id(path, refresh=True)
                 if found is None:
                     raise
+                if sidecar:
+                    theirs, version = self.read(path)
+                    self.stats["merges"] += 1
+                    candidate = merge_json(None, data, theirs, what=f"{self.description}/{path}",
+                                           index=name == "_index.json")
+                    return self._merge_loop(path, name, found[0], version.partition(":")[2], data, None,
+                                            first=candidate)
         file_id = found[0]
         known = self._known.get(file_id)
-        sidecar = _is_json_sidecar(name)
         if known is None:
             info = self._file_info(file_id)
             if info is None:  # deleted meanwhile: start over once
