@@ -436,6 +436,26 @@ def _order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
                 on_stack.discard(id(node))
                 done.add(id(node))
                 out.append(node)
+    return _parents_first(out, by_id)
+
+
+def _parents_first(order: list[MemoryEntry], by_id: dict[str, MemoryEntry]) -> list[MemoryEntry]:
+    """Return ``order`` with every child moved after its parent (stable otherwise)."""
+    emitted: set[str | None] = set()
+    waiting: dict[str, list[MemoryEntry]] = {}
+    out: list[MemoryEntry] = []
+    for entry in order:
+        if entry.parent is not None and entry.parent in by_id and entry.parent not in emitted:
+            waiting.setdefault(entry.parent, []).append(entry)
+            continue
+        ready = [entry]
+        while ready:
+            item = ready.pop()
+            out.append(item)
+            emitted.add(item.id)
+            ready.extend(reversed(waiting.pop(item.id or "", [])))
+    for rest in waiting.values():  # a parent cycle (bad data): keep the entries anyway
+        out.extend(rest)
     return out
 
 
@@ -485,6 +505,9 @@ class _Run:
         self.pending: dict[str, list[Relation]] = {}
         #: source id -> content hash of the source entry
         self.hashes: dict[str, str] = {}
+        #: source id -> entry as read / with kept fields restored
+        self.originals: dict[str, MemoryEntry] = {}
+        self.restored: dict[str, MemoryEntry] = {}
 
     # -- reading ------------------------------------------------------------------------
     def read_source(self) -> list[MemoryEntry]:
@@ -512,7 +535,7 @@ class _Run:
     def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
         """Return the entry to send for ``src`` (relations mapped where possible)."""
         assert src.id is not None
-        entry = restore_kept(src)
+        entry = self.restored[src.id].model_copy(deep=True)
         origin = _provenance(entry)
         meta = dict(entry.extra.get(MEMCORE_NS, {}))
         meta.pop("migrated_from", None)
@@ -532,11 +555,14 @@ class _Run:
             proposed = origin["id"]
         entry.id = proposed if proposed is not None and proposed not in existing_ids else None
         entry.version = None
+        waiting = False
         if entry.parent is not None:
-            entry.parent = self.id_map.get(entry.parent, entry.parent)
+            if entry.parent in self.id_map:
+                entry.parent = self.id_map[entry.parent]
+            elif entry.parent in src_ids:
+                waiting = True  # a parent not written yet (bad data: parent cycle), or failed
         mapped: list[Relation] = []
         full: list[Relation] = []
-        waiting = False
         for rel in entry.relations:
             if not rel.resolved:
                 mapped.append(rel)
@@ -561,14 +587,18 @@ class _Run:
     # -- the run -----------------------------------------------------------------------
     def run(self) -> None:
         report = self.report
-        source_entries = [e for e in self.read_source()]
+        source_entries = self.read_source()
         src_ids = {e.id for e in source_entries if e.id is not None}
+        self.originals = {e.id: e for e in source_entries if e.id is not None}
+        # fields kept in free data by an earlier migration come back before anything else
+        restored = [restore_kept(e) for e in source_entries]
+        self.restored = {e.id: e for e in restored if e.id is not None}
         unnamed = [e for e in source_entries if e.id is None]
         for e in unnamed:  # pragma: no cover - providers always set ids on read
             report.entries.append(
                 EntryReport(source_id="", kind=e.kind, title=_label(e), action="failed", error="source entry has no id")
             )
-        for e in source_entries:
+        for e in restored:
             for rel in e.relations:
                 if not rel.resolved:
                     report.unresolved_links.append(
@@ -583,7 +613,7 @@ class _Run:
         by_origin, by_content = self.index_target()
         existing_ids = {e.id for e in by_origin.values() if e.id} | {e.id for e in by_content.values() if e.id}
         existing_ids |= self._all_target_ids()
-        ordered = _order([e for e in source_entries if e.id is not None])
+        ordered = [self.originals[e.id] for e in _order([e for e in restored if e.id is not None]) if e.id]
         total = len(ordered)
         with _batch(self.target):
             for done, src in enumerate(ordered, 1):
@@ -595,7 +625,7 @@ class _Run:
         # report in source order
         report.entries.extend(self.reports[e.id] for e in source_entries if e.id is not None)
         failed = {r.source_id for r in report.entries if r.action == "failed"}
-        for e in source_entries:
+        for e in restored:
             for rel in e.relations:
                 if rel.resolved and rel.target in failed:
                     report.unresolved_links.append(
@@ -672,6 +702,9 @@ class _Run:
             final = entry.model_copy(deep=True)
             final.id = stored.id
             final.relations = relations
+            parent = self.restored[src_id].parent
+            if parent is not None and parent in self.id_map:
+                final.parent = self.id_map[parent]
             meta = final.extra[MEMCORE_NS]
             assert isinstance(meta, dict) and isinstance(meta["migrated_from"], dict)
             meta["migrated_from"]["sha256"] = self.hashes[src_id]
