@@ -164,7 +164,14 @@ class WhiteBoxProvider(BaseProvider):
 
     format_name: ClassVar[str] = FORMAT
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.ADD, Capability.UPDATE, Capability.APPEND_ONLY, Capability.SCOPES, Capability.CONCURRENT}
+        {
+            Capability.ADD,
+            Capability.UPDATE,
+            Capability.APPEND_ONLY,
+            Capability.SCOPES,
+            Capability.CONCURRENT,
+            Capability.BATCH,
+        }
     )
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
@@ -194,6 +201,8 @@ class WhiteBoxProvider(BaseProvider):
         """Create a minimal vault (spec "File layout").
 
         Writes AGENTS.md, identity.md, working-style.md, tags.md and an empty observations/.
+        With ``stable_files=False`` identity.md and working-style.md are left out (a vault
+        with no entries).
 
         Raises:
             ConflictError: ``location`` already holds a vault (AGENTS.md or tags.md).
@@ -205,7 +214,10 @@ class WhiteBoxProvider(BaseProvider):
             raise ConflictError(f"whitebox: {root} already holds a vault (AGENTS.md or tags.md exists)")
         root.mkdir(parents=True, exist_ok=True)
         (root / "observations").mkdir(exist_ok=True)
+        skip = set() if _truthy(options.get("stable_files", True)) else {"identity.md", "working-style.md"}
         for name, text in TEMPLATES.items():
+            if name in skip:
+                continue
             atomic_write(safe_join(root, name), text.encode("utf-8"))
 
     def open(self) -> Self:
@@ -839,6 +851,10 @@ class WhiteBoxProvider(BaseProvider):
         return f"{slug}.md", False
 
     def _add_file(self, entry: MemoryEntry) -> MemoryEntry:
+        if entry.created_at is None or entry.updated_at is None:
+            now = utc_now()
+            created = entry.created_at or now
+            entry = entry.model_copy(update={"created_at": created, "updated_at": entry.updated_at or created})
         rel, explicit = self._fact_rel(entry)
         if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
             raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
@@ -974,6 +990,8 @@ class WhiteBoxProvider(BaseProvider):
                 raise ConflictError(f"whitebox: {rel} changed while updating; read it again and retry")
             tf = TextFile.decode(data, path=rel)
             doc = parse_frontmatter(tf.text, path=rel)
+            if entry.updated_at is None or entry.updated_at == current.updated_at:
+                entry = entry.model_copy(update={"updated_at": utc_now()})
             desired = self._file_meta(entry, rel, new=False)
             if kind_for_path(rel) is Kind.PROPOSAL:
                 desired["status"] = STATUS_TO_WHITEBOX.get(entry.status, entry.status.value)
