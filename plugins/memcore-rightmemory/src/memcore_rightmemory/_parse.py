@@ -1,0 +1,542 @@
+"""Parse one RightMemory graph file from markdown-it-py's token stream.
+
+Spec: rightmemory-schema.md "Addressable Items", "Heading And Placement Rules"; reference
+behaviour: reference-notes/rightmemory.md "Exact syntax, as the parser decides it".
+
+The reference parser (RightMemory's ``graph.py``) reads line by line and skips only fenced code.
+Here a line yields graph syntax only when markdown-it-py also sees the construct: an ATX
+heading, or a ``-`` bullet list item whose paragraph starts with an inline code span, outside
+block quotes, fenced or indented code and HTML blocks. Inline code spans and inline HTML are
+masked before the anchor, edge-list and node patterns run, so ```{#x}``` or ``<b>→ [dep:y]</b>``
+never become graph syntax. Line numbers come from ``token.map``. Everything else (which line
+is a heading, node, Focus reference or ``**Next:**`` action, the error each rule raises) follows
+the reference parser, rule for rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from memcore.storage import TextFile
+from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
+
+__all__ = ["Doc", "Heading", "Node", "Source", "make_markdown", "parse_doc", "parse_edges", "split_lines"]
+
+_ID = r"[A-Za-z0-9_.-]+"
+ID_RE = re.compile(rf"^{_ID}$")
+HEADING_RE = re.compile(r"^(#+)\s+")
+#: Anchored heading (groups: hashes, title, marker, id, edge text).
+ANCHOR_RE = re.compile(rf"^(#+)\s+(.*?)\{{(F#|M#|S#|MF#|MQ#|#)({_ID})\}}(?:\s*(?:\u2192|->)\s*\[(.*?)\])?\s*$")
+ANCHOR_CANDIDATE_RE = re.compile(r"^(#+)\s+.*?\{(F#|M#|S#|MF#|MQ#|#)([^}]*)\}")
+UNSUPPORTED_ANCHOR_RE = re.compile(r"^(#+)\s+.*?\{([A-Za-z]+#)([^}]*)\}")
+#: Node line (groups: prefix, id, text, edge text).
+NODE_RE = re.compile(r"^(\s*-\s+)`([^`]+)`(.*?)\s(?:\u2192|->)\s*\[(.*?)\]\s*$")
+NODE_CANDIDATE_RE = re.compile(r"^\s*-\s+`([^`]+)`(?:\s|$)")
+PURSUIT_FIELD_RE = re.compile(r"^\s*\*\*(State|Next|Done when|Status):\*\*", re.IGNORECASE)
+FOCUS_HEADING_RE = re.compile(r"^##\s+Focus\s*$", re.IGNORECASE)
+EDGE_RE = re.compile(rf"^\s*([A-Za-z][A-Za-z0-9_-]*):\s*({_ID})\s*$")
+META_RE = re.compile(r"^\s*<!-- memcore: (.*) -->\s*$")
+_DEEP_HEADING_RE = re.compile(r"^#{7,}\s+")
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_BACKTICKS = re.compile(r"`+")
+NEXT_ACTIONS = frozenset({"do", "ask", "wait"})
+
+
+def make_markdown() -> MarkdownIt:
+    """Return the markdown-it-py parser every RightMemory read uses (CommonMark preset)."""
+    return MarkdownIt("commonmark")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split ``text`` into lines that keep their own terminators (``\\r\\n``, ``\\r`` or ``\\n``)."""
+    return _LINE_RE.findall(text)
+
+
+@dataclass(slots=True)
+class Source:
+    """One file's text, kept so that any line range can be replaced byte for byte.
+
+    Attributes:
+        rel: Path relative to the store root, ``/``-separated.
+        raw: Lines with their original terminators (BOM removed from the first).
+        lines: The same lines without terminators.
+        bom: Whether the file starts with a UTF-8 BOM.
+        newline: The file's dominant line ending, used for lines memcore writes.
+        data: The file's bytes as read.
+    """
+
+    rel: str
+    raw: list[str]
+    lines: list[str]
+    bom: bool
+    newline: str
+    data: bytes
+
+    @classmethod
+    def from_bytes(cls, rel: str, data: bytes) -> Source:
+        """Decode UTF-8 ``data``.
+
+        Raises:
+            ParseError: Not UTF-8 text.
+        """
+        tf = TextFile.decode(data, path=rel)
+        text = data.decode("utf-8")
+        if tf.bom:
+            text = text[1:]
+        raw = split_lines(text)
+        return cls(rel, raw, [line.rstrip("\r\n") for line in raw], tf.bom, tf.newline, data)
+
+    def markdown_text(self) -> str:
+        """Return the text markdown-it parses (``\\n`` line endings)."""
+        return "\n".join(self.lines) + ("\n" if self.lines else "")
+
+    def splice(self, edits: list[tuple[int, int, list[str]]]) -> bytes:
+        """Return the file's bytes with line ranges replaced, every other byte as it was.
+
+        Args:
+            edits: ``(start, end, new_lines)``: lines ``start..end`` (1-based, inclusive) are
+                replaced by ``new_lines``; ``end = start - 1`` inserts before ``start``. Ranges
+                must not overlap. New lines get the file's dominant line ending; a final line
+                without a terminator gets one only when lines are added after it.
+        """
+        raw = list(self.raw)
+        for start, end, new_lines in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+            head, old, tail = raw[: start - 1], raw[start - 1 : end], raw[end:]
+            added = [line + self.newline for line in new_lines]
+            if added:
+                if head and not head[-1].endswith(("\n", "\r")):
+                    head[-1] += self.newline
+                if not tail and old and not old[-1].endswith(("\n", "\r")):
+                    added[-1] = added[-1][: -len(self.newline)]
+            raw = head + added + tail
+        text = ("\ufeff" if self.bom else "") + "".join(raw)
+        return text.encode("utf-8")
+
+
+@dataclass(slots=True)
+class Heading:
+    """A heading line (addressable or plain) and the block it opens in its file."""
+
+    line: int
+    depth: int
+    parent: int | None
+    marker: str | None = None
+    id: str | None = None
+    title: str = ""
+    title_span: tuple[int, int] = (0, 0)
+    edges: list[tuple[str, str]] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)
+    edge_span: tuple[int, int] | None = None
+    end: int = 0
+    first_child: int | None = None
+    first_node: int | None = None
+    meta_line: int | None = None
+    meta: dict[str, Any] | None = None
+
+    @property
+    def lead_end(self) -> int:
+        """Last line of the heading's own body: before its first child heading or node."""
+        stops = [x - 1 for x in (self.first_child, self.first_node) if x is not None]
+        return min([self.end, *stops])
+
+
+@dataclass(slots=True)
+class Node:
+    """A node line ``- `id` text → [edges]``."""
+
+    line: int
+    id: str
+    parent: int | None
+    prefix: str
+    title: str
+    title_span: tuple[int, int]
+    edges: list[tuple[str, str]]
+    malformed: list[str]
+    edge_span: tuple[int, int]
+    meta_line: int | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Doc:
+    """One parsed graph file.
+
+    Attributes:
+        source: The file's text.
+        family: ``"memory"`` or ``"pursuit"``.
+        headings: Every heading the reference parser sees, in order.
+        nodes: Every recorded node, in order.
+        order: Items in document order: ``("h", index)`` or ``("n", index)``.
+        focus: Focus references ``(id, line)`` (PURSUITS.md ``## Focus``).
+        diags: ``(code, line, message, entry_id)`` found while parsing this file.
+    """
+
+    source: Source
+    family: str
+    headings: list[Heading] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    order: list[tuple[str, int]] = field(default_factory=list)
+    focus: list[tuple[str, int]] = field(default_factory=list)
+    diags: list[tuple[str, int, str, str | None]] = field(default_factory=list)
+
+
+def parse_edges(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """Split an edge list's inner text into ``(type, target)`` pairs and malformed pieces."""
+    edges: list[tuple[str, str]] = []
+    malformed: list[str] = []
+    for raw in text.split(","):
+        value = raw.strip()
+        if not value:
+            continue
+        match = EDGE_RE.match(value)
+        if match is None:
+            malformed.append(value)
+        else:
+            edges.append((match.group(1), match.group(2)))
+    return edges, malformed
+
+
+def _mask(text: str, html: list[str]) -> str:
+    """Blank out inline code spans and the given inline HTML pieces, keeping offsets."""
+    spans: list[tuple[int, int]] = []
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    j = 0
+    while j < len(runs):
+        start, end = runs[j]
+        if start > 0 and text[start - 1] == "\\":
+            start += 1
+        width = end - start
+        if width == 0:
+            j += 1
+            continue
+        k = j + 1
+        while k < len(runs) and runs[k][1] - runs[k][0] != width:
+            k += 1
+        if k < len(runs):
+            spans.append((start, runs[k][1]))
+            j = k + 1
+        else:
+            j += 1
+    cursor = 0
+    for piece in html:
+        at = text.find(piece, cursor)
+        if at >= 0:
+            spans.append((at, at + len(piece)))
+            cursor = at + len(piece)
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = "\x00" * (end - start)
+    return "".join(chars)
+
+
+def _inline_parts(inline: Token | None) -> tuple[int, list[str]]:
+    """Return (number of code spans, inline HTML pieces) of an inline token."""
+    if inline is None or not inline.children:
+        return 0, []
+    code = 0
+    html: list[str] = []
+    for child in inline.children:
+        if child.type == "code_inline":
+            code += 1
+        elif child.type == "html_inline":
+            html.append(child.content)
+    return code, html
+
+
+def _meta_at(lines: list[str], index: int) -> tuple[dict[str, Any] | None, bool]:
+    """Return (meta dict, whether line ``index`` (0-based) is a memcore comment)."""
+    if index >= len(lines):
+        return None, False
+    match = META_RE.match(lines[index])
+    if match is None:
+        return None, False
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None, True
+    return (value if isinstance(value, dict) else None), True
+
+
+class _Parser:
+    def __init__(self, doc: Doc, tokens: list[Token]) -> None:
+        self.doc = doc
+        self.tokens = tokens
+        self.lines = doc.source.lines
+        self.stack: list[int] = []
+        self.in_focus = False
+        self.in_next = False
+
+    def err(self, code: str, line: int, message: str, entry_id: str | None = None) -> None:
+        self.doc.diags.append((code, line, message, entry_id))
+
+    def run(self) -> None:
+        tokens = self.tokens
+        quote = 0
+        lists = 0
+        pursuit = self.doc.family == "pursuit"
+        for i, tok in enumerate(tokens):
+            kind = tok.type
+            if kind == "list_item_open":
+                if quote == 0 and tok.markup == "-" and tok.map is not None:
+                    self.list_item(tok.map[0], tokens, i)
+            elif kind == "paragraph_open":
+                if quote == 0 and tok.map is not None:
+                    start, stop = tok.map
+                    if pursuit:
+                        for ln in range(start, stop):
+                            field_match = PURSUIT_FIELD_RE.match(self.lines[ln])
+                            if field_match:
+                                self.in_next = field_match.group(1).casefold() == "next"
+                    if lists == 0 and _DEEP_HEADING_RE.match(self.lines[start]):
+                        self.heading(start, tokens[i + 1] if i + 1 < len(tokens) else None)
+            elif kind == "heading_open":
+                if quote == 0 and tok.markup.startswith("#") and tok.map is not None:
+                    self.heading(tok.map[0], tokens[i + 1])
+            elif kind == "bullet_list_open" or kind == "ordered_list_open":
+                lists += 1
+            elif kind == "bullet_list_close" or kind == "ordered_list_close":
+                lists -= 1
+            elif kind == "blockquote_open":
+                quote += 1
+            elif kind == "blockquote_close":
+                quote -= 1
+        total = len(self.lines)
+        for index in self.stack:
+            self.doc.headings[index].end = total
+
+    def _ancestor(self, terminal: bool) -> Heading | None:
+        for index in reversed(self.stack):
+            block = self.doc.headings[index]
+            if terminal:
+                if block.depth == 4 and block.marker in TERMINAL_MARKERS:
+                    return block
+            elif block.marker == "F#":
+                return block
+        return None
+
+    def heading(self, ln: int, inline: Token | None) -> None:
+        raw = self.lines[ln]
+        head = HEADING_RE.match(raw)
+        if head is None:
+            return
+        lineno = ln + 1
+        depth = len(head.group(1))
+        headings = self.doc.headings
+        while self.stack and headings[self.stack[-1]].depth >= depth:
+            headings[self.stack.pop()].end = lineno - 1
+        parent = self.stack[-1] if self.stack else None
+        block = Heading(line=lineno, depth=depth, parent=parent, end=lineno)
+        code, html = _inline_parts(inline)
+        line = _mask(raw, html) if code or html else raw
+        anchor = ANCHOR_RE.match(line)
+        if anchor is not None:
+            block.marker = anchor.group(3)
+            block.id = anchor.group(4)
+            start, end = anchor.span(2)
+            block.title_span = (start, start + len(raw[start:end].rstrip()))
+            block.title = raw[block.title_span[0] : block.title_span[1]].strip()
+            if anchor.group(5) is not None:
+                block.edge_span = anchor.span(5)
+                block.edges, block.malformed = parse_edges(raw[slice(*anchor.span(5))])
+        else:
+            candidate = ANCHOR_CANDIDATE_RE.match(line)
+            if candidate is not None:
+                block.marker = candidate.group(2)
+                cid = candidate.group(3)
+                if ID_RE.match(cid):
+                    block.id = cid
+                    brace = line.find("{", head.end())
+                    block.title_span = (head.end(), head.end() + len(raw[head.end() : brace].rstrip()))
+                    block.title = raw[block.title_span[0] : block.title_span[1]].strip()
+                    self.err(
+                        "rm.malformed-heading-edges",
+                        lineno,
+                        f"malformed heading edge list on `{cid}`: after the anchor write nothing "
+                        "or `→ [type:target, …]`",
+                        cid,
+                    )
+                else:
+                    block.marker = None
+                    self.err(
+                        "rm.invalid-id",
+                        lineno,
+                        f"invalid heading id `{cid}`; use only letters, numbers, dot, underscore, or dash",
+                    )
+            else:
+                unsupported = UNSUPPORTED_ANCHOR_RE.match(line)
+                if unsupported is not None:
+                    self.err(
+                        "rm.unsupported-marker",
+                        lineno,
+                        f"unsupported heading marker `{unsupported.group(2)}`; use #, F#, M#, S#, MF# or MQ#",
+                    )
+        if block.id is None:
+            block.title_span = (head.end(), len(raw.rstrip()))
+            block.title = raw[head.end() :].strip()
+        if parent is not None and headings[parent].first_child is None:
+            headings[parent].first_child = lineno
+        f_owner = self._ancestor(terminal=False)
+        if f_owner is not None:
+            self.err(
+                "rm.heading-under-f",
+                lineno,
+                f"F# heading cannot retain child headings; move them to the backing file for `{f_owner.id}`",
+                block.id,
+            )
+        if self._ancestor(terminal=True) is not None:
+            self.err("rm.terminal-children", lineno, "terminal `####` heading cannot contain child headings")
+        if depth > 4:
+            self.err("rm.heading-too-deep", lineno, "headings deeper than `####` are not allowed", block.id)
+        elif depth == 4:
+            if block.marker not in TERMINAL_MARKERS or block.id is None:
+                self.err(
+                    "rm.terminal-marker",
+                    lineno,
+                    "`####` terminal reference must use `{F#slug}`, `{M#slug}`, `{S#slug}`, "
+                    "`{MF#slug}`, or `{MQ#slug}`",
+                    block.id,
+                )
+            parent_depth = headings[parent].depth if parent is not None else 0
+            if parent_depth != 3:
+                self.err(
+                    "rm.terminal-parent", lineno, "`####` terminal reference must be under a `###` heading", block.id
+                )
+        if self.doc.family == "pursuit":
+            if depth <= 2:
+                self.in_focus = bool(FOCUS_HEADING_RE.match(raw))
+            self.in_next = False
+        if block.id is not None:
+            meta, is_meta = _meta_at(self.lines, ln + 1)
+            if is_meta:
+                block.meta_line = lineno + 1
+                block.meta = meta
+                if meta is None:
+                    self.err("rm.bad-meta", lineno + 1, "memcore comment is not a JSON object", block.id)
+            if block.marker in MEMORY_ONLY_MARKERS and self.doc.family != "memory":
+                self.err(
+                    "rm.memory-only-marker",
+                    lineno,
+                    f"{block.marker} heading `{block.id}` is only valid in Memory",
+                    block.id,
+                )
+            if block.marker == "F#" and self.doc.family == "pursuit" and block.id.casefold() == "rules":
+                self.err(
+                    "rm.reserved-id",
+                    lineno,
+                    f"Pursuit F# id `{block.id}` is reserved for the legacy root reference path",
+                    block.id,
+                )
+            self.doc.order.append(("h", len(headings)))
+        headings.append(block)
+        self.stack.append(len(headings) - 1)
+
+    def list_item(self, ln: int, tokens: list[Token], i: int) -> None:
+        raw = self.lines[ln]
+        candidate = NODE_CANDIDATE_RE.match(raw)
+        if candidate is None:
+            return
+        inline: Token | None = None
+        if i + 2 < len(tokens) and tokens[i + 1].type == "paragraph_open":
+            pmap = tokens[i + 1].map
+            if pmap is not None and pmap[0] == ln:
+                inline = tokens[i + 2]
+        if inline is None or not inline.children or inline.children[0].type != "code_inline":
+            return
+        lineno = ln + 1
+        ident = candidate.group(1)
+        if self.in_focus:
+            if not ID_RE.match(ident):
+                self.err("rm.focus-invalid-id", lineno, f"invalid Focus reference id `{ident}`")
+            else:
+                self.doc.focus.append((ident, lineno))
+            return
+        if self.doc.family == "pursuit" and self.in_next:
+            if ident not in NEXT_ACTIONS:
+                self.err(
+                    "rm.invalid-next-action",
+                    lineno,
+                    f"invalid Pursuit Next action `{ident}`; use `do`, `ask`, or `wait`",
+                )
+            return
+        if self._ancestor(terminal=True) is not None:
+            self.err("rm.terminal-children", lineno, "terminal `####` heading cannot contain node lines")
+        f_owner = self._ancestor(terminal=False)
+        if f_owner is not None:
+            self.err(
+                "rm.node-under-f",
+                lineno,
+                f"F# heading cannot retain child node lines; move them to the backing file for `{f_owner.id}`",
+                ident if ID_RE.match(ident) else None,
+            )
+        if not ID_RE.match(ident):
+            self.err(
+                "rm.invalid-id",
+                lineno,
+                f"invalid node id `{ident}`; use only letters, numbers, dot, underscore, or dash",
+            )
+            return
+        code, html = _inline_parts(inline)
+        line = raw
+        if code > 1 or html:
+            cut = candidate.end(1) + 1
+            line = raw[:cut] + _mask(raw[cut:], html)
+        match = NODE_RE.match(line)
+        if match is None:
+            self.err(
+                "rm.node-missing-edges",
+                lineno,
+                f"node `{ident}` must include an edge list such as `\u2192 []`",
+                ident,
+            )
+            return
+        start, end = match.span(3)
+        text = raw[start:end]
+        lead = len(text) - len(text.lstrip())
+        title_span = (start + lead, start + len(text.rstrip()))
+        edges, malformed = parse_edges(raw[slice(*match.span(4))])
+        parent = self.stack[-1] if self.stack else None
+        node = Node(
+            line=lineno,
+            id=ident,
+            parent=parent,
+            prefix=match.group(1),
+            title=text.strip(),
+            title_span=title_span,
+            edges=edges,
+            malformed=malformed,
+            edge_span=match.span(4),
+        )
+        meta, is_meta = _meta_at(self.lines, ln + 1)
+        if is_meta:
+            node.meta_line = lineno + 1
+            node.meta = meta
+            if meta is None:
+                self.err("rm.bad-meta", lineno + 1, "memcore comment is not a JSON object", ident)
+        if parent is not None and self.doc.headings[parent].first_node is None:
+            self.doc.headings[parent].first_node = lineno
+        self.doc.order.append(("n", len(self.doc.nodes)))
+        self.doc.nodes.append(node)
+
+
+def parse_doc(source: Source, family: str, md: MarkdownIt) -> Doc:
+    """Parse one graph file.
+
+    Args:
+        source: The file's text.
+        family: ``"memory"`` or ``"pursuit"``: the tree the file belongs to.
+        md: A parser from :func:`make_markdown`.
+
+    Returns:
+        The file's headings, nodes, Focus references and per-file diagnostics.
+    """
+    doc = Doc(source=source, family=family)
+    _Parser(doc, md.parse(source.markdown_text())).run()
+    return doc

@@ -1,0 +1,1048 @@
+"""The RightMemory provider: a graph of headings and nodes in MEMORY.md, PURSUITS.md and detail files.
+
+Spec: ../shared/specs/rightmemory-schema.md; reference behaviour:
+../shared/specs/reference-notes/rightmemory.md; docs/formats/rightmemory.md describes the
+mapping, the write rules and every diagnostic code.
+
+Reading: every addressable heading and node is a :class:`~memcore.models.MemoryEntry` whose id
+is its graph id, ``parent`` the nearest addressable ancestor heading (across F# detail files),
+``relations`` its edges. Writing is surgical: only the line range of the item touched changes,
+every other byte of every file stays as it was; a write that would add a validation error is
+refused with that diagnostic (:class:`GraphInvariantError`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from memcore.errors import (
+    ConfigError,
+    ConflictError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    UnsupportedOperationError,
+)
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, utc_now
+from memcore.provider import BaseProvider, Capability
+from memcore.storage import atomic_write, file_lock, safe_join
+from memcore_rightmemory._corrections import agent_correction_entries
+from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
+from memcore_rightmemory._meta import apply_meta, dump_meta, meta_for
+from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, make_markdown
+from memcore_rightmemory.mapping import (
+    AGENT_CORRECTION_FILES,
+    EDGE_TYPES,
+    ITEM_ID_RE,
+    UNCERTAIN_CONFIDENCE,
+    UNCERTAIN_PREFIX,
+    kind_for,
+)
+
+__all__ = [
+    "COMPUTED_KEYS",
+    "DEFAULT_MEMORY_HEADING",
+    "DEFAULT_PURSUIT_HEADING",
+    "GraphInvariantError",
+    "RightMemoryProvider",
+]
+
+FORMAT = "rightmemory"
+#: Plain ``#`` heading in MEMORY.md that receives entries added without a parent.
+DEFAULT_MEMORY_HEADING = "Memory"
+#: Plain ``#`` heading in PURSUITS.md that receives Pursuit entries added without a parent.
+DEFAULT_PURSUIT_HEADING = "Pursuits"
+_EDGE_TYPES = frozenset(EDGE_TYPES)
+_SLUG_RE = re.compile(r"[^a-z0-9_.-]+")
+_LINE_NO_RE = re.compile(r":\d+")
+_ANCHOR_IN_LINE = re.compile(r"\{(F#|M#|S#|MF#|MQ#|#)([A-Za-z0-9_.-]+)\}")
+_NODE_LINE_RE = re.compile(r"^\s*-\s+`")
+_EMPTY_MEMORY = "# Memory\n"
+_EMPTY_PURSUITS = "# Pursuits\n\n## Focus\n\nNo Pursuit is focused yet.\n"
+_SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
+#: Keys of ``extra["rightmemory"]`` computed on read (never stored in the memcore comment).
+COMPUTED_KEYS = ("item", "marker", "module", "file", "line", "backing", "depth", "sections", "fields", "uncertain")
+
+
+class GraphInvariantError(InvalidEntryError):
+    """A write was refused because it would break a RightMemory graph invariant.
+
+    Attributes:
+        diagnostics: The diagnostics the write would have caused (code, file, line).
+    """
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(message + "".join(f"\n  {d}" for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class _Change:
+    """Edits to one store: line-range splices per file, new files, deleted files."""
+
+    edits: dict[str, list[tuple[int, int, list[str]]]]
+    created: dict[str, bytes]
+    deleted: set[str]
+
+    @classmethod
+    def empty(cls) -> _Change:
+        return cls({}, {}, set())
+
+    def splice(self, rel: str, start: int, end: int, lines: list[str]) -> None:
+        self.edits.setdefault(rel, []).append((start, end, lines))
+
+
+def _slug(text: str) -> str:
+    slug = _SLUG_RE.sub("-", text.casefold()).strip("-._")
+    return slug[:60].strip("-._")
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _edge_text(edges: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{t}:{x}" for t, x in edges)
+
+
+class RightMemoryProvider(BaseProvider):
+    """memcore provider for a RightMemory root (the folder holding MEMORY.md and PURSUITS.md).
+
+    Args:
+        location: The store root, or its MEMORY.md.
+        **options: ``read_only`` (bool): refuse every write.
+
+    Capabilities: ADD, UPDATE, DELETE, SUPERSEDE, ARCHIVE, GRAPH. ``delete`` takes
+    ``drop_edges=True`` to remove the edges (and Focus references) pointing at the item.
+    Extra operations: :meth:`add_edge`, :meth:`remove_edge`, :meth:`move_to_detail`,
+    :meth:`inline_detail`.
+    """
+
+    format_name: ClassVar[str] = FORMAT
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {
+            Capability.ADD,
+            Capability.UPDATE,
+            Capability.DELETE,
+            Capability.SUPERSEDE,
+            Capability.ARCHIVE,
+            Capability.GRAPH,
+        }
+    )
+
+    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        path = Path(location)
+        if path.name == "MEMORY.md" and not path.is_dir():
+            path = path.parent
+        super().__init__(path, **options)
+        self.root = path
+        self._md = make_markdown()
+        self._cache: ParseCache = {}
+
+    # -- life cycle -------------------------------------------------------------------
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` is a RightMemory root.
+
+        True for a folder holding PURSUITS.md, or a MEMORY.md with at least one ``{#id}``-style
+        anchor (``{F#id}``, ``{M#id}``…) in its first 256 KiB. Never raises.
+        """
+        try:
+            path = Path(path)
+            if path.name == "MEMORY.md" and path.is_file():
+                path = path.parent
+            if not path.is_dir():
+                return False
+            if (path / "PURSUITS.md").is_file():
+                return True
+            memory = path / "MEMORY.md"
+            if not memory.is_file():
+                return False
+            with memory.open("rb") as handle:
+                return _SNIFF_ANCHOR.search(handle.read(256 * 1024)) is not None
+        except OSError:
+            return False
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create MEMORY.md (``# Memory``) and PURSUITS.md (``# Pursuits`` + empty ``## Focus``).
+
+        Existing files are left alone. The result validates with zero diagnostics.
+
+        Raises:
+            OSError: The folder cannot be created or written.
+        """
+        root = Path(location)
+        root.mkdir(parents=True, exist_ok=True)
+        with file_lock(root):
+            for name, text in (("MEMORY.md", _EMPTY_MEMORY), ("PURSUITS.md", _EMPTY_PURSUITS)):
+                target = safe_join(root, name)
+                if not target.exists():
+                    atomic_write(target, text.encode("utf-8"))
+
+    def open(self) -> RightMemoryProvider:
+        """Check that the root is a folder and return ``self``.
+
+        Raises:
+            ConfigError: The location is not a folder.
+        """
+        if not self.root.is_dir():
+            raise ConfigError(
+                f"{FORMAT}: {self.root} is not a folder; point at the folder holding MEMORY.md "
+                f"(create one with `memcore init {FORMAT}:{self.root}`)"
+            )
+        super().open()
+        return self
+
+    def close(self) -> None:
+        """Forget parsed files; nothing is written."""
+        self._cache.clear()
+        super().close()
+
+    # -- reading ----------------------------------------------------------------------
+    def _read(self, rel: str) -> bytes | None:
+        path = self.root / rel
+        try:
+            if path.is_symlink() or not path.is_file():
+                return None
+            path.resolve(strict=True).relative_to(self.root.resolve())
+            return path.read_bytes()
+        except (OSError, ValueError):
+            return None
+
+    def graph(self) -> Graph:
+        """Parse and validate the store as it is on disk now.
+
+        Files whose bytes did not change since the last call are not re-parsed.
+        """
+        return Graph.load(self.root, self._read, self._md, self._cache)
+
+    def validate(self) -> list[Diagnostic]:
+        """Return every diagnostic the validator finds (reference rules + corrections files).
+
+        Never raises for bad files: unreadable files are reported as ``rm.unreadable``.
+        """
+        return list(self.graph().diags)
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield entries matching ``query`` in reading order.
+
+        Graph items first (F# detail content right after its heading), then the Agent
+        Corrections entries (read-only, kind ``correction``).
+        """
+        graph = self.graph()
+        entries: Iterator[MemoryEntry] = self._all_entries(graph)
+        yield from (query.apply(entries) if query is not None else entries)
+
+    def _all_entries(self, graph: Graph) -> Iterator[MemoryEntry]:
+        for ref in graph.ordered():
+            yield self._entry(graph, ref)
+        yield from self._correction_entries(graph)
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the item with ``entry_id``.
+
+        Raises:
+            EntryNotFoundError: No such item.
+        """
+        graph = self.graph()
+        ref = graph.items.get(entry_id)
+        if ref is not None:
+            return self._entry(graph, ref)
+        for entry in self._correction_entries(graph):
+            if entry.id == entry_id:
+                return entry
+        raise EntryNotFoundError(f"{FORMAT}: no item {entry_id!r} in {self.root}")
+
+    def _lead(self, doc: Doc, heading: Heading) -> tuple[int, int, list[str]]:
+        """Return (first, last, body lines) of a heading's own body, without the meta line."""
+        first, last = heading.line + 1, heading.lead_end
+        lines = [doc.source.lines[n - 1] for n in range(first, last + 1) if n != heading.meta_line]
+        while lines and _blank(lines[0]):
+            lines.pop(0)
+        while lines and _blank(lines[-1]):
+            lines.pop()
+        return first, last, lines
+
+    def _entry(self, graph: Graph, ref: ItemRef) -> MemoryEntry:
+        doc = graph.docs[ref.rel]
+        lines = doc.source.lines
+        info: dict[str, Any] = {
+            "item": "heading" if ref.is_heading else "node",
+            "marker": ref.marker,
+            "module": ref.family,
+            "file": ref.rel,
+            "line": ref.line,
+        }
+        meta: dict[str, Any] | None
+        if ref.is_heading:
+            heading = doc.headings[ref.index]
+            _first, last, body_lines = self._lead(doc, heading)
+            title, meta = heading.title, heading.meta
+            body = read_body(body_lines, meta)
+            edges = heading.edges
+            own = lines[heading.line - 1 : last]
+            info["depth"] = heading.depth
+            name = backing_name(ref.family, ref.marker, ref.id)
+            if name is not None:
+                info["backing"] = name
+            if ref.family == "pursuit":
+                fields = _pursuit_fields(body_lines)
+                if fields:
+                    info["fields"] = fields
+            uncertain = body.startswith(UNCERTAIN_PREFIX)
+        else:
+            node = doc.nodes[ref.index]
+            title, body, meta, edges = node.title, "", node.meta, node.edges
+            own = lines[node.line - 1 : (node.meta_line or node.line)]
+            uncertain = title.startswith(UNCERTAIN_PREFIX)
+        sections = [graph.heading(k).title for k in graph.ancestors(ref) if graph.heading(k).id is None]
+        if sections:
+            info["sections"] = sections[::-1]
+        if uncertain:
+            info["uncertain"] = True
+        entry = MemoryEntry(
+            id=ref.id,
+            kind=kind_for(ref.family, ref.marker),
+            title=title,
+            body=body,
+            confidence=UNCERTAIN_CONFIDENCE if uncertain else None,
+            relations=[Relation(type=t, target=x, resolved=x in graph.items) for t, x in edges],
+            parent=graph.parent_id(ref),
+        )
+        if meta:
+            apply_meta(entry, meta)
+        stored = entry.extra.get(FORMAT)
+        entry.extra[FORMAT] = {**(stored if isinstance(stored, dict) else {}), **info}
+        digest = hashlib.sha256("\n".join([ref.rel, *own]).encode("utf-8")).hexdigest()
+        entry.version = digest[:32]
+        return entry
+
+    def _correction_entries(self, graph: Graph) -> Iterator[MemoryEntry]:
+        for collection, name in AGENT_CORRECTION_FILES.items():
+            lines = graph.extra_files.get(name)
+            if lines is None:
+                continue
+            owner_id = name[len("MEMORY_") : -len(".md")]
+            owner = graph.items.get(owner_id)
+            for title, start, end in agent_correction_entries(lines):
+                body = lines[start:end]
+                while body and _blank(body[0]):
+                    body.pop(0)
+                while body and _blank(body[-1]):
+                    body.pop()
+                own = "\n".join(lines[start - 1 : end])
+                yield MemoryEntry(
+                    id=f"{owner_id}#{start}",
+                    kind=Kind.CORRECTION,
+                    title=title,
+                    body="\n".join(body),
+                    parent=owner_id if owner is not None else None,
+                    extra={FORMAT: {"item": "correction", "collection": collection, "file": name, "line": start}},
+                    version=hashlib.sha256(f"{name}\n{own}".encode()).hexdigest()[:32],
+                )
+
+    # -- writing: plumbing -------------------------------------------------------------
+    def _writable(self, op: str) -> None:
+        if self.options.get("read_only"):
+            from memcore.errors import ReadOnlyStoreError
+
+            raise ReadOnlyStoreError(f"{FORMAT}: store {self.root} was opened read-only; `{op}` refused")
+
+    def _commit(
+        self,
+        graph: Graph,
+        change: _Change,
+        check: Callable[[Graph], None] | None = None,
+    ) -> Graph:
+        """Validate ``change`` against ``graph`` and write it; return the new graph.
+
+        Raises:
+            GraphInvariantError: The change would add diagnostics (errors).
+            InvalidEntryError: ``check`` refused the result.
+        """
+        outputs: dict[str, bytes | None] = {}
+        for rel, edits in change.edits.items():
+            if rel in graph.unreadable or rel not in graph.docs:
+                raise InvalidEntryError(f"{FORMAT}: refusing to rewrite `{rel}`: it could not be parsed")
+            outputs[rel] = graph.docs[rel].source.splice(edits)
+        outputs.update(change.created)
+        for rel in change.deleted:
+            outputs[rel] = None
+
+        def read(rel: str) -> bytes | None:
+            if rel in outputs:
+                return outputs[rel]
+            return self._read(rel)
+
+        new = Graph.load(self.root, read, self._md, self._cache)
+        introduced = _introduced(graph.diags, new.diags)
+        if introduced:
+            raise GraphInvariantError(f"{FORMAT}: write refused; it would break the graph:", introduced)
+        if check is not None:
+            check(new)
+        for rel, data in outputs.items():
+            if data is not None:
+                atomic_write(safe_join(self.root, rel), data)
+        for rel, data in outputs.items():
+            if data is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(safe_join(self.root, rel))
+        return new
+
+    # -- writing: layout ----------------------------------------------------------------
+    def _default_container(self, graph: Graph, family: str) -> tuple[str, int | None]:
+        """Return (file, plain heading index or None) receiving parentless entries."""
+        rel, title = ("MEMORY.md", DEFAULT_MEMORY_HEADING) if family == "memory" else (
+            "PURSUITS.md", DEFAULT_PURSUIT_HEADING
+        )  # fmt: skip
+        doc = graph.docs.get(rel)
+        if doc is None:
+            raise InvalidEntryError(f"{FORMAT}: `{rel}` is missing or unreadable in {self.root}")
+        for index, heading in enumerate(doc.headings):
+            if heading.depth == 1 and heading.id is None and heading.title == title:
+                return rel, index
+        return rel, None
+
+    def _resolve_parent(self, graph: Graph, parent: str | None, family: str) -> tuple[str, int | None, int]:
+        """Return (file, heading index or None for "append a new container", depth of it)."""
+        if parent is None:
+            rel, index = self._default_container(graph, family)
+            return rel, index, 1
+        ref = graph.items.get(parent)
+        if ref is None:
+            raise InvalidEntryError(f"{FORMAT}: parent {parent!r} is not a heading in {self.root}")
+        if not ref.is_heading:
+            raise InvalidEntryError(f"{FORMAT}: parent {parent!r} is a node; only headings contain items")
+        heading = graph.docs[ref.rel].headings[ref.index]
+        return ref.rel, ref.index, heading.depth
+
+    def _detail_of(self, graph: Graph, rel: str, index: int) -> str | None:
+        for child, owner in graph.attach.items():
+            if owner == (rel, index):
+                return child
+        return None
+
+    def _node_insert(self, graph: Graph, rel: str, index: int | None, new: list[str], change: _Change) -> None:
+        """Plan inserting node lines ``new`` as the last direct node of a heading."""
+        if index is None:
+            title = DEFAULT_MEMORY_HEADING if rel == "MEMORY.md" else DEFAULT_PURSUIT_HEADING
+            self._append(graph, rel, [f"# {title}", "", *new], change)
+            return
+        heading = graph.docs[rel].headings[index]
+        if heading.marker == "F#":
+            detail = self._detail_of(graph, rel, index)
+            if detail is None:
+                raise InvalidEntryError(
+                    f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold the node"
+                )
+            doc = graph.docs[detail]
+            first_heading = doc.headings[0].line if doc.headings else len(doc.source.lines) + 1
+            direct = [n for n in doc.nodes if n.parent is None]
+            self._place(doc, 1, first_heading - 1, direct, new, change)
+            return
+        doc = graph.docs[rel]
+        region_end = heading.first_child - 1 if heading.first_child is not None else heading.end
+        direct = [n for n in doc.nodes if n.parent == index]
+        self._place(doc, heading.line + 1, region_end, direct, new, change)
+
+    def _place(self, doc: Doc, first: int, last: int, direct: list[Node], new: list[str], change: _Change) -> None:
+        lines = doc.source.lines
+        if direct:
+            after = max(n.meta_line or n.line for n in direct)
+        else:
+            after = last
+            while after >= first and _blank(lines[after - 1]):
+                after -= 1
+            after = max(after, first - 1)
+        block = list(new)
+        prev = lines[after - 1] if after >= 1 else ""
+        if after >= 1 and not _blank(prev) and not direct:
+            block.insert(0, "")
+        nxt = lines[after] if after < len(lines) else None
+        if nxt is not None and not _blank(nxt) and not _NODE_LINE_RE.match(nxt):
+            block.append("")
+        change.splice(doc.source.rel, after + 1, after, block)
+
+    def _append(self, graph: Graph, rel: str, new: list[str], change: _Change) -> None:
+        lines = graph.docs[rel].source.lines
+        last = len(lines)
+        while last >= 1 and _blank(lines[last - 1]):
+            last -= 1
+        block = ([""] if last >= 1 else []) + new
+        change.splice(rel, last + 1, last, block)
+
+    def _heading_insert(self, graph: Graph, rel: str, index: int | None, new: list[str], change: _Change) -> None:
+        """Plan inserting heading lines ``new`` at the end of a heading's block."""
+        if index is None:
+            title = DEFAULT_MEMORY_HEADING if rel == "MEMORY.md" else DEFAULT_PURSUIT_HEADING
+            self._append(graph, rel, [f"# {title}", "", *new], change)
+            return
+        heading = graph.docs[rel].headings[index]
+        if heading.marker == "F#":
+            detail = self._detail_of(graph, rel, index)
+            if detail is None:
+                raise InvalidEntryError(
+                    f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold the heading"
+                )
+            self._append(graph, detail, new, change)
+            return
+        lines = graph.docs[rel].source.lines
+        after = heading.end
+        while after > heading.line and _blank(lines[after - 1]):
+            after -= 1
+        block = ["", *new]
+        if after < len(lines) and not _blank(lines[after]):
+            block.append("")
+        change.splice(rel, after + 1, after, block)
+
+    # -- writing: entries -> lines ----------------------------------------------------------
+    def _split_relations(self, entry: MemoryEntry) -> tuple[list[tuple[str, str]], list[Relation]]:
+        edges: list[tuple[str, str]] = []
+        other: list[Relation] = []
+        for rel in entry.relations:
+            if rel.type in _EDGE_TYPES and rel.resolved and ITEM_ID_RE.match(rel.target):
+                edges.append((rel.type, rel.target))
+            else:
+                other.append(rel)
+        return edges, other
+
+    def _meta_line(self, entry: MemoryEntry, family: str, marker: str, title: str, pad: list[str] | None) -> str | None:
+        _edges, other = self._split_relations(entry)
+        uncertain = (entry.body.lstrip() if marker != "node" else title).startswith(UNCERTAIN_PREFIX)
+        meta = meta_for(
+            entry,
+            derived_kind=kind_for(family, marker),
+            derived_confidence=UNCERTAIN_CONFIDENCE if uncertain else None,
+            other_relations=other,
+            fmt=FORMAT,
+            computed=COMPUTED_KEYS,
+        )
+        if pad is not None:
+            meta["body_pad"] = pad
+        return dump_meta(meta) if meta else None
+
+    def _new_id(self, graph: Graph, entry: MemoryEntry) -> str:
+        if entry.id is not None:
+            if not ITEM_ID_RE.match(entry.id):
+                raise InvalidEntryError(
+                    f"{FORMAT}: id {entry.id!r} is not a RightMemory id; use only letters, numbers, "
+                    "dot, underscore or dash"
+                )
+            return entry.id
+        base = _slug(entry.title) or _slug(entry.body.split("\n", 1)[0])[:40] or entry.kind.value
+        taken = set(graph.items)
+        candidate, n = base, 2
+        while candidate in taken or candidate.casefold() in {"rules"}:
+            candidate, n = f"{base}-{n}", n + 1
+        return candidate
+
+    @staticmethod
+    def _check_text(title: str, body: str) -> None:
+        if "\n" in title or "\r" in title:
+            raise InvalidEntryError(f"{FORMAT}: a title must be one line, got {title!r}")
+        if "\r" in body:
+            raise InvalidEntryError(f"{FORMAT}: a body may not contain carriage returns (the file keeps its own)")
+        if "<!-- memcore:" in body:
+            raise InvalidEntryError(f"{FORMAT}: a body may not contain a `<!-- memcore:` comment")
+
+    def _want(self, entry: MemoryEntry) -> tuple[str | None, str | None]:
+        """Return (item hint, marker hint) from ``entry.extra["rightmemory"]``."""
+        info = entry.extra.get(FORMAT) or {}
+        item = info.get("item") if isinstance(info, dict) else None
+        marker = info.get("marker") if isinstance(info, dict) else None
+        return (item if isinstance(item, str) else None), (marker if isinstance(marker, str) else None)
+
+    def _verify(self, new: Graph, item_id: str, expect: MemoryEntry) -> None:
+        ref = new.items.get(item_id)
+        if ref is None:
+            raise InvalidEntryError(f"{FORMAT}: `{item_id}` would not read back as an item; text contains graph syntax")
+        got = self._entry(new, ref)
+        problems = []
+        if got.title != expect.title.strip():
+            problems.append(f"title {got.title!r} != {expect.title.strip()!r}")
+        if got.body != expect.body:
+            problems.append("body")
+        if got.parent != expect.parent:
+            problems.append(f"parent {got.parent!r} != {expect.parent!r}")
+        if [(r.type, r.target) for r in got.relations] != [(r.type, r.target) for r in expect.relations]:
+            problems.append("relations")
+        if problems:
+            raise InvalidEntryError(
+                f"{FORMAT}: `{item_id}` would not read back as written ({', '.join(problems)}); "
+                "the title or body probably contains heading, node or edge syntax"
+            )
+
+    # -- writing: operations ------------------------------------------------------------------
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Add ``entry`` as a node or heading under ``entry.parent``.
+
+        A heading is written when ``extra["rightmemory"]["item"] == "heading"``, a marker
+        (``F#``, ``MF#``, ``MQ#``) is asked for, the entry is a Pursuit, or ``body`` is not
+        empty; otherwise a node ``- `id` title → [edges]``. Without a parent, Memory entries go
+        under the plain ``# Memory`` heading of MEMORY.md and Pursuits under ``# Pursuits`` of
+        PURSUITS.md (created at the end of the file when missing). A new heading is one level
+        below its parent; under an F# heading the item goes into the detail file. The id is
+        ``entry.id`` or derived from the title (``[A-Za-z0-9_.-]+``, made unique).
+
+        Returns:
+            The entry as stored (id, timestamps, version set).
+
+        Raises:
+            GraphInvariantError: The write would break an invariant (duplicate id, dangling
+                edge, heading too deep…); nothing is written.
+            InvalidEntryError: The parent is not a heading, or the text would not read back.
+            UnsupportedOperationError: An ``M#``/``S#`` heading was asked for.
+        """
+        self.require(Capability.ADD, "add")
+        self._writable("add")
+        entry = entry.model_copy(deep=True)
+        now = utc_now()
+        if entry.created_at is None:
+            entry.created_at = now
+        if entry.updated_at is None:
+            entry.updated_at = entry.created_at
+        with file_lock(self.root):
+            graph = self.graph()
+            family = "pursuit" if entry.kind == Kind.PURSUIT else "memory"
+            if entry.parent is not None and entry.parent in graph.items:
+                family = graph.items[entry.parent].family
+            item_hint, marker = self._want(entry)
+            marker = marker if marker not in (None, "node") else None
+            if marker in ("M#", "S#"):
+                raise UnsupportedOperationError(
+                    f"{FORMAT}: adding {marker} headings (which need a backing evidence/skill file) is not supported"
+                )
+            as_heading = item_hint == "heading" or marker is not None or family == "pursuit" or entry.body != ""
+            if item_hint == "node" and entry.body:
+                raise InvalidEntryError(f"{FORMAT}: a node has no body; add it as a heading instead")
+            marker = marker or ("#" if as_heading else "node")
+            ident: str = self._new_id(graph, entry)
+            entry.id = ident
+            title = entry.title.strip()
+            self._check_text(title, entry.body)
+            core, pad = split_body(entry.body)
+            rel, index, depth = self._resolve_parent(graph, entry.parent, family)
+            edges, _other = self._split_relations(entry)
+            meta = self._meta_line(entry, family, marker, title, pad if as_heading else None)
+            change = _Change.empty()
+            if as_heading:
+                level = depth + 1
+                head = "#" * level + " " + (f"{title} " if title else "") + f"{{{marker}{ident}}}"
+                if edges:
+                    head += f" \u2192 [{_edge_text(edges)}]"
+                new = [head] + ([meta] if meta else [])
+                if core:
+                    new += ["", *core]
+                if marker == "F#":
+                    name = backing_name(family, "F#", ident)
+                    assert name is not None
+                    if os.path.lexists(safe_join(self.root, name)):
+                        raise InvalidEntryError(f"{FORMAT}: `{name}` exists already; refusing to claim it")
+                    change.created[name] = b""
+                self._heading_insert(graph, rel, index, new, change)
+            else:
+                text = f"- `{ident}` " + (f"{title} " if title else "") + f"\u2192 [{_edge_text(edges)}]"
+                new = [text] + ([f"  {meta}"] if meta else [])
+                self._node_insert(graph, rel, index, new, change)
+            self._commit(graph, change, check=lambda g: self._verify(g, ident, entry))
+        return self.get(ident)
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Rewrite an item's own lines: title, edges, heading body and the memcore comment.
+
+        Only the item's line range changes (the heading line, its comment and its own body;
+        or the node line and its comment). ``updated_at`` is set to now.
+
+        Raises:
+            EntryNotFoundError: No such item.
+            ConflictError: ``expected_version`` is not the item's current version.
+            GraphInvariantError: The new edges or text would break an invariant.
+            InvalidEntryError: A node given a body, a changed parent, or text that would not
+                read back.
+            UnsupportedOperationError: The entry is an Agent Corrections entry (read-only).
+        """
+        self.require(Capability.UPDATE, "update")
+        self._writable("update")
+        if entry.id is None:
+            raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
+        ident: str = entry.id
+        entry = entry.model_copy(deep=True)
+        entry.updated_at = utc_now()
+        with file_lock(self.root):
+            graph = self.graph()
+            ref = graph.items.get(ident)
+            if ref is None:
+                if "#" in ident:
+                    raise UnsupportedOperationError(f"{FORMAT}: Agent Corrections entries are read-only here")
+                raise EntryNotFoundError(f"{FORMAT}: no item {entry.id!r} in {self.root}")
+            current = self._entry(graph, ref)
+            if expected_version is not None and expected_version != current.version:
+                raise ConflictError(
+                    f"{FORMAT}: `{entry.id}` changed since it was read (version {expected_version} is stale); "
+                    "re-read it and retry"
+                )
+            if entry.parent != current.parent:
+                raise InvalidEntryError(
+                    f"{FORMAT}: moving `{entry.id}` from parent {current.parent!r} to {entry.parent!r} is "
+                    "not supported by update; delete and add it instead"
+                )
+            change = _Change.empty()
+            self._rewrite_item(graph, ref, entry, change)
+            self._commit(graph, change, check=lambda g: self._verify(g, ident, entry))
+        return self.get(ident)
+
+    def _rewrite_item(self, graph: Graph, ref: ItemRef, entry: MemoryEntry, change: _Change) -> None:
+        doc = graph.docs[ref.rel]
+        lines = doc.source.lines
+        title = entry.title.strip()
+        self._check_text(title, entry.body)
+        core, pad = split_body(entry.body)
+        edges, _other = self._split_relations(entry)
+        meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None)
+        if ref.is_heading:
+            heading = doc.headings[ref.index]
+            line = lines[heading.line - 1]
+            line = _replace_edges(line, heading.edge_span, heading.edges, edges, heading=True)
+            if title != heading.title:
+                a, b = heading.title_span
+                line = line[:a] + title + (" " if a == b and title else "") + line[b:]
+            first, last, old_body = self._lead(doc, heading)
+            new = [line] + ([meta] if meta else [])
+            if old_body == core:
+                new += [lines[n - 1] for n in range(first, last + 1) if n != heading.meta_line]
+            else:
+                new += ["", *core] if core else []
+                if last < len(lines):
+                    new.append("")
+            change.splice(ref.rel, heading.line, last, new)
+        else:
+            if entry.body:
+                raise InvalidEntryError(f"{FORMAT}: node `{ref.id}` has no body; put the text in the title")
+            node = doc.nodes[ref.index]
+            line = lines[node.line - 1]
+            line = _replace_edges(line, node.edge_span, node.edges, edges, heading=False)
+            if title != node.title:
+                a, b = node.title_span
+                if a == b:
+                    # Empty description: the span sits before the arrow's whitespace.
+                    line = line[:a] + (" " + title if title else "") + line[b:]
+                else:
+                    line = line[:a] + title + line[b:]
+            new = [line] + ([" " * len(node.prefix) + meta] if meta else [])
+            change.splice(ref.rel, node.line, node.meta_line or node.line, new)
+
+    def delete(self, entry_id: str, *, drop_edges: bool = False) -> None:
+        """Remove an item: a node's line, or a heading's whole block if it holds no items.
+
+        Args:
+            entry_id: The item's id.
+            drop_edges: Also remove every edge (and Focus reference) pointing at the item.
+
+        Raises:
+            EntryNotFoundError: No such item.
+            ConflictError: Edges or Focus references still point at the item (and
+                ``drop_edges`` is false), or the heading still contains items or headings;
+                the message lists them.
+            UnsupportedOperationError: An Agent Corrections entry (read-only).
+        """
+        self.require(Capability.DELETE, "delete")
+        self._writable("delete")
+        with file_lock(self.root):
+            graph = self.graph()
+            ref = graph.items.get(entry_id)
+            if ref is None:
+                if "#" in entry_id:
+                    raise UnsupportedOperationError(f"{FORMAT}: Agent Corrections entries are read-only here")
+                raise EntryNotFoundError(f"{FORMAT}: no item {entry_id!r} in {self.root}")
+            referrers = [r for r in graph.referrers(entry_id) if r != entry_id]
+            if referrers and not drop_edges:
+                raise ConflictError(
+                    f"{FORMAT}: `{entry_id}` is still referenced by {', '.join(referrers)}; remove those edges "
+                    "first or pass drop_edges=True"
+                )
+            change = _Change.empty()
+            doc = graph.docs[ref.rel]
+            if ref.is_heading:
+                heading = doc.headings[ref.index]
+                children = [
+                    r.id for r in graph.items.values() if r is not ref and (ref.rel, ref.index) in graph.ancestors(r)
+                ]
+                if children or heading.first_child is not None:
+                    raise ConflictError(
+                        f"{FORMAT}: heading `{entry_id}` still contains "
+                        f"{', '.join(children) if children else 'child headings'}; delete or move them first"
+                    )
+                start, end = heading.line, heading.end
+                lines = doc.source.lines
+                while end > start and _blank(lines[end - 1]) and start > 1 and _blank(lines[start - 2]):
+                    end -= 1
+                change.splice(ref.rel, start, end, [])
+                if heading.marker == "F#":
+                    detail = self._detail_of(graph, ref.rel, ref.index)
+                    if detail is not None:
+                        change.deleted.add(detail)
+            else:
+                node = doc.nodes[ref.index]
+                change.splice(ref.rel, node.line, node.meta_line or node.line, [])
+            if referrers:
+                self._drop_edges_to(graph, entry_id, change)
+            self._commit(graph, change)
+
+    def _drop_edges_to(self, graph: Graph, target: str, change: _Change) -> None:
+        for ref in graph.items.values():
+            edges, _ = graph.edges_of(ref)
+            if ref.id == target or not any(t == target for _, t in edges):
+                continue
+            kept = [e for e in edges if e[1] != target]
+            doc = graph.docs[ref.rel]
+            if ref.is_heading:
+                heading = doc.headings[ref.index]
+                line = _replace_edges(doc.source.lines[heading.line - 1], heading.edge_span, edges, kept, heading=True)
+                change.splice(ref.rel, heading.line, heading.line, [line])
+            else:
+                node = doc.nodes[ref.index]
+                line = _replace_edges(doc.source.lines[node.line - 1], node.edge_span, edges, kept, heading=False)
+                change.splice(ref.rel, node.line, node.line, [line])
+        for ident, rel, line_no in graph.focus:
+            if ident == target:
+                change.splice(rel, line_no, line_no, [])
+
+    # -- graph operations ------------------------------------------------------------------
+    def add_edge(self, item_id: str, edge_type: str, target: str) -> MemoryEntry:
+        """Add the edge ``edge_type:target`` to an item (refused if it breaks an invariant)."""
+        entry = self.get(item_id)
+        entry.relations = [*entry.relations, Relation(type=edge_type, target=target)]
+        if edge_type not in _EDGE_TYPES:
+            raise GraphInvariantError(
+                f"{FORMAT}: write refused; it would break the graph:",
+                [Diagnostic(code="rm.unknown-edge-type", message=f"unknown edge type `{edge_type}`", entry_id=item_id)],
+            )
+        return self.update(entry, expected_version=entry.version)
+
+    def remove_edge(self, item_id: str, edge_type: str, target: str) -> MemoryEntry:
+        """Remove the edge ``edge_type:target`` from an item.
+
+        Raises:
+            EntryNotFoundError: The item or the edge does not exist.
+        """
+        entry = self.get(item_id)
+        kept = [r for r in entry.relations if not (r.type == edge_type and r.target == target)]
+        if len(kept) == len(entry.relations):
+            raise EntryNotFoundError(f"{FORMAT}: `{item_id}` has no edge {edge_type}:{target}")
+        entry.relations = kept
+        return self.update(entry, expected_version=entry.version)
+
+    def move_to_detail(self, heading_id: str) -> str:
+        """Turn a ``{#id}`` heading into ``{F#id}``, moving its children into its detail file.
+
+        Child headings and nodes move to ``MEMORY_<id>.md`` / ``PURSUIT_<id>.md``; the heading
+        line and its own body stay.
+
+        Returns:
+            The detail file's name.
+
+        Raises:
+            InvalidEntryError: Not a ``#`` heading, nothing to move, or the detail file exists.
+            GraphInvariantError: The move would break an invariant (nothing is written).
+        """
+        self._writable("move_to_detail")
+        with file_lock(self.root):
+            graph = self.graph()
+            ref, heading, doc = self._heading_ref(graph, heading_id, "#")
+            name = backing_name(ref.family, "F#", heading_id)
+            assert name is not None
+            if os.path.lexists(safe_join(self.root, name)):
+                raise InvalidEntryError(f"{FORMAT}: `{name}` exists already; refusing to claim it")
+            lines = doc.source.lines
+            start = heading.lead_end + 1
+            while start <= heading.end and _blank(lines[start - 1]):
+                start += 1
+            end = heading.end
+            while end >= start and _blank(lines[end - 1]):
+                end -= 1
+            if start > end:
+                raise InvalidEntryError(f"{FORMAT}: heading `{heading_id}` has no child content to move")
+            moved = lines[start - 1 : end]
+            change = _Change.empty()
+            change.splice(ref.rel, heading.line, heading.line, [_set_marker(lines[heading.line - 1], heading_id, "F#")])
+            change.splice(ref.rel, start, end, [])
+            nl = doc.source.newline
+            change.created[name] = (nl.join(moved) + nl).encode("utf-8")
+            self._commit(graph, change, check=_same_parents(graph))
+            return name
+
+    def inline_detail(self, heading_id: str) -> None:
+        """Turn an ``{F#id}`` heading back into ``{#id}``, inlining its detail file.
+
+        The detail file's content moves to the end of the heading's block and the detail file
+        is removed.
+
+        Raises:
+            InvalidEntryError: Not an F# heading with a readable detail file.
+            GraphInvariantError: The result would break an invariant (e.g. a ``####`` F#).
+        """
+        self._writable("inline_detail")
+        with file_lock(self.root):
+            graph = self.graph()
+            ref, heading, doc = self._heading_ref(graph, heading_id, "F#")
+            detail = self._detail_of(graph, ref.rel, ref.index)
+            if detail is None:
+                raise InvalidEntryError(f"{FORMAT}: F# heading `{heading_id}` has no readable detail file")
+            content = list(graph.docs[detail].source.lines)
+            while content and _blank(content[0]):
+                content.pop(0)
+            while content and _blank(content[-1]):
+                content.pop()
+            change = _Change.empty()
+            change.splice(
+                ref.rel, heading.line, heading.line, [_set_marker(doc.source.lines[heading.line - 1], heading_id, "#")]
+            )
+            lines = doc.source.lines
+            after = heading.end
+            while after > heading.line and _blank(lines[after - 1]):
+                after -= 1
+            block = (["", *content] if content else []) + ([""] if after < len(lines) and content else [])
+            if block:
+                change.splice(ref.rel, after + 1, after, block)
+            change.deleted.add(detail)
+            self._commit(graph, change, check=_same_parents(graph))
+
+    def _heading_ref(self, graph: Graph, heading_id: str, marker: str) -> tuple[ItemRef, Heading, Doc]:
+        ref = graph.items.get(heading_id)
+        if ref is None:
+            raise EntryNotFoundError(f"{FORMAT}: no item {heading_id!r} in {self.root}")
+        if not ref.is_heading or ref.marker != marker:
+            raise InvalidEntryError(f"{FORMAT}: `{heading_id}` is not a {{{marker}…}} heading")
+        doc = graph.docs[ref.rel]
+        return ref, doc.headings[ref.index], doc
+
+
+def split_body(body: str) -> tuple[list[str], list[str] | None]:
+    """Split a body into the lines written under a heading and the padding kept in the comment.
+
+    The lines are the body without leading and trailing blank (whitespace-only) lines. A body
+    reads back as those lines joined with ``\\n`` plus one final ``\\n``; when the body given
+    differs from that (no final newline, several, leading blank lines, whitespace only), the
+    exact text before and after the lines is kept as ``body_pad: [before, after]``.
+
+    Returns:
+        (lines, pad or None).
+    """
+    lines = body.split("\n")
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    end = len(lines)
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    core = lines[start:end]
+    text = "\n".join(core)
+    offset = sum(len(line) + 1 for line in lines[:start]) if core else len(body)
+    before, after = body[:offset], body[offset + len(text) :]
+    if before == "" and after == ("\n" if core else ""):
+        return core, None
+    return core, [before, after]
+
+
+def read_body(lines: list[str], meta: dict[str, Any] | None) -> str:
+    """Return a heading's body from its lines and the ``body_pad`` of its comment (if any)."""
+    text = "\n".join(lines)
+    pad = meta.get("body_pad") if meta else None
+    if isinstance(pad, list) and len(pad) == 2 and all(isinstance(x, str) for x in pad):
+        return str(pad[0]) + text + str(pad[1])
+    return text + "\n" if lines else ""
+
+
+def _set_marker(line: str, ident: str, marker: str) -> str:
+    def swap(match: re.Match[str]) -> str:
+        return f"{{{marker}{ident}}}" if match.group(2) == ident else match.group(0)
+
+    return _ANCHOR_IN_LINE.sub(swap, line, count=1)
+
+
+def _replace_edges(
+    line: str,
+    span: tuple[int, int] | None,
+    old: list[tuple[str, str]],
+    new: list[tuple[str, str]],
+    *,
+    heading: bool,
+) -> str:
+    if old == new:
+        return line
+    text = _edge_text(new)
+    if span is None:
+        if not new:
+            return line
+        stripped = line.rstrip()
+        return stripped + f" \u2192 [{text}]" + line[len(stripped) :]
+    return line[: span[0]] + text + line[span[1] :]
+
+
+def _same_parents(before: Graph) -> Callable[[Graph], None]:
+    expected = {ident: before.parent_id(ref) for ident, ref in before.items.items()}
+
+    def check(after: Graph) -> None:
+        got = {ident: after.parent_id(ref) for ident, ref in after.items.items()}
+        if got != expected:
+            moved = sorted(k for k in set(got) | set(expected) if got.get(k) != expected.get(k))
+            raise InvalidEntryError(f"{FORMAT}: the move would change the items or parents of {', '.join(moved)}")
+
+    return check
+
+
+def _introduced(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagnostic]:
+    """Return error diagnostics in ``after`` that ``before`` did not have (line shifts ignored)."""
+
+    def key(d: Diagnostic) -> tuple[str, str | None, str | None, str]:
+        return (d.code, d.path, d.entry_id, _LINE_NO_RE.sub("", d.message))
+
+    old = Counter(key(d) for d in before if d.severity == Severity.ERROR)
+    out = []
+    for diag in after:
+        if diag.severity != Severity.ERROR:
+            continue
+        k = key(diag)
+        if old[k] > 0:
+            old[k] -= 1
+        else:
+            out.append(diag)
+    return out
+
+
+def _pursuit_fields(lines: list[str]) -> dict[str, Any]:
+    """Return a Pursuit heading's ``**State:**``/``**Next:**``/``**Done when:**``/``**Status:**``."""
+    fields: dict[str, Any] = {}
+    current: str | None = None
+    for line in lines:
+        match = PURSUIT_FIELD_RE.match(line)
+        if match:
+            current = match.group(1).casefold().replace(" ", "_")
+            rest = line[match.end() :].strip()
+            fields[current] = [] if current == "next" else rest
+            if current == "next" and rest:
+                fields[current] = [{"action": None, "text": rest}]
+            continue
+        if current is None:
+            continue
+        if _blank(line):
+            if current != "next":
+                current = None
+            continue
+        if current == "next":
+            action = re.match(r"^\s*-\s+`([^`]+)`\s*(.*)$", line)
+            if action:
+                fields["next"].append({"action": action.group(1), "text": action.group(2).strip()})
+            else:
+                current = None
+        else:
+            fields[current] = (str(fields[current]) + " " + line.strip()).strip()
+    return fields
