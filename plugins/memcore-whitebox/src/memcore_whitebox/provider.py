@@ -737,8 +737,10 @@ class WhiteBoxProvider(BaseProvider):
             memcore["extra"] = others
         stripped = entry.body.strip()
         if stripped != entry.body:
+            # The block holds the body trimmed (as the reference writer trims it); the
+            # whitespace around it is kept here so the entry reads back exactly.
             lead = entry.body[: len(entry.body) - len(entry.body.lstrip())]
-            trail = entry.body[len(entry.body.rstrip()) :]
+            trail = entry.body[len(entry.body.rstrip()) :] if stripped else ""
             if lead:
                 memcore["body_lead"] = lead
             if trail:
@@ -990,7 +992,8 @@ class WhiteBoxProvider(BaseProvider):
                 raise ConflictError(f"whitebox: {rel} changed while updating; read it again and retry")
             tf = TextFile.decode(data, path=rel)
             doc = parse_frontmatter(tf.text, path=rel)
-            if entry.updated_at is None or entry.updated_at == current.updated_at:
+            if current.updated_at is not None and entry.updated_at in (None, current.updated_at):
+                # memcore keeps times on the files it manages; a user's own file gets none added.
                 entry = entry.model_copy(update={"updated_at": utc_now()})
             desired = self._file_meta(entry, rel, new=False)
             if kind_for_path(rel) is Kind.PROPOSAL:
