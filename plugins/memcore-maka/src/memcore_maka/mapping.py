@@ -336,6 +336,9 @@ def entry_from_section(section: Section, *, pending: bool = False) -> EntryView:
     body = _unescape_body(section.content, data.get("b")) if "b" in data else None
     if body is not None:
         applied["b"] = data["b"]
+    elif data.get("n") == 1:
+        applied["n"] = 1
+        body = section.content + "\n"
     fields["body"] = section.content if body is None else body
 
     raw_status = meta.get("status")
@@ -507,6 +510,8 @@ def _encode_body(body: str) -> tuple[list[str], dict[str, Any] | None]:
         lines[index] = line
     if not (lead or trail or escapes):
         return lines, None
+    if not lead and not escapes and trail == "\n":
+        return lines, {"n": 1}
     native = js_trim("\n".join(lines))
     spec: dict[str, Any] = {"h": _hash12(native)}
     if lead:
@@ -578,13 +583,14 @@ def render_section(
     raw_of: dict[str, str] = {k: v for k, v in maka_extra.items() if isinstance(v, str)}
     stash: dict[str, Any] = {}
     for key, value in maka_extra.items():
-        if key in _NATIVE_KEYS:
-            continue  # handled with their native field
+        if key in _NATIVE_KEYS and _consumed_natively(key, value, entry, old_meta):
+            continue  # written with its native field below
         raw_unchanged = isinstance(value, str) and old_meta.get(key) == value
         if (
             isinstance(value, str)
             and META_KEY_RE.match(key)
             and key not in MC_KEYS
+            and key not in _NATIVE_KEYS
             and not MC_DATA_RE.match(key)
             and (raw_unchanged or is_safe_value(value))
         ):
@@ -712,10 +718,13 @@ def render_section(
     content_lines: list[str] = []
     if body_changed or old is None:
         content_lines, spec = _encode_body(entry.body)
-        if spec is not None:
+        if spec is not None and "n" in spec:
+            data["n"] = 1
+        elif spec is not None:
             data["b"] = spec
     else:
         keep_fp("b")
+        keep_fp("n")
 
     meta.update(_encode_data(data))
     dropped = tuple(token for _, token, _ in old.section.dropped) if old is not None else ()
@@ -734,6 +743,24 @@ def render_section(
         meta_changed=meta_changed,
         body_changed=body_changed or old is None,
     )
+
+
+def _consumed_natively(key: str, value: Any, entry: MemoryEntry, old_meta: dict[str, str]) -> bool:
+    """Whether ``extra["maka"][key]`` is written by its native field's logic (else it is stashed)."""
+    if not isinstance(value, str):
+        return False
+    if key == "status":
+        return entry.status is Status.UNKNOWN
+    if key == "origin":
+        return entry.source == "unknown"
+    if key in ("createdAt", "updatedAt", "decayTtlMs"):
+        field_name = {"createdAt": "created_at", "updatedAt": "updated_at", "decayTtlMs": "expires_at"}[key]
+        return getattr(entry, field_name) is None and old_meta.get(key) == value
+    if key == MC_KIND:
+        return entry.kind is Kind.NOTE and is_safe_value(value)
+    if key == MC_CONFIDENCE:
+        return entry.confidence is None and is_safe_value(value)
+    return False
 
 
 def _normalized(meta: dict[str, str]) -> dict[str, str]:

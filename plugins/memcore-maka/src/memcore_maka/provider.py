@@ -200,8 +200,8 @@ class MakaProvider(BaseProvider):
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         super().__init__(location, **options)
         path = Path(self.location)
-        if path.is_dir():
-            path = safe_join(path, "MEMORY.md")
+        if path.is_dir() or (not path.exists() and path.suffix.lower() != ".md"):
+            path = safe_join(path, "MEMORY.md") if path.exists() else path / "MEMORY.md"
         self.path = path
         self.folder = path.parent
         self.backup_path = safe_join(self.folder, path.name + ".bak")
@@ -302,7 +302,8 @@ class MakaProvider(BaseProvider):
             raise ReadOnlyStoreError(f"maka: {self.path} was opened read-only; `{operation}` refused")
 
     # -- reading --------------------------------------------------------------------------
-    def _load(self, path: Path, *, pending: bool = False) -> _Loaded:
+    def _load(self, path: Path, *, pending: bool = False, full: bool = True) -> _Loaded:
+        """Read and parse ``path``; with ``full``, also build every entry and the diagnostics."""
         loaded = _Loaded(path=path, pending=pending)
         shown = str(path)
         try:
@@ -353,12 +354,9 @@ class MakaProvider(BaseProvider):
         loaded.doc = doc
         if doc.reason == "empty" and loaded.reason is None:
             loaded.reason = "empty"
-        loaded.views = []
-        for section in doc.entries:
-            view = entry_from_section(section, pending=pending)
-            view.entry.version = _version(doc, section)
-            loaded.views.append(view)
-        loaded.diagnostics.extend(self._diagnose(loaded))
+        if full:
+            loaded.views = [_view(doc, section, pending) for section in doc.entries]
+            loaded.diagnostics.extend(self._diagnose(loaded))
         return loaded
 
     def _diagnose(self, loaded: _Loaded) -> list[Diagnostic]:
@@ -492,8 +490,8 @@ class MakaProvider(BaseProvider):
             now = self._now()
             lines, seps = list(loaded.doc.lines), list(loaded.doc.separators)
             changed = False
-            for view in loaded.views:
-                section = view.section
+            for section in loaded.doc.entries:
+                view = entry_from_section(section)
                 if not self._expired(view, now) or section.meta_index is None:
                     continue
                 meta = dict(view.meta)
@@ -566,7 +564,7 @@ class MakaProvider(BaseProvider):
         """Run one read-modify-write of ``path`` under the store lock."""
         self._gate_write(operation)
         with file_lock(self.path):
-            loaded = self._load(path, pending=pending)
+            loaded = self._load(path, pending=pending, full=False)
             if not loaded.writable:
                 raise ReadOnlyStoreError(
                     f"maka: {path} is in the {loaded.status!r} state ({loaded.reason}); memcore will not "
@@ -580,18 +578,18 @@ class MakaProvider(BaseProvider):
     def _find(loaded: _Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
         wanted = _nfc(entry_id)
         found = [
-            v
-            for v in loaded.views
-            if v.entry.id == wanted or (by_proposal and _nfc(v.meta.get("proposalId", "")) == wanted)
+            s
+            for s in loaded.doc.entries
+            if _nfc(s.id) == wanted or (by_proposal and _nfc((s.meta or {}).get("proposalId", "")) == wanted)
         ]
         if not found:
             raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {loaded.path}")
         if len(found) > 1:
             raise ConflictError(
                 f"maka: id {entry_id!r} is used by {len(found)} sections of {loaded.path} (lines "
-                f"{', '.join(str(v.section.start + 1) for v in found)}); give them distinct ids first"
+                f"{', '.join(str(s.start + 1) for s in found)}); give them distinct ids first"
             )
-        return found[0]
+        return _view(loaded.doc, found[0], loaded.pending)
 
     @staticmethod
     def _prepare(entry: MemoryEntry) -> MemoryEntry:
@@ -628,13 +626,14 @@ class MakaProvider(BaseProvider):
         if entry.id is None:
             ms = to_ms(entry.created_at)
             base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
-            taken = {v.entry.id for v in loaded.views} | {v.meta.get("proposalId") for v in loaded.views}
+            sections = loaded.doc.sections
+            taken = {_nfc(s.id) for s in sections} | {(s.meta or {}).get("proposalId") for s in sections}
             candidate, n = base, 1
             while candidate in taken:
                 n += 1
                 candidate = f"{base}-{n}"
             entry.id = candidate
-        elif any(v.entry.id == entry.id for v in loaded.views):
+        elif any(_nfc(s.id) == entry.id for s in loaded.doc.entries):
             raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {loaded.path}")
         if entry.scope == "session" and not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", ""))):
             raise InvalidEntryError(
@@ -658,16 +657,22 @@ class MakaProvider(BaseProvider):
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file in safe mode / not UTF-8.
         """
         self.require(Capability.ADD, "add")
-        stored: list[MemoryEntry] = []
+        written: list[tuple[str, str]] = []
 
         def change(loaded: _Loaded) -> str:
             new = self._new_entry(entry, loaded)
-            rendered = render_section(new)
-            stored.append(new)
-            return self._append_text(loaded.doc, MEMORY_HEADER, rendered)
+            text = self._append_text(loaded.doc, MEMORY_HEADER, render_section(new))
+            written.append((new.id or "", text))
+            return text
 
         self._mutate(self.path, change, "add")
-        return self.get(stored[0].id or "")
+        return self._stored(*written[0])
+
+    def _stored(self, entry_id: str, text: str, *, pending: bool = False) -> MemoryEntry:
+        """Return entry ``entry_id`` as read back from ``text`` (what was just written)."""
+        path = self.pending_path if pending else self.path
+        loaded = _Loaded(path=path, pending=pending, doc=parse_document(text))
+        return self._find(loaded, entry_id).entry
 
     def _rewrite(self, loaded: _Loaded, old: EntryView, entry: MemoryEntry) -> str | None:
         doc, section = loaded.doc, old.section
@@ -717,13 +722,8 @@ class MakaProvider(BaseProvider):
         self.require(Capability.UPDATE, "update")
         if entry.id is None:
             raise EntryNotFoundError("maka: update needs an entry with an id")
-        entry_id = entry.id
-        self._update_in(self.path, entry, expected_version, "update")
-        return self.get(entry_id)
+        written: list[str] = []
 
-    def _update_in(
-        self, path: Path, entry: MemoryEntry, expected_version: str | None, operation: str, *, pending: bool = False
-    ) -> None:
         def change(loaded: _Loaded) -> str | None:
             assert entry.id is not None
             old = self._find(loaded, entry.id)
@@ -738,9 +738,13 @@ class MakaProvider(BaseProvider):
                 return None
             if new.updated_at == old.entry.updated_at:
                 new.updated_at = from_ms(self._now())
-            return self._rewrite(loaded, old, new)
+            text = self._rewrite(loaded, old, new)
+            if text is not None:
+                written.append(text)
+            return text
 
-        self._mutate(path, change, operation, pending=pending)
+        self._mutate(self.path, change, "update")
+        return self._stored(entry.id, written[0]) if written else self.get(entry.id)
 
     def delete(self, entry_id: str) -> None:
         """Remove the entry's whole section (heading to the next heading).
@@ -850,7 +854,7 @@ class MakaProvider(BaseProvider):
             return self._append_text(loaded.doc, PENDING_HEADER, render_section(new))
 
         self._mutate(self.pending_path, change, "propose", pending=True)
-        return self._find(self._load(self.pending_path, pending=True), stored[0].id or "").entry
+        return self._find(self._load(self.pending_path, pending=True, full=False), stored[0].id or "").entry
 
     def approve(self, proposal_id: str, *, entry_id: str | None = None) -> MemoryEntry:
         """Move a pending proposal into MEMORY.md as an active entry and remove it from PENDING.md.
@@ -871,7 +875,9 @@ class MakaProvider(BaseProvider):
         """
         self._gate_write("approve")
         with file_lock(self.path):
-            proposal = self._find(self._load(self.pending_path, pending=True), proposal_id, by_proposal=True)
+            proposal = self._find(
+                self._load(self.pending_path, pending=True, full=False), proposal_id, by_proposal=True
+            )
             if proposal.entry.status not in (Status.DRAFT, Status.REVIEW_REQUIRED):
                 raise ConflictError(
                     f"maka: proposal {proposal_id!r} is {proposal.entry.status.value}, not pending; "
@@ -940,7 +946,13 @@ class MakaProvider(BaseProvider):
             return "".join(a + b for a, b in zip(lines, seps, strict=True))
 
         self._mutate(self.pending_path, change, "reject", pending=True)
-        return self._find(self._load(self.pending_path, pending=True), found[0]).entry
+        return self._find(self._load(self.pending_path, pending=True, full=False), found[0]).entry
+
+
+def _view(doc: Document, section: Section, pending: bool) -> EntryView:
+    view = entry_from_section(section, pending=pending)
+    view.entry.version = _version(doc, section)
+    return view
 
 
 def prev_unchanged(rendered: RenderedSection) -> bool:
