@@ -98,7 +98,10 @@ def test_examples_read_in_full(example_store: Path) -> None:
     assert pursuit.extra["rightmemory"]["sections"] == ["Pursuits"]
     fields = pursuit.extra["rightmemory"]["fields"]
     assert fields["next"] == [
-        {"action": "ask", "text": "Decide which observable checks define release readiness for the `staging` candidate."}
+        {
+            "action": "ask",
+            "text": "Decide which observable checks define release readiness for the `staging` candidate.",
+        }
     ]
     assert fields["state"].startswith("The candidate is deployed to `staging`")
     assert "**Done when:**" in pursuit.body
@@ -163,8 +166,12 @@ def test_add_node_changes_one_line_range_of_one_file(example_store: Path, parent
     before = _tree(example_store)
     with RightMemoryProvider(example_store) as provider:
         stored = provider.add(
-            MemoryEntry(kind=Kind.FACT, title="Staging uses the same image", parent=parent,
-                        relations=[Relation(type="rel", target="proj-api")])  # fmt: skip
+            MemoryEntry(
+                kind=Kind.FACT,
+                title="Staging uses the same image",
+                parent=parent,
+                relations=[Relation(type="rel", target="proj-api")],
+            )  # fmt: skip
         )
         assert stored.id == "staging-uses-the-same-image" and stored.parent == parent
     after = _tree(example_store)

@@ -68,7 +68,7 @@ _EMPTY_MEMORY = "# Memory\n"
 _EMPTY_PURSUITS = "# Pursuits\n\n## Focus\n\nNo Pursuit is focused yet.\n"
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 #: Keys of ``extra["rightmemory"]`` computed on read (never stored in the memcore comment).
-COMPUTED_KEYS = ("item", "marker", "module", "file", "line", "backing", "depth", "sections", "fields", "uncertain")
+COMPUTED_KEYS = ("item", "marker", "module", "file", "backing", "depth", "sections", "fields", "uncertain")
 
 
 class GraphInvariantError(InvalidEntryError):
@@ -134,6 +134,7 @@ class RightMemoryProvider(BaseProvider):
             Capability.SUPERSEDE,
             Capability.ARCHIVE,
             Capability.GRAPH,
+            Capability.CONCURRENT,
         }
     )
 
@@ -261,6 +262,20 @@ class RightMemoryProvider(BaseProvider):
                 return entry
         raise EntryNotFoundError(f"{FORMAT}: no item {entry_id!r} in {self.root}")
 
+    def locate(self, item_id: str) -> tuple[str, int]:
+        """Return ``(file relative to the root, 1-based line)`` of a graph item's heading or node line.
+
+        Lines move whenever text above them changes, so they are not part of an entry's
+        ``extra`` (which must survive unrelated writes); ask here when you need one.
+
+        Raises:
+            EntryNotFoundError: No such item.
+        """
+        ref = self.graph().items.get(item_id)
+        if ref is None:
+            raise EntryNotFoundError(f"{FORMAT}: no item {item_id!r} in {self.root}")
+        return ref.rel, ref.line
+
     def _lead(self, doc: Doc, heading: Heading) -> tuple[int, int, list[str]]:
         """Return (first, last, body lines) of a heading's own body, without the meta line."""
         first, last = heading.line + 1, heading.lead_end
@@ -279,7 +294,6 @@ class RightMemoryProvider(BaseProvider):
             "marker": ref.marker,
             "module": ref.family,
             "file": ref.rel,
-            "line": ref.line,
         }
         meta: dict[str, Any] | None
         if ref.is_heading:
@@ -289,6 +303,8 @@ class RightMemoryProvider(BaseProvider):
             body = read_body(body_lines, meta)
             edges = heading.edges
             own = lines[heading.line - 1 : last]
+            while own and _blank(own[-1]):
+                own.pop()
             info["depth"] = heading.depth
             name = backing_name(ref.family, ref.marker, ref.id)
             if name is not None:
