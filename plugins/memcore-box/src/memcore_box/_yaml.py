@@ -18,14 +18,30 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.resolver import VersionedResolver
 
 from memcore.frontmatter import load_yaml, quote_ambiguous
 
 __all__ = ["dump_mapping", "patch_yaml", "plain"]
 
 
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _DatesAsText(VersionedResolver):
+    """YAML 1.2 resolver without timestamps: the same reading rule as memcore.frontmatter."""
+
+    @property
+    def versioned_resolver(self) -> Any:
+        table = super().versioned_resolver
+        return {first: [(tag, rx) for tag, rx in rules if str(tag) != _TIMESTAMP_TAG] for first, rules in table.items()}
+
+
 def _new_yaml() -> YAML:
+    # Same settings as memcore.frontmatter's codec except the sequence indent: the authors'
+    # files indent block sequences under their key ("related:\n  - ...").
     yaml = YAML(typ="rt")
+    yaml.Resolver = _DatesAsText
     yaml.version = None
     yaml.preserve_quotes = True
     yaml.width = 1 << 16

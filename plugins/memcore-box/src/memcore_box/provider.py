@@ -443,12 +443,47 @@ class BoxMemoryProvider(BaseProvider):
         self._rollup_keep = {k: v for k, v in parsed.items() if k not in known}
         self._rollup_problem = None
 
-    def _sync(self) -> None:
-        """Re-read config and indexes that changed in storage (another process wrote)."""
+    def _sync(self, *, repair: bool = False) -> None:
+        """Re-read config and indexes that changed in storage (another process wrote).
+
+        Args:
+            repair: Also bring each folder index in line with the folder's files when
+                ``settings.rebuild_index_on_drift`` is true (the default): index files nobody
+                indexed (e.g. a writer killed between the memory file and the index) and drop
+                entries whose file is gone. Used at the start of every write.
+        """
         self._load_config()
         for folder in list(self._folders.values()):
             self._load_index(folder)
+            if repair and self._settings().get("rebuild_index_on_drift", True) and not folder.stale:
+                self._repair(folder)
         self._load_rollup()
+
+    def _repair(self, folder: _Folder) -> None:
+        try:
+            items = self.storage.list(folder.path)
+        except FileNotFoundError:
+            return
+        present = {i.name: i for i in items if not i.is_folder and _is_memory_name(i.name)}
+        indexed = {e["filename"] for e in folder.entries}
+        if indexed == set(present):
+            return
+        gone = indexed - set(present)
+        if gone:
+            folder.entries = [e for e in folder.entries if e["filename"] not in gone]
+            folder.reposition()
+        for name in sorted(set(present) - indexed):
+            path = join(folder.path, name)
+            try:
+                data, version = self.storage.read(path)
+            except FileNotFoundError:
+                continue
+            parsed = self._parse(path, data, version, present[name].id)
+            if isinstance(parsed, _File):
+                self._index_put(folder, index_entry(parsed.meta, filename=name, file_id=parsed.file_id,
+                                                    size=parsed.size))
+        folder.dirty = True
+        self._invalidate()
 
     def _folder(self, path: str, *, create: bool = False) -> _Folder:
         folder = self._folders.get(path)
@@ -623,7 +658,7 @@ class BoxMemoryProvider(BaseProvider):
         with self.storage.lock():
             outer = self._depth == 0
             if outer:
-                self._sync()
+                self._sync(repair=True)
             self._depth += 1
             try:
                 yield
@@ -1157,13 +1192,13 @@ class BoxMemoryProvider(BaseProvider):
             present = {f.name: f for f in by_folder.get(path, [])}
             if folder.problem is not None:
                 if present or folder.problem != "missing":
-                    diags.append(Diagnostic(path=index_path, code="box.index-missing", severity=Severity.ERROR,
+                    diags.append(Diagnostic(path=index_path, code="box.index-missing", severity=Severity.WARNING,
                                             message=f"index is {folder.problem}; run `memcore reindex`"))
                 continue
             indexed = {e["filename"]: e for e in folder.entries}
             for name, entry in indexed.items():
                 if name not in present:
-                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=Severity.ERROR,
+                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=Severity.WARNING,
                                             entry_id=entry["id"],
                                             message=f"index lists {name} ({entry['id']}) but the file is gone; "
                                                     "run `memcore reindex`"))
@@ -1171,7 +1206,7 @@ class BoxMemoryProvider(BaseProvider):
                 want = index_entry(f.meta, filename=name, file_id=None, size=f.size)
                 have = indexed.get(name)
                 if have is None:
-                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.ERROR,
+                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.WARNING,
                                             entry_id=want["id"],
                                             message=f"{name} is not in {index_path}; run `memcore reindex`"))
                 elif any(plain(have.get(k)) != want[k] for k in compare):
@@ -1191,10 +1226,12 @@ class BoxMemoryProvider(BaseProvider):
         """Check the workspace: config, every memory file, companions, indexes (drift both ways).
 
         Never raises for bad files. Errors: unreadable config, orphans (no frontmatter, no id
-        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories,
-        index drift (indexed but missing, present but unindexed, missing index). Warnings:
-        unresolved wikilinks, stale or vanished companions, stale index entries, file names
-        off the ``<kind>__<slug>.md`` convention, non-ULID ids.
+        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories.
+        Warnings: index drift both ways (indexed but missing, present but unindexed, a missing
+        or malformed index, a stale entry) -- the index is derived state that ``reindex`` (and,
+        with ``rebuild_index_on_drift``, the next write) repairs, and a writer killed between
+        a memory file and its index leaves exactly this --, unresolved wikilinks, stale or
+        vanished companions, file names off the ``<kind>__<slug>.md`` convention, non-ULID ids.
         """
         self._ensure_open()
         self._sync()
