@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from memcore_conformance import ProviderConformance
 
+from memcore_conformance import ProviderConformance
 from memcore_maka.provider import MakaProvider
 
 

@@ -427,13 +427,16 @@ def entry_from_section(section: Section, *, pending: bool = False) -> EntryView:
     extra: dict[str, Any] = {}
     if isinstance(data.get("e"), dict):
         extra.update({k: v for k, v in data["e"].items() if isinstance(v, dict) and k != FORMAT})
-    if isinstance(data.get("m"), dict):
-        maka.update(data["m"])
-
     for key, raw in meta.items():
         if key in _NATIVE_KEYS or MC_DATA_RE.match(key):
             continue
         maka[key] = raw
+    stashed = data.get("m")
+    if isinstance(stashed, dict):
+        for key, item in stashed.items():
+            if isinstance(item, list) and len(item) == 2 and (item[0] is None or meta.get(key) == item[0]):
+                applied.setdefault("m", {})[key] = item
+                maka[key] = item[1]
     if maka:
         extra[FORMAT] = maka
     fields["extra"] = extra
@@ -595,8 +598,15 @@ def render_section(
             and (raw_unchanged or is_safe_value(value))
         ):
             meta[key] = value
-        else:
-            stash[key] = value
+            continue
+        native = None
+        if isinstance(value, str) and META_KEY_RE.match(key) and key not in _NATIVE_KEYS and key not in MC_KEYS:
+            native = _EDGE_DASHES.sub("", re.sub("-{2,}", "-", normalize_meta_value(value))) or None
+            if native is not None and not MC_DATA_RE.match(key):
+                meta[key] = native  # what Maka's own writer would store; the exact value goes to mcData
+            else:
+                native = None
+        stash[key] = [native, value]
 
     meta["id"] = entry.id
 
@@ -607,7 +617,7 @@ def render_section(
         raw = maka_extra.get("status")
         meta["status"] = raw if isinstance(raw, str) and is_safe_value(raw) else "unknown"
         if isinstance(raw, str) and not is_safe_value(raw):
-            stash["status"] = raw
+            stash["status"] = [None, raw]
     else:
         meta["status"] = entry.status.value
 

@@ -1,0 +1,34 @@
+"""Shared fixtures: the authors' Maka files (read-only, copied into tmp_path before use)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "maka"
+
+
+@pytest.fixture
+def sample_copy(tmp_path: Path) -> Callable[[str], Path]:
+    """``copy(name) -> path`` of a writable copy of a sample, at ``tmp_path/<name>/MEMORY.md``."""
+
+    def copy(name: str) -> Path:
+        folder = tmp_path / name.removesuffix(".md")
+        folder.mkdir()
+        target = folder / "MEMORY.md"
+        shutil.copyfile(SAMPLES / name, target)
+        os.chmod(target, 0o644)
+        return target
+
+    return copy
+
+
+@pytest.fixture
+def mode_of() -> Callable[[Path], int]:
+    """``mode_of(path) -> permission bits``."""
+    return lambda path: stat.S_IMODE(path.stat().st_mode)
