@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -243,6 +244,12 @@ class _Known:
     view: bytes
 
 
+def _split_version(token: str) -> tuple[str, str]:
+    """``"<file id>:<etag>[+merged]"`` -> ``(file id, etag)``."""
+    file_id, _, rest = token.partition(":")
+    return file_id, rest.split("+", 1)[0]
+
+
 def _sha1(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
@@ -361,6 +368,12 @@ class CloudStorage:
         return self._client
 
     def _build_client(self) -> Any:
+        try:
+            import box_sdk_gen  # type: ignore[import-untyped]  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "box+cloud needs Box's SDK: `pip install 'memcore-box[cloud]'` (box-sdk-gen)"
+            ) from None
         import requests
         from box_sdk_gen.client import BoxClient  # type: ignore[import-untyped]
         from box_sdk_gen.networking.base_urls import BaseUrls  # type: ignore[import-untyped]
@@ -797,7 +810,7 @@ class CloudStorage:
         """``If-Match`` write of a file the caller read at ``expected``."""
         from box_sdk_gen.box.errors import BoxAPIError
 
-        file_id, _, etag = expected.partition(":")
+        file_id, etag = _split_version(expected)
         found = self._file_id(path) or self._file_id(path, refresh=True)
         if not etag or found is None or found[0] != file_id:
             self.stats["conflicts"] += 1
@@ -807,8 +820,13 @@ class CloudStorage:
             )
         if _is_json_sidecar(name):
             known = self._known.get(file_id)
-            base = known.view if known is not None and known.etag == etag else None
-            return self._merge_loop(path, name, file_id, etag, data, base)
+            if known is None or known.etag != etag:
+                return self._merge_loop(path, name, file_id, etag, data, None)
+            first = data
+            if known.view != known.server:  # our last write was merged: the caller never saw theirs
+                first = merge_json(known.view, data, known.server, what=f"{self.description}/{path}",
+                                   index=name == "_index.json")
+            return self._merge_loop(path, name, file_id, etag, data, known.view, first=first)
         attempt = _Try()
         try:
             raw = self._upload_version(path, name, file_id, etag, data, attempt)
@@ -850,7 +868,7 @@ class CloudStorage:
                     self.stats["merges"] += 1
                     candidate = merge_json(None, data, theirs, what=f"{self.description}/{path}",
                                            index=name == "_index.json")
-                    return self._merge_loop(path, name, found[0], version.partition(":")[2], data, None,
+                    return self._merge_loop(path, name, found[0], _split_version(version)[1], data, None,
                                             first=candidate)
         file_id = found[0]
         known = self._known.get(file_id)
@@ -889,15 +907,20 @@ class CloudStorage:
                     raise self._api_error(exc, f"upload version of {path}") from None
                 theirs, version = self.read(path)
                 if attempt.uncertain and theirs == candidate:
-                    self._known[file_id] = _Known(etag=version.partition(":")[2], server=candidate, view=ours)
-                    return self.stat(path)
+                    self._known[file_id] = _Known(etag=_split_version(version)[1], server=candidate, view=ours)
+                    item = self.stat(path)
+                    if candidate != ours:
+                        item = dataclasses.replace(item, version=f"{item.version}+merged")
+                    return item
                 self.stats["merges"] += 1
                 log.info("box+cloud: %s changed concurrently; merging and retrying", where)
                 candidate = merge_json(base, ours, theirs, what=where, index=name == "_index.json")
-                etag = version.partition(":")[2]
+                etag = _split_version(version)[1]
                 continue
             self._known[file_id] = _Known(etag=str(raw.get("etag")), server=candidate, view=ours)
-            return Item(name=str(raw["name"]), is_folder=False, version=f"{file_id}:{raw.get('etag')}",
+            # "+merged": the bytes on Box are not the caller's; a caller comparing tokens re-reads
+            suffix = "" if candidate == ours else "+merged"
+            return Item(name=str(raw["name"]), is_folder=False, version=f"{file_id}:{raw.get('etag')}{suffix}",
                         size=raw.get("size"), id=file_id)
         self.stats["conflicts"] += 1
         raise ConflictError(f"{where}: concurrent writers kept changing it ({self.config.retry.conflict_retries} "
@@ -939,7 +962,7 @@ class CloudStorage:
                 raise FileNotFoundError(f"{self.description}/{path}: no such file")
             file_id, etag = found[0], None
             if expected_version is not None:
-                want_id, _, etag = expected_version.partition(":")
+                want_id, etag = _split_version(expected_version)
                 if want_id != file_id:
                     raise ConflictError(f"{self.description}/{path} was replaced since it was read; re-read it")
             attempt = _Try()
@@ -965,6 +988,25 @@ class CloudStorage:
             parts = self._parts(path)
             fid = self._folder_id(path, create=True)
             return Item(name=parts[-1] if parts else "", is_folder=True, id=fid)
+
+    def path_of(self, file_id: str) -> str | None:
+        """Return the workspace path of the Box file ``file_id``, or ``None`` (gone, or elsewhere).
+
+        Used for companions, whose ``companion_for.file_id`` is the binary's Box file id.
+        """
+        from box_sdk_gen.box.errors import BoxAPIError
+
+        if not file_id.isdigit():
+            return None
+        with self._lock:
+            try:
+                info = _raw(self._call("file info", lambda: self.client.files.get_file_by_id(
+                    file_id, fields=["id", "name", "path_collection"])))
+            except BoxAPIError as exc:
+                if _status(exc) in (403, 404):
+                    return None
+                raise self._api_error(exc, "file info") from None
+            return self._path_of(info)
 
     def checksum(self, path: str) -> tuple[str, str, int]:
         """Return ``("sha1", hex digest, size)`` from Box's file info (no download).

@@ -8,13 +8,14 @@ either writer added survives:
 
 - an entry only ``ours`` changed (added, edited, deleted) takes ``ours``; otherwise ``theirs``;
 - an entry ``ours`` deleted that ``theirs`` edited is kept (an edit beats a stale delete);
-- other top-level keys: ``ours`` where ``ours`` changed the value, else ``theirs``; top-level
-  lists (e.g. the rollup's ``child_indexes``) are merged as sets, keeping ``theirs``' order;
+- other keys: ``ours`` where ``ours`` changed the value, else ``theirs``; nested objects are
+  merged the same way, key by key; lists (the rollup's ``child_indexes``, the tombstones in
+  ``_box-memory.json``) are merged as sets, keeping ``theirs``' order;
 - the derived maps (``by_id``, ``by_slug``, ``by_wikilink``, ``by_kind``, ``by_tag``,
   ``by_status``, ``by_companion_for``), ``entry_count`` and ``updated_at`` are recomputed from
   the merged entries, exactly as the schema defines them (box-memory-schema.md, "Index file").
 
-Other ``_*.json`` files (``_box-memory.json``) get the top-level key merge only.
+Other ``_*.json`` files (``_box-memory.json``) get the key-by-key merge only.
 """
 
 from __future__ import annotations
@@ -48,29 +49,14 @@ def _load(data: bytes | None, what: str) -> dict[str, Any] | None:
 def rebuild_maps(index: dict[str, Any]) -> None:
     """Recompute ``entry_count`` and the maps of ``index`` (in place) from ``index["entries"]``.
 
-    Only maps already present in ``index`` are rebuilt, so a reduced index stays reduced.
-    Shapes: ``by_id`` {id: position}, ``by_slug`` {slug: id}, ``by_wikilink`` {title: id},
-    ``by_kind``/``by_tag``/``by_status`` {key: [ids]}, ``by_companion_for`` {file_id: id}.
+    Uses the provider's own map builder (:mod:`memcore_box.index`), so a merged index is
+    byte-for-byte what the provider would have written for those entries. Only maps already
+    present in ``index`` are replaced, so a reduced index stays reduced.
     """
-    entries = [e for e in index.get("entries") or [] if isinstance(e, dict)]
-    maps: dict[str, dict[str, Any]] = {name: {} for name in INDEX_MAPS}
-    for pos, entry in enumerate(entries):
-        eid = entry.get("id")
-        if not isinstance(eid, str):
-            continue
-        maps["by_id"][eid] = pos
-        if isinstance(entry.get("slug"), str):
-            maps["by_slug"][entry["slug"]] = eid
-        if isinstance(entry.get("title"), str):
-            maps["by_wikilink"][entry["title"]] = eid
-        for name, key in (("by_kind", "kind"), ("by_status", "status")):
-            if isinstance(entry.get(key), str):
-                maps[name].setdefault(entry[key], []).append(eid)
-        for tag in entry.get("tags") or []:
-            if isinstance(tag, str):
-                maps["by_tag"].setdefault(tag, []).append(eid)
-        if isinstance(entry.get("companion_for"), str):
-            maps["by_companion_for"][entry["companion_for"]] = eid
+    from memcore_box.index import _maps
+
+    entries = [e for e in index.get("entries") or [] if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    maps = _maps(entries)
     if "entry_count" in index:
         index["entry_count"] = len(entries)
     for name in INDEX_MAPS:
@@ -109,6 +95,35 @@ def _merge_entries(base: list[Any] | None, ours: list[Any], theirs: list[Any]) -
     return out
 
 
+def _merge_dict(b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any], *,
+                entries: bool = False) -> dict[str, Any]:
+    """Merge objects key by key; nested objects recursively, lists as sets."""
+    merged: dict[str, Any] = {}
+    for key in [*t, *(k for k in o if k not in t)]:
+        if entries and key == "entries":
+            merged[key] = _merge_entries((b or {}).get(key), o.get(key) or [], t.get(key) or [])
+            continue
+        if key not in o:
+            if b is not None and key in b:
+                continue  # we removed the key
+            merged[key] = t[key]
+        elif key not in t:
+            if b is not None and key in b and b[key] == o[key]:
+                continue  # they removed the key
+            merged[key] = o[key]
+        elif isinstance(o[key], dict) and isinstance(t[key], dict):
+            base = (b or {}).get(key)
+            merged[key] = _merge_dict(base if isinstance(base, dict) else None, o[key], t[key])
+        elif isinstance(o[key], list) and isinstance(t[key], list):
+            base = (b or {}).get(key)
+            merged[key] = _merge_list(base if isinstance(base, list) else None, o[key], t[key])
+        elif b is not None and b.get(key) == o[key]:
+            merged[key] = t[key]
+        else:
+            merged[key] = o[key]
+    return merged
+
+
 def merge_json(base: bytes | None, ours: bytes, theirs: bytes, *, what: str, index: bool) -> bytes:
     """Return ``ours`` merged into ``theirs`` against ``base`` (see the module docstring).
 
@@ -130,25 +145,7 @@ def merge_json(base: bytes | None, ours: bytes, theirs: bytes, *, what: str, ind
     o = _load(ours, what)
     t = _load(theirs, what)
     assert o is not None and t is not None
-    merged: dict[str, Any] = {}
-    for key in [*t, *(k for k in o if k not in t)]:
-        if index and key == "entries":
-            merged[key] = _merge_entries((b or {}).get(key), o.get(key) or [], t.get(key) or [])
-            continue
-        if key not in o:
-            if b is not None and key in b:
-                continue  # we removed the key
-            merged[key] = t[key]
-        elif key not in t:
-            if b is not None and key in b and b[key] == o[key]:
-                continue  # they removed the key
-            merged[key] = o[key]
-        elif isinstance(o[key], list) and isinstance(t[key], list):
-            merged[key] = _merge_list((b or {}).get(key), o[key], t[key])
-        elif b is not None and b.get(key) == o[key]:
-            merged[key] = t[key]
-        else:
-            merged[key] = o[key]
+    merged = _merge_dict(b, o, t, entries=index)
     if index:
         stamps = [s for s in (o.get("updated_at"), t.get("updated_at")) if isinstance(s, str)]
         if stamps and "updated_at" in merged:
@@ -158,13 +155,17 @@ def merge_json(base: bytes | None, ours: bytes, theirs: bytes, *, what: str, ind
 
 
 def dump_like(value: Any, model: bytes) -> bytes:
-    """Serialise ``value`` as JSON formatted like ``model`` (its indent and final newline)."""
+    """Serialise ``value`` as JSON the way ``model`` was written.
+
+    Box-memory's own writer (:func:`memcore_box._json.dumps_json`) when ``model`` looks like
+    its output (starts with ``{`` and a newline), else compact JSON, with ``model``'s final
+    newline kept or left out.
+    """
+    from memcore_box._json import dumps_json
+
     text = model.decode("utf-8-sig", errors="replace")
-    indent: int | None = None
     if text.startswith("{\n"):
-        second = text[2:].split("\n", 1)[0]
-        indent = len(second) - len(second.lstrip(" ")) or 2
-    out = json.dumps(value, indent=indent, ensure_ascii=False)
-    if text.endswith("\n"):
-        out += "\n"
-    return out.encode("utf-8")
+        out = dumps_json(value)
+        return out if text.endswith("\n") or not out.endswith(b"\n") else out[:-1]
+    compact = json.dumps(value, ensure_ascii=False)
+    return (compact + ("\n" if text.endswith("\n") else "")).encode("utf-8")

@@ -273,20 +273,38 @@ class FakeBox:
         return node.versions[-1].data
 
     def put(self, folder_id: str, path: str, data: bytes) -> Node:
-        """Write a file directly in the state (a 'concurrent writer'), creating or versioning."""
+        """Write a file directly in the state (a 'concurrent writer'), creating or versioning.
+
+        Missing parent folders are created.
+        """
         with self.lock:
             parent_path, _, name = path.rpartition("/")
-            parent = self.node_at(folder_id, parent_path)
-            assert parent is not None and parent.is_folder, parent_path
+            parent = self.nodes[folder_id]
+            for part in [p for p in parent_path.split("/") if p]:
+                child = self.child(parent.id, part)
+                if child is None:
+                    child = self.nodes[self.make_folder(part, parent.id)]
+                parent = child
+            assert parent.is_folder, parent_path
             node = self.child(parent.id, name)
             if node is None:
                 node = Node(id=self.new_id(), name=name, parent_id=parent.id, is_folder=False)
                 self.nodes[node.id] = node
             else:
                 node.etag += 1
-            node.versions.append(Version(self.new_id(), data, hashlib.sha1(data).hexdigest()))  # noqa: S324
+            node.versions.append(Version(self.new_id(), data, hashlib.sha1(data).hexdigest()))
             node.modified_at = _now()
             return node
+
+    def remove(self, folder_id: str, path: str) -> None:
+        """Delete the file or folder (with everything in it) at ``path`` directly in the state."""
+        with self.lock:
+            node = self.node_at(folder_id, path)
+            if node is None:
+                return
+            doomed = [n.id for n in self.nodes.values() if n.id == node.id or self.is_ancestor(node.id, n)]
+            for node_id in doomed:
+                del self.nodes[node_id]
 
     def walk_files(self, folder_id: str) -> dict[str, bytes]:
         """Return ``{relative path: latest bytes}`` of every file under ``folder_id``."""
@@ -523,7 +541,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
     timeout = 30
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     # one entry point for every method
@@ -826,7 +844,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {"conflicts": self.fake.item_json(existing, mini=True)},
             )
         node = Node(id=self.fake.new_id(), name=name, parent_id=parent.id, is_folder=False)
-        node.versions.append(Version(self.fake.new_id(), data, hashlib.sha1(data).hexdigest()))  # noqa: S324
+        node.versions.append(Version(self.fake.new_id(), data, hashlib.sha1(data).hexdigest()))
         self.fake.nodes[node.id] = node
         return 201, {"total_count": 1, "entries": [self.fake.file_json(node)]}, {}
 
@@ -837,7 +855,7 @@ class _Handler(BaseHTTPRequestHandler):
         if attributes.get("name") and attributes["name"] != node.name:
             node.name = self._check_name(attributes["name"])
         node.etag += 1
-        node.versions.append(Version(self.fake.new_id(), data, hashlib.sha1(data).hexdigest()))  # noqa: S324
+        node.versions.append(Version(self.fake.new_id(), data, hashlib.sha1(data).hexdigest()))
         node.modified_at = _now()
         return 201, {"total_count": 1, "entries": [self.fake.file_json(node)]}, {}
 

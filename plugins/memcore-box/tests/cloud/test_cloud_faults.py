@@ -116,7 +116,7 @@ def test_index_write_survives_every_fault_at_once(storage: CloudStorage, fake_bo
     fake_box.inject("status", status=429, retry_after="1", times=3)
     fake_box.inject("drop", method="POST", path="/upload/")
     fake_box.inject("status", status=502, times=1)
-    base, _ = storage.read("_index.json")
+    storage.read("_index.json")
     fake_box.inject("callback", method="POST", path="/upload/",
                     callback=lambda fb: fb.put(workspace_id, "_index.json", _index(_entry(99))))
     storage.write("_index.json", _index(_entry(1)), expected_version=ANY_VERSION)
@@ -126,7 +126,7 @@ def test_index_write_survives_every_fault_at_once(storage: CloudStorage, fake_bo
 # -- concurrent writers -------------------------------------------------------------------------
 def test_concurrent_writer_412_on_index_is_merged(storage: CloudStorage, fake_box: Any, workspace_id: str) -> None:
     storage.write("_index.json", _index(_entry(1)), expected_version=CREATE)
-    data, version = storage.read("_index.json")
+    _data, version = storage.read("_index.json")
 
     def other_writer(fb: Any) -> None:  # lands between our read and our upload
         fb.put(workspace_id, "_index.json", _index(_entry(1), _entry(2)))
@@ -140,7 +140,7 @@ def test_concurrent_writer_412_on_index_is_merged(storage: CloudStorage, fake_bo
     assert merged["entry_count"] == 3
     assert merged["by_id"] == {_entry(n)["id"]: i for i, n in enumerate((1, 2, 3))}
     assert merged["by_tag"] == {"t1": [_entry(1)["id"], _entry(3)["id"]], "t0": [_entry(2)["id"]]}
-    assert item.version == storage.stat("_index.json").version
+    assert item.version == storage.stat("_index.json").version + "+merged"  # the caller must re-read
     # a memory file the caller changed is never merged: 412 -> ConflictError
     storage.write("note__m.md", b"mine", expected_version=CREATE)
     _, v = storage.read("note__m.md")
