@@ -65,7 +65,7 @@ _HANDLED = frozenset(
         MEMCORE_KEY,
     }
 )
-_MEMCORE_KNOWN = frozenset({"kind", "status", "date_only", "parent", "relations", "extra"})
+_MEMCORE_KNOWN = frozenset({"kind", "status", "date_only", "parent", "relations", "relation_order", "extra"})
 
 Resolver = Callable[[str], str | None]
 
@@ -236,6 +236,15 @@ def entry_from_meta(
             relations.append(Relation.model_validate(item))
         except ValidationError:
             bad(MEMCORE_KEY, "memcore.relations holds an item that is not {type, target, resolved}")
+    order = extra_ns.get("relation_order")
+    if isinstance(order, list) and sorted(map(str, order)) == sorted(str([r.type, r.target]) for r in relations):
+        pending = list(relations)
+        ordered: list[Relation] = []
+        for pair in order:
+            match = next(r for r in pending if [r.type, r.target] == pair)
+            pending.remove(match)
+            ordered.append(match)
+        relations = ordered
     fields["relations"] = relations
 
     if isinstance(extra_ns.get("parent"), str) and extra_ns["parent"]:
@@ -392,6 +401,10 @@ def meta_from_entry(
         foreign["box"] = shadowed
     if foreign:
         memcore["extra"] = foreign
+    canonical = related + [r for r in entry.relations if r.type == "supersedes"]
+    canonical += [r for r in entry.relations if r.type == "superseded_by"][:1] + others
+    if [(r.type, r.target) for r in canonical] != [(r.type, r.target) for r in entry.relations]:
+        memcore["relation_order"] = [[r.type, r.target] for r in entry.relations]
     rank = {k: i for i, k in enumerate(FIELD_ORDER)}
     ordered = {k: out[k] for k in sorted((k for k in out if k in rank), key=rank.__getitem__)}
     ordered.update({k: v for k, v in out.items() if k not in rank})
