@@ -171,7 +171,7 @@ def test_add_node_changes_one_line_range_of_one_file(example_store: Path, parent
                 title="Staging uses the same image",
                 parent=parent,
                 relations=[Relation(type="rel", target="proj-api")],
-            )  # fmt: skip
+            )
         )
         assert stored.id == "staging-uses-the-same-image" and stored.parent == parent
     after = _tree(example_store)

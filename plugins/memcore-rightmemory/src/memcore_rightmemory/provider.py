@@ -807,7 +807,7 @@ class RightMemoryProvider(BaseProvider):
                         change.deleted.add(detail)
             else:
                 node = doc.nodes[ref.index]
-                change.splice(ref.rel, node.line, node.meta_line or node.line, [])
+                _remove_lines(change, doc.source.lines, ref.rel, node.line, node.meta_line or node.line)
             if referrers:
                 self._drop_edges_to(graph, entry_id, change)
             self._commit(graph, change)
@@ -829,7 +829,7 @@ class RightMemoryProvider(BaseProvider):
                 change.splice(ref.rel, node.line, node.line, [line])
         for ident, rel, line_no in graph.focus:
             if ident == target:
-                change.splice(rel, line_no, line_no, [])
+                _remove_lines(change, graph.docs[rel].source.lines, rel, line_no, line_no)
 
     # -- graph operations ------------------------------------------------------------------
     def add_edge(self, item_id: str, edge_type: str, target: str) -> MemoryEntry:
@@ -887,9 +887,12 @@ class RightMemoryProvider(BaseProvider):
             if start > end:
                 raise InvalidEntryError(f"{FORMAT}: heading `{heading_id}` has no child content to move")
             moved = lines[start - 1 : end]
+            cut = start
+            while cut - 1 > heading.line and _blank(lines[cut - 2]):
+                cut -= 1
             change = _Change.empty()
             change.splice(ref.rel, heading.line, heading.line, [_set_marker(lines[heading.line - 1], heading_id, "F#")])
-            change.splice(ref.rel, start, end, [])
+            change.splice(ref.rel, cut, end, [])
             nl = doc.source.newline
             change.created[name] = (nl.join(moved) + nl).encode("utf-8")
             self._commit(graph, change, check=_same_parents(graph))
@@ -925,7 +928,8 @@ class RightMemoryProvider(BaseProvider):
             after = heading.end
             while after > heading.line and _blank(lines[after - 1]):
                 after -= 1
-            block = (["", *content] if content else []) + ([""] if after < len(lines) and content else [])
+            trailing = [""] if content and after < len(lines) and not _blank(lines[after]) else []
+            block = (["", *content] if content else []) + trailing
             if block:
                 change.splice(ref.rel, after + 1, after, block)
             change.deleted.add(detail)
@@ -975,6 +979,14 @@ def read_body(lines: list[str], meta: dict[str, Any] | None) -> str:
     if isinstance(pad, list) and len(pad) == 2 and all(isinstance(x, str) for x in pad):
         return str(pad[0]) + text + str(pad[1])
     return text + "\n" if lines else ""
+
+
+def _remove_lines(change: _Change, lines: list[str], rel: str, start: int, end: int) -> None:
+    """Plan removing lines ``start..end``, and one blank line when blanks would then double up."""
+    before_blank = start == 1 or _blank(lines[start - 2])
+    if before_blank and end < len(lines) and _blank(lines[end]):
+        end += 1
+    change.splice(rel, start, end, [])
 
 
 def _set_marker(line: str, ident: str, marker: str) -> str:

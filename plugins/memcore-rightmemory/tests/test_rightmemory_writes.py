@@ -1,0 +1,319 @@
+"""Surgical writes: nodes, headings, edges, deletes, F# moves; refusals; bytes kept."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError, UnsupportedOperationError
+from memcore.models import Kind, MemoryEntry, Relation, Status
+from memcore_rightmemory import GraphInvariantError, RightMemoryProvider
+
+SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "rightmemory"
+FIXTURE = SAMPLES / "test-fixture-extracted-test_graph"
+MEMORY_EXAMPLE = SAMPLES / "MEMORY.example.at-0fad0d5.md"
+PURSUITS_EXAMPLE = SAMPLES / "PURSUITS.example.at-23141ba.md"
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    root = tmp_path / "example"
+    root.mkdir()
+    shutil.copyfile(MEMORY_EXAMPLE, root / "MEMORY.md")
+    shutil.copyfile(PURSUITS_EXAMPLE, root / "PURSUITS.md")
+    # Ship the two detail files the example names, so the store starts valid.
+    (root / "MEMORY_sample-release-runbook.md").write_text("### Rollout {#sample-rollout}\n\n- `step-1` Tag. → []\n")
+    (root / "MEMORY_sample-backup-drill.md").write_text("")
+    return root
+
+
+@pytest.fixture
+def fixture(tmp_path: Path) -> Path:
+    root = tmp_path / "fixture"
+    shutil.copytree(FIXTURE, root)
+    for path in root.iterdir():
+        path.chmod(0o644)
+    return root
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+
+
+def _diff(before: bytes, after: bytes) -> list[tuple[str, int, int, int, int]]:
+    a, b = before.decode().splitlines(keepends=True), after.decode().splitlines(keepends=True)
+    return [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+
+
+def test_example_with_detail_files_is_valid(example: Path) -> None:
+    with RightMemoryProvider(example) as p:
+        assert p.validate() == []
+        assert p.get("sample-rollout").parent == "sample-release-runbook"
+
+
+def test_add_heading_under_parent_is_one_insert(example: Path) -> None:
+    before = _tree(example)
+    with RightMemoryProvider(example) as p:
+        h = p.add(
+            MemoryEntry(kind=Kind.FACT, title="Caching", body="Redis in front of the API.\n", parent="sample-infra")
+        )
+        assert (h.id, h.parent, h.extra["rightmemory"]["depth"]) == ("caching", "sample-infra", 3)
+        assert p.validate() == []
+    after = _tree(example)
+    assert [n for n in before if before[n] != after[n]] == ["MEMORY.md"]
+    ops = _diff(before["MEMORY.md"], after["MEMORY.md"])
+    assert len(ops) == 1 and ops[0][0] == "insert"
+    text = after["MEMORY.md"].decode()
+    assert re.search(r"### Caching \{#caching\}\n<!-- memcore: \{[^\n]*\} -->\n\nRedis in front of the API\.\n", text)
+    # It sits at the end of sample-infra's block, before the `---` of the next domain.
+    assert text.index("{#caching}") < text.index("# User Context")
+    # It is the last thing of sample-infra's block (after its closing `---`).
+    assert "---\n\n### Caching" in text
+
+
+def test_new_ids_are_derived_and_unique(example: Path) -> None:
+    with RightMemoryProvider(example) as p:
+        a = p.add(MemoryEntry(kind=Kind.FACT, title="Proj Web!", parent="sample-app"))
+        b = p.add(MemoryEntry(kind=Kind.FACT, title="Proj Web!", parent="sample-app"))
+        assert (a.id, b.id) == ("proj-web-2", "proj-web-3")  # `proj-web` exists already
+        with pytest.raises(InvalidEntryError):
+            p.add(MemoryEntry(id="bad id", title="x", parent="sample-app"))
+        with pytest.raises(GraphInvariantError) as info:
+            p.add(MemoryEntry(id="proj-api", title="again", parent="sample-app"))
+        assert [d.code for d in info.value.diagnostics] == ["rm.duplicate-id"]
+
+
+def test_refused_writes_change_nothing(example: Path) -> None:
+    before = _tree(example)
+    with RightMemoryProvider(example) as p:
+        with pytest.raises(GraphInvariantError) as info:
+            p.add(MemoryEntry(title="x", parent="sample-app", relations=[Relation(type="dep", target="ghost")]))
+        assert [(d.code, d.path) for d in info.value.diagnostics] == [("rm.dangling-edge", "MEMORY.md")]
+        with pytest.raises(GraphInvariantError) as info:
+            p.add_edge("proj-web", "rel", "sample-deployable-units")
+        assert [d.code for d in info.value.diagnostics] == ["rm.containment-edge"]
+        with pytest.raises(GraphInvariantError):
+            p.add_edge("proj-web", "likes", "proj-api")
+        with pytest.raises(GraphInvariantError) as info:
+            p.add_edge("proj-web", "dep", "proj-web")
+        assert [d.code for d in info.value.diagnostics] == ["rm.self-edge"]
+        with pytest.raises(GraphInvariantError) as info:  # a `#` heading under ### would be a bad ####
+            p.add(MemoryEntry(title="Too deep", body="x\n", parent="sample-database-stack"))
+        assert [d.code for d in info.value.diagnostics] == ["rm.terminal-marker"]
+        with pytest.raises(InvalidEntryError):  # body lines that are graph syntax
+            p.add(MemoryEntry(title="Sneaky", body="- `injected` node → []\n", parent="sample-app"))
+        with pytest.raises(InvalidEntryError):
+            p.add(MemoryEntry(title="x", parent="proj-web"))  # a node is not a container
+    assert _tree(example) == before
+
+
+def test_edit_node_text_and_edges_touch_one_line(example: Path) -> None:
+    before = _tree(example)
+    with RightMemoryProvider(example) as p:
+        node = p.get("lib-utils")
+        node.title = "shared-utils — utility library, now also used by the deploy bundle."
+        p.update(node, expected_version=node.version)
+        p.add_edge("lib-utils", "out", "proj-deploy")
+        p.remove_edge("lib-utils", "rel", "proj-web")
+        got = p.get("lib-utils")
+        assert [(r.type, r.target) for r in got.relations] == [("rel", "proj-api"), ("out", "proj-deploy")]
+        with pytest.raises(EntryNotFoundError):
+            p.remove_edge("lib-utils", "rel", "proj-web")
+    after = _tree(example)
+    ops = _diff(before["MEMORY.md"], after["MEMORY.md"])
+    assert len(ops) == 1 and ops[0][0] == "replace" and ops[0][2] - ops[0][1] == 1
+    line = after["MEMORY.md"].decode().splitlines()[ops[0][3]]
+    assert line.startswith("- `lib-utils` shared-utils — utility library, now also used by the deploy bundle. \u2192 [")
+    assert line.endswith("[rel:proj-api, out:proj-deploy]")
+
+
+def test_heading_edges_and_body_edit(example: Path) -> None:
+    with RightMemoryProvider(example) as p:
+        p.add_edge("sample-interface-contracts", "doc", "proj-api")
+        h = p.get("sample-interface-contracts")
+        assert h.relations == [Relation(type="doc", target="proj-api")]
+        h.body = "Contracts the API promises to its clients.\n"
+        p.update(h, expected_version=h.version)
+        got = p.get("sample-interface-contracts")
+        assert got.body == "Contracts the API promises to its clients.\n"
+        assert [e.id for e in p.iter_entries() if e.parent == "sample-interface-contracts"] == [
+            "api-public-contract",
+            "auth-session-contract",
+        ]
+        assert p.validate() == []
+    text = (example / "MEMORY.md").read_text()
+    assert "### Interface Contracts {#sample-interface-contracts} \u2192 [doc:proj-api]\n" in text
+
+
+def test_stale_version_conflicts(example: Path) -> None:
+    with RightMemoryProvider(example) as p:
+        old = p.get("db-postgres")
+        fresh = p.get("db-postgres")
+        fresh.title = "postgres-db — PostgreSQL 16."
+        p.update(fresh, expected_version=fresh.version)
+        old.title = "stale"
+        with pytest.raises(ConflictError):
+            p.update(old, expected_version=old.version)
+
+
+def test_delete_refuses_while_referenced_then_drops_edges(example: Path) -> None:
+    with RightMemoryProvider(example) as p:
+        with pytest.raises(ConflictError) as info:
+            p.delete("proj-api")
+        for referrer in ("proj-pref-contract-first", "proj-web", "lib-utils", "proj-deploy", "db-postgres"):
+            assert referrer in str(info.value)
+        with pytest.raises(ConflictError):
+            p.delete("sample-database-stack")  # still holds nodes
+        p.delete("proj-api", drop_edges=True)
+        assert p.validate() == []
+        assert all(r.target != "proj-api" for e in p.iter_entries() for r in e.relations)
+        with pytest.raises(EntryNotFoundError):
+            p.get("proj-api")
+        p.delete("pref-env-check")
+        p.delete("pref-principle-first")
+        p.delete("sample-user-workflow-preferences")
+        assert p.validate() == []
+        assert "sample-user-workflow-preferences" not in (example / "MEMORY.md").read_text()
+
+
+def test_delete_focused_pursuit_drops_focus_reference(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    RightMemoryProvider.init_store(str(root))
+    (root / "PURSUITS.md").write_text("# Pursuits\n\n## Focus\n\n- `ship` now\n\n## Ship {#ship}\n\nGo.\n")
+    with RightMemoryProvider(root) as p:
+        assert p.validate() == []
+        with pytest.raises(ConflictError, match=r"focus:PURSUITS\.md:5"):
+            p.delete("ship")
+        p.delete("ship", drop_edges=True)
+        assert p.validate() == []
+    assert (root / "PURSUITS.md").read_text() == "# Pursuits\n\n## Focus\n\n"
+
+
+def test_move_children_to_detail_file_and_back(fixture: Path) -> None:
+    original = _tree(fixture)
+    with RightMemoryProvider(fixture) as p:
+        parents = {e.id: e.parent for e in p.iter_entries()}
+        name = p.move_to_detail("project")
+        assert name == "MEMORY_project.md"
+        assert p.validate() == []
+        assert {e.id: e.parent for e in p.iter_entries()} == parents
+        assert p.get("project").extra["rightmemory"]["marker"] == "F#"
+        assert p.get("child").extra["rightmemory"]["file"] == "MEMORY_project.md"
+        moved = _tree(fixture)
+        assert moved["MEMORY.md"].decode() == (
+            "# Memory\n\n## Project {F#project}\n\nProject body.\n\n## Details {F#details}\n\nDetail summary.\n"
+        )
+        assert (
+            moved["MEMORY_project.md"].decode()
+            == "- `project-fact` Fact. \u2192 []\n\n### Child {#child}\n\nChild body.\n"
+        )
+        p.inline_detail("project")
+        assert p.validate() == []
+        assert {e.id: e.parent for e in p.iter_entries()} == parents
+    assert _tree(fixture) == original
+
+
+def test_inline_refused_when_depth_would_break(fixture: Path) -> None:
+    (fixture / "MEMORY_details.md").write_text("# Top level {#toplevel}\n")
+    before = _tree(fixture)
+    with RightMemoryProvider(fixture) as p:
+        assert p.get("toplevel").parent == "details"
+        with pytest.raises(InvalidEntryError):
+            p.inline_detail("details")
+    assert _tree(fixture) == before
+
+
+def test_meta_comment_round_trip_and_is_plain_text_to_the_reference(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    RightMemoryProvider.init_store(str(root))
+    with RightMemoryProvider(root) as p:
+        given = MemoryEntry(
+            kind=Kind.DECISION,
+            title="Use Postgres",
+            status=Status.SUPERSEDED,
+            tags=["db", "KB:x"],
+            source="agent-7",
+            scope="team-a",
+            confidence=0.9,
+            created_at="2026-01-02T03:04:05.678Z",
+            relations=[Relation(type="supersedes", target="old-choice", resolved=False)],
+            extra={"box": {"team": "core", "n": 1}, "rightmemory": {"note": "kept"}},
+        )
+        stored = p.add(given)
+        again = p.get(stored.id)
+        for field in ("kind", "status", "tags", "source", "scope", "confidence", "created_at", "relations"):
+            assert getattr(again, field) == getattr(given, field), field
+        assert again.extra["box"] == {"team": "core", "n": 1}
+        assert again.extra["rightmemory"]["note"] == "kept"
+        assert p.validate() == []
+    lines = (root / "MEMORY.md").read_text().splitlines()
+    comment = [line for line in lines if "memcore:" in line]
+    assert len(comment) == 1 and comment[0].startswith("  <!-- memcore: {")
+    # None of the reference parser's line patterns (reference-notes/rightmemory.md) matches it.
+    for pattern in (r"^(#+)\s+", r"^\s*-\s+`", r"^ {0,3}(`{3,}|~{3,})", r"^\s*\*\*(State|Next|Done when|Status):\*\*"):
+        assert re.match(pattern, comment[0]) is None
+
+
+def test_uncertain_reads_low_confidence(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    RightMemoryProvider.init_store(str(root))
+    (root / "MEMORY.md").write_text("# Memory\n\n- `maybe` Uncertain: the user prefers tabs. \u2192 []\n")
+    with RightMemoryProvider(root) as p:
+        entry = p.get("maybe")
+        assert entry.confidence == 0.3 and entry.extra["rightmemory"]["uncertain"] is True
+        entry.title = "Uncertain: the user prefers tabs in Go only."
+        p.update(entry, expected_version=entry.version)
+    assert "<!--" not in (root / "MEMORY.md").read_text().split("\n")[2].split("\u2192")[0]
+
+
+def test_crlf_and_bom_files_keep_their_bytes(fixture: Path) -> None:
+    data = b"\xef\xbb\xbf" + (fixture / "MEMORY.md").read_bytes().replace(b"\n", b"\r\n")
+    (fixture / "MEMORY.md").write_bytes(data)
+    with RightMemoryProvider(fixture) as p:
+        assert p.validate() == []
+        p.add(MemoryEntry(kind=Kind.FACT, title="Windows fact", parent="project"))
+    after = (fixture / "MEMORY.md").read_bytes()
+    assert after.startswith(b"\xef\xbb\xbf") and b"\n" not in after.replace(b"\r\n", b"")
+    assert after.replace(b"- `windows-fact` Windows fact \xe2\x86\x92 []\r\n", b"", 1).startswith(data[:60])
+
+
+def test_corrections_entries_are_read_only(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    RightMemoryProvider.init_store(str(root))
+    (root / "MEMORY_agent-corrections-design.md").write_bytes((SAMPLES / "AGENT_CORRECTIONS_EXAMPLES.md").read_bytes())
+    with RightMemoryProvider(root) as p:
+        corrections = [e for e in p.iter_entries() if e.kind == Kind.CORRECTION]
+        assert [e.title for e in corrections] == [
+            "Preserve the requested comparison structure",
+            "Verify ambiguous remote state before retrying",
+        ]
+        assert corrections[0].id == "agent-corrections-design#13"
+        assert p.get(corrections[1].id).body.startswith("After a deployment command returned")
+        with pytest.raises(UnsupportedOperationError):
+            p.update(corrections[0])
+        with pytest.raises(UnsupportedOperationError):
+            p.delete(corrections[0].id or "")
+
+
+def test_sniff_and_init(tmp_path: Path) -> None:
+    assert RightMemoryProvider.sniff(FIXTURE)
+    assert RightMemoryProvider.sniff(FIXTURE / "MEMORY.md")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "MEMORY.md").write_text("# Notes\n\nNo anchors here.\n")
+    assert not RightMemoryProvider.sniff(plain)
+    assert not RightMemoryProvider.sniff(tmp_path / "missing")
+    store = tmp_path / "new"
+    RightMemoryProvider.init_store(str(store))
+    assert RightMemoryProvider.sniff(store)
+    with RightMemoryProvider(store) as p:
+        assert p.validate() == [] and list(p.iter_entries()) == []
+        pursuit = p.add(MemoryEntry(kind=Kind.PURSUIT, title="Ship v1", body="**State:** started.\n"))
+        assert pursuit.extra["rightmemory"]["module"] == "pursuit"
+        assert pursuit.extra["rightmemory"]["fields"] == {"state": "started."}
+        assert p.locate(pursuit.id or "") == ("PURSUITS.md", 7)
+        assert p.validate() == []
