@@ -58,8 +58,10 @@ META_RE = re.compile(rf"^<!--{_WS}*maka-memory:{_WS}*({_DOT}*?){_WS}*-->\Z")
 META_KEY_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]*\Z")
 _SPLIT_WS = re.compile(f"{_WS}+")
 _LINE_SPLIT = re.compile(r"(\r?\n)")
-_TRIM_RE = re.compile(rf"^{_WS}+|{_WS}+\Z")
-_TRIM_END_RE = re.compile(rf"{_WS}+\Z")
+#: The same set as plain characters, for ``str.strip``.
+_JS_WS_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _SLUG_OTHER = re.compile(r"[^a-z0-9\u4e00-\u9fa5]+")
 _TAG_OTHER = re.compile(r"[^a-z0-9\u4e00-\u9fa5_-]+")
 _EDGE_DASHES = re.compile(r"^-+|-+\Z")
@@ -68,12 +70,12 @@ _JS_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\
 
 def js_trim(text: str) -> str:
     """Return ``text`` without leading/trailing whitespace as JavaScript's ``trim()`` defines it."""
-    return _TRIM_RE.sub("", text)
+    return text.strip(_JS_WS_CHARS)
 
 
 def js_trim_end(text: str) -> str:
     """Return ``text`` without trailing whitespace as JavaScript's ``trimEnd()`` defines it."""
-    return _TRIM_END_RE.sub("", text)
+    return text.rstrip(_JS_WS_CHARS)
 
 
 def _utf16_len(text: str) -> int:
@@ -176,6 +178,8 @@ def parse_meta_comment(line: str) -> MetaComment | None:
         The comment's key/value map and the tokens dropped, or ``None`` when the trimmed line
         is not exactly one metadata comment (then it stays in the entry's content).
     """
+    if "maka-memory:" not in line:
+        return None
     match = META_RE.match(js_trim(line))
     if match is None:
         return None
@@ -192,7 +196,7 @@ def parse_meta_comment(line: str) -> MetaComment | None:
         if not META_KEY_RE.match(key):
             dropped.append((part, "key must match [a-zA-Z][a-zA-Z0-9_-]*"))
             continue
-        if _utf16_len(value) > MAX_VALUE_LENGTH:
+        if len(value) > MAX_VALUE_LENGTH // 2 and _utf16_len(value) > MAX_VALUE_LENGTH:
             dropped.append((part, f"value longer than {MAX_VALUE_LENGTH} characters"))
             continue
         meta[key] = value  # a repeated key keeps its first position and its last value, as in JS
