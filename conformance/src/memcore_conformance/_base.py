@@ -15,23 +15,41 @@ and docs/conformance.md for the rules.
 
 from __future__ import annotations
 
+import json
+import multiprocessing
+import os
+import random
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from memcore.errors import ConflictError, EntryNotFoundError, UnsupportedOperationError
-from memcore.models import Diagnostic, MemoryEntry, Query, Status
+from memcore.errors import (
+    ConflictError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    MemcoreError,
+    UnsafePathError,
+    UnsupportedOperationError,
+)
+from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status
 from memcore.provider import Capability, MemoryProvider
+from memcore.storage import check_component
 from memcore_conformance._checks import (
     CONTENT_FIELDS,
+    VICTIM_MARKER,
+    BadFile,
     assert_entry_matches,
     changed_files,
+    entry_overrides,
     errors_of,
     missing_capabilities,
     read_tree,
 )
+from memcore_conformance._workers import add_entries, write_until_killed
 from memcore_conformance.corpus import CORPUS_CASES
 
 __all__ = ["ProviderConformance"]
@@ -41,6 +59,20 @@ slow = pytest.mark.slow
 
 C = Capability
 _WRITE_OPS = (C.ADD, C.UPDATE, C.DELETE, C.SUPERSEDE, C.ARCHIVE)
+
+
+def _mp_context() -> Any:
+    """Return the ``forkserver`` context where the platform has it, else ``spawn``.
+
+    Forkserver children fork from a server that imported memcore once (16 spawns cost ~7 s of
+    imports on 2 cores). Never ``fork``: the parent runs pytest and may hold threads and locks.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["memcore", "memcore.storage", "memcore_conformance._workers"])
+        return ctx
+    return multiprocessing.get_context("spawn")
 
 
 def _missing_id(existing: str) -> str:
@@ -148,7 +180,7 @@ class ProviderConformance:
 
     @staticmethod
     def _ids(provider: Any, query: Query | None = None) -> list[str]:
-        return [e.id for e in provider.iter_entries(query)]
+        return [str(e.id) for e in provider.iter_entries(query)]
 
     # == declaration ==================================================================
     def test_declaration(self, memcore_provider_cls: type[Any], memcore_provider: Any) -> None:
@@ -177,7 +209,10 @@ class ProviderConformance:
         assert errors_of(provider.validate()) == []
         provider.close()
         assert changed_files(before, memcore_raw_files(), ident, memcore_file_identity()) == {
-            "added": [], "removed": [], "changed": [], "rewritten": []
+            "added": [],
+            "removed": [],
+            "changed": [],
+            "rewritten": [],
         }
 
     # == add / get / iterate ==========================================================
@@ -214,7 +249,7 @@ class ProviderConformance:
         """iter_entries yields every entry once, in the same order each time and after reopen."""
         added = [memcore_provider.add(memcore_make_entry(title=f"Ordered {n}")).id for n in range(6)]
         first = self._ids(memcore_provider)
-        assert sorted(first) == sorted(added), "iter_entries must yield every added entry exactly once"
+        assert sorted(map(str, first)) == sorted(added), "iter_entries must yield every added entry exactly once"
         assert self._ids(memcore_provider) == first, "a second iteration changed the order"
         other = memcore_reopen()
         assert self._ids(other) == first, "a reopened store iterates in another order"
@@ -261,9 +296,9 @@ class ProviderConformance:
             Query(text="nothing-matches-this"),
         ]
         for query in queries:
-            expected = [e.id for e in query.apply(everything)]
+            expected = [str(e.id) for e in query.apply(everything)]
             assert self._ids(p, query) == expected, f"iter_entries({query!r})"
-            assert sorted(e.id for e in p.search(query)) == sorted(expected), f"search({query!r})"
+            assert sorted(str(e.id) for e in p.search(query)) == sorted(expected), f"search({query!r})"
         assert a.id in {e.id for e in p.search("apple")}
         assert b.id not in {e.id for e in p.search("apple")}
         limited = self._ids(p, Query(limit=2))
@@ -465,6 +500,530 @@ class ProviderConformance:
         for entry in stored:
             assert_entry_matches(other.get(entry.id), entry, self._fields(), "after reindex")
 
+    # == adversarial corpus and generated entries =====================================
+    @requires(C.ADD)
+    @pytest.mark.parametrize("case", CORPUS_CASES)
+    def test_corpus_roundtrip(
+        self,
+        case: str,
+        memcore_provider: Any,
+        memcore_corpus: dict[str, MemoryEntry],
+        memcore_reopen: Any,
+        memcore_raw_files: Any,
+    ) -> None:
+        """Each corpus case round-trips through a reopened store, or is refused whole if declared so."""
+        if case not in memcore_corpus:
+            pytest.fail(f"memcore_corpus lacks case {case!r}: list it in rejected_corpus instead of removing it")
+        given = memcore_corpus[case]
+        if case in self.rejected_corpus:
+            before = memcore_raw_files()
+            with pytest.raises(InvalidEntryError):
+                memcore_provider.add(given)
+            assert memcore_raw_files() == before, f"refused corpus case {case!r} changed files"
+            assert self._ids(memcore_reopen()) == []
+            return
+        stored = memcore_provider.add(given)
+        other = memcore_reopen()
+        self._check_roundtrip(given, stored, other.get(stored.id), f"corpus case {case!r}")
+        assert errors_of(other.validate()) == []
+
+    @requires(C.ADD)
+    def test_corpus_in_one_store(
+        self, memcore_provider: Any, memcore_corpus: dict[str, MemoryEntry], memcore_reopen: Any
+    ) -> None:
+        """Every storable corpus case, added to one store, reads back intact beside the others."""
+        stored: dict[str, tuple[MemoryEntry, MemoryEntry]] = {}
+        for case, given in memcore_corpus.items():
+            if case not in self.rejected_corpus:
+                stored[case] = (given, memcore_provider.add(given))
+        other = memcore_reopen()
+        ids = self._ids(other)
+        assert sorted(ids) == sorted(str(st.id) for _, st in stored.values())
+        if self.insertion_ordered:
+            assert ids == [st.id for _, st in stored.values()], "corpus entries came back in another order"
+        for case, (given, st) in stored.items():
+            self._check_roundtrip(given, st, other.get(st.id), f"corpus case {case!r} among the others")
+        assert errors_of(other.validate()) == []
+
+    @requires(C.ADD)
+    def test_generated_entries_roundtrip(
+        self,
+        request: pytest.FixtureRequest,
+        memcore_provider: Any,
+        memcore_provider_cls: type[Any],
+        memcore_make_entry: Any,
+        memcore_reopen: Any,
+    ) -> None:
+        """Hypothesis: generated entries (>= 200 in the memcore-ci profile) round-trip through a reopen.
+
+        Every example adds a new entry to this test's store (ids are unique), reopens the store
+        and compares. Bodies and titles are never blank here (the corpus covers blank ones).
+        """
+        from hypothesis import given, settings
+
+        from memcore_conformance.plugin import option
+
+        profile = option(request.config, "memcore_hypothesis_profile") or "memcore-ci"
+        strategy = entry_overrides(memcore_provider_cls.format_name, self.roundtrip_fields)
+        seen: list[str] = []
+
+        @settings(settings.get_profile(profile))
+        @given(overrides=strategy)
+        def roundtrip(overrides: dict[str, Any]) -> None:
+            entry = memcore_make_entry(**overrides)
+            stored = memcore_provider.add(entry)
+            other = memcore_reopen()
+            try:
+                got = other.get(stored.id)
+            finally:
+                other.close()
+            self._check_roundtrip(entry, stored, got, f"generated entry {overrides!r}")
+            seen.append(stored.id)
+
+        roundtrip()
+        assert len(set(seen)) == len(seen), "add returned the same id twice"
+        assert errors_of(memcore_reopen().validate()) == []
+
+    # == raw files ====================================================================
+    @requires(C.ADD)
+    def test_reading_writes_nothing(
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_reopen: Any,
+        memcore_raw_files: Any,
+        memcore_file_identity: Any,
+    ) -> None:
+        """Opening, reading, searching, validating and closing leave every file as it was."""
+        stored = [memcore_provider.add(memcore_make_entry(title=f"Raw {n}")) for n in range(3)]
+        memcore_provider.close()
+        before, ident = memcore_raw_files(), memcore_file_identity()
+        provider = memcore_reopen()
+        list(provider.iter_entries())
+        provider.get(stored[1].id)
+        provider.search("Raw")
+        provider.search(Query(tags_any=["conformance"]))
+        provider.validate()
+        provider.close()
+        diff = changed_files(before, memcore_raw_files(), ident, memcore_file_identity())
+        assert diff == {"added": [], "removed": [], "changed": [], "rewritten": []}, "reading wrote files"
+
+    def _seed_store(self, provider: Any, make_entry: Any) -> list[MemoryEntry]:
+        return [
+            provider.add(make_entry(title=f"Seed {n}", body=f"seed-body-marker-{n}\n", tags=[f"seed{n}"]))
+            for n in range(4)
+        ]
+
+    def _assert_one_file_touched(
+        self,
+        operation: str,
+        before: dict[str, bytes],
+        ident: dict[str, tuple[int, int]],
+        after: dict[str, bytes],
+        ident_after: dict[str, tuple[int, int]],
+        holder_marker: bytes | None,
+    ) -> None:
+        diff = changed_files(before, after, ident, ident_after, ignore=self.index_files)
+        assert diff["rewritten"] == [], (
+            f"{operation} rewrote files it did not change (same bytes, new inode/mtime); "
+            "declare derived files in index_files"
+        )
+        touched = diff["changed"] + diff["removed"]
+        assert len(touched) <= 1, f"{operation} changed or removed several existing files: {touched}"
+        assert len(diff["added"]) <= 1, f"{operation} added several files: {diff['added']}"
+        if holder_marker is not None:
+            for path in touched:
+                assert holder_marker in before[path], (
+                    f"{operation} changed {path}, which did not hold the entry it was about"
+                )
+
+    @requires(C.ADD)
+    def test_add_leaves_other_files_alone(
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_file_identity: Any,
+        memcore_reopen: Any,
+    ) -> None:
+        """Adding one entry adds or changes one file (plus index_files); others keep bytes and inode."""
+        self._seed_store(memcore_provider, memcore_make_entry)
+        before, ident = memcore_raw_files(), memcore_file_identity()
+        new = memcore_provider.add(memcore_make_entry(title="The new one", body="new-body-marker\n"))
+        self._assert_one_file_touched("add", before, ident, memcore_raw_files(), memcore_file_identity(), None)
+        assert memcore_reopen().get(new.id).title == "The new one"
+
+    @requires(C.ADD, C.UPDATE)
+    def test_update_leaves_other_files_alone(
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_file_identity: Any,
+    ) -> None:
+        """Updating one entry changes only the file holding it (plus index_files)."""
+        seeded = self._seed_store(memcore_provider, memcore_make_entry)
+        target = memcore_provider.get(seeded[2].id)
+        before, ident = memcore_raw_files(), memcore_file_identity()
+        memcore_provider.update(
+            target.model_copy(update={"body": "seed-body-marker-2 edited\n"}), expected_version=target.version
+        )
+        self._assert_one_file_touched(
+            "update", before, ident, memcore_raw_files(), memcore_file_identity(), b"seed-body-marker-2"
+        )
+
+    @requires(C.ADD, C.DELETE)
+    def test_delete_leaves_other_files_alone(
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_file_identity: Any,
+    ) -> None:
+        """Deleting one entry changes or removes only the file holding it (plus index_files)."""
+        seeded = self._seed_store(memcore_provider, memcore_make_entry)
+        before, ident = memcore_raw_files(), memcore_file_identity()
+        memcore_provider.delete(seeded[1].id)
+        self._assert_one_file_touched(
+            "delete", before, ident, memcore_raw_files(), memcore_file_identity(), b"seed-body-marker-1"
+        )
+
+    # == bad input ====================================================================
+    @requires(C.ADD)
+    def test_bad_input_fails_open_and_closed(
+        self,
+        memcore_provider: Any,
+        memcore_provider_cls: type[Any],
+        memcore_provider_options: dict[str, Any],
+        memcore_location: str,
+        memcore_store_root: Path,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_bad_files: Any,
+    ) -> None:
+        """Damaged files: reading yields diagnostics, never a non-memcore exception; writes never touch them.
+
+        For each ``BadFile`` (written into a copy of a one-entry store): opening, iterating,
+        getting, searching raise nothing but ``MemcoreError``; ``validate()`` raises nothing and
+        every diagnostic names a path; ``must_diagnose`` damage gets an ``error`` naming the
+        file; ``must_read`` damage still reads the entry. A file the provider reports as an
+        error is never changed by update, delete, archive or add. A file it accepts may be
+        rewritten by an update, keeping what ``preserved`` names.
+        """
+        victim = memcore_provider.add(memcore_make_entry(title="Bad input victim", body=f"{VICTIM_MARKER}\n"))
+        memcore_provider.close()
+        pristine = memcore_raw_files()
+        cases: list[BadFile] = memcore_bad_files(memcore_location)
+        assert cases, "memcore_bad_files returned no cases"
+        caps = memcore_provider_cls.capabilities
+        for case in cases:
+            _restore(memcore_store_root, pristine)
+            target = memcore_store_root / case.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(case.data)
+            provider = memcore_provider_cls(memcore_location, **memcore_provider_options)
+            try:
+                self._check_bad_file(
+                    case, provider, victim, caps, memcore_store_root, memcore_raw_files, memcore_make_entry
+                )
+            finally:
+                provider.close()
+
+    def _check_bad_file(
+        self,
+        case: BadFile,
+        provider: Any,
+        victim: MemoryEntry,
+        caps: frozenset[Capability],
+        root: Path,
+        raw_files: Callable[[], dict[str, bytes]],
+        make_entry: Any,
+    ) -> None:
+        """One case of :meth:`test_bad_input_fails_open_and_closed` (the file is already written)."""
+        where = f"bad file {case.name!r} ({case.path})"
+        try:
+            provider.open()
+        except MemcoreError:
+            assert raw_files()[case.path] == case.data, f"{where}: a refused open changed it"
+            return
+        entries = _call_failing_open(where, "iter_entries", lambda: list(provider.iter_entries()))
+        _call_failing_open(where, "search", lambda: provider.search("victim"))
+        got = _call_failing_open(where, "get", lambda: provider.get(str(victim.id)))
+        try:
+            diagnostics = provider.validate()
+        except Exception as exc:  # noqa: BLE001 - any exception is the failure reported
+            pytest.fail(f"{where}: validate() raised {exc!r}; it must report, never raise")
+        assert all(d.path for d in diagnostics), f"{where}: diagnostics without a path: {diagnostics}"
+        about = [d for d in diagnostics if _same_file(d.path, case.path, root)]
+        errors = [d for d in about if d.severity == Severity.ERROR]
+        if case.must_diagnose:
+            assert errors, f"{where}: validate() reported no error for it: {diagnostics}"
+        if case.must_read:
+            assert entries is not None and victim.id in [e.id for e in entries], f"{where}: the entry is no longer read"
+            assert isinstance(got, MemoryEntry) and got.title == victim.title, f"{where}: get {got!r}"
+        assert raw_files()[case.path] == case.data, f"{where}: reading changed it"
+        writes = _write_attempts(provider, caps, victim, make_entry)
+        if errors:
+            for name, write in writes:
+                _call_failing_open(where, name, write)
+                assert raw_files().get(case.path) == case.data, (
+                    f"{where}: {name} changed a file validate() reported as an error"
+                )
+        elif case.must_read and C.UPDATE in caps and isinstance(got, MemoryEntry):
+            _call_failing_open(
+                where,
+                "update",
+                lambda: provider.update(
+                    got.model_copy(update={"title": "Bad input victim edited"}), expected_version=got.version
+                ),
+            )
+            rewritten = raw_files().get(case.path)
+            if rewritten is not None and rewritten != case.data:
+                if case.preserved == "bom":
+                    assert rewritten.startswith(b"\xef\xbb\xbf"), f"{where}: a rewrite dropped the BOM"
+                if case.preserved == "crlf":
+                    assert b"\n" not in rewritten.replace(b"\r\n", b""), f"{where}: a rewrite mixed LF into a CRLF file"
+            assert errors_of(d for d in provider.validate() if _same_file(d.path, case.path, root)) == [], (
+                f"{where}: the rewrite left an invalid file"
+            )
+
+    # == path safety ==================================================================
+    @requires(C.ADD)
+    def test_hostile_names_stay_inside_the_store(
+        self,
+        tmp_path: Path,
+        memcore_provider: Any,
+        memcore_provider_cls: type[Any],
+        memcore_store_root: Path,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+    ) -> None:
+        """Ids, titles, tags, slugs with ../, /, \\, NUL or reserved names never touch a file outside the store.
+
+        Each hostile entry is either refused with a ``MemcoreError`` or stored and readable
+        by its returned id. Lookups and deletes by hostile ids raise ``MemcoreError``. Files
+        planted outside the store (a sentinel folder and siblings) keep their bytes, no file
+        appears outside, and every path the provider created inside is portable.
+        """
+        fmt = memcore_provider_cls.format_name
+        outside = _plant_sentinels(tmp_path)
+        parent_listing = sorted(os.listdir(tmp_path.parent))
+        before_outside = _outside_snapshot(tmp_path, memcore_store_root)
+        stored_ids: set[str] = set()
+        attempts: list[tuple[str, dict[str, Any]]] = []
+        for value in HOSTILE_IDS:
+            attempts.append((f"id={value!r}", {"id": value}))
+        for value in HOSTILE_NAMES:
+            attempts.append((f"title={value!r}", {"title": value}))
+            attempts.append((f"tags=[{value!r}]", {"tags": [value]}))
+        attempts.append(("scope", {"scope": "../../escape"}))
+        attempts.append(("source", {"source": "../../escape"}))
+        attempts.append(
+            ("extra slug/path", {"extra": {fmt: {"slug": "../../escape", "path": "../../escape.md", "file": "/tmp/x"}}})
+        )
+        for label, overrides in attempts:
+            try:
+                entry = memcore_make_entry(**overrides)
+            except ValueError:
+                continue  # the model itself refuses it (e.g. NUL in an id)
+            try:
+                stored = memcore_provider.add(entry)
+            except MemcoreError:
+                continue
+            except Exception as exc:  # noqa: BLE001 - any other exception is the failure reported
+                pytest.fail(f"add with hostile {label} raised {exc!r}; refuse with a MemcoreError (UnsafePathError)")
+            stored_ids.add(str(stored.id))
+            assert memcore_provider.get(stored.id).id == stored.id, f"hostile {label}: stored but not readable"
+        for hostile in HOSTILE_IDS:
+            if hostile in stored_ids:
+                continue
+            for name in ("get", "delete"):
+                if name == "delete" and C.DELETE not in memcore_provider.capabilities:
+                    continue
+                try:
+                    getattr(memcore_provider, name)(hostile)
+                except MemcoreError:
+                    pass
+                except Exception as exc:  # noqa: BLE001 - reported
+                    pytest.fail(f"{name}({hostile!r}) raised {exc!r}; expected EntryNotFoundError or UnsafePathError")
+                else:
+                    pytest.fail(f"{name}({hostile!r}) succeeded for an id that was never stored")
+        assert _outside_snapshot(tmp_path, memcore_store_root) == before_outside, (
+            "files outside the store were created, changed or removed"
+        )
+        assert sorted(os.listdir(tmp_path.parent)) == parent_listing, "a file appeared beside the test folder"
+        assert all(p.exists() for p in outside)
+        for rel in memcore_raw_files():
+            for component in rel.split("/"):
+                try:
+                    check_component(component)
+                except UnsafePathError as exc:
+                    pytest.fail(f"the provider created a non-portable path {rel!r}: {exc}")
+
+    # == processes ====================================================================
+    @slow
+    @requires(C.ADD, C.CONCURRENT)
+    def test_concurrent_processes_lose_nothing(
+        self,
+        tmp_path: Path,
+        memcore_provider_cls: type[Any],
+        memcore_provider_options: dict[str, Any],
+        memcore_location: str,
+        memcore_make_entry: Any,
+        memcore_reopen: Any,
+    ) -> None:
+        """16 spawned processes x 25 adds to one store: all 400 entries present, store valid."""
+        procs_n, adds_n = self.concurrent_processes, self.concurrent_adds
+        ctx = _mp_context()
+        go = ctx.Event()
+        results = tmp_path / "results"
+        results.mkdir()
+        titles: dict[str, str] = {}
+        procs = []
+        for p in range(procs_n):
+            batch = [
+                memcore_make_entry(title=f"Process {p} entry {n}", body=f"Written by process {p}, entry {n}.\n")
+                for n in range(adds_n)
+            ]
+            for entry in batch:
+                titles[entry.title] = entry.body
+            payload = [e.model_dump(mode="json") for e in batch]
+            proc = ctx.Process(
+                target=add_entries,
+                args=(
+                    self._import_path(memcore_provider_cls),
+                    memcore_location,
+                    memcore_provider_options,
+                    payload,
+                    str(results / f"{p}.json"),
+                    go,
+                ),
+            )
+            proc.start()
+            procs.append(proc)
+        go.set()
+        for proc in procs:
+            proc.join(timeout=300)
+        failures = []
+        for p, proc in enumerate(procs):
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+                failures.append(f"process {p} hung")
+            elif proc.exitcode != 0:
+                err = results / f"{p}.json.err"
+                failures.append(f"process {p} exit {proc.exitcode}: {err.read_text() if err.exists() else ''}")
+        assert not failures, "\n".join(failures)
+        returned = [i for p in range(procs_n) for i in json.loads((results / f"{p}.json").read_text())]
+        assert len(returned) == procs_n * adds_n and len(set(returned)) == len(returned), "ids repeated"
+        provider = memcore_reopen()
+        found = {e.id: e for e in provider.iter_entries()}
+        missing = sorted(set(returned) - set(found))
+        assert not missing, f"{len(missing)} of {len(returned)} acknowledged entries are missing: {missing[:5]}"
+        assert len(found) == procs_n * adds_n, "the store holds entries nobody added"
+        for entry_id in returned:
+            entry = found[entry_id]
+            assert titles.get(entry.title) is not None, f"entry {entry_id} has a foreign title {entry.title!r}"
+        assert errors_of(provider.validate()) == []
+
+    @slow
+    @requires(C.ADD)
+    def test_sigkill_loses_no_acknowledged_write(
+        self,
+        request: pytest.FixtureRequest,
+        memcore_provider_cls: type[Any],
+        memcore_provider_options: dict[str, Any],
+        memcore_location: str,
+        memcore_make_entry: Any,
+        memcore_reopen: Any,
+    ) -> None:
+        """A writer SIGKILLed at random points during 100 adds: every acknowledged add is there, no file torn."""
+        if not hasattr(signal, "SIGKILL"):
+            pytest.skip("no SIGKILL on this platform")
+        from memcore_conformance.plugin import option
+
+        seed_text = option(request.config, "memcore_seed")
+        seed = int(seed_text) if seed_text else random.SystemRandom().randrange(2**32)
+        rng = random.Random(seed)
+        total = self.crash_writes
+        entries = [
+            memcore_make_entry(
+                title=f"Crash entry {n}", body=f"Crash body {n}.\n" + "padding line\n" * rng.randrange(50)
+            )
+            for n in range(total)
+        ]
+        kill_after = sorted(rng.sample(range(1, total), self.crash_kills))
+        acked: dict[str, MemoryEntry] = {}
+        intervals: list[float] = []
+        ctx = _mp_context()
+        position = 0
+        rounds = [*kill_after, None]
+        for kill_at in rounds:
+            if position >= total:
+                break
+            parent, child = ctx.Pipe(duplex=False)
+            payload = [e.model_dump(mode="json") for e in entries[position:]]
+            proc = ctx.Process(
+                target=write_until_killed,
+                args=(
+                    self._import_path(memcore_provider_cls),
+                    memcore_location,
+                    memcore_provider_options,
+                    payload,
+                    child,
+                ),
+            )
+            proc.start()
+            child.close()
+            start = position
+            last_ack: float | None = None
+            try:
+                while True:
+                    if not parent.poll(120):
+                        pytest.fail(f"seed {seed}: the writer stopped answering")
+                    try:
+                        message = parent.recv()
+                    except EOFError:
+                        break
+                    if message[0] == "error":
+                        pytest.fail(f"seed {seed}: the writer failed:\n{message[1]}")
+                    if message[0] == "ack":
+                        _, index, entry_id = message
+                        acked[entry_id] = entries[start + index]
+                        position = start + index + 1
+                        now = time.monotonic()
+                        if last_ack is not None:
+                            intervals.append(now - last_ack)
+                        last_ack = now
+                        if kill_at is not None and position >= kill_at:
+                            # somewhere inside the next write: up to 1.2 x the median write time
+                            typical = sorted(intervals)[len(intervals) // 2] if intervals else 0.005
+                            time.sleep(rng.uniform(0, 1.2 * typical))
+                            os.kill(proc.pid, signal.SIGKILL)
+                            kill_at = None
+                            while parent.poll(0.5):
+                                try:
+                                    late = parent.recv()
+                                except EOFError:
+                                    break
+                                if late[0] == "ack":
+                                    acked[late[2]] = entries[start + late[1]]
+                                    position = start + late[1] + 1
+                            break
+                    if message[0] == "done":
+                        break
+            finally:
+                proc.join(timeout=60)
+                parent.close()
+        provider = memcore_reopen()
+        found = {e.id: e for e in provider.iter_entries()}
+        missing = [entry_id for entry_id in acked if entry_id not in found]
+        assert not missing, f"seed {seed}: acknowledged writes lost after SIGKILL: {missing[:5]}"
+        for entry_id, given in acked.items():
+            got = found[entry_id]
+            assert (got.title, got.body) == (given.title, given.body), f"seed {seed}: entry {entry_id} torn"
+        assert errors_of(provider.validate()) == [], f"seed {seed}: the store is damaged after SIGKILL"
+
 
 def _restore(root: Path, snapshot: dict[str, bytes]) -> None:
     """Make the files under ``root`` exactly ``snapshot`` again (test-side, not the provider)."""
@@ -478,3 +1037,109 @@ def _restore(root: Path, snapshot: dict[str, bytes]) -> None:
             path.write_bytes(data)
 
 
+#: Ids that try to leave the store or are not portable file names.
+HOSTILE_IDS: tuple[str, ...] = (
+    "../escape",
+    "../../escape",
+    "../../../escape",
+    "../sentinel/victim",
+    "../../sentinel/victim",
+    "/tmp/memcore-escape",
+    "a/../../escape",
+    "sub/dir",
+    "a\\b",
+    "..\\..\\escape",
+    "C:\\escape",
+    "CON",
+    "nul",
+    "aux.txt",
+    "COM1",
+    "LPT1.md",
+    ".",
+    "..",
+    "...",
+    "~",
+    "x\x00y",
+    "trailing.",
+    "trailing ",
+)
+
+#: Titles and tags that try to leave the store through a derived slug or file name.
+HOSTILE_NAMES: tuple[str, ...] = (
+    "../escape",
+    "../../escape",
+    "../sentinel/victim",
+    "/etc/passwd",
+    "a\\..\\..\\escape",
+    "CON",
+    "nul.txt",
+    "x\x00y",
+    "..",
+    "~/escape",
+)
+
+
+def _plant_sentinels(tmp_path: Path) -> list[Path]:
+    """Files a naive provider would hit with the hostile names above, all outside the store."""
+    planted = []
+    for folder in (tmp_path, tmp_path / "sentinel"):
+        folder.mkdir(exist_ok=True)
+        for stem in ("escape", "victim", "CON"):
+            for suffix in ("", ".md", ".json", ".jsonl"):
+                path = folder / f"{stem}{suffix}"
+                path.write_bytes(b"sentinel: must stay byte-identical\n")
+                planted.append(path)
+    return planted
+
+
+def _outside_snapshot(tmp_path: Path, store_root: Path) -> dict[str, bytes]:
+    store = store_root.resolve()
+    return {
+        rel: data
+        for rel, data in read_tree(tmp_path).items()
+        if store != (tmp_path / rel).resolve() and store not in (tmp_path / rel).resolve().parents
+    }
+
+
+def _same_file(diag_path: str | None, rel: str, root: Path) -> bool:
+    """Whether a diagnostic's path (relative to the store root, or absolute) is ``rel``."""
+    if not diag_path:
+        return False
+    path = Path(diag_path)
+    if not path.is_absolute():
+        if path.as_posix() == rel or path.as_posix().endswith("/" + rel):
+            return True
+        path = root / path
+    try:
+        return path.resolve() == (root / rel).resolve()
+    except OSError:
+        return False
+
+
+def _call_failing_open(where: str, name: str, call: Callable[[], Any]) -> Any:
+    """Call ``call``; a MemcoreError is allowed (returns None), any other exception fails the test."""
+    try:
+        return call()
+    except MemcoreError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - any other exception is the failure reported
+        pytest.fail(
+            f"{where}: {name} raised {type(exc).__name__}: {exc}; readers fail open and writers "
+            "refuse with a MemcoreError subclass"
+        )
+
+
+def _write_attempts(
+    provider: Any, caps: frozenset[Capability], victim: MemoryEntry, make_entry: Any
+) -> list[tuple[str, Callable[[], Any]]]:
+    """The writes the bad-input test tries against a store holding a damaged file."""
+    edited = victim.model_copy(update={"title": "Bad input victim edited"})
+    attempts: list[tuple[str, Callable[[], Any]]] = []
+    if C.UPDATE in caps:
+        attempts.append(("update", lambda: provider.update(edited, expected_version=victim.version)))
+    if C.ARCHIVE in caps:
+        attempts.append(("archive", lambda: provider.archive(str(victim.id))))
+    if C.DELETE in caps:
+        attempts.append(("delete", lambda: provider.delete(str(victim.id))))
+    attempts.append(("add", lambda: provider.add(make_entry(title="Added beside a damaged file"))))
+    return attempts

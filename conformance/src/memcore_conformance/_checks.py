@@ -25,6 +25,7 @@ __all__ = [
     "assert_entry_matches",
     "changed_files",
     "default_bad_files",
+    "entry_overrides",
     "errors_of",
     "missing_capabilities",
     "read_tree",
@@ -113,7 +114,10 @@ def changed_files(
     left out.
     """
     patterns = [*ignore, ".*.tmp", "*/.*.tmp"]
-    keep = lambda p: not is_index_file(p, patterns)  # noqa: E731
+
+    def keep(path: str) -> bool:
+        return not is_index_file(path, patterns)
+
     added = sorted(p for p in after if p not in before and keep(p))
     removed = sorted(p for p in before if p not in after and keep(p))
     changed = sorted(p for p in before if p in after and before[p] != after[p] and keep(p))
@@ -137,10 +141,23 @@ def errors_of(diagnostics: Iterable[Diagnostic]) -> list[str]:
     return [str(d) for d in diagnostics if d.severity == Severity.ERROR]
 
 
+_LONG = 4000
+
+
+def _short(value: Any) -> Any:
+    """Replace a very long string by its length, digest and ends, so failures stay readable."""
+    if isinstance(value, str) and len(value) > _LONG:
+        import hashlib
+
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"<{len(value)} chars sha256:{digest} starts {value[:60]!r} ends {value[-60:]!r}>"
+    return value
+
+
 def view(entry: MemoryEntry, fields: Iterable[str]) -> dict[str, Any]:
     """Return the JSON form of ``entry`` restricted to ``fields`` (sorted), ``extra`` excluded."""
     data = entry.model_dump(mode="json")
-    return {name: data[name] for name in sorted(fields) if name != "extra"}
+    return {name: _short(data[name]) for name in sorted(fields) if name != "extra"}
 
 
 def assert_entry_matches(got: MemoryEntry, expected: MemoryEntry, fields: Iterable[str], context: str) -> None:
@@ -218,6 +235,57 @@ def default_bad_files(raw: Mapping[str, bytes], marker: str = VICTIM_MARKER) -> 
     else:
         cases.append(BadFile("unterminated-comment", path, _splice(data, line_start, b"<!-- never closed\n")))
     return cases
+
+
+def entry_overrides(format_name: str, fields: Iterable[str]) -> Any:
+    """Hypothesis strategy of ``memcore_make_entry`` overrides for the property test.
+
+    Generates ``title`` (one line, not blank), ``body`` (not blank; any printable unicode, tabs,
+    newlines, U+2028/2029), ``tags`` (``word`` or ``namespace:word``), ``source``,
+    ``confidence`` (hundredths) and, when those fields are in ``fields``, ``created_at`` (UTC,
+    2000-2099) and ``extra[format_name]`` (JSON values under hostile and plain keys).
+
+    Args:
+        format_name: Namespace of the generated ``extra``.
+        fields: The provider's ``roundtrip_fields``.
+
+    Returns:
+        A ``SearchStrategy[dict[str, Any]]``.
+    """
+    from datetime import UTC, datetime
+
+    from hypothesis import strategies as st
+
+    fields = set(fields)
+    printable = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Co", "Cn", "Zl", "Zp"))
+    body_chars = st.one_of(printable, st.sampled_from(["\n", "\t", "\u2028", "\u2029", "\n"]))
+    title = st.text(printable, min_size=1, max_size=60).filter(lambda s: s.strip() != "")
+    body = st.text(body_chars, min_size=1, max_size=300).filter(lambda s: s.strip() != "")
+    tag = st.from_regex(r"[a-z][a-z0-9_-]{0,12}(:[a-z0-9][a-z0-9_-]{0,10})?", fullmatch=True)
+    optional: dict[str, Any] = {
+        "tags": st.lists(tag, max_size=4, unique=True),
+        "source": st.from_regex(r"[A-Za-z][A-Za-z0-9._-]{0,20}", fullmatch=True),
+        "confidence": st.integers(0, 100).map(lambda n: n / 100),
+    }
+    if "created_at" in fields:
+        optional["created_at"] = st.datetimes(
+            min_value=datetime(2000, 1, 1), max_value=datetime(2099, 12, 31), timezones=st.just(UTC)
+        )
+    if "extra" in fields:
+        scalar = st.one_of(
+            st.text(printable, max_size=20),
+            st.integers(-(2**53), 2**53),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.booleans(),
+            st.none(),
+        )
+        value = st.recursive(scalar, lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+        key = st.one_of(
+            st.sampled_from(["content", "handler", "id", "type", "title", "no", "on"]),
+            st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True),
+        )
+        optional["extra"] = st.dictionaries(key, value, min_size=1, max_size=4).map(lambda d: {format_name: d})
+    return st.fixed_dictionaries({"title": title, "body": body}, optional=optional)
 
 
 def register_hypothesis_profiles() -> None:

@@ -81,9 +81,7 @@ def memcore_provider_options(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture
-def memcore_location(
-    tmp_path: Path, memcore_provider_cls: type[Any], memcore_provider_options: dict[str, Any]
-) -> str:
+def memcore_location(tmp_path: Path, memcore_provider_cls: type[Any], memcore_provider_options: dict[str, Any]) -> str:
     """A fresh, empty store's location (the string given to the provider's constructor).
 
     Default: ``init_store(str(tmp_path / "store"), **options)`` and return that string. A
@@ -245,4 +243,3 @@ def memcore_bad_files(memcore_raw_files: RawFiles) -> Callable[[str], list[BadFi
         return default_bad_files(memcore_raw_files())
 
     return bad_files
-

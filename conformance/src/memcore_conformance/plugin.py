@@ -126,7 +126,7 @@ def option(config: pytest.Config, name: str) -> str | None:
     if value is None:
         ini = config.getini(name)
         value = ini if isinstance(ini, str) and ini.strip() else None
-    return value
+    return None if value is None else str(value)
 
 
 def resolve_provider(spec: str) -> tuple[type[Any], type[Any] | None]:

@@ -51,7 +51,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability
-from memcore.storage import TextFile, atomic_write, file_lock, safe_join
+from memcore.storage import TextFile, atomic_write, check_component, file_lock, safe_join
 
 __all__ = ["MARKER_FILE", "ReferenceProvider"]
 
@@ -150,7 +150,12 @@ class ReferenceProvider(BaseProvider):
         return path.relative_to(self.root).as_posix()
 
     def _path_for(self, entry_id: str) -> Path:
-        return safe_join(self.root, _ENTRIES, entry_id + _SUFFIX)
+        """``entries/<id>.json``; the id must make one safe file name (no ``/``).
+
+        Raises:
+            UnsafePathError: It does not.
+        """
+        return safe_join(self.root, _ENTRIES, check_component(entry_id + _SUFFIX))
 
     def _load(self, path: Path) -> _Loaded:
         rel = self._rel(path)
@@ -280,9 +285,10 @@ class ReferenceProvider(BaseProvider):
         self.require(Capability.UPDATE, "update")
         if entry.id is None:
             raise InvalidEntryError("reference: update needs an entry with an id")
+        entry_id = entry.id
         entry = entry.model_copy(deep=True)
         with file_lock(self.root):
-            current = self._load_existing(entry.id)
+            current = self._load_existing(entry_id)
             assert current.entry is not None
             self._check_mutable(current.entry, "update")
             if expected_version is not None and expected_version != current.entry.version:
