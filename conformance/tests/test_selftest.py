@@ -106,6 +106,27 @@ MUTANTS = textwrap.dedent(
             return stored
 
 
+    class DeletesWithoutDeclaring(ReferenceProvider):
+        """Does not declare DELETE, yet delete() removes the entry."""
+
+        capabilities = ReferenceProvider.capabilities - {
+            c for c in ReferenceProvider.capabilities if c.value == "delete"
+        }
+
+        def delete(self, entry_id):
+            os.unlink(self._path_for(entry_id))
+
+
+    class OnlyDecisions(ReferenceProvider):
+        """Honest: stores decisions only and says so."""
+
+        def add(self, entry):
+            from memcore.errors import InvalidEntryError
+            if entry.kind.value != "decision":
+                raise InvalidEntryError("this format stores decisions only")
+            return super().add(entry)
+
+
     class SilentlyDropsButDeclaresRejection(DropsEmptyBodies):
         """Declared (by its test class) to refuse empty bodies, but drops them instead."""
 
@@ -132,6 +153,7 @@ CAUGHT_BY = {
     "IgnoresVersion": "test_stale_version_raises_conflict",
     "EscapesStore": "test_hostile_names_stay_inside_the_store",
     "TornWrites": "test_sigkill_loses_no_acknowledged_write",
+    "DeletesWithoutDeclaring": "test_undeclared_operations_raise_unsupported",
 }
 
 
@@ -385,3 +407,57 @@ def test_suite_failure_messages_are_rewritten(pytester: pytest.Pytester) -> None
     result.assert_outcomes(failed=1)
     # assertion rewriting shows the compared values, not just "AssertionError"
     result.stdout.fnmatch_lines(["*extra lost or changed*", "*Differing items*", "*'content': '<missing>'*"])
+
+
+def test_fixture_overrides_in_the_subclass_and_conftest_are_used(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.fixture
+            def memcore_provider_options():
+                return {"flavour": "set-by-conftest"}
+            """
+        )
+    )
+    pytester.makepyfile(
+        mutants=MUTANTS,
+        test_overrides=textwrap.dedent(
+            """
+            import itertools
+            import pytest
+            from memcore.models import Kind, MemoryEntry
+            from memcore_conformance import ProviderConformance
+            from mutants import OnlyDecisions
+
+            class TestOverrides(ProviderConformance):
+                provider_cls = OnlyDecisions
+
+                @pytest.fixture
+                def memcore_location(self, tmp_path, memcore_provider_options):
+                    assert memcore_provider_options == {"flavour": "set-by-conftest"}
+                    location = str(tmp_path / "store" / "nested")
+                    OnlyDecisions.init_store(location)
+                    return location
+
+                @pytest.fixture
+                def memcore_make_entry(self):
+                    counter = itertools.count()
+                    def make(**overrides):
+                        data = {"kind": Kind.DECISION, "title": f"Decision {next(counter)}", "body": "Why.\\n"}
+                        data.update(overrides)
+                        return MemoryEntry(**data)
+                    return make
+
+                def test_location_was_overridden(self, memcore_provider, memcore_store_root):
+                    assert memcore_provider.location.endswith("nested")
+                    assert memcore_provider.options == {"flavour": "set-by-conftest"}
+            """
+        ),
+    )
+    pytester.syspathinsert()
+    reprec = pytester.inline_run("-p", "no:cacheprovider", "-k", "add_then_get or corpus_roundtrip or overridden")
+    passed, _skipped, failed = reprec.listoutcomes()
+    assert failed == [], [r.longreprtext[-2000:] for r in failed]
+    assert {"test_add_then_get", "test_location_was_overridden", "test_corpus_roundtrip[cjk]"} <= _names(passed)

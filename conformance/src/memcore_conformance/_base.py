@@ -561,8 +561,10 @@ class ProviderConformance:
         """
         from hypothesis import given, settings
 
+        from memcore_conformance._checks import register_hypothesis_profiles
         from memcore_conformance.plugin import option
 
+        register_hypothesis_profiles()
         profile = option(request.config, "memcore_hypothesis_profile") or "memcore-ci"
         strategy = entry_overrides(memcore_provider_cls.format_name, self.roundtrip_fields)
         seen: list[str] = []
@@ -582,6 +584,8 @@ class ProviderConformance:
 
         roundtrip()
         assert len(set(seen)) == len(seen), "add returned the same id twice"
+        wanted = settings.get_profile(profile).max_examples
+        assert len(seen) >= wanted, f"only {len(seen)} of {wanted} generated entries were tried"
         assert errors_of(memcore_reopen().validate()) == []
 
     # == raw files ====================================================================
@@ -705,7 +709,7 @@ class ProviderConformance:
 
         For each ``BadFile`` (written into a copy of a one-entry store): opening, iterating,
         getting, searching raise nothing but ``MemcoreError``; ``validate()`` raises nothing and
-        every diagnostic names a path; ``must_diagnose`` damage gets an ``error`` naming the
+        every error diagnostic names a path; ``must_diagnose`` damage gets an ``error`` naming the
         file; ``must_read`` damage still reads the entry. A file the provider reports as an
         error is never changed by update, delete, archive or add. A file it accepts may be
         rewritten by an update, keeping what ``preserved`` names.
@@ -753,7 +757,8 @@ class ProviderConformance:
             diagnostics = provider.validate()
         except Exception as exc:  # noqa: BLE001 - any exception is the failure reported
             pytest.fail(f"{where}: validate() raised {exc!r}; it must report, never raise")
-        assert all(d.path for d in diagnostics), f"{where}: diagnostics without a path: {diagnostics}"
+        unplaced = [str(d) for d in diagnostics if d.severity == Severity.ERROR and not d.path]
+        assert not unplaced, f"{where}: error diagnostics without a path: {unplaced}"
         about = [d for d in diagnostics if _same_file(d.path, case.path, root)]
         errors = [d for d in about if d.severity == Severity.ERROR]
         if case.must_diagnose:

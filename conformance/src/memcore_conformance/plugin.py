@@ -108,16 +108,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``memcore_requires`` and ``slow`` markers and the hypothesis profiles."""
+    """Register the ``memcore_requires`` and ``slow`` markers."""
     config.addinivalue_line(
         "markers",
         "memcore_requires(*capabilities): run only if the provider under test declares every "
         "listed memcore.provider.Capability; otherwise skip naming the missing ones",
     )
     config.addinivalue_line("markers", "slow: takes more than a few seconds (multi-process, crash, large corpora)")
-    from memcore_conformance._checks import register_hypothesis_profiles
-
-    register_hypothesis_profiles()
 
 
 def option(config: pytest.Config, name: str) -> str | None:
