@@ -8,6 +8,7 @@ kept as is, a final newline. ``json.loads`` of the output equals the input.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = ["dumps_json", "loads_json"]
@@ -15,50 +16,30 @@ __all__ = ["dumps_json", "loads_json"]
 _INLINE_MAX = 100
 
 
-def _scalar(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-
-def _dump(value: Any, indent: int, prefix_len: int, out: list[str]) -> None:
-    pad = "  " * indent
-    if isinstance(value, dict):
-        if not value:
-            out.append("{}")
-            return
-        out.append("{\n")
-        items = list(value.items())
-        for i, (key, item) in enumerate(items):
-            head = f"{pad}  {_scalar(str(key))}: "
-            out.append(head)
-            _dump(item, indent + 1, len(head), out)
-            out.append(",\n" if i < len(items) - 1 else "\n")
-        out.append(f"{pad}}}")
-        return
-    if isinstance(value, list):
-        if not value:
-            out.append("[]")
-            return
-        if all(not isinstance(v, (dict, list)) for v in value):
-            inline = "[" + ", ".join(_scalar(v) for v in value) + "]"
-            if prefix_len + len(inline) <= _INLINE_MAX:
-                out.append(inline)
-                return
-        out.append("[\n")
-        for i, item in enumerate(value):
-            out.append(f"{pad}  ")
-            _dump(item, indent + 1, len(pad) + 2, out)
-            out.append(",\n" if i < len(value) - 1 else "\n")
-        out.append(f"{pad}]")
-        return
-    out.append(_scalar(value))
+_SCALAR = r'(?:"(?:[^"\\\n]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null)'
+_SCALAR_LIST = re.compile(
+    r"\[\n(?P<indent>[ ]+)(?P<body>" + _SCALAR + r"(?:,\n(?P=indent)" + _SCALAR + r")*)\n[ ]*\]"
+)
 
 
 def dumps_json(value: Any) -> bytes:
-    """Serialise ``value`` (dicts keep their key order) as UTF-8 bytes ending in a newline."""
-    out: list[str] = []
-    _dump(value, 0, 0, out)
-    out.append("\n")
-    return "".join(out).encode("utf-8")
+    """Serialise ``value`` (dicts keep their key order) as UTF-8 bytes ending in a newline.
+
+    ``json.dumps(indent=2)`` does the work; lists of scalars are then folded onto one line when
+    the line stays within 100 characters (JSON strings hold no raw newline, so the folding
+    regex cannot cut through a string).
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+
+    def fold(match: re.Match[str]) -> str:
+        items = match.group("body").split(",\n" + match.group("indent"))
+        inline = "[" + ", ".join(items) + "]"
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if match.start() - line_start + len(inline) <= _INLINE_MAX:
+            return inline
+        return match.group(0)
+
+    return (_SCALAR_LIST.sub(fold, text) + "\n").encode("utf-8")
 
 
 def loads_json(data: bytes) -> Any:

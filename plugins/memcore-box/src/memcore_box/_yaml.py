@@ -31,10 +31,17 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 class _DatesAsText(VersionedResolver):
     """YAML 1.2 resolver without timestamps: the same reading rule as memcore.frontmatter."""
 
+    _filtered: Any = None
+
     @property
     def versioned_resolver(self) -> Any:
+        # Filtered once per resolver (ruamel asks for the table for every scalar).
         table = super().versioned_resolver
-        return {first: [(tag, rx) for tag, rx in rules if str(tag) != _TIMESTAMP_TAG] for first, rules in table.items()}
+        cached = self._filtered
+        if cached is None or cached[0] is not table:
+            rules = {first: [(t, rx) for t, rx in r if str(t) != _TIMESTAMP_TAG] for first, r in table.items()}
+            cached = self._filtered = (table, rules)
+        return cached[1]
 
 
 def _new_yaml() -> YAML:

@@ -1,0 +1,199 @@
+"""Box-memory provider benchmark: batched and one-by-one adds, gets by id, each beside a floor.
+
+Run: ``python benchmarks/bench_box.py [--n 10000] [--singles 1000] [--gets 1000] [--json]``
+
+Everything is measured in one run, in temp folders on the same disk:
+
+1. **batch add**: ``with store.batch():`` add N memories (default 10,000) to a new workspace.
+   Floors: the same bytes (every memory file as written, plus the final ``memories/_index.json``
+   and rollup once) written with plain ``open().write()`` (``plain``), and with
+   ``memcore.storage.atomic_write`` (``durable``: temp file + fsync + rename, what every memcore
+   write costs at least).
+2. **one-by-one add**: add ``--singles`` memories (default 1,000) without a batch, to a new
+   workspace. Each add rewrites the folder index and the rollup (the schema's "update the
+   folder's _index.json on every write"). Floors: the memory files' bytes, plain and durable.
+3. **get by id**: reopen the N-memory workspace and ``get`` ``--gets`` random ids (default
+   1,000). Floor: plain reads of the same files (paths known in advance).
+4. **scaling**: per-write cost of a 200-add batch and of 20 unbatched adds into a workspace of
+   0 and of N memories. Batched, the per-write cost must stay flat (the index is written once
+   per batch); unbatched it grows with the index size.
+
+Ratios are ``memcore / floor`` from the same run; absolute times depend on the disk's fsync.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from memcore.models import Kind, MemoryEntry
+from memcore.storage import atomic_write
+from memcore_box.provider import BoxMemoryProvider
+
+KINDS = (Kind.DECISION, Kind.FACT, Kind.TASK, Kind.OBSERVATION, Kind.REFERENCE, Kind.NOTE)
+TAGS = ("auth", "mobile", "security", "ops", "recurring", "finance", "infra", "design", "api", "perf")
+WORDS = ("we decided to keep stateless tokens because mobile clients cannot hold cookies and the gateway "
+         "should stay horizontal so every service verifies signatures locally without a session store").split()
+
+
+def make_entries(n: int, seed: int, prefix: str) -> list[MemoryEntry]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        title = f"{prefix} {i} {' '.join(rnd.sample(WORDS, 3))}"
+        body = f"\n# {title}\n\n> {' '.join(rnd.choices(WORDS, k=20))}\n\n## Context\n\n" + " ".join(
+            rnd.choices(WORDS, k=rnd.randrange(40, 160))
+        ) + "\n"
+        out.append(
+            MemoryEntry(
+                kind=rnd.choice(KINDS), title=title, body=body, tags=rnd.sample(TAGS, rnd.randrange(1, 4)),
+                confidence=rnd.choice((0.5, 0.7, 0.9)), source="bench-agent", scope="default",
+            )
+        )
+    return out
+
+
+def new_workspace(base: Path, name: str) -> BoxMemoryProvider:
+    location = base / name
+    BoxMemoryProvider.init_store(str(location))
+    return BoxMemoryProvider(str(location)).open()
+
+
+def written_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.md")}
+
+
+def write_floor(base: Path, name: str, files: dict[str, bytes], *, durable: bool) -> float:
+    target = base / name
+    for rel in {str(Path(r).parent) for r in files}:
+        (target / rel).mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    for rel, data in files.items():
+        if durable:
+            atomic_write(target / rel, data)
+        else:
+            with open(target / rel, "wb") as fh:
+                fh.write(data)
+    elapsed = time.perf_counter() - start
+    shutil.rmtree(target)
+    return elapsed
+
+
+def add_all(store: BoxMemoryProvider, entries: list[MemoryEntry], *, batch: bool) -> tuple[float, list[str]]:
+    ids: list[str] = []
+    start = time.perf_counter()
+    if batch:
+        with store.batch():
+            ids = [store.add(e).id or "" for e in entries]
+    else:
+        ids = [store.add(e).id or "" for e in entries]
+    return time.perf_counter() - start, ids
+
+
+def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
+    base = Path(tempfile.mkdtemp(prefix="bench-box-"))
+    results: dict[str, Any] = {"n": n, "singles": singles, "gets": gets}
+    try:
+        # 1. batch add of n memories
+        big = new_workspace(base, "big")
+        root = Path(big.location)
+        elapsed, ids = add_all(big, make_entries(n, seed, "Batch"), batch=True)
+        files = written_files(root)
+        index_files = {"memories/_index.json": (root / "memories" / "_index.json").read_bytes(),
+                       "_index.json": (root / "_index.json").read_bytes()}
+        plain = write_floor(base, "floor-batch", {**files, **index_files}, durable=False)
+        durable = write_floor(base, "floor-batch-durable", {**files, **index_files}, durable=True)
+        results["batch_add"] = {
+            "seconds": elapsed, "per_write_ms": 1000 * elapsed / n,
+            "floor_plain_s": plain, "floor_durable_s": durable,
+            "ratio_plain": elapsed / plain, "ratio_durable": elapsed / durable,
+            "bytes": sum(map(len, files.values())) + sum(map(len, index_files.values())),
+        }
+        print(f"batch add {n}: {elapsed:.2f} s ({1000 * elapsed / n:.2f} ms/write); floor plain {plain:.2f} s "
+              f"(x{elapsed / plain:.1f}), durable {durable:.2f} s (x{elapsed / durable:.2f})", flush=True)
+
+        # 2. one-by-one adds
+        small = new_workspace(base, "singles")
+        elapsed, _ = add_all(small, make_entries(singles, seed + 1, "Single"), batch=False)
+        files = written_files(Path(small.location))
+        plain = write_floor(base, "floor-singles", files, durable=False)
+        durable = write_floor(base, "floor-singles-durable", files, durable=True)
+        results["single_adds"] = {
+            "seconds": elapsed, "per_write_ms": 1000 * elapsed / singles,
+            "floor_plain_s": plain, "floor_durable_s": durable,
+            "ratio_plain": elapsed / plain, "ratio_durable": elapsed / durable,
+        }
+        print(f"one-by-one add {singles}: {elapsed:.2f} s ({1000 * elapsed / singles:.2f} ms/write); floor plain "
+              f"{plain:.3f} s (x{elapsed / plain:.1f}), durable {durable:.2f} s (x{elapsed / durable:.2f})", flush=True)
+        small.close()
+
+        # 3. gets by id from the n-memory workspace (fresh instance: indexes read from disk)
+        big.close()
+        rnd = random.Random(seed + 2)
+        picked = rnd.sample(ids, min(gets, len(ids)))
+        index = json.loads((root / "memories" / "_index.json").read_text(encoding="utf-8"))
+        paths = [root / "memories" / index["entries"][index["by_id"][i]]["filename"] for i in picked]
+        start = time.perf_counter()
+        for path in paths:
+            with open(path, "rb") as fh:
+                fh.read()
+        floor = time.perf_counter() - start
+        start = time.perf_counter()
+        reader = BoxMemoryProvider(str(root)).open()
+        opened = time.perf_counter() - start
+        start = time.perf_counter()
+        for entry_id in picked:
+            assert reader.get(entry_id).id == entry_id
+        elapsed = time.perf_counter() - start
+        results["get_by_id"] = {
+            "open_s": opened, "seconds": elapsed, "per_get_ms": 1000 * elapsed / len(picked),
+            "floor_plain_s": floor, "ratio_plain": elapsed / floor,
+        }
+        print(f"get {len(picked)} by id from {n}: {elapsed:.2f} s ({1000 * elapsed / len(picked):.3f} ms/get, open "
+              f"{opened:.2f} s); floor plain reads {floor:.3f} s (x{elapsed / floor:.1f})", flush=True)
+
+        # 4. scaling: per-write cost into an empty and an n-memory workspace
+        scaling: dict[str, dict[str, float]] = {}
+        empty = new_workspace(base, "scaling-empty")
+        for label, store in (("0", empty), (str(n), reader)):
+            t_batch, _ = add_all(store, make_entries(200, seed + 3, f"Scale{label}b"), batch=True)
+            t_single, _ = add_all(store, make_entries(20, seed + 4, f"Scale{label}s"), batch=False)
+            scaling[label] = {"batched_ms_per_write": 1000 * t_batch / 200,
+                              "unbatched_ms_per_write": 1000 * t_single / 20}
+            print(f"workspace of {label}: batched {1000 * t_batch / 200:.2f} ms/write, unbatched "
+                  f"{1000 * t_single / 20:.2f} ms/write", flush=True)
+        empty.close()
+        reader.close()
+        growth_batched = scaling[str(n)]["batched_ms_per_write"] / scaling["0"]["batched_ms_per_write"]
+        growth_unbatched = scaling[str(n)]["unbatched_ms_per_write"] / scaling["0"]["unbatched_ms_per_write"]
+        results["scaling"] = {**scaling, "batched_growth": growth_batched, "unbatched_growth": growth_unbatched}
+        print(f"per-write growth from 0 to {n} memories: batched x{growth_batched:.2f}, unbatched "
+              f"x{growth_unbatched:.1f}", flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000, help="memories in the batch (default 10,000)")
+    parser.add_argument("--singles", type=int, default=1_000, help="one-by-one adds (default 1,000)")
+    parser.add_argument("--gets", type=int, default=1_000, help="gets by id (default 1,000)")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON at the end")
+    args = parser.parse_args(argv)
+    results = run(args.n, args.singles, args.gets, args.seed)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
