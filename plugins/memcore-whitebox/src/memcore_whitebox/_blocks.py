@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memcore.errors import ParseError
@@ -31,10 +31,8 @@ from memcore.frontmatter import load_yaml
 
 __all__ = ["Fields", "RawBlock", "parse_fields", "parse_inline_list", "scan_blocks", "to_json_value"]
 
-_FENCE_LINE = re.compile(r"^(`{3,})[ \t]*([^`\n]*?)[ \t]*$", re.M)
 _BARE_OPEN = re.compile(r"^---[ \t]*\n(?=[A-Za-z_][A-Za-z0-9_-]*[ \t]*:)", re.M)
 _HR_LINE = re.compile(r"^---[ \t]*$", re.M)
-_FM_OPEN = re.compile(r"\A---[ \t]*\n")
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 # Values the fast reader takes as plain strings: exactly what YAML 1.2 (dates as text) reads
 # back as the same string. Anything else goes to the YAML codec.
@@ -46,22 +44,39 @@ _NUMBERISH = re.compile(r"^[-+.0-9][0-9a-fA-FxXoObB_.+:eE-]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-@dataclass
 class Fields:
     """The frontmatter of one observation block, read.
 
     Attributes:
         values: Key -> value (str, list, dict, number, bool or None), in written order.
-        lines: Key -> 1-based line of the key within the frontmatter text.
         yaml_error: The YAML error message when the line-based fallback had to be used.
+        fast: Whether every line was a plain ``key: value`` read without YAML (values are
+            then strings, ``None``, string lists or the ``memcore`` object).
     """
 
-    values: dict[str, Any] = field(default_factory=dict)
-    lines: dict[str, int] = field(default_factory=dict)
-    yaml_error: str | None = None
+    __slots__ = ("_lines", "fast", "text", "values", "yaml_error")
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.values: dict[str, Any] = {}
+        self.yaml_error: str | None = None
+        self.fast = False
+        self._lines: dict[str, int] | None = None
+
+    @property
+    def lines(self) -> dict[str, int]:
+        """Key -> 1-based line of the key within the frontmatter text (computed on first use)."""
+        if self._lines is None:
+            found: dict[str, int] = {}
+            for i, line in enumerate(self.text.split("\n"), start=1):
+                key = line.partition(":")[0].strip()
+                if key in self.values:
+                    found.setdefault(key, i)
+            self._lines = found
+        return self._lines
 
 
-@dataclass
+@dataclass(slots=True)
 class RawBlock:
     """One block found in an observation file.
 
@@ -114,40 +129,73 @@ class _Lines:
         return self._line
 
 
-def _split_content(content: str) -> tuple[str | None, str, int]:
-    """Split a block's content into (frontmatter, body, frontmatter's line offset 0/1)."""
-    opening = _FM_OPEN.match(content)
-    if opening is None:
-        return None, content, 0
-    closing = _HR_LINE.search(content, opening.end())
-    if closing is None:
-        return None, content, 0
-    fm = content[opening.end() : closing.start()]
-    if fm.endswith("\n"):
-        fm = fm[:-1]
-    body = content[closing.end() + 1 :] if closing.end() < len(content) else ""
-    return fm, body, 1
+def _fence_line(line: str) -> tuple[int, str] | None:
+    """Return (backtick count, info string) when ``line`` is a fence line, else ``None``."""
+    if line == "```":
+        return 3, ""
+    ticks = len(line) - len(line.lstrip("`"))
+    if ticks < 3:
+        return None
+    info = line[ticks:].strip(" \t")
+    if "`" in info:
+        return None
+    return ticks, info
+
+
+def _split_content(content: str) -> tuple[str | None, str]:
+    """Split a block's content into (frontmatter, body); frontmatter ``None`` when absent."""
+    if not content.startswith("---"):
+        return None, content
+    first = content.find("\n")
+    if first == -1 or content[3:first].strip(" \t"):
+        return None, content
+    j = first
+    size = len(content)
+    while True:
+        j = content.find("\n---", j)
+        if j == -1:
+            return None, content
+        end = content.find("\n", j + 1)
+        if end == -1:
+            end = size
+        if not content[j + 4 : end].strip(" \t"):
+            return content[first + 1 : j], content[end + 1 :]
+        j = end
 
 
 def _find_close(text: str, start: int, length: int) -> tuple[int, int] | None:
-    """Find the fence closing a block opened with ``length`` backticks, from ``start``.
+    """Find the fence closing a block opened with ``length`` backticks; content starts at ``start``.
+
+    A fence line with an info string inside the block opens a nested code block whose own
+    closing fence does not end the block.
 
     Returns:
         ``(start, end)`` offsets of the closing fence line, or ``None`` when unterminated.
     """
     nested = 0
-    for m in _FENCE_LINE.finditer(text, start):
-        ticks, info = m.group(1), m.group(2)
+    size = len(text)
+    i = start - 1
+    find = text.find
+    while True:
+        i = find("\n`", i)
+        if i == -1:
+            return None
+        begin = i + 1
+        end = find("\n", begin)
+        if end == -1:
+            end = size
+        fence = _fence_line(text[begin:end])
+        i = end
+        if fence is None:
+            continue
+        ticks, info = fence
         if nested:
-            if not info and len(ticks) >= nested:
+            if not info and ticks >= nested:
                 nested = 0
-            continue
-        if info:
-            nested = len(ticks)
-            continue
-        if len(ticks) >= length:
-            return m.start(), m.end()
-    return None
+        elif info:
+            nested = ticks
+        elif ticks >= length:
+            return begin, end
 
 
 def _scan_bare(text: str, start: int, stop: int, lines: _Lines) -> Iterator[RawBlock]:
@@ -175,6 +223,28 @@ def _scan_bare(text: str, start: int, stop: int, lines: _Lines) -> Iterator[RawB
         pos = body_end
 
 
+def _next_fence(text: str, pos: int) -> tuple[int, int, int, str] | None:
+    """Find the next fence line at or after ``pos``: (start, end of line, ticks, info)."""
+    find = text.find
+    size = len(text)
+    f = find("```", pos)
+    while f != -1:
+        if f == 0 or text[f - 1] == "\n":
+            end = find("\n", f)
+            if end == -1:
+                end = size
+            fence = _fence_line(text[f:end])
+            if fence is not None:
+                return f, end, fence[0], fence[1]
+            f = find("```", end)
+        else:
+            nl = find("\n", f)
+            if nl == -1:
+                return None
+            f = find("```", nl)
+    return None
+
+
 def scan_blocks(text: str) -> Iterator[RawBlock]:
     """Yield the blocks of an observation file in document order.
 
@@ -190,29 +260,30 @@ def scan_blocks(text: str) -> Iterator[RawBlock]:
     pos = 0
     size = len(text)
     while pos <= size:
-        m = _FENCE_LINE.search(text, pos)
-        gap_end = m.start() if m is not None else size
-        if "---" in text[pos:gap_end]:
+        found = _next_fence(text, pos)
+        gap_end = found[0] if found is not None else size
+        if _BARE_OPEN.search(text, pos, gap_end) is not None:
             yield from _scan_bare(text, pos, gap_end, lines)
-        if m is None:
+        if found is None:
             return
-        fence, info = m.group(1), m.group(2)
-        content_start = m.end() + 1
-        close = _find_close(text, content_start, len(fence)) if content_start <= size else None
-        line = lines.at(m.start())
+        start, eol, ticks, info = found
+        fence = "`" * ticks
+        content_start = eol + 1
+        close = _find_close(text, content_start, ticks) if content_start <= size else None
+        line = lines.at(start)
         if close is None:
             yield RawBlock(
-                "fenced", m.start(), size, line, None, line + 1, text[min(content_start, size) :], fence, info,
-                problem=f"fence {fence} opened on line {line} is never closed",
+                "fenced", start, size, line, None, line + 1, text[min(content_start, size) :], fence, info,
+                f"fence {fence} opened on line {line} is never closed",
             )
             return
         content = text[content_start : max(content_start, close[0] - 1)]
         if info:
-            yield RawBlock("fenced", m.start(), close[1], line, None, line + 1, content, fence, info)
+            yield RawBlock("fenced", start, close[1], line, None, line + 1, content, fence, info, None)
         else:
-            fm, body, _ = _split_content(content)
+            fm, body = _split_content(content)
             problem = None if fm is not None else "fenced block has no '---' frontmatter section"
-            yield RawBlock("fenced", m.start(), close[1], line, fm, line + 2, body, fence, info, problem)
+            yield RawBlock("fenced", start, close[1], line, fm, line + 2, body, fence, info, problem)
         pos = close[1] + 1
 
 
@@ -300,61 +371,76 @@ def to_json_value(value: Any) -> Any:
 
 def _line_fallback(frontmatter: str) -> Fields:
     """The reference parser's rule: ``key: value`` lines, values trimmed, quotes kept."""
-    out = Fields()
-    for i, line in enumerate(frontmatter.split("\n"), start=1):
+    out = Fields(frontmatter)
+    for line in frontmatter.split("\n"):
         m = re.match(r"^([a-zA-Z_]+):\s*(.*)$", line)
         if m is None:
             continue
         key, value = m.group(1), m.group(2).strip()
         out.values[key] = parse_inline_list(value) if key == "tags" else value
-        out.lines.setdefault(key, i)
     return out
+
+
+_SLOW = object()
+_LINE_CACHE: dict[str, tuple[str, Any]] = {}
+_LINE_CACHE_MAX = 50_000
+
+
+def _read_line(line: str) -> tuple[str, Any]:
+    """Read one ``key: value`` line the fast way; value ``_SLOW`` when YAML must decide.
+
+    Tag lists come back as tuples (callers copy them into lists).
+    """
+    key, sep, raw = line.partition(":")
+    if not sep or not _KEY.match(key) or (raw and not raw.startswith((" ", "\t"))):
+        return key, _SLOW
+    value = raw.strip()
+    if key == "tags":
+        tags = _fast_list(value)
+        return key, (_SLOW if tags is None else tuple(tags))
+    if key == "memcore" and value.startswith("{"):
+        try:
+            return key, json.loads(value)
+        except ValueError:
+            return key, _SLOW
+    ok, parsed = _fast_scalar(value)
+    return key, (parsed if ok else _SLOW)
 
 
 def parse_fields(frontmatter: str) -> Fields:
     """Read an observation's frontmatter text (the lines between the two ``---``).
 
-    Plain ``key: value`` lines as the reference writer writes them are read directly; any
-    other shape is read as YAML 1.2 (dates stay text). When the YAML is invalid, the reference
-    parser's line rule is used instead and ``yaml_error`` says why.
+    Plain ``key: value`` lines as the reference writer writes them are read directly (and
+    remembered: sources, dates and tag lists repeat across a vault); any other shape is read
+    as YAML 1.2 (dates stay text). When the YAML is invalid, the reference parser's line rule
+    is used instead and ``yaml_error`` says why.
 
     Returns:
         The fields; never raises.
     """
-    out = Fields()
+    out = Fields(frontmatter)
     values = out.values
     slow = False
-    for i, line in enumerate(frontmatter.split("\n"), start=1):
-        if not line or line.startswith("#"):
+    cache = _LINE_CACHE
+    for line in frontmatter.split("\n"):
+        if not line or line[0] == "#":
             continue
-        key, sep, raw = line.partition(":")
-        if not sep or not _KEY.match(key) or key in values:
+        hit = cache.get(line)
+        if hit is None:
+            hit = _read_line(line)
+            if hit[0] != "memcore":
+                if len(cache) >= _LINE_CACHE_MAX:
+                    cache.clear()
+                cache[line] = hit
+        key, value = hit
+        if value is _SLOW or key in values:
             slow = True
             break
-        value = raw.strip()
-        if raw and not raw.startswith((" ", "\t")):
-            slow = True
-            break
-        if key == "tags":
-            tags = _fast_list(value)
-            if tags is None:
-                slow = True
-                break
-            values[key] = tags
-        elif key == "memcore" and value.startswith("{"):
-            try:
-                values[key] = json.loads(value)
-            except ValueError:
-                slow = True
-                break
-        else:
-            ok, parsed = _fast_scalar(value)
-            if not ok:
-                slow = True
-                break
-            values[key] = parsed
-        out.lines[key] = i
+        if type(value) is tuple:
+            value = list(value)
+        values[key] = value
     if not slow:
+        out.fast = True
         return out
     try:
         data = load_yaml(frontmatter) if frontmatter.strip() else {}
@@ -368,11 +454,7 @@ def parse_fields(frontmatter: str) -> Fields:
         fallback = _line_fallback(frontmatter)
         fallback.yaml_error = f"frontmatter is a YAML {type(data).__name__}, not a mapping"
         return fallback
-    result = Fields()
+    result = Fields(frontmatter)
     for key, value in data.items():
         result.values[str(key)] = to_json_value(value)
-    for i, line in enumerate(frontmatter.split("\n"), start=1):
-        key = line.partition(":")[0]
-        if key in result.values:
-            result.lines.setdefault(key, i)
     return result

@@ -19,10 +19,10 @@ none; default ``memcore``), ``read_only``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import unicodedata
+import zlib
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,7 +47,7 @@ from memcore.provider import BaseProvider, Capability
 from memcore.storage import TextFile, append_record, atomic_write, file_lock, safe_join
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._render import json_line, month_header, render_block, render_tags, yaml_scalar
-from memcore_whitebox._scopes import ScopeTable, parse_scopes
+from memcore_whitebox._scopes import Scope, ScopeTable, parse_scopes
 from memcore_whitebox._tags import TagRegistry, append_proposed, parse_tags, registrable
 from memcore_whitebox.mapping import (
     SKIPPED_FOLDERS,
@@ -107,8 +107,13 @@ def _nfc(text: str) -> bool:
 
 
 def _version(data: str | bytes) -> str:
+    """Return a version token: CRC-32 and length of the UTF-8 bytes (16 hex digits at most).
+
+    Observations cannot be updated, so their token only has to change when a person edits the
+    block by hand; stable files get the same token over their whole bytes.
+    """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+    return f"{zlib.crc32(raw):08x}{len(raw):x}"
 
 
 def _as_text(value: Any) -> str | None:
@@ -316,7 +321,10 @@ class WhiteBoxProvider(BaseProvider):
             files = [n for n in names if self._file_visible(n)]
         else:
             files = self._walk()
-        yield from query.apply(self._entries(files))
+        if query.model_dump(exclude_defaults=True):
+            yield from query.apply(self._entries(files))
+        else:
+            yield from self._entries(files)
 
     def _file_visible(self, rel: str) -> bool:
         try:
@@ -356,6 +364,7 @@ class WhiteBoxProvider(BaseProvider):
             return
         number = 0
         file_meta: dict[str, Any] | None = None
+        active = self.scopes.active
         for blk in scan_blocks(text):
             if not blk.is_observation:
                 if diags is not None:
@@ -370,7 +379,7 @@ class WhiteBoxProvider(BaseProvider):
                     file_meta = fields.values
                     continue
             number += 1
-            entry = self._observation_entry(rel, number, text, blk, fields, file_meta, diags)
+            entry = self._observation_entry(rel, number, text, blk, fields, file_meta, diags, active)
             if entry is not None:
                 yield entry
 
@@ -395,19 +404,48 @@ class WhiteBoxProvider(BaseProvider):
         fields: Fields,
         file_meta: dict[str, Any] | None,
         diags: list[Diagnostic] | None,
+        active: Scope | None,
     ) -> MemoryEntry | None:
         values = fields.values
         entry_id = f"{rel}#{number}"
         scope_value = values.get("scope")
-        active = self.scopes.active
         if active is not None and isinstance(scope_value, str) and scope_value != active.name:
             return None
         if diags is not None:
             self._check_observation(rel, entry_id, blk, fields, diags)
+        if fields.fast and file_meta is None and blk.layout == "fenced" and _BASE_KEYS.issuperset(values):
+            # The reference writer's own shape: plain values, no extra keys. Every value is
+            # already what MemoryEntry's validators would make of it, so the entry is built
+            # from a validated template without re-validation.
+            date_value = values.get("date")
+            created = _DATE_CACHE.get(date_value) if isinstance(date_value, str) else None
+            if created is None and isinstance(date_value, str):
+                created = _date(date_value)
+            label = values.get("confidence")
+            confidence = CONFIDENCE_LABELS.get(label) if label is not None else None
+            tags = values.get("tags") or []
+            if created is not None and (label is None or confidence is not None) and (
+                "".join(tags).isascii() or all(_nfc(t) for t in tags)
+            ):
+                return _OBS_TEMPLATE.model_copy(
+                    update={
+                        "id": entry_id,
+                        "body": blk.body.strip(),
+                        "tags": tags,
+                        "confidence": confidence,
+                        "source": values.get("source"),
+                        "created_at": created,
+                        "date_only": True,
+                        "scope": active.name if active is not None else None,
+                        "relations": [],
+                        "extra": {},
+                        "version": _version(text[blk.start : blk.end]),
+                    }
+                )
         wb: dict[str, Any] = {}
         simple = True
         date_value = values.get("date")
-        created: datetime | None = None
+        created = None
         date_only = False
         if isinstance(date_value, str):
             created = _date(date_value)
@@ -465,8 +503,6 @@ class WhiteBoxProvider(BaseProvider):
             else:
                 wb.setdefault("fields", {})["memcore"] = memcore
                 kw["extra"] = {FORMAT: wb}
-        if not _nfc(entry_id):
-            simple = False
         if simple:
             return _OBS_TEMPLATE.model_copy(update=kw)
         try:
@@ -800,7 +836,9 @@ class WhiteBoxProvider(BaseProvider):
         number = count + 1
         blk = next(b for b in scan_blocks(block) if b.is_observation)
         assert blk.frontmatter is not None
-        stored = self._observation_entry(rel, number, block, blk, parse_fields(blk.frontmatter), None, None)
+        stored = self._observation_entry(
+            rel, number, block, blk, parse_fields(blk.frontmatter), None, None, self.scopes.active
+        )
         assert stored is not None
         return stored
 
