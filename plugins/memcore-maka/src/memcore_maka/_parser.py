@@ -264,6 +264,8 @@ class Document:
         lines: The file's lines (terminators removed; a leading BOM stays on line 0).
         separators: Each line's terminator (``"\\n"``, ``"\\r\\n"`` or ``""`` for the last).
         sections: Every ``## `` section in order, entries and empty ones.
+        malformed: Line indices inside sections that mention ``maka-memory`` in an HTML comment
+            but are not one whole metadata comment (kept as content, as Maka does).
     """
 
     size: int
@@ -272,6 +274,7 @@ class Document:
     lines: list[str] = field(default_factory=list)
     separators: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    malformed: list[int] = field(default_factory=list)
 
     @property
     def entries(self) -> list[Section]:
@@ -319,7 +322,7 @@ def parse_document(text: str, *, size: int | None = None) -> Document:
         doc.sections.append(current)
 
     for index, line in enumerate(lines):
-        heading = HEADING_RE.match(line)
+        heading = HEADING_RE.match(line) if line.startswith("##") else None
         if heading:
             flush(index)
             current = Section(start=index, end=index + 1, title=heading.group(1))
@@ -335,6 +338,8 @@ def parse_document(text: str, *, size: int | None = None) -> Document:
             else:
                 current.shadow_indices.append(index)
             continue
+        if "maka-memory" in line and "<!--" in line:
+            doc.malformed.append(index)
         current.body_lines.append(line)
     flush(len(lines))
     return doc

@@ -312,12 +312,13 @@ def _unescape_body(content: str, spec: Any) -> str | None:
     return lead + "\n".join(lines) + trail
 
 
-def entry_from_section(section: Section, *, pending: bool = False) -> EntryView:
+def entry_from_section(section: Section, *, pending: bool = False, version: str | None = None) -> EntryView:
     """Read one section into a :class:`MemoryEntry` with Maka's rules plus memcore's keys.
 
     Args:
         section: A section with non-empty content.
         pending: True for PENDING.md, where a missing status means ``review_required``.
+        version: The version token to set on the entry.
 
     Returns:
         The :class:`EntryView`; never raises for odd values (they are kept raw in
@@ -328,7 +329,7 @@ def entry_from_section(section: Section, *, pending: bool = False) -> EntryView:
     problems = [data_problem] if data_problem else []
     applied: dict[str, Any] = {}
     maka: dict[str, Any] = {}
-    fields: dict[str, Any] = {"id": section.id}
+    fields: dict[str, Any] = {"id": section.id, "version": version}
 
     ok, value = _fingerprint(data, "t", section.title, applied)
     fields["title"] = value if ok and isinstance(value, str) else section.title

@@ -43,7 +43,6 @@ from memcore_maka._parser import (
     js_trim_end,
     parse_document,
     parse_finite_number,
-    parse_meta_comment,
     parse_tags,
 )
 from memcore_maka._redact import redact_secrets
@@ -363,21 +362,17 @@ class MakaProvider(BaseProvider):
         shown = str(loaded.path)
         out: list[Diagnostic] = []
         doc = loaded.doc
-        in_section = False
-        for index, line in enumerate(doc.lines):
-            if line.startswith("## "):
-                in_section = True
-            if in_section and "maka-memory" in line and parse_meta_comment(line) is None and "<!--" in line:
-                out.append(
-                    Diagnostic(
-                        path=shown,
-                        line=index + 1,
-                        code="maka.malformed-comment",
-                        severity=Severity.WARNING,
-                        message="looks like a maka-memory comment but is not one whole comment line; "
-                        "Maka keeps it as content",
-                    )
+        for index in doc.malformed:
+            out.append(
+                Diagnostic(
+                    path=shown,
+                    line=index + 1,
+                    code="maka.malformed-comment",
+                    severity=Severity.WARNING,
+                    message="looks like a maka-memory comment but is not one whole comment line; "
+                    "Maka keeps it as content",
                 )
+            )
         for section in doc.sections:
             for index, token, why in section.dropped:
                 out.append(
@@ -398,7 +393,8 @@ class MakaProvider(BaseProvider):
                         code="maka.shadowed-comment",
                         severity=Severity.INFO,
                         message="a later metadata comment in the section: ignored (the first one is "
-                        "authoritative) and removed from the content",
+                        "authoritative; Maka V0.1 used the last one) and removed from the content; memcore "
+                        "keeps the line when it rewrites the section",
                         entry_id=section.id,
                     )
                 )
@@ -950,9 +946,7 @@ class MakaProvider(BaseProvider):
 
 
 def _view(doc: Document, section: Section, pending: bool) -> EntryView:
-    view = entry_from_section(section, pending=pending)
-    view.entry.version = _version(doc, section)
-    return view
+    return entry_from_section(section, pending=pending, version=_version(doc, section))
 
 
 def prev_unchanged(rendered: RenderedSection) -> bool:
