@@ -78,12 +78,7 @@ def test_block_has_active_visible_entries_ranked(store: Path) -> None:
     with JsonlProvider(str(store)) as provider:
         block = build_context(provider, query="when can we deploy?")
     assert block == (
-        "# Memory\n\n"
-        + render_entry(ENTRIES[1])
-        + "\n"
-        + render_entry(ENTRIES[2])
-        + "\n"
-        + render_entry(ENTRIES[0])
+        "# Memory\n\n" + render_entry(ENTRIES[1]) + "\n" + render_entry(ENTRIES[2]) + "\n" + render_entry(ENTRIES[0])
     )
     assert "hunter2" not in block and "FTP" not in block and "any day" not in block and "freeze" not in block
     assert render_entry(ENTRIES[0]) == (
@@ -125,7 +120,7 @@ def test_long_entry_is_cut_not_dropped(tmp_path: Path) -> None:
 
 
 def test_gates_and_limits(store: Path, tmp_path: Path) -> None:
-    with JsonlProvider(str(store), agent_read=False) as provider:
+    with JsonlProvider(str(store), agent_read_enabled=False) as provider:
         assert agent_read_denied(provider) == (
             f"jsonl-test: agent read is off for {store}; nothing is served to agents until the store's "
             "agent-read switch is turned on"
@@ -180,7 +175,7 @@ def test_context_command(store: Path) -> None:
     proc = run_cli("context", "--store", url, "-q", "vim")
     assert proc.returncode == 0 and proc.stdout.startswith("# Memory\n\n## Editor\n") and proc.stdout.endswith("\n")
 
-    proc = run_cli("context", "--store", url, "-o", "agent_read=false")
+    proc = run_cli("context", "--store", url, "-o", "agent_read_enabled=false")
     assert proc.returncode == 0 and proc.stdout == ""
     assert proc.stderr.startswith("memcore: note: jsonl-test: agent read is off for ")
 

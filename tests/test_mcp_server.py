@@ -148,7 +148,16 @@ async def test_input_schemas_come_from_the_models(store: Path) -> None:
     assert remember["properties"]["status"]["enum"] == [s.value for s in Status]
     assert remember["properties"]["confidence"]["anyOf"][0]["maximum"] == 1.0
     assert set(remember["properties"]) == {
-        "kind", "title", "body", "status", "tags", "confidence", "source", "relations", "parent", "expires_at",
+        "kind",
+        "title",
+        "body",
+        "status",
+        "tags",
+        "confidence",
+        "source",
+        "relations",
+        "parent",
+        "expires_at",
     }
     relation_item = remember["properties"]["relations"]["items"]
     assert set(relation_item["required"]) == {"type", "target"}
@@ -189,7 +198,9 @@ async def test_write_tools_change_the_store_through_the_provider(store: Path) ->
         assert err and text == f"memcore: error: jsonl-test: entry {new_id!r} changed since it was read"
         assert lines(store)[-1]["title"] == "Coffee"
 
-        err, data = await call(client, "supersede", {"old_id": "p-1", "title": "Editor", "body": "Alex moved to emacs."})
+        err, data = await call(
+            client, "supersede", {"old_id": "p-1", "title": "Editor", "body": "Alex moved to emacs."}
+        )
         assert not err
         by_id = {e["id"]: e for e in lines(store)}
         assert by_id["p-1"]["status"] == "superseded"
@@ -232,7 +243,11 @@ async def test_recall_ranks_any_word_and_all_words(store: Path) -> None:
         err, data = await call(client, "list", {"limit": 2})
         assert [e["id"] for e in data["entries"]] == ["p-1", "p-2"] and data["next_offset"] == 2
         assert data["entries"][0] == {
-            "id": "p-1", "kind": "preference", "status": "active", "title": "Editor", "tags": ["editor"],
+            "id": "p-1",
+            "kind": "preference",
+            "status": "active",
+            "title": "Editor",
+            "tags": ["editor"],
             "updated_at": "2026-01-01T00:00:00Z",
         }
         err, data = await call(client, "list", {"offset": 2})
@@ -278,7 +293,7 @@ async def test_scope_gate_nothing_from_sensitive_through_any_tool_or_resource(st
 
 async def test_agent_read_off_serves_nothing(store: Path) -> None:
     before = store.read_bytes()
-    async with inproc(store, agent_read=False) as client:
+    async with inproc(store, agent_read_enabled=False) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         for name in names:
             args = {"id": "p-1"} if name in ("get", "archive", "update") else {}
@@ -348,7 +363,7 @@ async def test_stdio_subprocess_read_only_and_options(store: Path) -> None:
             assert [t.name for t in (await session.list_tools()).tools] == ["recall", "get", "list", "validate"]
             err, data = await call(session, "recall", {"text": "pin"})
             assert [e["id"] for e in data["entries"]] == ["s-1", "p-3"]
-    args = ("serve", "--store", f"jsonl-test:{store}", "-o", "agent_read=false")
+    args = ("serve", "--store", f"jsonl-test:{store}", "-o", "agent_read_enabled=false")
     async with stdio_client(launch_params(*args)) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

@@ -129,16 +129,13 @@ def score_entries(entries: Iterable[MemoryEntry], query: str | None) -> list[tup
     scores = [0.0] * len(items)
     if terms:
         counts = [
-            (Counter(tokenize(e.title)), Counter(tokenize(" ".join(e.tags))), Counter(tokenize(e.body)))
-            for e in items
+            (Counter(tokenize(e.title)), Counter(tokenize(" ".join(e.tags))), Counter(tokenize(e.body))) for e in items
         ]
         idf = {}
         for term in terms:
             df = sum(1 for title, tags, body in counts if term in title or term in tags or term in body)
             idf[term] = math.log(1 + len(items) / df) if df else 0.0
-        scores = [
-            sum(idf[t] * (3 * title[t] + 2 * tags[t] + body[t]) for t in terms) for title, tags, body in counts
-        ]
+        scores = [sum(idf[t] * (3 * title[t] + 2 * tags[t] + body[t]) for t in terms) for title, tags, body in counts]
     order = sorted(range(len(items)), key=lambda i: (-scores[i], -_when(items[i]), i))
     return [(scores[i], items[i]) for i in order]
 

@@ -537,27 +537,27 @@ def create_server(toolbox: MemoryToolbox, *, name: str = "memcore") -> Server[An
     Returns:
         The server; run it with :func:`serve_stdio` or :func:`serve_http`.
     """
+    tools: list[types.Tool] = []
+    for spec in toolbox.tools():  # fixed for the server's life: build the schemas once
+        read_only = spec.name in _READ_ONLY_HINTS
+        tools.append(
+            types.Tool(
+                name=spec.name,
+                description=spec.description,
+                input_schema=spec.input_schema(),
+                annotations=types.ToolAnnotations(
+                    read_only_hint=read_only,
+                    destructive_hint=False if read_only or spec.name == "remember" else None,
+                    idempotent_hint=True if read_only else None,
+                    open_world_hint=False,
+                ),
+            )
+        )
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        tools = []
-        for spec in toolbox.tools():
-            read_only = spec.name in _READ_ONLY_HINTS
-            tools.append(
-                types.Tool(
-                    name=spec.name,
-                    description=spec.description,
-                    input_schema=spec.input_schema(),
-                    annotations=types.ToolAnnotations(
-                        read_only_hint=read_only,
-                        destructive_hint=False if read_only or spec.name == "remember" else None,
-                        idempotent_hint=True if read_only else None,
-                        open_world_hint=False,
-                    ),
-                )
-            )
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=list(tools))
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         outcome = toolbox.call(params.name, params.arguments)

@@ -5,7 +5,7 @@ tested before (and independently of) the four format plugins:
 
 * ``scope`` option: entries whose ``scope`` is ``"sensitive"`` are invisible (reads) and refused
   (writes) unless the active scope is ``"sensitive"`` (WhiteBox's ``sensitive/`` rule).
-* ``agent_read`` option (default true): exposed as ``agent_read_enabled`` (Maka's switch).
+* ``agent_read_enabled`` option (default true, unlike Maka): exposed as ``agent_read_enabled`` (Maka's switch).
 * ``held`` status: immutable (Box-memory's legal hold).
 """
 
@@ -35,7 +35,7 @@ class JsonlProvider(BaseProvider):
 
     @property
     def agent_read_enabled(self) -> bool:
-        return self.options.get("agent_read", True) is not False
+        return self.options.get("agent_read_enabled", True) is not False
 
     def open(self) -> JsonlProvider:
         if not Path(self.location).is_file():

@@ -6,6 +6,8 @@ Both honour the store's gates through its provider; see :mod:`memcore.mcp_server
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import click
@@ -80,6 +82,12 @@ def serve(
             pass
         return
     anyio.run(mcp_server.serve_stdio, server)
+    # The client closed stdin. Every request has finished its writes and released its locks,
+    # so skip the interpreter's teardown (about half a second of finalising the SDK's objects):
+    # MCP clients wait for the process to exit before they restart or move on.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @click.command()
