@@ -212,3 +212,18 @@ def test_ascii_arrow_and_spaces_after_colon(tmp_path: Path) -> None:
     assert _codes(root) == []
     with RightMemoryProvider(root) as provider:
         assert [(r.type, r.target) for r in provider.get("m").relations] == [("doc", "n")]
+
+
+def test_every_code_is_declared_and_documented() -> None:
+    import re as _re
+
+    from memcore_rightmemory.mapping import DIAGNOSTIC_CODES
+
+    src = Path(__file__).resolve().parents[1] / "src" / "memcore_rightmemory"
+    used = set()
+    for path in src.glob("*.py"):
+        if path.name != "mapping.py":
+            used |= set(_re.findall(r'"(rm\.[a-z-]+)"', path.read_text()))
+    assert used <= set(DIAGNOSTIC_CODES), used - set(DIAGNOSTIC_CODES)
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "formats" / "rightmemory.md").read_text()
+    assert [code for code in DIAGNOSTIC_CODES if f"`{code}`" not in doc] == []

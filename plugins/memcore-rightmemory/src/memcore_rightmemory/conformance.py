@@ -1,0 +1,35 @@
+"""The conformance-suite knobs for RightMemory (entry point group ``memcore_conformance``).
+
+Used by ``pytest --pyargs memcore_conformance.suite --memcore-provider=rightmemory`` and by this
+distribution's own tests. Needs ``memcore-conformance`` installed (extra ``test``).
+"""
+
+from __future__ import annotations
+
+from memcore.models import MemoryEntry
+from memcore_conformance import ProviderConformance
+from memcore_rightmemory.provider import RightMemoryProvider
+
+__all__ = ["RightMemoryConformance"]
+
+
+class RightMemoryConformance(ProviderConformance):
+    """Knobs: document order, ``heading-lines`` refused, titles stripped.
+
+    - ``insertion_ordered = False``: entries come in document order (a node is placed before
+      its parent's child headings), which is stable but not always add order.
+    - ``rejected_corpus = {"heading-lines"}``: a body whose lines are themselves headings
+      (``# H1 line``, ``## … {#fake-id}``) would change the graph; ``add`` refuses it with
+      ``InvalidEntryError`` instead.
+    - :meth:`normalize_expected`: a title is one heading or node line, so its surrounding
+      whitespace is not kept.
+    """
+
+    provider_cls = RightMemoryProvider
+    insertion_ordered = False
+    rejected_corpus = frozenset({"heading-lines"})
+
+    def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
+        """Return ``entry`` with its title stripped (how RightMemory stores titles)."""
+        entry.title = entry.title.strip()
+        return entry
