@@ -1,0 +1,62 @@
+"""The WhiteBox knobs for the memcore conformance suite (imported only by the suite).
+
+Declared in the ``memcore_conformance`` entry-point group, so
+``pytest --pyargs memcore_conformance.suite --memcore-provider=whitebox`` runs the suite with
+these settings; the plugin's own tests subclass :class:`WhiteBoxConformance`.
+
+- Entries the suite makes are **stable facts**: the kind WhiteBox can add *and* update.
+- The store is opened with ``as_user=True``: an agent's update of a stable fact is a proposal
+  by the spec's rule, and the suite's update tests are about in-place edits.
+- Observations are the append-only entries (the suite's default observation factory).
+- A fresh store is ``init_store(..., stable_files=False)``: the spec's minimal vault has
+  identity.md and working-style.md, which are entries, and the suite needs an empty store.
+- Entries come in vault path order, not insertion order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from memcore.models import Kind, MemoryEntry
+from memcore_conformance import ProviderConformance
+from memcore_whitebox.provider import WhiteBoxProvider
+
+__all__ = ["WhiteBoxConformance"]
+
+
+class WhiteBoxConformance(ProviderConformance):
+    """Conformance knobs and fixture overrides for :class:`WhiteBoxProvider`."""
+
+    provider_cls: ClassVar[type[Any] | None] = WhiteBoxProvider
+    provider_options: ClassVar[dict[str, Any]] = {"as_user": True}
+    insertion_ordered: ClassVar[bool] = False
+
+    @pytest.fixture
+    def memcore_location(self, tmp_path: Path) -> str:
+        """An empty vault: AGENTS.md, tags.md and observations/, no stable files."""
+        location = str(tmp_path / "store")
+        WhiteBoxProvider.init_store(location, stable_files=False)
+        return location
+
+    @pytest.fixture
+    def memcore_make_entry(self) -> Callable[..., MemoryEntry]:
+        """Stable facts (``kind=fact``), numbered titles, tag ``conformance``."""
+        counter = itertools.count(1)
+
+        def make(**overrides: Any) -> MemoryEntry:
+            n = next(counter)
+            data: dict[str, Any] = {
+                "kind": Kind.FACT,
+                "title": f"Conformance entry {n}",
+                "body": f"Body of conformance entry {n}.\n",
+                "tags": ["conformance"],
+            }
+            data.update(overrides)
+            return MemoryEntry(**data)
+
+        return make
