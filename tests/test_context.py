@@ -188,3 +188,19 @@ def test_python_dash_m_memcore_runs_the_cli() -> None:
         [sys.executable, "-m", "memcore", "context", "--help"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0 and "--budget" in proc.stdout and "--query" in proc.stdout
+
+
+def test_agent_view_hides_and_redacts(tmp_path: Path) -> None:
+    class Rules(JsonlProvider):  # type: ignore[misc, valid-type]
+        def agent_view(self, entry: MemoryEntry) -> MemoryEntry | None:
+            if entry.scope == "session":
+                return None
+            return entry.model_copy(update={"body": entry.body.replace("hunter2", "[redacted]")})
+
+    store = make_store(
+        tmp_path / "m.jsonl",
+        [entry(1, "Key", "Deploy key hunter2."), entry(2, "Mine", "Session-only note.", scope="session")],
+    )
+    with Rules(str(store)) as provider:
+        block = build_context(provider)
+    assert block == "# Memory\n\n" + render_entry(entry(1, "Key", "Deploy key [redacted]."))

@@ -423,3 +423,53 @@ async def test_streamable_http_subprocess_bound_to_loopback(store: Path) -> None
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+class PerEntryRules(JsonlProvider):  # type: ignore[misc, valid-type]
+    """Hides entries private to a session and redacts a secret, as a provider's agent_view may."""
+
+    def agent_view(self, entry: MemoryEntry) -> MemoryEntry | None:
+        if entry.scope == "session":
+            return None
+        return entry.model_copy(update={"body": entry.body.replace("hunter2", "[redacted]")})
+
+
+async def test_agent_view_hides_and_redacts_single_entries(tmp_path: Path) -> None:
+    path = write_store(
+        tmp_path / "m.jsonl",
+        [
+            MemoryEntry(id="w-1", title="Deploy key", body="The deploy key is hunter2."),
+            MemoryEntry(
+                id="x-1", title="Session note", body="Only for session 42: the launch slipped.", scope="session"
+            ),
+        ],
+    )
+    before = path.read_bytes()
+    server = create_server(MemoryToolbox(lambda: PerEntryRules(str(path)).open()))
+    async with Client(server) as client:
+        served = []
+        for name, args in [
+            ("recall", {"text": "deploy key launch session"}),
+            ("recall", {"text": "launch", "match": "all"}),
+            ("list", {}),
+            ("get", {"id": "w-1"}),
+        ]:
+            err, data = await call(client, name, args)
+            assert not err
+            served.append(json.dumps(data))
+        for res in (await client.list_resources()).resources:
+            served.append((await client.read_resource(res.uri)).contents[0].text)  # type: ignore[union-attr]
+        for name, args in [
+            ("get", {"id": "x-1"}),
+            ("update", {"id": "x-1", "body": "changed"}),
+            ("archive", {"id": "x-1"}),
+            ("supersede", {"old_id": "x-1", "title": "t", "body": "b"}),
+        ]:
+            err, text = await call(client, name, args)
+            assert err and text == f"memcore: error: jsonl-test: no entry 'x-1' in {path}", name
+        with pytest.raises(MCPError, match="no entry 'x-1'"):
+            await client.read_resource(entry_uri("x-1"))
+    blob = "\n".join(served)
+    assert "The deploy key is [redacted]." in blob
+    assert "hunter2" not in blob and "launch slipped" not in blob and "x-1" not in blob
+    assert path.read_bytes() == before

@@ -16,7 +16,8 @@ resource of ``memcore serve``.
 Gates. Every read goes through the provider, so a provider's own rules (WhiteBox's active scope
 and ``sensitive/``, Box-memory's teams…) decide what is visible. On top of that
 :func:`agent_read_denied` asks the provider whether an agent may read the store at all (Maka's
-agent-read switch and incognito): when it may not, the block is empty.
+agent-read switch and incognito): when it may not, the block is empty; and :func:`agent_view`
+lets a provider hide or redact single entries for agents.
 
 Ranking (documented, deterministic):
 
@@ -48,7 +49,9 @@ __all__ = [
     "DEFAULT_BUDGET",
     "MIN_BUDGET",
     "TRUNCATION_MARKER",
+    "agent_entries",
     "agent_read_denied",
+    "agent_view",
     "build_context",
     "rank_entries",
     "render_entry",
@@ -101,6 +104,35 @@ def agent_read_denied(provider: MemoryProvider) -> str | None:
     if getattr(provider, "incognito", False) is True:
         return f"{name}: incognito is active for {where}; agents can neither read nor write it"
     return None
+
+
+def agent_view(provider: MemoryProvider, entry: MemoryEntry) -> MemoryEntry | None:
+    """Return ``entry`` as an agent may see it, or ``None`` when an agent may not see it at all.
+
+    A provider whose format has per-entry rules for agents (entries private to another session,
+    secrets to redact from prompts…) offers a method ``agent_view(entry) -> MemoryEntry | None``
+    returning the entry to show (possibly a redacted copy) or ``None`` to hide it; without one
+    every entry the provider returns is shown as it is. Used by :func:`build_context` and by
+    every read of ``memcore serve``.
+
+    Args:
+        provider: An opened provider.
+        entry: An entry the provider returned.
+    """
+    hook: Callable[[MemoryEntry], MemoryEntry | None] | None = getattr(provider, "agent_view", None)
+    if callable(hook):
+        return hook(entry)
+    return entry
+
+
+def agent_entries(provider: MemoryProvider, entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
+    """Return :func:`agent_view` of each entry, leaving out the hidden ones."""
+    out = []
+    for entry in entries:
+        view = agent_view(provider, entry)
+        if view is not None:
+            out.append(view)
+    return out
 
 
 def tokenize(text: str) -> list[str]:
@@ -190,7 +222,7 @@ def _visible_active(provider: MemoryProvider) -> list[MemoryEntry]:
     now = utc_now()
     return [
         e
-        for e in provider.iter_entries(Query(statuses=[Status.ACTIVE]))
+        for e in agent_entries(provider, provider.iter_entries(Query(statuses=[Status.ACTIVE])))
         if e.status is Status.ACTIVE and (e.expires_at is None or e.expires_at > now)
     ]
 

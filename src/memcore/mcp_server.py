@@ -29,7 +29,9 @@ provider (with the ``--scope`` and ``-o`` options given at start), so the provid
 memories, Maka's 128 KiB safe mode…). Before anything else each request asks
 :func:`memcore.context.agent_read_denied`; when the provider says agents may not read (Maka
 with agent read off, incognito), every tool answers with that reason as a tool error and no
-resource is listed or read. Errors come back as tool results with ``isError`` set and the CLI's
+resource is listed or read. Every entry handed out passes :func:`memcore.context.agent_view`
+(a provider may hide or redact single entries for agents); a hidden entry is "not found" to
+every tool, writes included. Errors come back as tool results with ``isError`` set and the CLI's
 message (``memcore: error: …``).
 """
 
@@ -51,8 +53,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from memcore import __version__
-from memcore.context import DEFAULT_BUDGET, agent_read_denied, build_context, render_entry, score_entries
-from memcore.errors import MemcoreError, ReadOnlyStoreError
+from memcore.context import (
+    DEFAULT_BUDGET,
+    agent_entries,
+    agent_read_denied,
+    agent_view,
+    build_context,
+    render_entry,
+    score_entries,
+)
+from memcore.errors import EntryNotFoundError, MemcoreError, ReadOnlyStoreError
 from memcore.models import Diagnostic, MemoryEntry, Query, utc_now
 from memcore.provider import Capability, MemoryProvider
 
@@ -413,8 +423,21 @@ class MemoryToolbox:
             fields["source"] = DEFAULT_SOURCE
         return MemoryEntry(**fields, scope=self.scope)
 
+    @staticmethod
+    def _shown(provider: MemoryProvider, entry: MemoryEntry) -> dict[str, Any]:
+        view = agent_view(provider, entry)
+        return _entry_data(view) if view is not None else {"id": entry.id}
+
+    @staticmethod
+    def _visible(provider: MemoryProvider, entry_id: str) -> MemoryEntry:
+        """Return the entry as stored, if an agent may see it (else: not found)."""
+        entry = provider.get(entry_id)
+        if agent_view(provider, entry) is None:
+            raise EntryNotFoundError(f"{provider.format_name}: no entry {entry_id!r} in {provider.location}")
+        return entry
+
     def _tool_remember(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        return {"entry": _entry_data(provider.add(self._new_entry(args)))}
+        return {"entry": self._shown(provider, provider.add(self._new_entry(args)))}
 
     def _filters(self, args: Any) -> dict[str, Any]:
         return {n: getattr(args, n) for n in _FILTERS}
@@ -422,21 +445,18 @@ class MemoryToolbox:
     def _tool_recall(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
         filters = self._filters(args)
         if args.match == "all" or not (args.text or "").strip():
-            found = provider.search(Query(text=args.text or None, **filters))
+            found = agent_entries(provider, provider.search(Query(text=args.text or None, **filters)))
             ranked = score_entries(found, args.text)
         else:
-            ranked = [
-                (score, entry)
-                for score, entry in score_entries(provider.iter_entries(Query(**filters)), args.text)
-                if score > 0
-            ]
+            visible = agent_entries(provider, provider.iter_entries(Query(**filters)))
+            ranked = [(score, entry) for score, entry in score_entries(visible, args.text) if score > 0]
         return {"entries": [_entry_data(e) for _, e in ranked[: args.limit]], "total": len(ranked)}
 
     def _tool_get(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        return {"entry": _entry_data(provider.get(args.id))}
+        return {"entry": self._shown(provider, self._visible(provider, args.id))}
 
     def _tool_list(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        entries = list(provider.iter_entries(Query(**self._filters(args))))
+        entries = agent_entries(provider, provider.iter_entries(Query(**self._filters(args))))
         page = entries[args.offset : args.offset + args.limit]
         data: dict[str, Any] = {"entries": [_summary(e) for e in page], "total": len(entries)}
         if args.offset + args.limit < len(entries):
@@ -444,18 +464,20 @@ class MemoryToolbox:
         return data
 
     def _tool_update(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        current = provider.get(args.id)
+        current = self._visible(provider, args.id)
         changes = args.model_dump(include=set(_WRITABLE), exclude_unset=True)
         merged = {**current.model_dump(), **changes, "updated_at": utc_now()}
         entry = MemoryEntry.model_validate(merged)
         expected = args.expected_version if args.expected_version is not None else current.version
-        return {"entry": _entry_data(provider.update(entry, expected_version=expected))}
+        return {"entry": self._shown(provider, provider.update(entry, expected_version=expected))}
 
     def _tool_supersede(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        return {"entry": _entry_data(provider.supersede(args.old_id, self._new_entry(args)))}
+        self._visible(provider, args.old_id)
+        return {"entry": self._shown(provider, provider.supersede(args.old_id, self._new_entry(args)))}
 
     def _tool_archive(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        return {"entry": _entry_data(provider.archive(args.id))}
+        self._visible(provider, args.id)
+        return {"entry": self._shown(provider, provider.archive(args.id))}
 
     def _tool_validate(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
         diagnostics: list[Diagnostic] = provider.validate()
@@ -483,7 +505,7 @@ class MemoryToolbox:
                 items.append(
                     {"uri": CONTEXT_URI, "name": "context", "title": "Memory block", "mime_type": "text/markdown"}
                 )
-            entries = list(provider.iter_entries())
+            entries = agent_entries(provider, provider.iter_entries())
         finally:
             provider.close()
         for entry in entries[offset : offset + limit]:
@@ -517,7 +539,10 @@ class MemoryToolbox:
                 raise ReadOnlyStoreError(denied)
             if uri == CONTEXT_URI:
                 return build_context(provider, budget=DEFAULT_BUDGET)
-            return render_entry(provider.get(unquote(uri[len(ENTRY_URI_PREFIX) :])))
+            entry_id = unquote(uri[len(ENTRY_URI_PREFIX) :])
+            view = agent_view(provider, self._visible(provider, entry_id))
+            assert view is not None  # _visible checked it
+            return render_entry(view)
         finally:
             provider.close()
 
