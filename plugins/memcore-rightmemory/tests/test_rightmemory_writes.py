@@ -317,3 +317,20 @@ def test_sniff_and_init(tmp_path: Path) -> None:
         assert pursuit.extra["rightmemory"]["fields"] == {"state": "started."}
         assert p.locate(pursuit.id or "") == ("PURSUITS.md", 7)
         assert p.validate() == []
+
+
+def test_node_after_continuation_and_nested_items(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    RightMemoryProvider.init_store(str(root))
+    (root / "MEMORY.md").write_text(
+        "# Memory\n\n## H {#h}\n\n- `a` first \u2192 []\n  continued text\n  - `b` nested \u2192 []\n\n## Next {#next}\n"
+    )
+    with RightMemoryProvider(root) as p:
+        c = p.add(
+            MemoryEntry(kind=Kind.FACT, title="third", parent="h",
+                        relations=[Relation(type="supersedes", target="zz", resolved=False), Relation(type="dep", target="a")])
+        )  # fmt: skip
+        assert [(r.type, r.target) for r in c.relations] == [("dep", "a"), ("supersedes", "zz")]
+        assert [e.id for e in p.iter_entries() if e.parent == "h"] == ["a", "b", "third"]
+    lines = (root / "MEMORY.md").read_text().splitlines()
+    assert lines[7].startswith("- `third` third \u2192 [dep:a]") and lines[6] == "  - `b` nested \u2192 []"

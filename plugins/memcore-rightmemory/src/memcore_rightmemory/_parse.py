@@ -161,6 +161,7 @@ class Node:
     edge_span: tuple[int, int]
     meta_line: int | None = None
     meta: dict[str, Any] | None = None
+    end: int = 0  # last non-blank line of the list item (continuations, nested items)
 
 
 @dataclass(slots=True)
@@ -286,7 +287,7 @@ class _Parser:
             kind = tok.type
             if kind == "list_item_open":
                 if quote == 0 and tok.markup == "-" and tok.map is not None:
-                    self.list_item(tok.map[0], tokens, i)
+                    self.list_item(tok.map[0], tokens, i, tok.map[1])
             elif kind == "paragraph_open":
                 if quote == 0 and tok.map is not None:
                     start, stop = tok.map
@@ -438,7 +439,7 @@ class _Parser:
         headings.append(block)
         self.stack.append(len(headings) - 1)
 
-    def list_item(self, ln: int, tokens: list[Token], i: int) -> None:
+    def list_item(self, ln: int, tokens: list[Token], i: int, stop: int) -> None:
         raw = self.lines[ln]
         candidate = NODE_CANDIDATE_RE.match(raw)
         if candidate is None:
@@ -514,6 +515,10 @@ class _Parser:
             malformed=malformed,
             edge_span=match.span(4),
         )
+        end = max(stop, lineno)
+        while end > lineno and not self.lines[end - 1].strip():
+            end -= 1
+        node.end = end
         meta, is_meta = _meta_at(self.lines, ln + 1)
         if is_meta:
             node.meta_line = lineno + 1
