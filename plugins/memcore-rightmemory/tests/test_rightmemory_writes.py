@@ -334,3 +334,18 @@ def test_node_after_continuation_and_nested_items(tmp_path: Path) -> None:
         assert [e.id for e in p.iter_entries() if e.parent == "h"] == ["a", "b", "third"]
     lines = (root / "MEMORY.md").read_text().splitlines()
     assert lines[7].startswith("- `third` third \u2192 [dep:a]") and lines[6] == "  - `b` nested \u2192 []"
+
+
+def test_read_only_option_refuses_writes(fixture: Path) -> None:
+    from memcore.errors import ReadOnlyStoreError
+
+    before = _tree(fixture)
+    with RightMemoryProvider(fixture, read_only=True) as p:
+        assert len(list(p.iter_entries())) == 6
+        with pytest.raises(ReadOnlyStoreError):
+            p.add(MemoryEntry(title="x", parent="project"))
+        with pytest.raises(ReadOnlyStoreError):
+            p.delete("project-fact")
+        with pytest.raises(ReadOnlyStoreError):
+            p.move_to_detail("project")
+    assert _tree(fixture) == before

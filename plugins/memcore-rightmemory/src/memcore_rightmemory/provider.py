@@ -384,12 +384,13 @@ class RightMemoryProvider(BaseProvider):
             GraphInvariantError: The change would add diagnostics (errors).
             InvalidEntryError: ``check`` refused the result.
         """
-        outputs: dict[str, bytes | None] = {}
+        # New files first, then rewrites, then removals: a reader between two of these atomic
+        # steps, or a crash, leaves at worst an unreferenced file, never a dangling F# heading.
+        outputs: dict[str, bytes | None] = dict(change.created)
         for rel, edits in change.edits.items():
             if rel in graph.unreadable or rel not in graph.docs:
                 raise InvalidEntryError(f"{FORMAT}: refusing to rewrite `{rel}`: it could not be parsed")
             outputs[rel] = graph.docs[rel].source.splice(edits)
-        outputs.update(change.created)
         for rel in change.deleted:
             outputs[rel] = None
 
