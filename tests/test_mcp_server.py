@@ -3,6 +3,7 @@ plus the real CLI over stdio and streamable HTTP in subprocesses."""
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -417,6 +419,31 @@ async def test_streamable_http_subprocess_bound_to_loopback(store: Path) -> None
             err, _data = await call(client, "remember", {"title": "Via HTTP", "body": "over streamable HTTP"})
             assert not err
         assert lines(store)[-1]["title"] == "Via HTTP"
+        # DNS-rebinding protection: a page on another origin / host name cannot reach the store
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+        def post(**extra: str) -> int:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                conn.request("POST", "/mcp", body=json.dumps(hello), headers={**headers, **extra})
+                return conn.getresponse().status
+            finally:
+                conn.close()
+
+        evil_host = await anyio.to_thread.run_sync(lambda: post(Host="evil.example"))
+        evil_origin = await anyio.to_thread.run_sync(lambda: post(Origin="http://evil.example"))
+        good = await anyio.to_thread.run_sync(lambda: post())
+        assert (evil_host, evil_origin, good) == (421, 403, 200)
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
         if listening:  # ss is available: the socket is bound to loopback only
             assert listening.split()[3] == f"127.0.0.1:{port}"  # local address column
