@@ -1,0 +1,42 @@
+"""The Maka knobs for the memcore conformance suite (imported only by the suite).
+
+Declared in the ``memcore_conformance`` entry-point group, so
+``pytest --pyargs memcore_conformance.suite --memcore-provider=maka`` runs the suite with these
+settings; the plugin's own tests subclass :class:`MakaConformance`.
+
+- The store is one file: the location is ``tmp_path/store/MEMORY.md``.
+- ``empty-body``, ``whitespace-body`` and ``large-body`` (1 MiB) cannot be stored: Maka drops
+  sections whose content is empty and a file is at most 128 KiB; ``add`` refuses them with
+  ``InvalidEntryError`` (``StoreLimitError`` for the size) and writes nothing.
+- ``MEMORY.md.bak`` / ``PENDING.md.bak`` are the previous versions every save keeps (as Maka
+  does): derived files any write may rewrite.
+- Every field round-trips (fields Maka has no slot for travel in ``mcData``), so
+  ``roundtrip_fields`` keeps the default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from memcore_conformance import ProviderConformance
+from memcore_maka.provider import MakaProvider
+
+__all__ = ["MakaConformance"]
+
+
+class MakaConformance(ProviderConformance):
+    """Conformance knobs and fixture overrides for :class:`MakaProvider`."""
+
+    provider_cls: ClassVar[type[Any] | None] = MakaProvider
+    rejected_corpus: ClassVar[frozenset[str]] = frozenset({"empty-body", "whitespace-body", "large-body"})
+    index_files: ClassVar[tuple[str, ...]] = ("MEMORY.md.bak", "PENDING.md.bak")
+
+    @pytest.fixture
+    def memcore_location(self, tmp_path: Path, memcore_provider_options: dict[str, Any]) -> str:
+        """``tmp_path/store/MEMORY.md``, created by ``init_store`` (``# Maka Memory``)."""
+        location = str(tmp_path / "store" / "MEMORY.md")
+        MakaProvider.init_store(location, **memcore_provider_options)
+        return location
