@@ -415,31 +415,74 @@ class RightMemoryProvider(BaseProvider):
         return new
 
     # -- writing: layout ----------------------------------------------------------------
-    def _default_container(self, graph: Graph, family: str) -> tuple[str, int | None]:
-        """Return (file, plain heading index or None) receiving parentless entries."""
-        rel, title = ("MEMORY.md", DEFAULT_MEMORY_HEADING) if family == "memory" else (
-            "PURSUITS.md", DEFAULT_PURSUIT_HEADING
-        )  # fmt: skip
+    def _plain_chain(self, doc: Doc, titles: list[str]) -> int | None:
+        """Return the index of the plain-heading chain ``# titles[0]`` > ``## titles[1]``…, if any."""
+        parent: int | None = None
+        found: int | None = None
+        for depth, title in enumerate(titles, start=1):
+            found = next(
+                (
+                    i
+                    for i, h in enumerate(doc.headings)
+                    if h.depth == depth and h.id is None and h.title == title and h.parent == parent
+                ),
+                None,
+            )
+            if found is None:
+                return None
+            parent = found
+        return found
+
+    def _target(
+        self, graph: Graph, entry: MemoryEntry, family: str, as_heading: bool
+    ) -> tuple[str, int | None, int, list[str]]:
+        """Decide where a new item goes.
+
+        Returns:
+            ``(file, heading index whose block receives it or None for the file's top level,
+            depth of a new heading, plain container heading lines to create first)``.
+
+        Raises:
+            InvalidEntryError: The parent is not a heading, or an F# parent has no detail file.
+        """
+        info = entry.extra.get(FORMAT)
+        hint_depth = info.get("depth") if isinstance(info, dict) else None
+        sections = info.get("sections") if isinstance(info, dict) else None
+        if entry.parent is not None:
+            ref = graph.items.get(entry.parent)
+            if ref is None:
+                raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is not a heading in {self.root}")
+            if not ref.is_heading:
+                raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is a node; only headings contain items")
+            heading = graph.docs[ref.rel].headings[ref.index]
+            if heading.marker != "F#":
+                return ref.rel, ref.index, heading.depth + 1, []
+            detail = self._detail_of(graph, ref.rel, ref.index)
+            if detail is None:
+                raise InvalidEntryError(
+                    f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold `{entry.id}`"
+                )
+            depth = hint_depth if isinstance(hint_depth, int) and 1 <= hint_depth <= 6 else heading.depth + 1
+            existing = [h.depth for h in graph.docs[detail].headings]
+            return detail, None, min([depth, *existing]), []
+        rel = "MEMORY.md" if family == "memory" else "PURSUITS.md"
         doc = graph.docs.get(rel)
         if doc is None:
             raise InvalidEntryError(f"{FORMAT}: `{rel}` is missing or unreadable in {self.root}")
-        for index, heading in enumerate(doc.headings):
-            if heading.depth == 1 and heading.id is None and heading.title == title:
-                return rel, index
-        return rel, None
-
-    def _resolve_parent(self, graph: Graph, parent: str | None, family: str) -> tuple[str, int | None, int]:
-        """Return (file, heading index or None for "append a new container", depth of it)."""
-        if parent is None:
-            rel, index = self._default_container(graph, family)
-            return rel, index, 1
-        ref = graph.items.get(parent)
-        if ref is None:
-            raise InvalidEntryError(f"{FORMAT}: parent {parent!r} is not a heading in {self.root}")
-        if not ref.is_heading:
-            raise InvalidEntryError(f"{FORMAT}: parent {parent!r} is a node; only headings contain items")
-        heading = graph.docs[ref.rel].headings[ref.index]
-        return ref.rel, ref.index, heading.depth
+        if isinstance(sections, list) and sections and all(isinstance(t, str) and t.strip() for t in sections):
+            titles = [str(t).strip() for t in sections]
+            index = self._plain_chain(doc, titles)
+            if index is not None:
+                return rel, index, len(titles) + 1, []
+            if len(titles) == 1:
+                return rel, None, 2, [f"# {titles[0]}"]
+        if as_heading and family == "memory":
+            return rel, None, 1, []
+        title = DEFAULT_MEMORY_HEADING if family == "memory" else DEFAULT_PURSUIT_HEADING
+        index = self._plain_chain(doc, [title])
+        if index is not None:
+            return rel, index, 2, []
+        return rel, None, 2, [f"# {title}"]
 
     def _detail_of(self, graph: Graph, rel: str, index: int) -> str | None:
         for child, owner in graph.attach.items():
@@ -447,25 +490,20 @@ class RightMemoryProvider(BaseProvider):
                 return child
         return None
 
-    def _node_insert(self, graph: Graph, rel: str, index: int | None, new: list[str], change: _Change) -> None:
-        """Plan inserting node lines ``new`` as the last direct node of a heading."""
-        if index is None:
-            title = DEFAULT_MEMORY_HEADING if rel == "MEMORY.md" else DEFAULT_PURSUIT_HEADING
-            self._append(graph, rel, [f"# {title}", "", *new], change)
+    def _node_insert(
+        self, graph: Graph, rel: str, index: int | None, create: list[str], new: list[str], change: _Change
+    ) -> None:
+        """Plan inserting node lines ``new`` as the last direct node of a heading (or of a file's top)."""
+        if create:
+            self._append(graph, rel, [*create, "", *new], change)
             return
-        heading = graph.docs[rel].headings[index]
-        if heading.marker == "F#":
-            detail = self._detail_of(graph, rel, index)
-            if detail is None:
-                raise InvalidEntryError(
-                    f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold the node"
-                )
-            doc = graph.docs[detail]
+        doc = graph.docs[rel]
+        if index is None:
             first_heading = doc.headings[0].line if doc.headings else len(doc.source.lines) + 1
             direct = [n for n in doc.nodes if n.parent is None]
             self._place(doc, 1, first_heading - 1, direct, new, change)
             return
-        doc = graph.docs[rel]
+        heading = doc.headings[index]
         region_end = heading.first_child - 1 if heading.first_child is not None else heading.end
         direct = [n for n in doc.nodes if n.parent == index]
         self._place(doc, heading.line + 1, region_end, direct, new, change)
@@ -496,21 +534,14 @@ class RightMemoryProvider(BaseProvider):
         block = ([""] if last >= 1 else []) + new
         change.splice(rel, last + 1, last, block)
 
-    def _heading_insert(self, graph: Graph, rel: str, index: int | None, new: list[str], change: _Change) -> None:
-        """Plan inserting heading lines ``new`` at the end of a heading's block."""
-        if index is None:
-            title = DEFAULT_MEMORY_HEADING if rel == "MEMORY.md" else DEFAULT_PURSUIT_HEADING
-            self._append(graph, rel, [f"# {title}", "", *new], change)
+    def _heading_insert(
+        self, graph: Graph, rel: str, index: int | None, create: list[str], new: list[str], change: _Change
+    ) -> None:
+        """Plan inserting heading lines ``new`` at the end of a heading's block (or of the file)."""
+        if create or index is None:
+            self._append(graph, rel, [*create, "", *new] if create else new, change)
             return
         heading = graph.docs[rel].headings[index]
-        if heading.marker == "F#":
-            detail = self._detail_of(graph, rel, index)
-            if detail is None:
-                raise InvalidEntryError(
-                    f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold the heading"
-                )
-            self._append(graph, detail, new, change)
-            return
         lines = graph.docs[rel].source.lines
         after = heading.end
         while after > heading.line and _blank(lines[after - 1]):
@@ -647,12 +678,11 @@ class RightMemoryProvider(BaseProvider):
             title = entry.title.strip()
             self._check_text(title, entry.body)
             core, pad = split_body(entry.body)
-            rel, index, depth = self._resolve_parent(graph, entry.parent, family)
+            rel, index, level, create = self._target(graph, entry, family, as_heading)
             edges, _other = self._split_relations(entry)
             meta = self._meta_line(entry, family, marker, title, pad if as_heading else None)
             change = _Change.empty()
             if as_heading:
-                level = depth + 1
                 head = "#" * level + " " + (f"{title} " if title else "") + f"{{{marker}{ident}}}"
                 if edges:
                     head += f" \u2192 [{_edge_text(edges)}]"
@@ -665,11 +695,11 @@ class RightMemoryProvider(BaseProvider):
                     if os.path.lexists(safe_join(self.root, name)):
                         raise InvalidEntryError(f"{FORMAT}: `{name}` exists already; refusing to claim it")
                     change.created[name] = b""
-                self._heading_insert(graph, rel, index, new, change)
+                self._heading_insert(graph, rel, index, create, new, change)
             else:
                 text = f"- `{ident}` " + (f"{title} " if title else "") + f"\u2192 [{_edge_text(edges)}]"
                 new = [text] + ([f"  {meta}"] if meta else [])
-                self._node_insert(graph, rel, index, new, change)
+                self._node_insert(graph, rel, index, create, new, change)
             self._commit(graph, change, check=lambda g: self._verify(g, ident, entry))
         return self.get(ident)
 
