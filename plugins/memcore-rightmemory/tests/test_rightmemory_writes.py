@@ -349,3 +349,23 @@ def test_read_only_option_refuses_writes(fixture: Path) -> None:
         with pytest.raises(ReadOnlyStoreError):
             p.move_to_detail("project")
     assert _tree(fixture) == before
+
+
+def test_migrating_a_store_into_rightmemory_keeps_graph_and_layout(example: Path, tmp_path: Path) -> None:
+    from memcore.convert import convert
+
+    target = tmp_path / "copy"
+    RightMemoryProvider.init_store(str(target))
+    with RightMemoryProvider(example) as src, RightMemoryProvider(target) as dst:
+        report = convert(src, dst)
+        assert report.lossless
+        assert dst.validate() == []
+        original = {e.id: e for e in src.iter_entries()}
+        copied = {e.id: e for e in dst.iter_entries()}
+        assert set(copied) == set(original)
+        for ident, entry in original.items():
+            got = copied[ident]
+            assert (got.title, got.body, got.parent, got.kind) == (entry.title, entry.body, entry.parent, entry.kind)
+            assert got.relations == entry.relations
+            info, was = got.extra["rightmemory"], entry.extra["rightmemory"]
+            assert (info["marker"], info.get("depth"), info["file"]) == (was["marker"], was.get("depth"), was["file"])
