@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,6 +17,12 @@ from memcore_maka import MakaProvider, stable_proposal_id
 from memcore_maka._parser import parse_document
 
 T0 = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+
+
+def modes(provider: MakaProvider) -> set[tuple[str, int]]:
+    folder = provider.path.parent
+    out = {(p.name, stat.S_IMODE(p.stat().st_mode)) for p in folder.iterdir()}
+    return out | {(".", stat.S_IMODE(folder.stat().st_mode))}
 
 
 def meta_of(path: Path, entry_id: str) -> dict[str, str]:
@@ -51,6 +58,7 @@ def test_propose_writes_a_review_required_proposal(provider: MakaProvider) -> No
     assert [p.id for p in provider.pending()] == [proposal.id]
     assert not provider.path.exists()  # nothing reaches MEMORY.md (nor the prompt) before approval
     assert provider.render_prompt() == ""
+    assert modes(provider) == {(".", 0o700), ("PENDING.md", 0o600)}
 
 
 def test_approve_moves_it_into_memory_as_active(provider: MakaProvider) -> None:
@@ -74,6 +82,9 @@ def test_approve_moves_it_into_memory_as_active(provider: MakaProvider) -> None:
     assert "session toolchain" in provider.render_prompt(session_id="session-123")
     with pytest.raises(EntryNotFoundError):
         provider.approve(proposal.id or "")
+    assert modes(provider) == {
+        (".", 0o700), ("MEMORY.md", 0o600), ("PENDING.md", 0o600), ("PENDING.md.bak", 0o600)
+    }
 
 
 def test_approve_default_id_and_reject(provider: MakaProvider) -> None:
@@ -92,6 +103,7 @@ def test_approve_default_id_and_reject(provider: MakaProvider) -> None:
     assert [e.id for e in provider.iter_entries()] == [entry.id]
     assert [p.id for p in provider.proposals()] == [drop.id]
     assert "Do not save this" not in provider.render_prompt()
+    assert all(mode == (0o700 if name == "." else 0o600) for name, mode in modes(provider))
 
 
 def test_cli_group(tmp_path: Path) -> None:

@@ -102,6 +102,7 @@ def test_decay_archives_on_next_load_as_a_visible_rewrite(tmp_path: Path) -> Non
     assert "archiveReason=decayTtlMs-expired decayTtlMs=5000 -->" in lines[3]
     assert lines[6:] == ["## Fresh", "<!-- maka-memory: id=new origin=manual createdAt=1000 decayTtlMs=99999999999999 -->", "new", ""]
     assert provider.backup_path.read_text(encoding="utf-8") == DECAYING
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600) and oct(tmp_path.stat().st_mode & 0o777) == oct(0o700)
     assert old.expires_at is not None and old.created_at is not None
     assert (old.expires_at - old.created_at).total_seconds() == 5
 

@@ -379,12 +379,12 @@ def entry_from_section(section: Section, *, pending: bool = False, version: str 
         raw = meta.get(key)
         number = parse_finite_number(raw)
         when = from_ms(number) if number is not None else None
-        if raw is not None and when is None:
-            maka[key] = raw
-            problems.append(f"{key}={raw!r} is not a unix-ms timestamp >= 0; kept raw")
         ok, value = _fingerprint(data, fp, raw, applied)
         if ok and isinstance(value, str):
             when = _parse_iso(value) or when
+        elif raw is not None and when is None:
+            maka[key] = raw
+            problems.append(f"{key}={raw!r} is not a unix-ms timestamp >= 0; kept raw")
         times[name] = when
         fields[name] = when
 
