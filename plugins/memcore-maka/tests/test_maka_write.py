@@ -260,3 +260,21 @@ def test_init_store_and_open_by_url(tmp_path: Path) -> None:
         assert list(store.iter_entries()) == []
     with memcore.open(str(location)) as store:  # sniffed
         assert isinstance(store, MakaProvider)
+
+
+def test_times_maka_cannot_hold_round_trip(tmp_path: Path) -> None:
+    provider = MakaProvider(tmp_path / "MEMORY.md")
+    given = MemoryEntry(
+        title="Old",
+        body="b",
+        created_at=datetime(1960, 1, 1, tzinfo=UTC),  # negative ms: Maka ignores it, memcore keeps it
+        updated_at=datetime(2020, 1, 1, 0, 0, 0, 123456, tzinfo=UTC),  # sub-millisecond
+        expires_at=datetime(2990, 1, 1, tzinfo=UTC),
+    )
+    stored = provider.add(given)
+    meta = comment_of(provider.path, stored.id or "")
+    assert "createdAt" not in meta and "decayTtlMs" not in meta
+    assert meta["updatedAt"] == "1577836800123"
+    back = MakaProvider(provider.path).get(stored.id or "")
+    assert (back.created_at, back.updated_at, back.expires_at) == (given.created_at, given.updated_at, given.expires_at)
+    assert back.extra == {}

@@ -671,9 +671,10 @@ def render_section(
             keep_fp(fp)
         elif when is not None:
             ms = to_ms(when)
-            meta[key] = str(ms)
-            if from_ms(ms) != when:
-                data[fp] = [meta[key], _iso(when)]
+            if ms >= 0:  # Maka reads only finite numbers >= 0; earlier times live in mcData alone
+                meta[key] = str(ms)
+            if ms < 0 or from_ms(ms) != when:
+                data[fp] = [meta.get(key), _iso(when)]
         elif key in raw_of and raw_of[key] == old_meta.get(key):
             meta[key] = raw_of[key]
 
@@ -682,7 +683,7 @@ def render_section(
         keep("decayTtlMs")
         keep_fp("x")
     elif entry.expires_at is not None:
-        if entry.created_at is not None and entry.expires_at >= entry.created_at:
+        if entry.created_at is not None and entry.expires_at >= entry.created_at and "createdAt" in meta:
             ttl_ms = (entry.expires_at - entry.created_at) // _MS
             meta["decayTtlMs"] = str(ttl_ms)
             created_ms = to_ms(entry.created_at)
