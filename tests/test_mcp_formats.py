@@ -144,6 +144,7 @@ async def test_whitebox_remember_appends_a_fenced_observation(vault: Path) -> No
     assert len(proposals) == 1 and "- Name: Alex" in proposals[0].read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # two servers and every read tool over every entry
 @pytest.mark.parametrize("scope_args", [[], ["--scope", "work"]], ids=["no-scope", "scope-work"])
 async def test_whitebox_sensitive_never_served_outside_its_scope(vault: Path, scope_args: list[str]) -> None:
     async with serve("whitebox", "--store", f"whitebox:{vault}", *scope_args) as session:

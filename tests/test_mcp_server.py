@@ -357,6 +357,7 @@ async def test_stdio_subprocess_with_the_real_sdk_client(store: Path) -> None:
     assert lines(store)[-1]["body"] == "Standup is at 9:30 CET."
 
 
+@pytest.mark.slow  # two servers
 async def test_stdio_subprocess_read_only_and_options(store: Path) -> None:
     args = ("serve", "--store", f"jsonl-test:{store}", "--read-only", "--scope", "sensitive")
     async with stdio_client(launch_params(*args)) as (read, write):
@@ -500,3 +501,17 @@ async def test_agent_view_hides_and_redacts_single_entries(tmp_path: Path) -> No
     assert "The deploy key is [redacted]." in blob
     assert "hunter2" not in blob and "launch slipped" not in blob and "x-1" not in blob
     assert path.read_bytes() == before
+
+
+def test_serve_without_the_sdk_says_what_to_install(store: Path) -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
+        "from memcore.cli import main\n"
+        f"main(['serve', '--store', 'jsonl-test:{store}'])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("memcore: error: `memcore serve` needs the MCP SDK (")
+    assert proc.stderr.endswith("is missing): pip install 'memcore[mcp]'\n")
