@@ -131,6 +131,9 @@ async def test_whitebox_remember_appends_a_fenced_observation(vault: Path) -> No
         # a stable fact is proposed, not overwritten
         err, data = await call(session, "update", {"id": "identity.md", "body": "# Identity\n\n- Name: Alex\n"})
         assert not err, data
+        assert (data["entry"]["kind"], data["entry"]["status"]) == ("proposal", "proposed")
+        assert data["entry"]["id"].startswith("proposed/")
+        assert {"type": "proposes", "target": "identity.md", "resolved": True} in data["entry"]["relations"]
     after = log.read_text(encoding="utf-8")
     assert after.startswith(before.rstrip())
     added = after[len(before.rstrip()) :]

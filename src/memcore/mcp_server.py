@@ -399,6 +399,11 @@ class MemoryToolbox:
             provider = self.opener()
         except MemcoreError as exc:
             return ToolOutcome({"error": f"memcore: error: {exc}"}, is_error=True)
+        except Exception as exc:  # the store vanished, a permission changed…: keep serving
+            log.exception("opening the store for %s failed", name)
+            return ToolOutcome(
+                {"error": f"memcore: internal error in `{name}`: {type(exc).__name__}: {exc}"}, is_error=True
+            )
         try:
             denied = agent_read_denied(provider)
             if denied is not None:
