@@ -227,3 +227,26 @@ def test_every_code_is_declared_and_documented() -> None:
     assert used <= set(DIAGNOSTIC_CODES), used - set(DIAGNOSTIC_CODES)
     doc = (Path(__file__).resolve().parents[3] / "docs" / "formats" / "rightmemory.md").read_text()
     assert [code for code in DIAGNOSTIC_CODES if f"`{code}`" not in doc] == []
+
+
+def test_symlinked_root_file_is_irregular(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# M {#m}\n")
+    root = _store(tmp_path / "s", {})
+    os.symlink(outside, root / "MEMORY.md")
+    assert _codes(root) == [("rm.irregular-file", "MEMORY.md", None)]
+
+
+def test_bad_meta_comment_is_a_warning_and_left_alone(tmp_path: Path) -> None:
+    from memcore.errors import InvalidEntryError
+    from memcore.models import Severity
+
+    root = _store(tmp_path / "s", {"MEMORY.md": "# M {#m}\n\n- `a` x → []\n  <!-- memcore: not json -->\n"})
+    with RightMemoryProvider(root) as provider:
+        (diag,) = provider.validate()
+        assert (diag.code, diag.severity, diag.line) == ("rm.bad-meta", Severity.WARNING, 4)
+        entry = provider.get("a")
+        entry.title = "y"
+        with pytest.raises(InvalidEntryError):
+            provider.update(entry)
+    assert (root / "MEMORY.md").read_text().endswith("<!-- memcore: not json -->\n")

@@ -750,6 +750,12 @@ class RightMemoryProvider(BaseProvider):
     def _rewrite_item(self, graph: Graph, ref: ItemRef, entry: MemoryEntry, change: _Change) -> None:
         doc = graph.docs[ref.rel]
         lines = doc.source.lines
+        block: Heading | Node = doc.headings[ref.index] if ref.is_heading else doc.nodes[ref.index]
+        if block.meta_line is not None and block.meta is None:
+            raise InvalidEntryError(
+                f"{FORMAT}: `{ref.id}` has a memcore comment that is not JSON ({ref.rel}:{block.meta_line}); "
+                "fix or remove that line first (refusing to overwrite text it cannot read)"
+            )
         title = entry.title.strip()
         self._check_text(title, entry.body)
         core, pad = split_body(entry.body)
