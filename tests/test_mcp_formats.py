@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -303,3 +304,44 @@ async def test_maka_serves_nothing_unless_agent_read_is_on(maka_file: Path, opti
         with pytest.raises(MCPError):
             await session.read_resource(CONTEXT_URI)
     assert maka_file.read_bytes() == before
+
+
+# -- memcore context on the real formats ---------------------------------------------------------
+
+
+def context_cli(fmt: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memcore", "context", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=str(REPO),
+        env={**os.environ, "MEMCORE_LOAD_PLUGINS": fmt},
+    )
+
+
+def test_context_on_whitebox_never_shows_sensitive(vault: Path) -> None:
+    for scope in ([], ["--scope", "work"]):
+        proc = context_cli("whitebox", "--store", f"whitebox:{vault}", *scope, "--query", "blood type health")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("# Memory\n\n## ") and "Blood" not in proc.stdout
+    proc = context_cli("whitebox", "--store", f"whitebox:{vault}", "--scope", "private", "-q", "blood type")
+    assert proc.stdout.startswith("# Memory\n\n## Health\n") and "AB-negative" in proc.stdout
+
+
+def test_context_on_maka_follows_agent_read(maka_file: Path) -> None:
+    maka_file.write_text(
+        "# Maka Memory\n\n## Dark mode\n<!-- maka-memory: id=mem-0123456789abcdef origin=manual "
+        "createdAt=1700000000000 status=active -->\nAlex wants dark mode.\n",
+        encoding="utf-8",
+    )
+    proc = context_cli("maka", "--store", f"maka:{maka_file}")
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr.startswith("memcore: note: maka: agent read is off for ")
+    proc = context_cli("maka", "--store", f"maka:{maka_file}", "-o", "agent_read_enabled=true", "--json")
+    data = json.loads(proc.stdout)
+    assert data["denied"] is None and data["context"] == (
+        "# Memory\n\n## Dark mode\nid: mem-0123456789abcdef · kind: note · updated: 2023-11-14\n\n"
+        "Alex wants dark mode.\n"
+    )
