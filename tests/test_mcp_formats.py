@@ -345,3 +345,23 @@ def test_context_on_maka_follows_agent_read(maka_file: Path) -> None:
         "# Memory\n\n## Dark mode\nid: mem-0123456789abcdef · kind: note · updated: 2023-11-14\n\n"
         "Alex wants dark mode.\n"
     )
+
+
+async def test_maka_read_only_server_does_not_even_archive_expired_entries(maka_file: Path) -> None:
+    text = (
+        "# Maka Memory\n\n## Old promo\n<!-- maka-memory: id=mem-00000000000000aa origin=manual "
+        "createdAt=1700000000000 status=active decayTtlMs=1000 -->\nPromo code expires soon.\n"
+    )
+    maka_file.write_text(text, encoding="utf-8")
+    url = f"maka:{maka_file}"
+    async with serve("maka", "--store", url, "-o", "agent_read_enabled=true", "--read-only") as session:
+        assert await tool_names(session) == ["recall", "get", "list", "validate"]
+        err, data = await call(session, "get", {"id": "mem-00000000000000aa"})
+        assert not err and data["entry"]["expires_at"] == "2023-11-14T22:13:21Z"
+        context = (await session.read_resource(CONTEXT_URI)).contents[0].text  # type: ignore[union-attr]
+        assert context == ""  # expired: not in the prompt block
+    assert maka_file.read_text(encoding="utf-8") == text  # and the file is untouched
+    async with serve("maka", "--store", url, "-o", "agent_read_enabled=true") as session:
+        err, data = await call(session, "get", {"id": "mem-00000000000000aa"})
+        assert not err and data["entry"]["status"] == "archived"
+    assert "status=archived" in maka_file.read_text(encoding="utf-8")  # Maka's visible decay rewrite

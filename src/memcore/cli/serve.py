@@ -32,7 +32,11 @@ def register(cli: click.Group) -> None:
 
 @click.command()
 @store_options
-@click.option("--read-only", is_flag=True, help="Offer no write tool (remember, update, supersede, archive).")
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Offer no write tool, and open the store with -o read_only=true (no write at all).",
+)
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address (--http).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="HTTP port (--http).")
@@ -67,6 +71,10 @@ def serve(
     spec = resolve_store(store, registry=get_registry())
     provider_cls = get_registry().get(spec.format_name)
     provider_options: dict[str, Any] = {**spec.options, **parse_options(options, scope)}
+    if read_only:
+        # Also open the store read-only where the provider has the option, so that not even a
+        # read writes (Maka archives expired entries in the file as it reads them).
+        provider_options["read_only"] = True
 
     def opener() -> MemoryProvider:
         provider: MemoryProvider = provider_cls(spec.location, **provider_options)
