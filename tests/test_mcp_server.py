@@ -515,3 +515,15 @@ def test_serve_without_the_sdk_says_what_to_install(store: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("memcore: error: `memcore serve` needs the MCP SDK (")
     assert proc.stderr.endswith("is missing): pip install 'memcore[mcp]'\n")
+
+
+async def test_a_provider_bug_is_a_tool_error_and_the_server_keeps_serving(store: Path) -> None:
+    class Buggy(JsonlProvider):  # type: ignore[misc, valid-type]
+        def search(self, query: Any) -> list[MemoryEntry]:
+            raise RuntimeError("index exploded")
+
+    async with Client(create_server(MemoryToolbox(lambda: Buggy(str(store)).open()))) as client:
+        err, text = await call(client, "recall", {"text": "vim", "match": "all"})
+        assert err and text == "memcore: internal error in `recall`: RuntimeError: index exploded"
+        err, data = await call(client, "recall", {"text": "vim"})  # match=any reads, does not search
+        assert not err and [e["id"] for e in data["entries"]] == ["p-1"]
