@@ -7,14 +7,15 @@ module ``box_sdk_gen``; see docs/formats/box-cloud.md for why that distribution 
 
 Configuration only, never code (:meth:`CloudConfig.from_env`):
 
-- credentials, from the environment: ``BOX_DEVELOPER_TOKEN``; or client credentials
+- credentials, from the environment: ``BOX_DEVELOPER_TOKEN`` (or ``BOX_DEVELOPER_TOKEN_FILE`` /
+  option ``developer_token_file``: a file holding it, e.g. a mounted secret); or client credentials
   ``BOX_CLIENT_ID`` + ``BOX_CLIENT_SECRET`` + ``BOX_ENTERPRISE_ID`` or ``BOX_USER_ID``; or
   ``BOX_JWT_CONFIG`` (path of the app's JSON config file; also option ``jwt_config``);
 - endpoints (tests, Box-compatible gateways): ``MEMCORE_BOX_API_URL`` (without ``/2.0``),
   ``MEMCORE_BOX_UPLOAD_URL``, ``MEMCORE_BOX_OAUTH_URL``, or options ``api_url``,
   ``upload_url``, ``oauth_url``;
 - retry budget: ``MEMCORE_BOX_RETRY_ATTEMPTS`` (6), ``MEMCORE_BOX_RETRY_BASE_DELAY`` (0.5 s),
-  ``MEMCORE_BOX_RETRY_MAX_DELAY`` (30 s), ``MEMCORE_BOX_CONFLICT_RETRIES`` (8), or options
+  ``MEMCORE_BOX_RETRY_MAX_DELAY`` (30 s), ``MEMCORE_BOX_CONFLICT_RETRIES`` (20), or options
   ``retry_attempts``, ``retry_base_delay``, ``retry_max_delay``, ``conflict_retries``.
 
 Behaviour (issue 6):
@@ -60,6 +61,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from memcore.errors import ConfigError, ConflictError, MemcoreError, UnsafePathError
@@ -114,7 +116,16 @@ class RetryPolicy:
     attempts: int = 6
     base_delay: float = 0.5
     max_delay: float = 30.0
-    conflict_retries: int = 8
+    conflict_retries: int = 20
+
+    def conflict_delay(self, round_no: int) -> float:
+        """Seconds to wait before merge-and-retry round ``round_no`` after a 412 (full jitter).
+
+        Losers of an ``If-Match`` race spread out instead of colliding again: uniform in
+        ``[0, min(base_delay * 2**(round_no - 1), max_delay, 1 s)]``.
+        """
+        cap = min(self.base_delay * (2 ** min(round_no - 1, 16)), self.max_delay, 1.0)
+        return float(random.uniform(0.0, cap))
 
     def delay(self, attempt: int, retry_after: str | None) -> float:
         """Return the seconds to wait before retry number ``attempt`` (1-based)."""
@@ -165,8 +176,9 @@ class CloudConfig:
     def from_env(cls, options: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> CloudConfig:
         """Build the configuration from provider options and the environment.
 
-        Credentials come only from the environment (``BOX_*``, module docstring); options may
-        override endpoints, the retry budget, ``page_size`` and ``jwt_config`` (a path).
+        Secrets come only from the environment (``BOX_*``, module docstring), never from
+        options; options may name files (``jwt_config``, ``developer_token_file``) and override
+        endpoints, the retry budget and ``page_size``.
 
         Raises:
             ConfigError: No credentials, incomplete client credentials, or a bad number.
@@ -200,7 +212,7 @@ class CloudConfig:
             attempts=max(1, number("retry_attempts", "MEMCORE_BOX_RETRY_ATTEMPTS", 6, int)),
             base_delay=number("retry_base_delay", "MEMCORE_BOX_RETRY_BASE_DELAY", 0.5, float),
             max_delay=number("retry_max_delay", "MEMCORE_BOX_RETRY_MAX_DELAY", 30.0, float),
-            conflict_retries=max(1, number("conflict_retries", "MEMCORE_BOX_CONFLICT_RETRIES", 8, int)),
+            conflict_retries=max(1, number("conflict_retries", "MEMCORE_BOX_CONFLICT_RETRIES", 20, int)),
         )
         page_size = min(1000, max(1, number("page_size", "MEMCORE_BOX_PAGE_SIZE", 1000, int)))
         common: dict[str, Any] = {"api_url": api, "upload_url": upload, "oauth_url": oauth, "retry": retry,
@@ -208,6 +220,14 @@ class CloudConfig:
         enterprise = env.get("BOX_ENTERPRISE_ID") or None
         user = env.get("BOX_USER_ID") or None
         token = env.get("BOX_DEVELOPER_TOKEN")
+        token_file = options.get("developer_token_file") or env.get("BOX_DEVELOPER_TOKEN_FILE")
+        if not token and token_file:
+            try:
+                token = Path(str(token_file)).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"box+cloud: cannot read the developer token file {str(token_file)!r} ({exc.strerror})"
+                ) from None
         if token:
             return cls(auth_kind="developer_token", token=token, enterprise_id=enterprise, **common)
         client_id, secret = env.get("BOX_CLIENT_ID"), env.get("BOX_CLIENT_SECRET")
@@ -694,9 +714,12 @@ class CloudStorage:
             parts = self._parts(path)
             if not parts:
                 return Item(name="", is_folder=True, id=self.folder_id)
-            with contextlib.suppress(FileNotFoundError):
-                fid = self._folder_id(path)
-                return Item(name=parts[-1], is_folder=True, id=fid)
+            key = self._key(join(*parts))
+            if key not in self._files and key not in self._folders:
+                parent = "/".join(parts[:-1])
+                self._refresh_folder(parent, self._folder_id(parent))  # one listing tells which
+            if key in self._folders:
+                return Item(name=parts[-1], is_folder=True, id=self._folders[key])
             _fid, _name, info = self._fresh_info(path)
             return self._remember(path, info)
 
@@ -895,7 +918,7 @@ class CloudStorage:
 
         candidate = ours if first is None else first
         where = f"{self.description}/{path}"
-        for _ in range(self.config.retry.conflict_retries + 1):
+        for round_no in range(1, self.config.retry.conflict_retries + 2):
             attempt = _Try()
             try:
                 raw = self._upload_version(path, name, file_id, etag, candidate, attempt)
@@ -914,6 +937,7 @@ class CloudStorage:
                     return item
                 self.stats["merges"] += 1
                 log.info("box+cloud: %s changed concurrently; merging and retrying", where)
+                time.sleep(self.config.retry.conflict_delay(round_no))
                 candidate = merge_json(base, ours, theirs, what=where, index=name == "_index.json")
                 etag = _split_version(version)[1]
                 continue

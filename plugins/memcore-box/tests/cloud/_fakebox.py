@@ -538,8 +538,13 @@ class _Query:
 # -- the HTTP side ----------------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeBox
-    protocol_version = "HTTP/1.0"
+    protocol_version = "HTTP/1.1"  # keep-alive, as Box; every body is read whole before answering
     timeout = 30
+    wbufsize = -1  # headers and body leave in one write (flushed after each request)
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle stalls on keep-alive
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -575,13 +580,13 @@ class _Handler(BaseHTTPRequestHandler):
         with fake.lock:
             fake.log.append(record)
         fault = fake._take_fault(self.command, path)
+        self._body: bytes | None = None
         try:
             if fault is not None and fault.kind == "drop":
                 self._read_body(partial=True)
                 raise _DropConnection
+            self._read_body()
             if fault is not None and fault.kind == "status":
-                body = self._read_body()
-                del body
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
                 code = {412: "precondition_failed", 409: "item_name_in_use", 429: "rate_limit_exceeded"}.get(
                     fault.status, "internal_server_error"
@@ -634,11 +639,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for k, v in headers.items():
             self.send_header(k, v)
+        if status in (411, 413):  # the body was not read: this connection cannot be reused
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
 
     def _read_body(self, *, partial: bool = False) -> bytes:
+        if self._body is not None:
+            return self._body
+        self._body = b""
         length_text = self.headers.get("Content-Length")
         if length_text is None:
             if self.headers.get("Transfer-Encoding"):
@@ -649,7 +660,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise BoxError(413, "file_size_limit_exceeded", "too big")
         if partial:
             return self.rfile.read(length // 2)
-        return self.rfile.read(length)
+        self._body = self.rfile.read(length)
+        return self._body
 
     def _json_body(self) -> Any:
         raw = self._read_body()
