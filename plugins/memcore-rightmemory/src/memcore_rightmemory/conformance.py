@@ -6,6 +6,8 @@ distribution's own tests. Needs ``memcore-conformance`` installed (extra ``test`
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from memcore.models import MemoryEntry
 from memcore_conformance import ProviderConformance
 from memcore_rightmemory.provider import RightMemoryProvider
@@ -23,11 +25,15 @@ class RightMemoryConformance(ProviderConformance):
       ``InvalidEntryError`` instead.
     - :meth:`normalize_expected`: a title is one heading or node line, so its surrounding
       whitespace is not kept.
+    - ``field_values``: the every-field test uses a ``dep`` edge (a real graph edge written into
+      the heading line) instead of a ``related`` relation (which would only live in the memcore
+      comment).
     """
 
     provider_cls = RightMemoryProvider
     insertion_ordered = False
     rejected_corpus = frozenset({"heading-lines"})
+    field_values: ClassVar[dict[str, Any]] = {"relation_type": "dep"}
 
     def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
         """Return ``entry`` with its title stripped (how RightMemory stores titles)."""
