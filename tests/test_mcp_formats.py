@@ -365,3 +365,39 @@ async def test_maka_read_only_server_does_not_even_archive_expired_entries(maka_
         err, data = await call(session, "get", {"id": "mem-00000000000000aa"})
         assert not err and data["entry"]["status"] == "archived"
     assert "status=archived" in maka_file.read_text(encoding="utf-8")  # Maka's visible decay rewrite
+
+
+async def test_maka_propose_files_agent_writes_for_review(maka_file: Path) -> None:
+    before = maka_file.read_bytes()
+    url = f"maka:{maka_file}"
+    async with serve("maka", "--store", url, "-o", "agent_read_enabled=true", "--propose") as session:
+        err, data = await call(session, "remember", {"title": "Standup", "body": "Standup moved to 10:00."})
+        assert not err and data["proposed"] is True, data
+        proposal_id = data["entry"]["id"]
+        assert re.fullmatch(r"proposal-[0-9a-f]{16}", proposal_id)
+        assert data["entry"]["status"] == "review_required"
+        err, found = await call(session, "recall", {"text": "standup"})
+        assert found["entries"] == []  # not memory until the user approves it
+    assert maka_file.read_bytes() == before
+    pending = (maka_file.parent / "PENDING.md").read_text(encoding="utf-8")
+    assert re.search(
+        rf"## Standup\n<!-- maka-memory: id={proposal_id} proposalId={proposal_id} origin=extracted "
+        r"source=chat_extracted [^\n]*status=review_required[^\n]*-->\nStandup moved to 10:00\.\n",
+        pending,
+    ), pending
+
+
+def test_propose_is_refused_where_there_is_no_review_queue(vault: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcore", "serve", "--store", f"whitebox:{vault}", "--propose"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "MEMCORE_LOAD_PLUGINS": "whitebox"},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "memcore: error: whitebox: this format has no review queue for proposals; drop --propose "
+        "(agent writes then follow the format's own rules)\n"
+    )

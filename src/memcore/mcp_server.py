@@ -62,7 +62,7 @@ from memcore.context import (
     render_entry,
     score_entries,
 )
-from memcore.errors import EntryNotFoundError, MemcoreError, ReadOnlyStoreError
+from memcore.errors import ConfigError, EntryNotFoundError, MemcoreError, ReadOnlyStoreError
 from memcore.models import Diagnostic, MemoryEntry, Query, utc_now
 from memcore.provider import Capability, MemoryProvider
 
@@ -345,20 +345,31 @@ class MemoryToolbox:
         opener: Returns an opened provider (e.g. ``lambda: memcore.open(url, scope=...)``).
         read_only: Drop every write tool.
         scope: Active scope given to the server (``--scope``); written into new entries.
+        propose: ``remember`` files a proposal for the user to review instead of adding the
+            entry, through the provider's ``propose(entry)`` (Maka: PENDING.md).
 
     Raises:
         memcore.errors.MemcoreError: ``opener`` failed (it is called once here, to learn the
             format and its capabilities and to fail before serving).
+        memcore.errors.ConfigError: ``propose`` on a store without a review queue.
     """
 
-    def __init__(self, opener: Opener, *, read_only: bool = False, scope: str | None = None) -> None:
+    def __init__(
+        self, opener: Opener, *, read_only: bool = False, scope: str | None = None, propose: bool = False
+    ) -> None:
         self.opener = opener
         self.read_only = read_only
         self.scope = scope
+        self.propose = propose
         provider = opener()
         try:
             self.capabilities: frozenset[Capability] = frozenset(provider.capabilities)
             self.format_name: str = provider.format_name
+            if propose and not callable(getattr(provider, "propose", None)):
+                raise ConfigError(
+                    f"{self.format_name}: this format has no review queue for proposals; "
+                    "drop --propose (agent writes then follow the format's own rules)"
+                )
         finally:
             provider.close()
 
@@ -442,7 +453,11 @@ class MemoryToolbox:
         return entry
 
     def _tool_remember(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
-        return {"entry": self._shown(provider, provider.add(self._new_entry(args)))}
+        entry = self._new_entry(args)
+        if self.propose:
+            propose: Callable[[MemoryEntry], MemoryEntry] = getattr(provider, "propose")  # noqa: B009
+            return {"entry": _entry_data(propose(entry)), "proposed": True}
+        return {"entry": self._shown(provider, provider.add(entry))}
 
     def _filters(self, args: Any) -> dict[str, Any]:
         return {n: getattr(args, n) for n in _FILTERS}

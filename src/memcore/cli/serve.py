@@ -37,6 +37,11 @@ def register(cli: click.Group) -> None:
     is_flag=True,
     help="Offer no write tool, and open the store with -o read_only=true (no write at all).",
 )
+@click.option(
+    "--propose",
+    is_flag=True,
+    help="remember files a proposal for the user to review (formats with a review queue: Maka).",
+)
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address (--http).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="HTTP port (--http).")
@@ -47,6 +52,7 @@ def serve(
     scope: str | None,
     options: tuple[str, ...],
     read_only: bool,
+    propose: bool,
     use_http: bool,
     host: str,
     port: int,
@@ -80,7 +86,7 @@ def serve(
         provider: MemoryProvider = provider_cls(spec.location, **provider_options)
         return provider.open()
 
-    toolbox = mcp_server.MemoryToolbox(opener, read_only=read_only, scope=scope)
+    toolbox = mcp_server.MemoryToolbox(opener, read_only=read_only, scope=scope, propose=propose)
     server = mcp_server.create_server(toolbox)
     if use_http:
         click.echo(f"memcore: serving {spec.url} at http://{host}:{port}{http_path}", err=True)
