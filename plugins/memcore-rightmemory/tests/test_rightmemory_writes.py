@@ -369,3 +369,23 @@ def test_migrating_a_store_into_rightmemory_keeps_graph_and_layout(example: Path
             assert got.relations == entry.relations
             info, was = got.extra["rightmemory"], entry.extra["rightmemory"]
             assert (info["marker"], info.get("depth"), info["file"]) == (was["marker"], was.get("depth"), was["file"])
+
+
+@pytest.mark.parametrize(
+    ("title", "body"),
+    [
+        ("Anchor in code `{#x}`", ""),
+        ("Arrow in code `→ [dep:a]`", ""),
+        ("Ok title", "<div>\n- `hidden-node` x → []\n</div>\n"),
+        ("Ok title", "Text\n\n    - `n` indented code for markdown, a node for the reference → []\n"),
+    ],
+)
+def test_text_the_reference_would_read_as_graph_syntax_is_refused(example: Path, title: str, body: str) -> None:
+    before = _tree(example)
+    with RightMemoryProvider(example) as p:
+        with pytest.raises(InvalidEntryError):
+            p.add(MemoryEntry(kind=Kind.FACT, title=title, body=body, parent="sample-app"))
+        ok = p.add(MemoryEntry(kind=Kind.FACT, title="Fenced is fine", body="```\n## x {#y}\n- `z` w → []\n```\n",
+                               parent="sample-app"))  # fmt: skip
+        assert ok.body == "```\n## x {#y}\n- `z` w → []\n```\n"
+    assert [n for n in before if before[n] != _tree(example)[n]] == ["MEMORY.md"]

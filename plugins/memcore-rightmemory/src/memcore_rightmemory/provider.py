@@ -64,6 +64,9 @@ _SLUG_RE = re.compile(r"[^a-z0-9_.-]+")
 _LINE_NO_RE = re.compile(r":\d+")
 _ANCHOR_IN_LINE = re.compile(r"\{(F#|M#|S#|MF#|MQ#|#)([A-Za-z0-9_.-]+)\}")
 _NODE_LINE_RE = re.compile(r"^\s*-\s+`")
+_HEADING_LINE = re.compile(r"^#+\s+")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TITLE_SYNTAX = re.compile(r"\{[A-Za-z]*#|(?:\u2192|->)\s*\[")
 _EMPTY_MEMORY = "# Memory\n"
 _EMPTY_PURSUITS = "# Pursuits\n\n## Focus\n\nNo Pursuit is focused yet.\n"
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
@@ -593,13 +596,31 @@ class RightMemoryProvider(BaseProvider):
         return candidate
 
     @staticmethod
-    def _check_text(title: str, body: str) -> None:
+    def _check_text(title: str, body: str, family: str) -> None:
+        """Refuse text that RightMemory's own line-based parser would read as graph syntax.
+
+        memcore's parser ignores graph syntax inside code and HTML; the reference parser only
+        skips fenced code. What memcore writes must read the same in both, so a title may not
+        hold an anchor (``{#x}``, ``{F#x}``…) or an edge list (``→ [``), and a body line outside
+        fenced code may not be a heading or node line (``**Next:**`` actions in Pursuits are fine).
+        """
         if "\n" in title or "\r" in title:
             raise InvalidEntryError(f"{FORMAT}: a title must be one line, got {title!r}")
+        if _TITLE_SYNTAX.search(title):
+            raise InvalidEntryError(
+                f"{FORMAT}: title {title!r} holds an anchor `{{X#id}}` or an edge list `→ [`, which "
+                "RightMemory's parser would read as graph syntax"
+            )
         if "\r" in body:
             raise InvalidEntryError(f"{FORMAT}: a body may not contain carriage returns (the file keeps its own)")
         if "<!-- memcore:" in body:
             raise InvalidEntryError(f"{FORMAT}: a body may not contain a `<!-- memcore:` comment")
+        bad = _reference_graph_line(body.split("\n"), family)
+        if bad is not None:
+            raise InvalidEntryError(
+                f"{FORMAT}: body line {bad!r} would be a heading or node for RightMemory's parser; "
+                "indent it by four spaces or put it in a fenced code block"
+            )
 
     def _want(self, entry: MemoryEntry) -> tuple[str | None, str | None]:
         """Return (item hint, marker hint) from ``entry.extra["rightmemory"]``."""
@@ -676,7 +697,7 @@ class RightMemoryProvider(BaseProvider):
             ident: str = self._new_id(graph, entry)
             entry.id = ident
             title = entry.title.strip()
-            self._check_text(title, entry.body)
+            self._check_text(title, entry.body, family)
             core, pad = split_body(entry.body)
             rel, index, level, create = self._target(graph, entry, family, as_heading)
             edges, _other = self._split_relations(entry)
@@ -757,7 +778,7 @@ class RightMemoryProvider(BaseProvider):
                 "fix or remove that line first (refusing to overwrite text it cannot read)"
             )
         title = entry.title.strip()
-        self._check_text(title, entry.body)
+        self._check_text(title, entry.body, ref.family)
         core, pad = split_body(entry.body)
         edges, _other = self._split_relations(entry)
         meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None)
@@ -1017,6 +1038,36 @@ def read_body(lines: list[str], meta: dict[str, Any] | None) -> str:
     if isinstance(pad, list) and len(pad) == 2 and all(isinstance(x, str) for x in pad):
         return str(pad[0]) + text + str(pad[1])
     return text + "\n" if lines else ""
+
+
+def _reference_graph_line(lines: list[str], family: str) -> str | None:
+    """Return the first line RightMemory's line-based parser would take as a heading or node."""
+    fence_char: str | None = None
+    fence_len = 0
+    in_next = False
+    for line in lines:
+        fence = _FENCE_RE.match(line)
+        if fence is not None:
+            marker = fence.group(1)
+            if fence_char is None:
+                fence_char, fence_len = marker[0], len(marker)
+            elif marker[0] == fence_char and len(marker) >= fence_len:
+                fence_char, fence_len = None, 0
+            continue
+        if fence_char is not None:
+            continue
+        if _HEADING_LINE.match(line):
+            return line
+        if family == "pursuit":
+            field_match = PURSUIT_FIELD_RE.match(line)
+            if field_match:
+                in_next = field_match.group(1).casefold() == "next"
+                continue
+            if in_next and _NODE_LINE_RE.match(line):
+                continue
+        if _NODE_LINE_RE.match(line):
+            return line
+    return None
 
 
 def _remove_lines(change: _Change, lines: list[str], rel: str, start: int, end: int) -> None:
