@@ -389,3 +389,24 @@ def test_text_the_reference_would_read_as_graph_syntax_is_refused(example: Path,
                                parent="sample-app"))  # fmt: skip
         assert ok.body == "```\n## x {#y}\n- `z` w → []\n```\n"
     assert [n for n in before if before[n] != _tree(example)[n]] == ["MEMORY.md"]
+
+
+def test_every_kind_and_status_round_trips(tmp_path: Path) -> None:
+    from memcore_rightmemory.mapping import kind_for
+
+    root = tmp_path / "s"
+    RightMemoryProvider.init_store(str(root))
+    statuses = list(Status)
+    with RightMemoryProvider(root) as p:
+        for n, kind in enumerate(Kind):  # 12 kinds cover all 10 statuses
+            status = statuses[n % len(statuses)]
+            stored = p.add(MemoryEntry(kind=kind, status=status, title=f"{kind.value} {status.value}"))
+            got = p.get(stored.id or "")
+            assert (got.kind, got.status) == (kind, status)
+            derived = kind_for(got.extra["rightmemory"]["module"], got.extra["rightmemory"]["marker"])
+            file, line = p.locate(got.id or "")
+            comment = (root / file).read_text().splitlines()[line]  # the line after the item
+            assert (f'"kind":"{kind.value}"' in comment) != (kind == derived)
+        assert p.validate() == []
+    assert kind_for("memory", "S#") == Kind.SKILL and kind_for("memory", "M#") == Kind.REFERENCE
+    assert kind_for("pursuit", "#") == Kind.PURSUIT and kind_for("memory", "node") == Kind.FACT

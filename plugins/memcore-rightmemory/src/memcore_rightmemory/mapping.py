@@ -4,11 +4,28 @@ Spec: ../shared/specs/rightmemory-schema.md ("Addressable Items", "Edge Types", 
 "File Set"); what the reference parser (RightMemory's ``graph.py``) decides:
 ../shared/specs/reference-notes/rightmemory.md. docs/formats/rightmemory.md renders these tables.
 
-Kinds: every graph item of the Memory module is a ``fact`` unless its heading marker says
-otherwise (``S#`` -> ``skill``, ``M#``/``MF#``/``MQ#`` -> ``reference``); every item of the Pursuit
-module is a ``pursuit``; entries of the two Agent Corrections collections are ``correction``.
-A node whose description starts with ``Uncertain:`` reads with confidence
-:data:`UNCERTAIN_CONFIDENCE` (memcore's ``low``).
+=====================  ======================================================================
+RightMemory            memcore
+=====================  ======================================================================
+Memory ``#``/``F#``    kind ``fact`` (heading or node)
+Memory ``S#``          kind ``skill``
+Memory ``M#``          kind ``reference``
+``MF#`` / ``MQ#``      kind ``reference``
+Pursuit tree item      kind ``pursuit``
+Agent Corrections      kind ``correction`` (``###`` entries of the two fixed collections; read-only)
+``Uncertain:`` prefix  confidence :data:`UNCERTAIN_CONFIDENCE` (memcore ``low``, 0.3)
+graph id               ``id``
+heading / node text    ``title``
+heading body           ``body`` (nodes: ``""``)
+containing heading     ``parent`` (nearest addressable ancestor, across F# files)
+edge ``type:target``   ``Relation(type, target)``
+marker, file, depth    ``extra["rightmemory"]`` (``marker``, ``file``, ``depth``, ``backing``…)
+=====================  ======================================================================
+
+Writing back, a kind, confidence or status other than what the item itself implies, tags,
+source, timestamps, scope, expiry, relations that are not edges and other formats' ``extra``
+go into the item's ``<!-- memcore: {...} -->`` comment (:mod:`memcore_rightmemory._meta`), so
+every :class:`~memcore.models.Kind` and :class:`~memcore.models.Status` round-trips.
 """
 
 from __future__ import annotations
