@@ -194,3 +194,21 @@ def test_add_node_into_f_detail_file_changes_only_that_file(fixture_store: Path)
     after = _tree(fixture_store)
     assert [n for n in before if before[n] != after[n]] == ["MEMORY_details.md"]
     assert len(_changed_ranges(before["MEMORY_details.md"], after["MEMORY_details.md"])) == 1
+
+
+def test_authors_correction_examples_validate_clean(tmp_path: Path) -> None:
+    store = _writable_copy(
+        {
+            **{p.name: p for p in FIXTURE.iterdir()},
+            "corrections.md": SAMPLES / "RIGHTMEMORY_EDIT_CORRECTIONS.example.md",
+            "MEMORY_agent-corrections-writing.md": SAMPLES / "AGENT_CORRECTIONS_EXAMPLES.md",
+        },
+        tmp_path / "s",
+    )
+    with RightMemoryProvider(store) as provider:
+        assert provider.validate() == []
+        corrections = [e for e in provider.iter_entries() if e.kind == Kind.CORRECTION]
+    assert [(e.id, e.title) for e in corrections] == [
+        ("agent-corrections-writing#13", "Preserve the requested comparison structure"),
+        ("agent-corrections-writing#27", "Verify ambiguous remote state before retrying"),
+    ]
