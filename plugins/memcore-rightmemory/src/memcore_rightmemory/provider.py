@@ -749,7 +749,7 @@ class RightMemoryProvider(BaseProvider):
             graph = self.graph()
             ref = graph.items.get(ident)
             if ref is None:
-                if "#" in ident:
+                if any(e.id == ident for e in self._correction_entries(graph)):
                     raise UnsupportedOperationError(f"{FORMAT}: Agent Corrections entries are read-only here")
                 raise EntryNotFoundError(f"{FORMAT}: no item {entry.id!r} in {self.root}")
             current = self._entry(graph, ref)
@@ -834,7 +834,7 @@ class RightMemoryProvider(BaseProvider):
             graph = self.graph()
             ref = graph.items.get(entry_id)
             if ref is None:
-                if "#" in entry_id:
+                if any(e.id == entry_id for e in self._correction_entries(graph)):
                     raise UnsupportedOperationError(f"{FORMAT}: Agent Corrections entries are read-only here")
                 raise EntryNotFoundError(f"{FORMAT}: no item {entry_id!r} in {self.root}")
             referrers = [r for r in graph.referrers(entry_id) if r != entry_id]
