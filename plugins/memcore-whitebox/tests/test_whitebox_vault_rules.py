@@ -262,3 +262,44 @@ def test_concurrent_appends_lose_nothing(vault: Path) -> None:
         registry = store.tag_registry()
         assert registry is not None and sorted(registry.proposed) == ["w0", "w1", "w2", "w3"]
     assert os.path.getsize(vault / "observations" / "2026-04.md") > 0
+
+
+# -- init, read-only, own entries ---------------------------------------------------------
+def test_init_store_makes_an_empty_valid_vault(tmp_path: Path) -> None:
+    WhiteBoxProvider.init_store(str(tmp_path / "v"))
+    assert sorted(p.name for p in (tmp_path / "v").iterdir()) == ["AGENTS.md", "observations", "tags.md"]
+    assert WhiteBoxProvider.sniff(tmp_path / "v")
+    with WhiteBoxProvider(str(tmp_path / "v")) as store:
+        assert list(store.iter_entries()) == [] and store.validate() == []
+    with pytest.raises(ConflictError):
+        WhiteBoxProvider.init_store(str(tmp_path / "v"))
+    WhiteBoxProvider.init_store(str(tmp_path / "w"), stable_files=True)
+    with WhiteBoxProvider(str(tmp_path / "w")) as store:
+        assert [e.id for e in store.iter_entries()] == ["identity.md", "working-style.md"]
+
+
+def test_read_only_store_refuses_writes(vault: Path) -> None:
+    from memcore.convert import source_options_for
+    from memcore.errors import ReadOnlyStoreError
+
+    assert source_options_for(WhiteBoxProvider) == {"read_only": True}
+    before = {p: p.read_bytes() for p in vault.rglob("*.md")}
+    with WhiteBoxProvider(str(vault), read_only=True) as store:
+        with pytest.raises(ReadOnlyStoreError):
+            store.add(obs())
+        with pytest.raises(ReadOnlyStoreError):
+            store.update(store.get("identity.md"))
+    assert {p: p.read_bytes() for p in vault.rglob("*.md")} == before
+
+
+def test_a_session_may_amend_the_fact_it_created_but_not_the_users(vault: Path) -> None:
+    with WhiteBoxProvider(str(vault)) as store:
+        mine = store.add(MemoryEntry(kind=Kind.FACT, id="projects/new.md", title="New", body="v1\n"))
+        mine.body = "v2\n"
+        assert store.update(mine).id == "projects/new.md"
+        assert (vault / "projects" / "new.md").read_text(encoding="utf-8").endswith("---\nv2\n")
+    with WhiteBoxProvider(str(vault)) as other:  # another session: the file is the user's now
+        fact = other.get("projects/new.md")
+        fact.body = "v3\n"
+        assert other.update(fact).kind is Kind.PROPOSAL
+    assert (vault / "projects" / "new.md").read_text(encoding="utf-8").endswith("---\nv2\n")

@@ -8,8 +8,6 @@ these settings; the plugin's own tests subclass :class:`WhiteBoxConformance`.
 - The store is opened with ``as_user=True``: an agent's update of a stable fact is a proposal
   by the spec's rule, and the suite's update tests are about in-place edits.
 - Observations are the append-only entries (the suite's default observation factory).
-- A fresh store is ``init_store(..., stable_files=False)``: the spec's minimal vault has
-  identity.md and working-style.md, which are entries, and the suite needs an empty store.
 - Entries come in vault path order, not insertion order.
 """
 
@@ -17,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -35,13 +32,6 @@ class WhiteBoxConformance(ProviderConformance):
     provider_cls: ClassVar[type[Any] | None] = WhiteBoxProvider
     provider_options: ClassVar[dict[str, Any]] = {"as_user": True}
     insertion_ordered: ClassVar[bool] = False
-
-    @pytest.fixture
-    def memcore_location(self, tmp_path: Path) -> str:
-        """An empty vault: AGENTS.md, tags.md and observations/, no stable files."""
-        location = str(tmp_path / "store")
-        WhiteBoxProvider.init_store(location, stable_files=False)
-        return location
 
     @pytest.fixture
     def memcore_make_entry(self) -> Callable[..., MemoryEntry]:

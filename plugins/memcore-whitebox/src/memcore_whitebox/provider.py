@@ -179,14 +179,19 @@ class WhiteBoxProvider(BaseProvider):
         }
     )
 
-    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
-        super().__init__(location, **options)
+    def __init__(self, location: str | os.PathLike[str], *, read_only: bool = False, **options: Any) -> None:
+        # ``read_only`` is a named parameter so that a conversion opens a WhiteBox source
+        # read-only (memcore.convert.source_options_for looks for it).
+        super().__init__(location, read_only=read_only, **options)
         self.root = Path(self.location)
         self.as_user = _truthy(options.get("as_user", False))
-        self.read_only = _truthy(options.get("read_only", False))
+        self.read_only = _truthy(read_only)
         self.default_source = str(options.get("source") or "memcore")
         self._scopes: ScopeTable | None = None
         self._validate_registry: TagRegistry | None = None
+        #: Stable files this instance created: it may still amend them in place (it is
+        #: completing its own entry, not overwriting one the user curates).
+        self._own_files: set[str] = set()
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -205,9 +210,10 @@ class WhiteBoxProvider(BaseProvider):
     def init_store(cls, location: str, **options: Any) -> None:
         """Create a minimal vault (spec "File layout").
 
-        Writes AGENTS.md, identity.md, working-style.md, tags.md and an empty observations/.
-        With ``stable_files=False`` identity.md and working-style.md are left out (a vault
-        with no entries).
+        Writes AGENTS.md, tags.md and an empty observations/ folder: a vault that sniffs as
+        WhiteBox, validates clean and holds no entry yet. With ``stable_files=True`` it also
+        writes the template identity.md and working-style.md the spec's minimal vault lists
+        (they are stable facts, i.e. entries).
 
         Raises:
             ConflictError: ``location`` already holds a vault (AGENTS.md or tags.md).
@@ -219,7 +225,7 @@ class WhiteBoxProvider(BaseProvider):
             raise ConflictError(f"whitebox: {root} already holds a vault (AGENTS.md or tags.md exists)")
         root.mkdir(parents=True, exist_ok=True)
         (root / "observations").mkdir(exist_ok=True)
-        skip = set() if _truthy(options.get("stable_files", True)) else {"identity.md", "working-style.md"}
+        skip = set() if _truthy(options.get("stable_files", False)) else {"identity.md", "working-style.md"}
         for name, text in TEMPLATES.items():
             if name in skip:
                 continue
@@ -914,6 +920,7 @@ class WhiteBoxProvider(BaseProvider):
             meta = self._file_meta(entry, rel, new=True)
             doc = FrontmatterDocument.new(meta, entry.body)
             atomic_write(path, doc.dumps().encode("utf-8"))
+            self._own_files.add(rel)
         return self._reread(rel)
 
     def _file_meta(self, entry: MemoryEntry, rel: str, *, new: bool) -> dict[str, Any]:
@@ -1014,7 +1021,7 @@ class WhiteBoxProvider(BaseProvider):
                 "read it again and retry"
             )
         self._check_writable(rel)
-        if not self.as_user:
+        if not self.as_user and rel not in self._own_files:
             raw = entry.extra.get(FORMAT, {}).get("rationale")
             rationale = raw if isinstance(raw, str) else None
             return self._write_proposal(
