@@ -22,6 +22,7 @@ import random
 import signal
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,7 +36,7 @@ from memcore.errors import (
     UnsafePathError,
     UnsupportedOperationError,
 )
-from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status
+from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status
 from memcore.provider import Capability, MemoryProvider
 from memcore.storage import check_component
 from memcore_conformance._checks import (
@@ -116,6 +117,9 @@ class ProviderConformance:
         concurrent_adds: Adds per process in the concurrency test (25).
         crash_writes: Writes in the crash test (100).
         crash_kills: SIGKILLs during those writes (4).
+        field_values: Values :meth:`test_every_roundtrip_field_survives` uses instead of its
+            defaults, by field name (e.g. ``{"status": Status.DRAFT, "scope": "work"}``;
+            ``"relation_type"`` picks the edge type, default ``"related"``).
     """
 
     provider_cls: ClassVar[type[Any] | None] = None
@@ -129,6 +133,7 @@ class ProviderConformance:
     concurrent_adds: ClassVar[int] = 25
     crash_writes: ClassVar[int] = 100
     crash_kills: ClassVar[int] = 4
+    field_values: ClassVar[dict[str, Any]] = {}
 
     # -- hooks a provider may override ------------------------------------------------
     def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
@@ -273,6 +278,43 @@ class ProviderConformance:
             for entry in stored:
                 assert provider.get(entry.id).title == entry.title
             provider.close()
+
+    @requires(C.ADD)
+    def test_every_roundtrip_field_survives(
+        self, memcore_provider: Any, memcore_provider_cls: type[Any], memcore_make_entry: Any, memcore_reopen: Any
+    ) -> None:
+        """An entry with every field of ``roundtrip_fields`` set to a non-default value reads back equal.
+
+        Fields: status, tags (one namespaced), confidence, source, created_at, updated_at,
+        scope, relations (to another entry), parent (another entry), expires_at, extra. Fields
+        outside ``roundtrip_fields`` are left at their defaults; ``field_values`` overrides any.
+        """
+        caps = memcore_provider_cls.capabilities
+        anchor = memcore_provider.add(memcore_make_entry(title="Anchor entry"))
+        assert anchor.id
+        knobs = dict(self.field_values)
+        relation_type = knobs.pop("relation_type", "related")
+        defaults: dict[str, Any] = {
+            "tags": ["conformance", "namespace:value"],
+            "confidence": 0.7,
+            "source": "conformance-agent",
+            "created_at": datetime(2025, 10, 24, 9, 30, 15, tzinfo=UTC),
+            "updated_at": datetime(2025, 10, 25, 18, 45, 30, tzinfo=UTC),
+            "scope": "conformance-scope",
+            "relations": [Relation(type=relation_type, target=anchor.id)],
+            "parent": anchor.id,
+            "expires_at": datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC),
+            "extra": {memcore_provider_cls.format_name: {"conformance": "kept", "count": 3}},
+        }
+        if C.ARCHIVE in caps:
+            defaults["status"] = Status.ARCHIVED
+        defaults.update(knobs)
+        values = {name: value for name, value in defaults.items() if name in self.roundtrip_fields}
+        given = memcore_make_entry(title="Every field", body="Every field set.\n", **values)
+        stored = memcore_provider.add(given)
+        other = memcore_reopen()
+        self._check_roundtrip(given, stored, other.get(stored.id), f"entry with fields {sorted(values)}")
+        assert errors_of(other.validate()) == []
 
     @requires(C.ADD)
     def test_query_filters_and_search(self, memcore_provider: Any, memcore_make_entry: Any) -> None:
