@@ -238,11 +238,9 @@ def test_refusals(tmp_path: Path) -> None:
     with pytest.raises(ConflictError, match="2 sections"):
         provider.delete("same")
     with pytest.raises(InvalidEntryError):
-        provider.add(MemoryEntry(title="Empty", body=" \n "))
-    with pytest.raises(InvalidEntryError):
         provider.add(MemoryEntry(id="has space", title="x", body="y"))
     with pytest.raises(InvalidEntryError, match="sessionId"):
-        provider.add(MemoryEntry(title="x", body="y", scope="session"))
+        provider.propose(MemoryEntry(title="x", body="y", scope="session"))
     with pytest.raises(ConflictError):
         provider.add(MemoryEntry(id="same", title="x", body="y"))
     assert path.read_text(encoding="utf-8") == "## Same\none\n\n## Same\ntwo\n"
@@ -278,3 +276,25 @@ def test_times_maka_cannot_hold_round_trip(tmp_path: Path) -> None:
     back = MakaProvider(provider.path).get(stored.id or "")
     assert (back.created_at, back.updated_at, back.expires_at) == (given.created_at, given.updated_at, given.expires_at)
     assert back.extra == {}
+
+
+def test_empty_body_is_shown_with_its_title(tmp_path: Path) -> None:
+    provider = MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled=True)
+    blank = provider.add(MemoryEntry(title="Title only", body=" \n\t"))
+    empty = provider.add(MemoryEntry(title="", body=""))
+    unowned = provider.add(MemoryEntry(title="Unowned", body="never shown", scope="session"))
+    # Maka sees every entry (an empty section would be dropped): the title is the content.
+    doc = parse_document(provider.path.read_text(encoding="utf-8"))
+    assert [(s.title, s.content) for s in doc.entries] == [
+        ("Title only", "Title only"),
+        ("Untitled memory", "Untitled memory"),
+        ("Unowned", "never shown"),
+    ]
+    again = MakaProvider(provider.path)
+    assert (again.get(blank.id or "").body, again.get(empty.id or "").body, again.get(empty.id or "").title) == (
+        " \n\t",
+        "",
+        "",
+    )
+    assert again.get(unowned.id or "").scope == "session"
+    assert provider.render_prompt() == "## Title only\nTitle only\n\n## Untitled memory\nUntitled memory"

@@ -5,9 +5,10 @@ Declared in the ``memcore_conformance`` entry-point group, so
 settings; the plugin's own tests subclass :class:`MakaConformance`.
 
 - The store is one file: the location is ``tmp_path/store/MEMORY.md``.
-- ``empty-body``, ``whitespace-body`` and ``large-body`` (1 MiB) cannot be stored: Maka drops
-  sections whose content is empty and a file is at most 128 KiB; ``add`` refuses them with
-  ``InvalidEntryError`` (``StoreLimitError`` for the size) and writes nothing.
+- ``large-body`` (1 MiB) cannot be stored: a Maka file is at most 128 KiB; ``add`` refuses it
+  with ``StoreLimitError`` (an ``InvalidEntryError``) and writes nothing. Empty and blank bodies
+  are stored (Maka drops empty sections, so the title is written as visible content and the exact
+  body kept in ``mcData``).
 - ``MEMORY.md.bak`` / ``PENDING.md.bak`` are the previous versions every save keeps (as Maka
   does): derived files any write may rewrite.
 - Every field round-trips (fields Maka has no slot for travel in ``mcData``), so
@@ -31,7 +32,7 @@ class MakaConformance(ProviderConformance):
     """Conformance knobs and fixture overrides for :class:`MakaProvider`."""
 
     provider_cls: ClassVar[type[Any] | None] = MakaProvider
-    rejected_corpus: ClassVar[frozenset[str]] = frozenset({"empty-body", "whitespace-body", "large-body"})
+    rejected_corpus: ClassVar[frozenset[str]] = frozenset({"large-body"})
     index_files: ClassVar[tuple[str, ...]] = ("MEMORY.md.bak", "PENDING.md.bak")
 
     @pytest.fixture

@@ -26,7 +26,8 @@ everything else        ``extra["maka"]``: every other comment key, raw string va
 
 Fields Maka has no slot for (``relations``, ``parent``, ``date_only``, other formats' ``extra``)
 and native values Maka cannot hold exactly (a multi-line title, tags Maka would lowercase, a
-body with leading whitespace or a line that Maka would read as a heading…) are kept in one
+body with leading whitespace or a line that Maka would read as a heading, an empty body — written
+with the title as visible content, since Maka drops empty sections…) are kept in one
 memcore key, ``mcData`` (split into ``mcData_0``, ``mcData_1``… when longer than the 128
 characters a value may have): standard base64 of compact UTF-8 JSON. Base64's alphabet has no
 whitespace, ``<``, ``>`` or ``-``, so Maka's parser keeps it as an unknown key and Maka's writer
@@ -291,6 +292,8 @@ def _fingerprint(data: dict[str, Any], key: str, native: Any, applied: dict[str,
 def _unescape_body(content: str, spec: Any) -> str | None:
     if not isinstance(spec, dict) or spec.get("h") != _hash12(content):
         return None
+    if isinstance(spec.get("z"), str):
+        return str(spec["z"])
     lines = content.split("\n")
     for item in spec.get("e", []):
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)):
@@ -487,13 +490,13 @@ class RenderedSection:
     body_changed: bool = True
 
 
-def _encode_body(body: str) -> tuple[list[str], dict[str, Any] | None]:
+def _encode_body(body: str, placeholder: str) -> tuple[list[str], dict[str, Any] | None]:
     trimmed = js_trim(body)
     if not trimmed:
-        raise InvalidEntryError(
-            "maka: an entry needs a non-empty body (Maka drops sections whose content is empty); "
-            "give the entry some text"
-        )
+        # Maka drops a section whose content is empty: write the title as visible content and
+        # keep the exact (empty or blank) body in mcData.
+        lines, _ = _encode_body(placeholder, placeholder)
+        return lines, {"h": _hash12(js_trim("\n".join(lines))), "z": body}
     start = body.find(trimmed)
     lead, trail = body[:start], body[start + len(trimmed) :]
     lines = trimmed.split("\n")
@@ -557,7 +560,7 @@ def render_section(
         fallback_title: Heading used when the title is empty.
 
     Raises:
-        InvalidEntryError: Empty body, or an id that cannot be written.
+        InvalidEntryError: An id that cannot be written.
     """
     if entry.id is None or (not is_safe_value(entry.id) and not (old is not None and entry.id == old.entry.id)):
         raise InvalidEntryError(
@@ -729,7 +732,7 @@ def render_section(
     body_changed = not same("body")
     content_lines: list[str] = []
     if body_changed or old is None:
-        content_lines, spec = _encode_body(entry.body)
+        content_lines, spec = _encode_body(entry.body, title if js_trim(title) else "(empty)")
         if spec is not None and "n" in spec:
             data["n"] = 1
         elif spec is not None:

@@ -614,10 +614,6 @@ class MakaProvider(BaseProvider):
             entry.created_at = from_ms(now)
         if entry.updated_at is None:
             entry.updated_at = entry.created_at
-        if not js_trim(entry.body):
-            raise InvalidEntryError(
-                "maka: an entry needs a non-empty body (Maka drops sections whose content is empty)"
-            )
         assert entry.created_at is not None
         if entry.id is None:
             ms = to_ms(entry.created_at)
@@ -631,7 +627,8 @@ class MakaProvider(BaseProvider):
             entry.id = candidate
         elif any(_nfc(s.id) == entry.id for s in loaded.doc.entries):
             raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {loaded.path}")
-        if entry.scope == "session" and not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", ""))):
+        unowned = not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", "")))
+        if proposal and entry.scope == "session" and unowned:
             raise InvalidEntryError(
                 "maka: scope 'session' needs extra['maka']['sessionId'] (Maka refuses session entries "
                 "without an owning session)"
@@ -646,8 +643,7 @@ class MakaProvider(BaseProvider):
         redacted first.
 
         Raises:
-            InvalidEntryError: Empty body, an id that cannot be written, or a session-scoped
-                entry without ``extra["maka"]["sessionId"]``.
+            InvalidEntryError: An id that cannot be written in a comment.
             ConflictError: The id exists.
             StoreLimitError: The file would go over 128 KiB (nothing written).
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file in safe mode / not UTF-8.
@@ -711,7 +707,7 @@ class MakaProvider(BaseProvider):
         Raises:
             EntryNotFoundError: No such id.
             ConflictError: ``expected_version`` is stale, or the id is ambiguous.
-            InvalidEntryError: Empty body.
+            InvalidEntryError: An id that cannot be written.
             StoreLimitError: The file would go over 128 KiB (nothing written).
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
         """
@@ -829,7 +825,9 @@ class MakaProvider(BaseProvider):
         ``status=review_required``, ``scope`` (workspace unless session).
 
         Raises:
-            InvalidEntryError, ConflictError, StoreLimitError, ReadOnlyStoreError: As :meth:`add`.
+            InvalidEntryError: A session-scoped proposal without ``extra["maka"]["sessionId"]``
+                (Maka's ``invalid_session_id``), or an id that cannot be written.
+            ConflictError, StoreLimitError, ReadOnlyStoreError: As :meth:`add`.
         """
         stored: list[MemoryEntry] = []
 
@@ -891,6 +889,11 @@ class MakaProvider(BaseProvider):
                 new.status = Status.ACTIVE
                 new.source = "extracted"
                 new.scope = "session" if proposal.meta.get("scope") == "session" else "workspace"
+                if new.scope == "session" and not normalize_meta_value(proposal.meta.get("sessionId", "")):
+                    raise InvalidEntryError(
+                        f"maka: proposal {proposal_id!r} is session-scoped without a sessionId; Maka refuses "
+                        "to approve it (invalid_session_id)"
+                    )
                 new.created_at = new.updated_at = from_ms(now)
                 maka = {k: v for k, v in new.extra.get(FORMAT, {}).items() if k not in ("proposedAt", "status")}
                 maka.update(
