@@ -437,8 +437,9 @@ def test_validate_reports_drift_both_ways(store: BoxMemoryProvider, root: Path) 
     )
     drift = {(d.code, d.entry_id) for d in store.validate() if d.code.startswith("box.index")}
     assert drift == {("box.index-missing-file", lost.id), ("box.index-unindexed", "mem_01J11111111111111111111111")}
-    # The next write repairs the index (settings.rebuild_index_on_drift is true).
-    store.add(MemoryEntry(title="Trigger"))
+    # The first write of a newly opened store repairs the index (settings.rebuild_index_on_drift).
+    with BoxMemoryProvider(str(root)) as writer:
+        writer.add(MemoryEntry(title="Trigger"))
     assert [d for d in store.validate() if d.code.startswith("box.index")] == []
     assert sorted(e["filename"] for e in _index(root)["entries"]) == [
         "note__hand.md", "note__kept.md", "note__trigger.md"
@@ -454,3 +455,21 @@ def test_two_providers_see_each_others_writes(root: Path) -> None:
     assert sorted(e["id"] for e in _index(root)["entries"]) == sorted([a.id, b.id])
     one.close()
     two.close()
+
+
+def test_update_leaves_a_file_where_its_author_put_it(store: BoxMemoryProvider, root: Path) -> None:
+    # A companion filed next to its binary under the schema's <original-filename>.md name, with
+    # a Box file id that a local folder cannot resolve.
+    (root / "files" / "deck.pdf.md").write_text(
+        "---\nid: mem_01J22222222222222222222222\nslug: deck-pdf-companion\ntitle: Companion — deck.pdf\n"
+        "kind: companion\nstatus: active\ncreated_at: 2026-05-22T19:14:00Z\nupdated_at: 2026-05-22T19:14:00Z\n"
+        'companion_for:\n  file_id: "1844291673322"\n  filename: deck.pdf\n---\nBody\n',
+        encoding="utf-8",
+    )
+    store.reindex()
+    entry = store.get("mem_01J22222222222222222222222")
+    entry.tags = ["deck"]
+    store.update(entry)
+    assert (root / "files" / "deck.pdf.md").read_text(encoding="utf-8").count("tags: [deck]\n") == 1
+    assert [e["filename"] for e in _index(root, "files")["entries"]] == ["deck.pdf.md"]
+    assert not list((root / "memories").glob("*.md"))

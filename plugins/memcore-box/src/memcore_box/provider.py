@@ -48,7 +48,7 @@ from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_fr
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability
 from memcore.storage import TextFile, check_component
-from memcore_box._json import dumps_json, loads_json
+from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import dump_mapping, patch_yaml, plain
 from memcore_box.index import ENTRY_FIELDS, build_index, build_rollup, index_entry
 from memcore_box.mapping import FIELD_ORDER, box_kind, format_timestamp, parse_timestamp, slugify
@@ -77,6 +77,8 @@ class _Folder:
     problem: str | None = None
     stale: bool = True
     dirty: bool = False
+    writer: IndexWriter = field(default_factory=IndexWriter)
+    repaired: str | None = "never"
 
     def reposition(self) -> None:
         self.pos = {}
@@ -159,6 +161,7 @@ class BoxMemoryProvider(BaseProvider):
         self._rollup_keep: dict[str, Any] = {}
         self._rollup_problem: str | None = None
         self._rollup_dirty = False
+        self._rollup_writer = IndexWriter()
         self._depth = 0
         self._where: dict[str, str] | None = None
         self._titles: tuple[dict[str, str], dict[str, str]] | None = None
@@ -391,8 +394,12 @@ class BoxMemoryProvider(BaseProvider):
         return listings
 
     def _load_index(self, folder: _Folder) -> None:
+        index_path = join(folder.path, INDEX_FILE)
         try:
-            data, version = self.storage.read(join(folder.path, INDEX_FILE))
+            if folder.version is not None and not folder.dirty:
+                if self.storage.stat(index_path).version == folder.version:
+                    return  # unchanged since read or written: skip reading a large file
+            data, version = self.storage.read(index_path)
         except FileNotFoundError:
             if folder.version is not None or folder.problem is None:
                 folder.entries, folder.version, folder.stale, folder.problem = [], None, True, "missing"
@@ -423,6 +430,8 @@ class BoxMemoryProvider(BaseProvider):
 
     def _load_rollup(self) -> None:
         try:
+            if self._rollup_version is not None and self.storage.stat(INDEX_FILE).version == self._rollup_version:
+                return
             data, version = self.storage.read(INDEX_FILE)
         except FileNotFoundError:
             self._rollup_version, self._rollup_keep, self._rollup_problem = None, {}, "missing"
@@ -450,13 +459,16 @@ class BoxMemoryProvider(BaseProvider):
             repair: Also bring each folder index in line with the folder's files when
                 ``settings.rebuild_index_on_drift`` is true (the default): index files nobody
                 indexed (e.g. a writer killed between the memory file and the index) and drop
-                entries whose file is gone. Used at the start of every write.
+                entries whose file is gone. Done at the first write after opening and whenever
+                a folder's index changed under us (another process wrote), not on every write.
         """
         self._load_config()
         for folder in list(self._folders.values()):
             self._load_index(folder)
-            if repair and self._settings().get("rebuild_index_on_drift", True) and not folder.stale:
+            if (repair and folder.repaired != folder.version and not folder.stale
+                    and self._settings().get("rebuild_index_on_drift", True)):
                 self._repair(folder)
+                folder.repaired = folder.version
         self._load_rollup()
 
     def _repair(self, folder: _Folder) -> None:
@@ -615,7 +627,10 @@ class BoxMemoryProvider(BaseProvider):
                 keep=folder.keep,
             )
             expected = folder.version if folder.version is not None else CREATE
-            item = self.storage.write(join(path, INDEX_FILE), dumps_json(data), expected_version=expected)
+            payload = folder.writer.dumps(data, [(e, None) for e in folder.entries])
+            item = self.storage.write(join(path, INDEX_FILE), payload, expected_version=expected)
+            if folder.repaired == folder.version:
+                folder.repaired = item.version  # our own write keeps files and index in step
             folder.version, folder.dirty, folder.problem = item.version, False, None
             folder.index_id = item.id or folder.index_id
             wrote = True
@@ -649,7 +664,14 @@ class BoxMemoryProvider(BaseProvider):
         expected = self._rollup_version if self._rollup_version is not None else CREATE
         if self._rollup_problem not in (None, "missing"):
             expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
-        item = self.storage.write(INDEX_FILE, dumps_json(self._rollup_data(now)), expected_version=expected)
+        sources = [
+            (entry, path + "/")
+            for path in sorted(self._folders)
+            if not (self._folders[path].version is None and not self._folders[path].entries)
+            for entry in self._folders[path].entries
+        ]
+        payload = self._rollup_writer.dumps(self._rollup_data(now), sources)
+        item = self.storage.write(INDEX_FILE, payload, expected_version=expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
 
     @contextlib.contextmanager
@@ -984,8 +1006,9 @@ class BoxMemoryProvider(BaseProvider):
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite a memory file, changing only what changed, and re-index it.
 
-        ``updated_at`` is set to now. The slug is stable (kept from the file). A kind or team
-        change moves the file to ``<new kind>__<slug>.md`` in the new folder.
+        ``updated_at`` is set to now. The slug is stable (kept from the file). A kind change
+        renames the file to ``<new kind>__<slug>.md``; a team change moves it to the team's
+        folder; otherwise the file stays where it is, under its name.
 
         Args:
             entry: The entry, with the id of a stored memory.
@@ -1020,7 +1043,10 @@ class BoxMemoryProvider(BaseProvider):
             data = current.text.encode(f"---\n{yaml_text}---\n{entry.body}")
             old_folder = self._folder(current.folder)
             self._ensure_fresh(old_folder)
-            new_folder_path = self._target_folder(entry)
+            old_team = None if current.meta.get("team") is None else str(current.meta["team"])
+            # The folder changes only with the team (a companion next to its binary, or a memory
+            # an author filed elsewhere, stays where it is).
+            new_folder_path = current.folder if entry.scope == old_team else self._target_folder(entry)
             same_kind = str(current.meta.get("kind")) == str(meta["kind"])
             if same_kind and new_folder_path == current.folder:
                 path = current.path

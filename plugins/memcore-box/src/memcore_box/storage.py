@@ -179,6 +179,9 @@ class Storage(Protocol):
         ...
 
 
+_REMEMBER_FROM_BYTES = 64 * 1024
+
+
 def _version_of(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -192,6 +195,12 @@ class LocalStorage:
     of the file's bytes, so a token stays valid across processes and restarts and changes
     exactly when the content does.
 
+    Hashing a large ``_index.json`` on every check would cost a full read, so the versions of
+    files of 64 KiB or more are remembered with the file's ``(inode, mtime_ns, size)``: while
+    those are unchanged the version is reused. Every memcore write replaces the file (new
+    inode), and any other write changes the mtime, so a changed file is hashed again. Small
+    files (every memory file) are always hashed.
+
     Args:
         root: The workspace's root folder (need not exist until something is written).
     """
@@ -199,12 +208,41 @@ class LocalStorage:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.description = str(self.root)
+        self._known: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
     def __repr__(self) -> str:
         return f"LocalStorage({self.description!r})"
 
     def _path(self, path: str) -> Path:
         return safe_join(self.root, path) if path else self.root
+
+    @staticmethod
+    def _key(st: os.stat_result) -> tuple[int, int, int]:
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _remember(self, p: Path, key: tuple[int, int, int], version: str) -> str:
+        if key[2] >= _REMEMBER_FROM_BYTES:
+            if len(self._known) > 10_000:
+                self._known.clear()
+            self._known[p] = (key, version)
+        return version
+
+    def _current_version(self, p: Path) -> str | None:
+        """Return the version of the file at ``p`` (``None`` if missing), hashing only if changed."""
+        try:
+            key = self._key(os.stat(p))
+        except FileNotFoundError:
+            return None
+        known = self._known.get(p)
+        if known is not None and known[0] == key:
+            return known[1]
+        try:
+            with open(p, "rb") as fh:
+                key = self._key(os.fstat(fh.fileno()))
+                data = fh.read()
+        except FileNotFoundError:
+            return None
+        return self._remember(p, key, _version_of(data))
 
     def list(self, folder: str = "") -> builtins.list[Item]:
         """Return the files and folders directly inside ``folder``, sorted by name.
@@ -228,7 +266,7 @@ class LocalStorage:
         return out
 
     def stat(self, path: str) -> Item:
-        """Return the item at ``path``; files get their version (the file is read and hashed).
+        """Return the item at ``path``; files get their version (hashed when changed).
 
         Raises:
             FileNotFoundError: Nothing at ``path``.
@@ -237,8 +275,10 @@ class LocalStorage:
         name = p.name if path else ""
         if p.is_dir():
             return Item(name=name, is_folder=True)
-        data = p.read_bytes()
-        return Item(name=name, is_folder=False, version=_version_of(data), size=len(data))
+        version = self._current_version(p)
+        if version is None:
+            raise FileNotFoundError(f"{p}: no such file")
+        return Item(name=name, is_folder=False, version=version, size=os.stat(p).st_size)
 
     def exists(self, path: str) -> bool:
         """Return whether a file or folder exists at ``path``."""
@@ -252,10 +292,15 @@ class LocalStorage:
         """
         p = self._path(path)
         try:
-            data = p.read_bytes()
+            with open(p, "rb") as fh:
+                key = self._key(os.fstat(fh.fileno()))
+                data = fh.read()
         except IsADirectoryError as exc:
             raise FileNotFoundError(f"{p}: is a folder, not a file") from exc
-        return data, _version_of(data)
+        known = self._known.get(p)
+        if known is not None and known[0] == key:
+            return data, known[1]
+        return data, self._remember(p, key, _version_of(data))
 
     def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
         """Write ``data`` to ``path`` atomically if ``expected_version`` holds (under the lock).
@@ -267,10 +312,7 @@ class LocalStorage:
         p = self._path(path)
         with self.lock():
             if expected_version != ANY_VERSION:
-                try:
-                    current: str | None = _version_of(p.read_bytes())
-                except FileNotFoundError:
-                    current = None
+                current = self._current_version(p)
                 if expected_version is None and current is not None:
                     raise ConflictError(f"box: {p} already exists; refusing to overwrite it")
                 if expected_version is not None and current != expected_version:
@@ -282,7 +324,10 @@ class LocalStorage:
             if not p.parent.is_dir():
                 raise FileNotFoundError(f"{p.parent}: folder does not exist; create it first")
             atomic_write(p, data)
-        return Item(name=p.name, is_folder=False, version=_version_of(data), size=len(data))
+            version = _version_of(data)
+            with contextlib.suppress(FileNotFoundError):
+                self._remember(p, self._key(os.stat(p)), version)
+        return Item(name=p.name, is_folder=False, version=version, size=len(data))
 
     def delete(self, path: str, *, expected_version: str | None = None) -> None:
         """Delete the file at ``path`` (checking ``expected_version`` under the lock if given).
@@ -294,13 +339,16 @@ class LocalStorage:
         p = self._path(path)
         with self.lock():
             if expected_version is not None:
-                current = _version_of(p.read_bytes())
+                current = self._current_version(p)
+                if current is None:
+                    raise FileNotFoundError(f"{p}: no such file")
                 if current != expected_version:
                     raise ConflictError(
                         f"box: {p} changed since it was read (expected version {expected_version}); "
                         "re-read it and retry"
                     )
             p.unlink()
+            self._known.pop(p, None)
 
     def make_folder(self, path: str) -> Item:
         """Create ``path`` and its parents; existing folders are fine."""
