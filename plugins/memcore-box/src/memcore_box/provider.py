@@ -112,7 +112,9 @@ class _File:
 
 
 def _is_memory_name(name: str) -> bool:
-    return name.lower().endswith(".md") and name.lower() != "readme.md" and not name.startswith((".", "_"))
+    # The authors' rebuild reads every *.md except README.md (and never _*.json); dot files are
+    # hidden or the temp files of interrupted atomic writes.
+    return name.lower().endswith(".md") and name.lower() != "readme.md" and not name.startswith(".")
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
@@ -1077,11 +1079,11 @@ class BoxMemoryProvider(BaseProvider):
         with self._writing():
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")
+            config = self._edit_config()  # refuses (before deleting) when the config is unreadable
             self.storage.delete(current.path, expected_version=current.version)
             folder = self._folder(current.folder)
             self._ensure_fresh(folder)
             self._index_remove(folder, str(current.meta["id"]))
-            config = self._edit_config()
             block = config.setdefault("memcore", {})
             if isinstance(block, dict):
                 dead = block.setdefault("deleted_ids", [])
