@@ -104,8 +104,6 @@ def test_refused_writes_change_nothing(example: Path) -> None:
         with pytest.raises(GraphInvariantError) as info:  # a `#` heading under ### would be a bad ####
             p.add(MemoryEntry(title="Too deep", body="x\n", parent="sample-database-stack"))
         assert [d.code for d in info.value.diagnostics] == ["rm.terminal-marker"]
-        with pytest.raises(InvalidEntryError):  # body lines that are graph syntax
-            p.add(MemoryEntry(title="Sneaky", body="- `injected` node → []\n", parent="sample-app"))
         with pytest.raises(InvalidEntryError):
             p.add(MemoryEntry(title="x", parent="proj-web"))  # a node is not a container
     assert _tree(example) == before
@@ -371,24 +369,34 @@ def test_migrating_a_store_into_rightmemory_keeps_graph_and_layout(example: Path
             assert (info["marker"], info.get("depth"), info["file"]) == (was["marker"], was.get("depth"), was["file"])
 
 
-@pytest.mark.parametrize(
-    ("title", "body"),
-    [
-        ("Anchor in code `{#x}`", ""),
-        ("Arrow in code `→ [dep:a]`", ""),
-        ("Ok title", "<div>\n- `hidden-node` x → []\n</div>\n"),
-        ("Ok title", "Text\n\n    - `n` indented code for markdown, a node for the reference → []\n"),
-    ],
-)
-def test_text_the_reference_would_read_as_graph_syntax_is_refused(example: Path, title: str, body: str) -> None:
+@pytest.mark.parametrize("title", ["Anchor in code `{#x}`", "Arrow in code `→ [dep:a]`", "Set {F#y} here"])
+def test_titles_the_reference_would_read_as_graph_syntax_are_refused(example: Path, title: str) -> None:
     before = _tree(example)
+    with RightMemoryProvider(example) as p, pytest.raises(InvalidEntryError):
+        p.add(MemoryEntry(kind=Kind.FACT, title=title, body="x\n", parent="sample-app"))
+    assert _tree(example) == before
+
+
+@pytest.mark.parametrize("family", ["memory", "pursuit"])
+def test_graph_syntax_in_bodies_is_escaped_and_round_trips(example: Path, family: str) -> None:
+    body = (
+        "# Identity\n\\## already escaped {#x}\n- `injected` node → []\n  - \\`two` → []\n"
+        "<div>\n- `hidden-node` x → []\n</div>\n\n    - `indented` x → []\n"
+        "```\n## fenced {#y}\n- `z` w → []\n```\n**Next:**\n- `do` keep this action\n"
+    )
+    kind = Kind.PURSUIT if family == "pursuit" else Kind.FACT
+    parent = None if family == "pursuit" else "sample-app"
     with RightMemoryProvider(example) as p:
-        with pytest.raises(InvalidEntryError):
-            p.add(MemoryEntry(kind=Kind.FACT, title=title, body=body, parent="sample-app"))
-        ok = p.add(MemoryEntry(kind=Kind.FACT, title="Fenced is fine", body="```\n## x {#y}\n- `z` w → []\n```\n",
-                               parent="sample-app"))  # fmt: skip
-        assert ok.body == "```\n## x {#y}\n- `z` w → []\n```\n"
-    assert [n for n in before if before[n] != _tree(example)[n]] == ["MEMORY.md"]
+        stored = p.add(MemoryEntry(kind=kind, title="Escapes", body=body, parent=parent))
+        assert stored.body == body
+        assert p.validate() == []
+        file, _line = p.locate(stored.id or "")
+    written = (example / file).read_text()
+    assert "\n\\# Identity\n\\\\## already escaped {#x}\n- \\`injected` node → []\n  - \\\\`two` → []\n" in written
+    assert "\n- \\`hidden-node` x → []\n" in written and "\n    - \\`indented` x → []\n" in written
+    assert "```\n## fenced {#y}\n- `z` w → []\n```\n" in written  # fenced code is left alone
+    action = "- `do` keep this action" if family == "pursuit" else "- \\`do` keep this action"
+    assert f"**Next:**\n{action}\n" in written
 
 
 def test_every_kind_and_status_round_trips(tmp_path: Path) -> None:

@@ -16,13 +16,12 @@ __all__ = ["RightMemoryConformance"]
 
 
 class RightMemoryConformance(ProviderConformance):
-    """Knobs: document order, ``heading-lines`` refused, titles stripped.
+    """Knobs: document order, titles stripped, a real edge in the every-field test.
 
     - ``insertion_ordered = False``: entries come in document order (a node is placed before
       its parent's child headings), which is stable but not always add order.
-    - ``rejected_corpus = {"heading-lines"}``: a body whose lines are themselves headings
-      (``# H1 line``, ``## … {#fake-id}``) would change the graph; ``add`` refuses it with
-      ``InvalidEntryError`` instead.
+    - every corpus case round-trips: body lines that would be headings or nodes are escaped in
+      the file (``\\# H1 line``) and unescaped on read.
     - :meth:`normalize_expected`: a title is one heading or node line, so its surrounding
       whitespace is not kept.
     - ``field_values``: the every-field test uses a ``dep`` edge (a real graph edge written into
@@ -32,7 +31,6 @@ class RightMemoryConformance(ProviderConformance):
 
     provider_cls = RightMemoryProvider
     insertion_ordered = False
-    rejected_corpus = frozenset({"heading-lines"})
     field_values: ClassVar[dict[str, Any]] = {"relation_type": "dep"}
 
     def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:

@@ -303,6 +303,7 @@ class RightMemoryProvider(BaseProvider):
             heading = doc.headings[ref.index]
             _first, last, body_lines = self._lead(doc, heading)
             title, meta = heading.title, heading.meta
+            body_lines = unescape_body(body_lines, ref.family)
             body = read_body(body_lines, meta)
             edges = heading.edges
             own = lines[heading.line - 1 : last]
@@ -602,7 +603,7 @@ class RightMemoryProvider(BaseProvider):
         memcore's parser ignores graph syntax inside code and HTML; the reference parser only
         skips fenced code. What memcore writes must read the same in both, so a title may not
         hold an anchor (``{#x}``, ``{F#x}``…) or an edge list (``→ [``), and a body line outside
-        fenced code may not be a heading or node line (``**Next:**`` actions in Pursuits are fine).
+        fenced code is escaped (:func:`escape_body`) so that it is neither.
         """
         if "\n" in title or "\r" in title:
             raise InvalidEntryError(f"{FORMAT}: a title must be one line, got {title!r}")
@@ -615,12 +616,9 @@ class RightMemoryProvider(BaseProvider):
             raise InvalidEntryError(f"{FORMAT}: a body may not contain carriage returns (the file keeps its own)")
         if "<!-- memcore:" in body:
             raise InvalidEntryError(f"{FORMAT}: a body may not contain a `<!-- memcore:` comment")
-        bad = _reference_graph_line(body.split("\n"), family)
-        if bad is not None:
-            raise InvalidEntryError(
-                f"{FORMAT}: body line {bad!r} would be a heading or node for RightMemory's parser; "
-                "indent it by four spaces or put it in a fenced code block"
-            )
+        bad = _reference_graph_line(escape_body(body.split("\n"), family), family)
+        if bad is not None:  # pragma: no cover - escape_body leaves none; kept as a safety net
+            raise InvalidEntryError(f"{FORMAT}: body line {bad!r} would be a heading or node for RightMemory's parser")
 
     def _want(self, entry: MemoryEntry) -> tuple[str | None, str | None]:
         """Return (item hint, marker hint) from ``entry.extra["rightmemory"]``."""
@@ -699,6 +697,7 @@ class RightMemoryProvider(BaseProvider):
             title = entry.title.strip()
             self._check_text(title, entry.body, family)
             core, pad = split_body(entry.body)
+            core = escape_body(core, family)
             rel, index, level, create = self._target(graph, entry, family, as_heading)
             edges, _other = self._split_relations(entry)
             meta = self._meta_line(entry, family, marker, title, pad if as_heading else None)
@@ -780,6 +779,7 @@ class RightMemoryProvider(BaseProvider):
         title = entry.title.strip()
         self._check_text(title, entry.body, ref.family)
         core, pad = split_body(entry.body)
+        core = escape_body(core, ref.family)
         edges, _other = self._split_relations(entry)
         meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None)
         if ref.is_heading:
@@ -1038,6 +1038,66 @@ def read_body(lines: list[str], meta: dict[str, Any] | None) -> str:
     if isinstance(pad, list) and len(pad) == 2 and all(isinstance(x, str) for x in pad):
         return str(pad[0]) + text + str(pad[1])
     return text + "\n" if lines else ""
+
+
+_ESCAPED_HEADING = re.compile(r"^\\*#+\s")
+_ESCAPED_NODE = re.compile(r"^(\s*-\s+)\\*`")
+
+
+def _body_walk(lines: list[str], family: str, escape: bool) -> list[str]:
+    fence_char: str | None = None
+    fence_len = 0
+    in_next = False
+    out: list[str] = []
+    for line in lines:
+        fence = _FENCE_RE.match(line)
+        if fence is not None:
+            marker = fence.group(1)
+            if fence_char is None:
+                fence_char, fence_len = marker[0], len(marker)
+            elif marker[0] == fence_char and len(marker) >= fence_len:
+                fence_char, fence_len = None, 0
+            out.append(line)
+            continue
+        if fence_char is not None:
+            out.append(line)
+            continue
+        if family == "pursuit":
+            field_match = PURSUIT_FIELD_RE.match(line)
+            if field_match:
+                in_next = field_match.group(1).casefold() == "next"
+                out.append(line)
+                continue
+        if _ESCAPED_HEADING.match(line):
+            if escape:
+                line = "\\" + line
+            elif line.startswith("\\"):
+                line = line[1:]
+        elif not in_next and (node := _ESCAPED_NODE.match(line)):
+            cut = node.end(1)
+            if escape:
+                line = line[:cut] + "\\" + line[cut:]
+            elif line[cut] == "\\":
+                line = line[:cut] + line[cut + 1 :]
+        out.append(line)
+    return out
+
+
+def escape_body(lines: list[str], family: str) -> list[str]:
+    """Escape body lines RightMemory's parser would take as headings or nodes.
+
+    Outside fenced code, a line starting with ``#…`` + space gets a leading backslash
+    (``\\# Identity``), and a bullet starting with a code span gets a backslash before the
+    backtick (``- \\`x` …``), except ``**Next:**`` actions in Pursuit bodies. Lines that already
+    start that way with backslashes get one more, so :func:`unescape_body` restores any body
+    exactly. Markdown renders the escaped lines as the literal text.
+    """
+    return _body_walk(lines, family, escape=True)
+
+
+def unescape_body(lines: list[str], family: str) -> list[str]:
+    """Undo :func:`escape_body` (one backslash off each escaped line)."""
+    return _body_walk(lines, family, escape=False)
 
 
 def _reference_graph_line(lines: list[str], family: str) -> str | None:
