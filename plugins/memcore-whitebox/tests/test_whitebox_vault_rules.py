@@ -303,3 +303,20 @@ def test_a_session_may_amend_the_fact_it_created_but_not_the_users(vault: Path) 
         fact.body = "v3\n"
         assert other.update(fact).kind is Kind.PROPOSAL
     assert (vault / "projects" / "new.md").read_text(encoding="utf-8").endswith("---\nv2\n")
+
+
+def test_blocks_of_another_scope_are_hidden_but_still_numbered(scoped: Path) -> None:
+    month = scoped / "observations" / "2026-04.md"
+    month.write_text(
+        month.read_text(encoding="utf-8")
+        + "\n---\n\n```\n---\ndate: 2026-04-20\nsource: a\ntags: [health]\nconfidence: low\nscope: private\n---\n\nPrivate.\n```\n",
+        encoding="utf-8",
+    )
+    with WhiteBoxProvider(str(scoped), scope="work") as store:
+        assert [e.id for e in store.iter_entries() if e.kind is Kind.OBSERVATION] == ["observations/2026-04.md#1"]
+        assert store.add(obs()).id == "observations/2026-04.md#3"
+        with pytest.raises(OutOfScopeError):
+            store.add(obs(scope="private"))
+    with WhiteBoxProvider(str(scoped)) as store:
+        assert store.get("observations/2026-04.md#2").scope == "private"
+        assert store.get("observations/2026-04.md#3").body == "An observation."

@@ -368,23 +368,8 @@ class WhiteBoxProvider(BaseProvider):
             if diags is not None:
                 diags.append(_diag(rel, exc.line, "wb.not-utf8", Severity.ERROR, str(exc)))
             return
-        number = 0
-        file_meta: dict[str, Any] | None = None
         active = self.scopes.active
-        for blk in scan_blocks(text):
-            if not blk.is_observation:
-                if diags is not None:
-                    self._block_problem(rel, blk, diags)
-                continue
-            assert blk.frontmatter is not None
-            fields = parse_fields(blk.frontmatter)
-            if number == 0 and file_meta is None and blk.start == 0 and blk.layout == "bare":
-                if "date" not in fields.values and {"group_id", "part", "schema", "total_parts"} & set(
-                    fields.values
-                ):
-                    file_meta = fields.values
-                    continue
-            number += 1
+        for number, blk, fields, file_meta in _numbered(text, rel, diags, self._block_problem):
             entry = self._observation_entry(rel, number, text, blk, fields, file_meta, diags, active)
             if entry is not None:
                 yield entry
@@ -800,6 +785,12 @@ class WhiteBoxProvider(BaseProvider):
         month = date[:7]
         rel = f"observations/{month}.md"
         self._check_writable(rel)
+        active = self.active_scope
+        if active is not None and entry.scope not in (None, active):
+            raise OutOfScopeError(
+                f"whitebox: entry scope {entry.scope!r} is not the active scope {active!r}; it would be "
+                "written where this session cannot read it"
+            )
         path = safe_join(self.root, "observations", f"{month}.md")
         block = render_block(self._observation_lines(entry, date), entry.body)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -821,7 +812,7 @@ class WhiteBoxProvider(BaseProvider):
                             path=str(path),
                             line=blk.line,
                         )
-                count = sum(1 for _ in self._observations(rel, data, None))
+                count = sum(1 for _ in _numbered(tf.text, rel, None, None))
                 stripped = tf.text.rstrip()
                 tail = tf.text[len(stripped) :]
                 dangling = stripped == "---" or stripped.endswith("\n---")
@@ -1173,6 +1164,39 @@ class WhiteBoxProvider(BaseProvider):
 
 
 # -- helpers ------------------------------------------------------------------------------
+_CHUNK_KEYS = frozenset({"group_id", "part", "schema", "total_parts"})
+
+
+def _numbered(
+    text: str,
+    rel: str,
+    diags: list[Diagnostic] | None,
+    on_problem: Any,
+) -> Iterator[tuple[int, RawBlock, Fields, dict[str, Any] | None]]:
+    """Yield ``(N, block, fields, chunk frontmatter)`` for each observation block of a file.
+
+    N counts observation blocks from 1, in document order, whatever the active scope; a
+    chunk file's own frontmatter (a leading bare block with ``group_id``/``part`` and no
+    ``date``) is not counted. Other blocks go to ``on_problem(rel, block, diags)`` when
+    ``diags`` is given.
+    """
+    number = 0
+    file_meta: dict[str, Any] | None = None
+    for blk in scan_blocks(text):
+        if not blk.is_observation:
+            if diags is not None and on_problem is not None:
+                on_problem(rel, blk, diags)
+            continue
+        assert blk.frontmatter is not None
+        fields = parse_fields(blk.frontmatter)
+        if number == 0 and file_meta is None and blk.start == 0 and blk.layout == "bare":
+            if "date" not in fields.values and not _CHUNK_KEYS.isdisjoint(fields.values):
+                file_meta = fields.values
+                continue
+        number += 1
+        yield number, blk, fields, file_meta
+
+
 def _diag(
     path: str, line: int | None, code: str, severity: Severity, message: str, entry_id: str | None = None
 ) -> Diagnostic:
