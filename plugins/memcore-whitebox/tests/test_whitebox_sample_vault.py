@@ -93,6 +93,10 @@ def test_sniff_recognises_the_vault(tmp_path: Path) -> None:
     shutil.copytree(VAULT, copy)
     (copy / "AGENTS.md").unlink()
     assert WhiteBoxProvider.sniff(copy)  # tags.md + observations/
+    other = tmp_path / "repo"
+    other.mkdir()
+    (other / "AGENTS.md").write_text("# Instructions for coding agents\n", encoding="utf-8")
+    assert not WhiteBoxProvider.sniff(other)  # an AGENTS.md of some other tool
     result = _memcore("ls", "--store", str(copy), "--json", cwd=tmp_path)  # bare path: sniffed
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)) == 3

@@ -196,13 +196,22 @@ class WhiteBoxProvider(BaseProvider):
     # -- life cycle -------------------------------------------------------------------
     @classmethod
     def sniff(cls, path: Path) -> bool:
-        """Return whether ``path`` is a folder with AGENTS.md, or with tags.md and observations/."""
+        """Return whether ``path`` looks like a WhiteBox vault (cheap, never raises).
+
+        True for a folder with tags.md or AGENTS.md next to an observations/ folder, or with an
+        AGENTS.md that names WhiteBox in its first 4 KiB (AGENTS.md alone is a file many agent
+        tools use, so it is not enough by itself).
+        """
         try:
             if not path.is_dir():
                 return False
-            if (path / "AGENTS.md").is_file():
+            agents = path / "AGENTS.md"
+            if (path / "observations").is_dir() and ((path / "tags.md").is_file() or agents.is_file()):
                 return True
-            return (path / "tags.md").is_file() and (path / "observations").is_dir()
+            if agents.is_file():
+                with agents.open("rb") as fh:
+                    return b"whitebox" in fh.read(4096).lower()
+            return False
         except OSError:
             return False
 
