@@ -21,6 +21,11 @@ def test_defaults(tmp_path: Path) -> None:
     assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled="yes").agent_read_enabled is False
     assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled=1).agent_read_enabled is False
     assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled="true").agent_read_enabled is True
+    # enabled: off only when literally false (Maka); incognito fails closed.
+    assert MakaProvider(tmp_path / "MEMORY.md", enabled="yes").enabled is True
+    assert MakaProvider(tmp_path / "MEMORY.md", enabled="false").enabled is False
+    assert MakaProvider(tmp_path / "MEMORY.md", incognito="1").incognito is True
+    assert MakaProvider(tmp_path / "MEMORY.md", incognito=False).incognito is False
 
 
 def test_incognito_blocks_reads_and_writes_before_the_disk(tmp_path: Path) -> None:

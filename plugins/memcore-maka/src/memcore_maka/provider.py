@@ -138,12 +138,14 @@ class _Loaded:
         return self.status == "ok"
 
 
-def _flag(value: Any, default: bool) -> bool:
-    if value is None:
-        return default
-    if isinstance(value, str):
-        return value.strip().lower() == "true"
-    return value is True
+def _only_true(value: Any) -> bool:
+    """Maka's rule for ``agentReadEnabled``: on only for the literal ``true``."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _unless_false(value: Any) -> bool:
+    """Return False only for the literal ``false`` (Maka's ``enabled`` rule; fail-closed switches)."""
+    return not (value is False or (isinstance(value, str) and value.strip().lower() == "false"))
 
 
 def _version(doc: Document, section: Section) -> str:
@@ -205,11 +207,13 @@ class MakaProvider(BaseProvider):
         self.folder = path.parent
         self.backup_path = safe_join(self.folder, path.name + ".bak")
         self.pending_path = safe_join(self.folder, "PENDING.md")
-        self.enabled = _flag(options.get("enabled"), True)
-        self.agent_read_enabled = _flag(options.get("agent_read_enabled"), False)
-        self.incognito = _flag(options.get("incognito"), False)
-        self.read_only = _flag(options.get("read_only"), False)
-        self.apply_decay = _flag(options.get("apply_decay"), True)
+        # enabled: on unless literally false (Maka). agent_read_enabled: only literal true (Maka).
+        # incognito / read_only: fail closed, any value but None / false turns them on.
+        self.enabled = _unless_false(options.get("enabled"))
+        self.agent_read_enabled = _only_true(options.get("agent_read_enabled"))
+        self.incognito = options.get("incognito") is not None and _unless_false(options.get("incognito"))
+        self.read_only = options.get("read_only") is not None and _unless_false(options.get("read_only"))
+        self.apply_decay = _unless_false(options.get("apply_decay"))
         self._now: Callable[[], int] = lambda: to_ms(utc_now())
 
     # -- life cycle -----------------------------------------------------------------------
