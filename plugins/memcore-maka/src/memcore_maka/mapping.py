@@ -52,13 +52,11 @@ from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore_maka._parser import (
     HEADING_RE,
     META_KEY_RE,
-    MetaComment,
     Section,
     js_trim,
     parse_finite_number,
     parse_meta_comment,
     parse_tags,
-    slug_id,
 )
 
 __all__ = [
@@ -73,6 +71,7 @@ __all__ = [
     "entry_from_section",
     "from_ms",
     "is_safe_value",
+    "meta_line",
     "normalize_meta_value",
     "one_line",
     "render_section",
@@ -785,13 +784,3 @@ def _normalized(meta: dict[str, str]) -> dict[str, str]:
         if safe and META_KEY_RE.match(key):
             out[key] = safe
     return out
-
-
-def parse_comment(line: str) -> MetaComment | None:
-    """Re-export of :func:`memcore_maka._parser.parse_meta_comment` for callers of this module."""
-    return parse_meta_comment(line)
-
-
-def default_id_for(title: str) -> str:
-    """Return the id Maka gives a section titled ``title`` that has no metadata comment."""
-    return slug_id(title)

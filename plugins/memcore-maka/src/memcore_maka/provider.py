@@ -673,7 +673,7 @@ class MakaProvider(BaseProvider):
     def _rewrite(self, loaded: _Loaded, old: EntryView, entry: MemoryEntry) -> str | None:
         doc, section = loaded.doc, old.section
         rendered = render_section(entry, old)
-        if prev_unchanged(rendered):
+        if _unchanged(rendered):
             return None
         lines, seps = list(doc.lines), list(doc.separators)
         newline = doc.newline
@@ -956,7 +956,7 @@ def _view(doc: Document, section: Section, pending: bool) -> EntryView:
     return entry_from_section(section, pending=pending, version=_version(doc, section))
 
 
-def prev_unchanged(rendered: RenderedSection) -> bool:
+def _unchanged(rendered: RenderedSection) -> bool:
     """Return whether a rendered section changes nothing in the file."""
     return not (rendered.title_changed or rendered.meta_changed or rendered.body_changed)
 
