@@ -93,6 +93,25 @@ class BoxCloudProvider(BoxMemoryProvider):
             return self.storage.path_of(file_id)
         return super().binary_path(file_id, near)
 
+    def add_companion(self, binary: str, entry: MemoryEntry | None = None, *, reviewed_by: str | None = None,
+                      ) -> MemoryEntry:
+        """Write a companion for the binary at workspace path ``binary``, keyed by its Box file id.
+
+        As :meth:`BoxMemoryProvider.add_companion` (hash from Box: ``sha1``, the schema's
+        fallback algorithm; size; mime type), then ``companion_for.file_id`` is set to the
+        binary's Box file id, as the schema wants on Box.
+
+        Raises:
+            FileNotFoundError: No file at ``binary``.
+        """
+        stored = super().add_companion(binary, entry, reviewed_by=reviewed_by)
+        file_id = self.storage.stat(binary).id
+        companion = stored.ns("box").get("companion_for")
+        if not file_id or not isinstance(companion, dict) or companion.get("file_id") == file_id:
+            return stored
+        companion["file_id"] = file_id
+        return self.update(stored, expected_version=stored.version)
+
     def search(self, query: Query | str) -> list[MemoryEntry]:
         """Return matching memories; kind/status/tag filters go through Box's metadata query.
 

@@ -171,3 +171,18 @@ def test_configuration_and_secrets(workspace: str, fake_box: Any, caplog: pytest
         assert type(info.value).__name__ == "BoxCloudError"
         assert TOKEN not in str(info.value) + repr(store) + repr(store.storage) + caplog.text
     assert BoxCloudProvider.sniff(Path(".")) is False
+
+
+def test_companion_keyed_by_box_file_id(provider: BoxCloudProvider, fake_box: Any, workspace: str) -> None:
+    binary = fake_box.put(workspace, "files/report.pdf", b"%PDF-1.7 fake report\n")
+    companion = provider.add_companion("files/report.pdf", MemoryEntry(body="What is in it.\n"))
+    block = companion.extra["box"]["companion_for"]
+    assert block["file_id"] == binary.id  # the Box file id, not the path
+    assert block["hash_algo"] == "sha1" and block["sha1"] == binary.versions[-1].sha1
+    assert block["size_bytes"] == len(binary.versions[-1].data)
+    assert provider.get(str(companion.id)).extra["box"]["companion_for"]["file_id"] == binary.id
+    index = json.loads(fake_box.read(workspace, "_index.json"))
+    assert index["by_companion_for"] == {binary.id: companion.id}
+    assert [d for d in provider.validate() if d.code.startswith("box.companion")] == []
+    fake_box.put(workspace, "files/report.pdf", b"%PDF-1.7 changed\n")  # the binary changes on Box
+    assert [d.code for d in provider.validate() if d.code.startswith("box.companion")] == ["box.companion-stale"]
