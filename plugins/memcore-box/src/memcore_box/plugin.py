@@ -12,6 +12,7 @@ __all__ = ["memcore_register_providers"]
 @hookimpl
 def memcore_register_providers() -> list[type[Any]]:
     """Return the Box-memory provider classes (format ``box``: a local folder)."""
+    from memcore_box.cloud_provider import BoxCloudProvider  # box+cloud (issue 6)
     from memcore_box.provider import BoxMemoryProvider
 
-    return [BoxMemoryProvider]
+    return [BoxMemoryProvider, BoxCloudProvider]
