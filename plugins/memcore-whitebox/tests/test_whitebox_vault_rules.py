@@ -320,3 +320,25 @@ def test_blocks_of_another_scope_are_hidden_but_still_numbered(scoped: Path) -> 
     with WhiteBoxProvider(str(scoped)) as store:
         assert store.get("observations/2026-04.md#2").scope == "private"
         assert store.get("observations/2026-04.md#3").body == "An observation."
+
+
+def test_derived_from_becomes_relations_and_round_trips(vault: Path) -> None:
+    (vault / "synthesized").mkdir()
+    (vault / "synthesized" / "profile-2026-04-30.md").write_text(
+        "---\nsynthesized_at: 2026-04-30\nsynthesized_by: claude\n"
+        "derived_from: [observations/2026-04.md#1]\nversion: 1\n---\n\n# Profile\n\nTerse.\n",
+        encoding="utf-8",
+    )
+    with WhiteBoxProvider(str(vault), as_user=True) as store:
+        profile = store.get("synthesized/profile-2026-04-30.md")
+        assert profile.kind is Kind.NOTE and profile.extra["whitebox"]["layer"] == "synthesized"
+        assert [(r.type, r.target) for r in profile.relations] == [("derived_from", "observations/2026-04.md#1")]
+        assert profile.created_at is not None and profile.date_only
+        profile.relations = [*profile.relations, profile.relations[0].model_copy(update={"type": "related"})]
+        store.update(profile)
+        again = store.get("synthesized/profile-2026-04-30.md")
+    assert [(r.type, r.target) for r in again.relations] == [
+        ("derived_from", "observations/2026-04.md#1"), ("related", "observations/2026-04.md#1")
+    ]
+    text = (vault / "synthesized" / "profile-2026-04-30.md").read_text(encoding="utf-8")
+    assert text.startswith("---\nsynthesized_at: 2026-04-30\nsynthesized_by: claude\nderived_from: [observations/2026-04.md#1]\n")

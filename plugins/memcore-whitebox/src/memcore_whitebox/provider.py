@@ -641,6 +641,10 @@ class WhiteBoxProvider(BaseProvider):
             wb["frontmatter"] = others
         if "/" in rel and kind is not Kind.FACT:
             wb["layer"] = rel.split("/", 1)[0]
+        derived = meta.get("derived_from")
+        if isinstance(derived, list):
+            # v1.1 synthesized files (and memcore's promotion proposals) list their sources
+            relations.extend(Relation(type="derived_from", target=t) for t in derived if isinstance(t, str) and t)
         kw: dict[str, Any] = {
             "id": rel,
             "kind": kind,
@@ -951,7 +955,14 @@ class WhiteBoxProvider(BaseProvider):
             memcore["kind"] = entry.kind.value
         if entry.status is not Status.ACTIVE and kind is not Kind.PROPOSAL:
             memcore["status"] = entry.status.value
-        relations = [r for r in entry.relations if not (kind is Kind.PROPOSAL and r.type == "proposes")]
+        front_derived = front.get("derived_from") if isinstance(front, dict) else None
+        listed = {t for t in front_derived if isinstance(t, str)} if isinstance(front_derived, list) else set()
+        relations = [
+            r
+            for r in entry.relations
+            if not (kind is Kind.PROPOSAL and r.type == "proposes")
+            and not (r.type == "derived_from" and r.target in listed)
+        ]
         if relations:
             memcore["relations"] = [_relation_json(r) for r in relations]
         if entry.parent is not None:
@@ -1251,7 +1262,7 @@ def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label
         kw["status"] = Status(memcore["status"])
     relations = memcore.get("relations")
     if isinstance(relations, list):
-        kw["relations"] = [
+        kw["relations"] = list(kw.get("relations") or []) + [
             Relation(type=r["type"], target=r["target"], resolved=bool(r.get("resolved", True)))
             for r in relations
             if isinstance(r, dict) and isinstance(r.get("type"), str) and isinstance(r.get("target"), str)
