@@ -106,6 +106,13 @@ MUTANTS = textwrap.dedent(
             return stored
 
 
+    class ClaimsGraphWithoutChecking(ReferenceProvider):
+        """Declares GRAPH but never looks at edges."""
+
+        def _dangling(self, item, known):
+            return []
+
+
     class ForgetsScopeAndParent(ReferenceProvider):
         """Writes neither `scope` nor `parent` (yet declares every field round-trips)."""
 
@@ -162,6 +169,7 @@ CAUGHT_BY = {
     "TornWrites": "test_sigkill_loses_no_acknowledged_write",
     "DeletesWithoutDeclaring": "test_undeclared_operations_raise_unsupported",
     "ForgetsScopeAndParent": "test_every_roundtrip_field_survives",
+    "ClaimsGraphWithoutChecking": "test_dangling_relation_is_refused_or_reported",
 }
 
 
@@ -281,9 +289,9 @@ def test_marker_on_a_plain_test_uses_the_configured_provider(pytester: pytest.Py
             """
             import pytest
 
-            @pytest.mark.memcore_requires("graph")
-            def test_needs_graph():
-                raise AssertionError("must be skipped: the reference has no graph")
+            @pytest.mark.memcore_requires("remote")
+            def test_needs_remote():
+                raise AssertionError("must be skipped: the reference is not remote")
 
             @pytest.mark.memcore_requires("add", "delete")
             def test_needs_add_delete():
@@ -302,7 +310,7 @@ def test_marker_on_a_plain_test_uses_the_configured_provider(pytester: pytest.Py
         "--memcore-provider=memcore_conformance.reference:ReferenceProvider",
     )
     result.assert_outcomes(passed=2, skipped=1)
-    result.stdout.fnmatch_lines(["*reference: provider lacks capability graph*"])
+    result.stdout.fnmatch_lines(["*reference: provider lacks capability remote*"])
 
 
 def test_plugin_is_inert_for_other_tests(pytester: pytest.Pytester) -> None:

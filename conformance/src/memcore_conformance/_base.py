@@ -316,6 +316,27 @@ class ProviderConformance:
         self._check_roundtrip(given, stored, other.get(stored.id), f"entry with fields {sorted(values)}")
         assert errors_of(other.validate()) == []
 
+    @requires(C.ADD, C.GRAPH)
+    def test_dangling_relation_is_refused_or_reported(
+        self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any
+    ) -> None:
+        """GRAPH: an edge to an id not in the store is refused, reported by validate(), or read back unresolved."""
+        anchor = memcore_provider.add(memcore_make_entry(title="Graph anchor"))
+        ghost = _missing_id(str(anchor.id))
+        relation_type = self.field_values.get("relation_type", "related")
+        given = memcore_make_entry(title="Dangling edge", relations=[Relation(type=relation_type, target=ghost)])
+        try:
+            stored = memcore_provider.add(given)
+        except MemcoreError:
+            return
+        other = memcore_reopen()
+        diagnostics = other.validate()
+        reported = [d for d in diagnostics if d.entry_id == stored.id or ghost in d.message]
+        unresolved = [r for r in other.get(stored.id).relations if r.target == ghost and not r.resolved]
+        assert reported or unresolved, (
+            f"an edge to the missing id {ghost!r} was stored silently: validate() said {diagnostics}"
+        )
+
     @requires(C.ADD)
     def test_query_filters_and_search(self, memcore_provider: Any, memcore_make_entry: Any) -> None:
         """iter_entries(query) and search(query) agree with Query.matches over the store's entries."""

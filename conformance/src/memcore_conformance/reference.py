@@ -23,6 +23,8 @@ What it does on purpose, as a model for real providers:
   and line endings (:class:`~memcore.storage.TextFile`);
 - entries of kind ``observation`` are append-only (``APPEND_ONLY``): update and delete raise
   :class:`~memcore.errors.ImmutableEntryError`;
+- relations are a graph (``GRAPH``): ``validate`` warns (``ref.dangling-edge``) about an edge
+  whose target is not in the store;
 - order is insertion order: each file records a sequence number (``time.time_ns()`` taken under
   the store lock), and ``iter_entries`` sorts by it, then by id;
 - the version token is the first 16 hex digits of the sha256 of the entry file's bytes.
@@ -99,6 +101,7 @@ class ReferenceProvider(BaseProvider):
             Capability.SUPERSEDE,
             Capability.ARCHIVE,
             Capability.APPEND_ONLY,
+            Capability.GRAPH,
             Capability.BATCH,
             Capability.CONCURRENT,
             Capability.REINDEX,
@@ -329,9 +332,13 @@ class ReferenceProvider(BaseProvider):
         out: list[Diagnostic] = []
         if not (self.root / MARKER_FILE).is_file():
             out.append(Diagnostic(path=MARKER_FILE, code="ref.no-marker", message="store marker missing"))
-        for item in self._scan():
+        scanned = self._scan()
+        known = {item.entry.id for item in scanned if item.entry is not None}
+        for item in scanned:
             if item.problem is not None:
                 out.append(item.problem)
+            elif item.entry is not None:
+                out.extend(self._dangling(item, known))
         folder = self.root / _ENTRIES
         if folder.is_dir():
             for name in sorted(os.listdir(folder)):
@@ -345,6 +352,22 @@ class ReferenceProvider(BaseProvider):
                         )
                     )
         return out
+
+    def _dangling(self, item: _Loaded, known: set[str | None]) -> list[Diagnostic]:
+        """Warn about each resolved relation whose target is not in the store (``GRAPH``)."""
+        assert item.entry is not None
+        return [
+            Diagnostic(
+                path=self._rel(item.path),
+                line=1,
+                code="ref.dangling-edge",
+                severity=Severity.WARNING,
+                message=f"relation {rel.type!r} points at {rel.target!r}, which is not in the store",
+                entry_id=item.entry.id,
+            )
+            for rel in item.entry.relations
+            if rel.resolved and rel.target not in known
+        ]
 
     def reindex(self) -> list[Diagnostic]:
         """Nothing is derived; return :meth:`validate`'s findings."""
