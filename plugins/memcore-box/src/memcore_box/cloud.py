@@ -534,6 +534,7 @@ class CloudStorage:
 
         out: builtins.list[dict[str, Any]] = []
         marker: str | None = None
+        seen: set[str] = set()
         for _ in range(_MAX_PAGES):
             try:
                 page = self._call(
@@ -551,6 +552,9 @@ class CloudStorage:
             marker = raw.get("next_marker") or None
             if not marker:
                 return out
+            if marker in seen:
+                raise BoxCloudError(f"{self.description}: folder {folder_id} listing repeats page marker {marker!r}")
+            seen.add(marker)
         raise BoxCloudError(f"{self.description}: folder {folder_id} listing did not end after {_MAX_PAGES} pages")
 
     def _refresh_folder(self, folder_path: str, folder_id: str) -> builtins.list[dict[str, Any]]:
@@ -1167,6 +1171,7 @@ class CloudStorage:
         scope = self._scope()
         out: builtins.list[str] = []
         marker: str | None = None
+        seen: set[str] = set()
         with self._lock:
             for _ in range(_MAX_PAGES):
                 try:
@@ -1188,6 +1193,9 @@ class CloudStorage:
                 marker = page.get("next_marker") or None
                 if not marker:
                     return out
+                if marker in seen:
+                    raise BoxCloudError(f"{self.description}: metadata query repeats page marker {marker!r}")
+                seen.add(marker)
         raise BoxCloudError(f"{self.description}: metadata query did not end after {_MAX_PAGES} pages")
 
     def _path_of(self, entry: Mapping[str, Any]) -> str | None:

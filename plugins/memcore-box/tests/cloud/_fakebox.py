@@ -161,6 +161,8 @@ class FakeBox:
         self._ids = itertools.count(100001)
         self.nodes: dict[str, Node] = {"0": Node(id="0", name="All Files", parent_id=None, is_folder=True)}
         self.faults: list[Fault] = []
+        #: A broken server whose listing pages never end (the client must notice).
+        self.repeat_marker = False
         self.log: list[dict[str, Any]] = []
         self.token_grants: list[dict[str, str]] = []
         self._server: ThreadingHTTPServer | None = None
@@ -747,6 +749,8 @@ class _Handler(BaseHTTPRequestHandler):
             start = int(base64.b64decode(query["marker"]).decode()) if query.get("marker") else 0
             page = kids[start : start + limit]
             nxt = start + limit
+            if self.fake.repeat_marker:  # a broken server: always "the next page is page 2"
+                nxt = min(limit, len(kids) - 1)
             payload: dict[str, Any] = {
                 "limit": limit,
                 "entries": [self.fake.item_json(n, mini=True) for n in page],

@@ -73,6 +73,15 @@ def test_retry_budget_is_bounded_and_errors_hide_the_token(storage: CloudStorage
     assert TOKEN not in str(info.value) and TOKEN not in caplog.text
 
 
+def test_listing_that_never_ends_is_refused(storage: CloudStorage, fake_box: Any, workspace_id: str) -> None:
+    for i in range(7):
+        fake_box.put(workspace_id, f"n{i}.md", b"x")
+    fake_box.repeat_marker = True
+    with pytest.raises(BoxCloudError, match="repeats page marker"):
+        storage.list()
+    assert len(fake_box.requests("GET", r"/items$")) == 2  # page 2 points at itself: stop there
+
+
 def test_500_mid_batch(storage: CloudStorage, fake_box: Any, workspace_id: str) -> None:
     storage.make_folder("memories")
     for i in range(3):
