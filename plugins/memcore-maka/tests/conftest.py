@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,8 +26,3 @@ def sample_copy(tmp_path: Path) -> Callable[[str], Path]:
 
     return copy
 
-
-@pytest.fixture
-def mode_of() -> Callable[[Path], int]:
-    """``mode_of(path) -> permission bits``."""
-    return lambda path: stat.S_IMODE(path.stat().st_mode)
