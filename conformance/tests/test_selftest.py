@@ -465,6 +465,10 @@ def test_fixture_overrides_in_the_subclass_and_conftest_are_used(pytester: pytes
                         return MemoryEntry(**data)
                     return make
 
+                @pytest.fixture
+                def memcore_bad_files(self):
+                    return lambda location: [("entries/zz-stray.json", b"\\xff\\xfe not json")]
+
                 def test_location_was_overridden(self, memcore_provider, memcore_store_root):
                     assert memcore_provider.location.endswith("nested")
                     assert memcore_provider.options == {"flavour": "set-by-conftest"}
@@ -472,7 +476,14 @@ def test_fixture_overrides_in_the_subclass_and_conftest_are_used(pytester: pytes
         ),
     )
     pytester.syspathinsert()
-    reprec = pytester.inline_run("-p", "no:cacheprovider", "-k", "add_then_get or corpus_roundtrip or overridden")
+    reprec = pytester.inline_run(
+        "-p", "no:cacheprovider", "-k", "add_then_get or corpus_roundtrip or overridden or bad_input"
+    )
     passed, _skipped, failed = reprec.listoutcomes()
     assert failed == [], [r.longreprtext[-2000:] for r in failed]
-    assert {"test_add_then_get", "test_location_was_overridden", "test_corpus_roundtrip[cjk]"} <= _names(passed)
+    assert {
+        "test_add_then_get",
+        "test_location_was_overridden",
+        "test_corpus_roundtrip[cjk]",
+        "test_bad_input_fails_open_and_closed",
+    } <= _names(passed)

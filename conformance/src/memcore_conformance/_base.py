@@ -780,7 +780,10 @@ class ProviderConformance:
         victim = memcore_provider.add(memcore_make_entry(title="Bad input victim", body=f"{VICTIM_MARKER}\n"))
         memcore_provider.close()
         pristine = memcore_raw_files()
-        cases: list[BadFile] = memcore_bad_files(memcore_location)
+        cases = [
+            case if isinstance(case, BadFile) else BadFile(name=str(case[0]), path=str(case[0]), data=bytes(case[1]))
+            for case in memcore_bad_files(memcore_location)
+        ]
         assert cases, "memcore_bad_files returned no cases"
         caps = memcore_provider_cls.capabilities
         for case in cases:

@@ -229,14 +229,15 @@ def memcore_file_identity(memcore_store_root: Path) -> Callable[[], dict[str, tu
 
 @pytest.fixture
 def memcore_bad_files(memcore_raw_files: RawFiles) -> Callable[[str], list[BadFile]]:
-    """``bad_files(location) -> [BadFile(name, path, data, must_diagnose)]``: damaged files.
+    """``bad_files(location) -> [BadFile | (path, bytes)]``: damaged files.
 
     Called on a store holding exactly one entry added through the API. Each ``BadFile`` is
     written in turn (over ``path``, relative to the store root) into a copy of that store.
     Default (:func:`memcore_conformance._checks.default_bad_files`): the file that holds the
     entry, damaged each way the suite knows: truncated, garbage bytes (not UTF-8), a NUL, a BOM,
     CRLF, mixed line endings, unterminated frontmatter, an unterminated HTML comment. Override
-    to add format-specific damage.
+    to add format-specific damage; a plain ``(relative path, bytes)`` pair is a ``BadFile``
+    with the defaults (no diagnosis required, reading may drop the entry).
     """
 
     def bad_files(location: str) -> list[BadFile]:
