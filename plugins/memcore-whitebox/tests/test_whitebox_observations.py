@@ -293,6 +293,23 @@ def test_validate_reports_file_and_line(vault: Path) -> None:
         store.add(obs(created_at="2026-01-10"))  # never append after an unterminated fence
 
 
+def test_confidence_spellings_are_read_and_written_back_as_they_were(vault: Path) -> None:
+    (vault / "observations" / "2026-04.md").write_text(
+        "```\n---\ndate: 2026-04-01\nsource: a\ntags: [x]\nconfidence: Very_High\n---\n\nOne.\n```\n",
+        encoding="utf-8",
+    )
+    with WhiteBoxProvider(str(vault)) as store:
+        entry = store.get("observations/2026-04.md#1")
+        assert entry.confidence == 0.9 and entry.extra["whitebox"]["confidence_label"] == "Very_High"
+        assert [d.code for d in store.validate() if d.path == "observations/2026-04.md"] == ["wb.confidence-spelling"]
+        stored = store.add(entry.model_copy(update={"id": None}))
+        changed = store.add(entry.model_copy(update={"id": None, "confidence": 0.3}))
+    text = (vault / "observations" / "2026-04.md").read_text(encoding="utf-8")
+    blocks = text.split("```\n---\n")
+    assert "confidence: Very_High\n" in blocks[2] and "confidence: low\n" in blocks[3]
+    assert stored.confidence == 0.9 and changed.confidence == 0.3
+
+
 def test_chunk_file_frontmatter_is_kept_not_counted(vault: Path) -> None:
     (vault / "observations" / "2026-04-part-2.md").write_text(
         "---\ngroup_id: obs-2026-04\npart: 2\n---\n\n```\n---\ndate: 2026-04-25\nsource: a\ntags: [x]\n"

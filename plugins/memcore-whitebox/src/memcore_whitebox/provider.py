@@ -41,7 +41,7 @@ from memcore.errors import (
     UnsupportedOperationError,
 )
 from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatter
-from memcore.mapping import CONFIDENCE_LABELS, confidence_to_label, format_utc
+from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, utc_now
 from memcore.provider import BaseProvider, Capability
 from memcore.storage import TextFile, append_record, atomic_write, file_lock, safe_join
@@ -463,9 +463,9 @@ class WhiteBoxProvider(BaseProvider):
         if not all(_nfc(t) for t in tags):
             simple = False
         label = values.get("confidence")
-        confidence = CONFIDENCE_LABELS.get(label) if isinstance(label, str) else None
-        if confidence is None and label is not None:
-            wb["confidence_label"] = label if isinstance(label, str) else json_line(label)
+        confidence, raw_label = _read_confidence(label)
+        if raw_label is not None:
+            wb["confidence_label"] = raw_label
         title = values.get("title")
         if not isinstance(title, str):
             title = "" if title is None else json_line(title)
@@ -559,10 +559,16 @@ class WhiteBoxProvider(BaseProvider):
         if label in (None, ""):
             diags.append(_diag(rel, blk.line, "wb.missing-confidence", Severity.WARNING,
                                "observation has no confidence (low | medium | high)", entry_id))
-        elif not isinstance(label, str) or label not in CONFIDENCE_LABELS:
+        elif not isinstance(label, str) or confidence_from_label(label) is None:
             diags.append(
                 _diag(rel, at("confidence"), "wb.unknown-confidence", Severity.ERROR,
                       f"unknown confidence {label!r}; use one of {', '.join(CONFIDENCE_LABELS)}", entry_id)
+            )
+        elif label not in CONFIDENCE_LABELS:
+            diags.append(
+                _diag(rel, at("confidence"), "wb.confidence-spelling", Severity.WARNING,
+                      f"confidence {label!r} read as {confidence_from_label(label)}; the reference tools "
+                      f"only know {', '.join(CONFIDENCE_LABELS)} exactly", entry_id)
             )
         if "tags" not in values:
             diags.append(_diag(rel, blk.line, "wb.missing-tags", Severity.WARNING,
@@ -627,9 +633,9 @@ class WhiteBoxProvider(BaseProvider):
             created = meta.get("synthesized_at") or meta.get("created") or meta.get("date")
         date_only = isinstance(created, str) and _DATE_RE.match(created) is not None
         label = meta.get("confidence")
-        confidence = CONFIDENCE_LABELS.get(label) if isinstance(label, str) else None
-        if confidence is None and label is not None:
-            wb["confidence_label"] = label if isinstance(label, str) else json_line(label)
+        confidence, raw_label = _read_confidence(label)
+        if raw_label is not None:
+            wb["confidence_label"] = raw_label
         for key in ("schema",):
             if key in meta:
                 wb[key] = meta[key]
@@ -733,13 +739,11 @@ class WhiteBoxProvider(BaseProvider):
             source = self.default_source
             memcore["no_source"] = True
         lines = [f"date: {date}", f"source: {yaml_scalar(source)}", f"tags: {render_tags(entry.tags)}"]
-        if entry.confidence is not None:
-            label = confidence_to_label(entry.confidence)
-            lines.append(f"confidence: {label}")
-            if abs(CONFIDENCE_LABELS[label] - entry.confidence) > 1e-12:
-                memcore["confidence"] = entry.confidence
-        elif isinstance(wb.get("confidence_label"), str):
-            lines.append(f"confidence: {yaml_scalar(wb['confidence_label'])}")
+        label = _write_confidence(entry.confidence, wb.get("confidence_label"))
+        if label is not None:
+            lines.append(f"confidence: {yaml_scalar(label)}")
+        if entry.confidence is not None and _label_value(label) != entry.confidence:
+            memcore["confidence"] = entry.confidence
         for key in V11_KEYS:
             value = wb.get(key)
             if value is not None:
@@ -939,10 +943,9 @@ class WhiteBoxProvider(BaseProvider):
             meta["tags"] = flow_list(entry.tags)
         if entry.source is not None:
             meta["source"] = entry.source
-        if entry.confidence is not None:
-            meta["confidence"] = confidence_to_label(entry.confidence)
-        elif isinstance(wb.get("confidence_label"), str):
-            meta["confidence"] = wb["confidence_label"]
+        label = _write_confidence(entry.confidence, wb.get("confidence_label"))
+        if label is not None:
+            meta["confidence"] = label
         if entry.scope is not None and entry.scope != self.active_scope:
             meta["scope"] = entry.scope
         front = wb.get("frontmatter")
@@ -975,10 +978,8 @@ class WhiteBoxProvider(BaseProvider):
             memcore["created_at"] = (
                 entry.created_at.date().isoformat() if entry.date_only else format_utc(entry.created_at)
             )
-        if entry.confidence is not None:
-            label = confidence_to_label(entry.confidence)
-            if abs(CONFIDENCE_LABELS[label] - entry.confidence) > 1e-12:
-                memcore["confidence"] = entry.confidence
+        if entry.confidence is not None and _label_value(label) != entry.confidence:
+            memcore["confidence"] = entry.confidence
         others = {ns: data for ns, data in entry.extra.items() if ns != FORMAT}
         if others:
             memcore["extra"] = others
@@ -1223,6 +1224,34 @@ def _diag(
     return Diagnostic(path=path, line=line, code=code, severity=severity, message=message, entry_id=entry_id)
 
 
+def _read_confidence(label: Any) -> tuple[float | None, str | None]:
+    """Return (number, label to keep in ``extra``) for a ``confidence`` value as written.
+
+    The number comes from :func:`memcore.mapping.confidence_from_label` (case and ``_``
+    tolerated); the written text is kept when it is not exactly a canonical label, so it is
+    written back as it was.
+    """
+    if label is None:
+        return None, None
+    if not isinstance(label, str):
+        return None, json_line(label)
+    number = confidence_from_label(label)
+    return number, (None if label in CONFIDENCE_LABELS else label)
+
+
+def _label_value(label: Any) -> float | None:
+    return confidence_from_label(label) if isinstance(label, str) else None
+
+
+def _write_confidence(confidence: float | None, kept: Any) -> str | None:
+    """Return the label to write: the kept spelling when it still says the same, else the nearest."""
+    if isinstance(kept, str) and (confidence is None or confidence_from_label(kept) == confidence):
+        return kept
+    if confidence is None:
+        return None
+    return confidence_to_label(confidence)
+
+
 def _value(value: Any) -> str:
     return yaml_scalar(value) if isinstance(value, str) else json_line(value)
 
@@ -1281,7 +1310,7 @@ def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label
             kw["date_only"] = False
     exact = memcore.get("confidence")
     if isinstance(exact, (int, float)) and not isinstance(exact, bool) and 0 <= exact <= 1:
-        if isinstance(written_label, str) and written_label == confidence_to_label(float(exact)):
+        if _label_value(written_label) == CONFIDENCE_LABELS[confidence_to_label(float(exact))]:
             kw["confidence"] = float(exact)
     if memcore.get("no_source") is True:
         kw["source"] = None
