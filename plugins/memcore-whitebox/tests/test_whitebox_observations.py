@@ -295,7 +295,7 @@ def test_validate_reports_file_and_line(vault: Path) -> None:
 
 def test_confidence_spellings_are_read_and_written_back_as_they_were(vault: Path) -> None:
     (vault / "observations" / "2026-04.md").write_text(
-        "```\n---\ndate: 2026-04-01\nsource: a\ntags: [x]\nconfidence: Very_High\n---\n\nOne.\n```\n",
+        "```\n---\ndate: 2026-04-01\nsource: a\ntags: [preference]\nconfidence: Very_High\n---\n\nOne.\n```\n",
         encoding="utf-8",
     )
     with WhiteBoxProvider(str(vault)) as store:
