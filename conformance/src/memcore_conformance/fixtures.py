@@ -13,14 +13,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pytest
 
-from memcore.models import Kind, MemoryEntry
+if TYPE_CHECKING:
+    from memcore.models import MemoryEntry
+    from memcore_conformance._checks import BadFile
+
+# This module is imported by the pytest11 plugin in every pytest run of the environment, so it
+# imports memcore (pydantic) and the corpus only inside the fixtures that need them.
 
 __all__ = [
-    "BadFile",
     "MakeEntry",
     "RawFiles",
     "memcore_bad_files",
@@ -37,14 +41,11 @@ __all__ = [
     "memcore_store_root",
 ]
 
-MakeEntry = Callable[..., MemoryEntry]
+MakeEntry: TypeAlias = "Callable[..., MemoryEntry]"
 """``make(**overrides) -> MemoryEntry``: a new, not-yet-added entry (``id=None``)."""
 
-RawFiles = Callable[[], dict[str, bytes]]
+RawFiles: TypeAlias = Callable[[], dict[str, bytes]]
 """``snapshot() -> {posix relative path: bytes}`` of every file of the store."""
-
-from memcore_conformance._checks import BadFile, default_bad_files, read_tree, stat_tree  # noqa: E402
-from memcore_conformance.corpus import build_corpus  # noqa: E402
 
 
 @pytest.fixture
@@ -149,6 +150,8 @@ def memcore_make_entry() -> MakeEntry:
     updatable kind (and whatever else the format requires). Tests pass ``title``, ``body``,
     ``tags``, ``source``, ``confidence``, ``created_at``, ``extra`` and ``kind`` as overrides.
     """
+    from memcore.models import Kind, MemoryEntry
+
     counter = itertools.count(1)
 
     def make(**overrides: Any) -> MemoryEntry:
@@ -173,6 +176,7 @@ def memcore_make_append_only_entry(memcore_provider_cls: type[Any]) -> MakeEntry
     ``update`` and ``delete`` raise ``UnsupportedOperationError`` and change no byte. Default:
     an ``observation`` when the provider declares APPEND_ONLY, else ``None``.
     """
+    from memcore.models import Kind, MemoryEntry
     from memcore.provider import Capability
 
     if Capability.APPEND_ONLY not in memcore_provider_cls.capabilities:
@@ -196,6 +200,8 @@ def memcore_corpus(memcore_make_entry: MakeEntry, memcore_provider_cls: type[Any
     that module for every case). Override to add cases; remove none — refuse them instead
     (``rejected_corpus``).
     """
+    from memcore_conformance.corpus import build_corpus
+
     return build_corpus(memcore_make_entry, memcore_provider_cls.format_name)
 
 
@@ -206,6 +212,7 @@ def memcore_raw_files(memcore_store_root: Path) -> RawFiles:
     For a single-file store that is the file and its siblings. A remote provider overrides
     this to fetch its objects.
     """
+    from memcore_conformance._checks import read_tree
 
     def snapshot() -> dict[str, bytes]:
         return read_tree(memcore_store_root)
@@ -220,6 +227,7 @@ def memcore_file_identity(memcore_store_root: Path) -> Callable[[], dict[str, tu
     Lets the suite see that a file was rewritten even with the same bytes. A remote provider
     overrides this to return ``{}`` (no check).
     """
+    from memcore_conformance._checks import stat_tree
 
     def identity() -> dict[str, tuple[int, int]]:
         return stat_tree(memcore_store_root)
@@ -239,6 +247,7 @@ def memcore_bad_files(memcore_raw_files: RawFiles) -> Callable[[str], list[BadFi
     to add format-specific damage; a plain ``(relative path, bytes)`` pair is a ``BadFile``
     with the defaults (no diagnosis required, reading may drop the entry).
     """
+    from memcore_conformance._checks import default_bad_files
 
     def bad_files(location: str) -> list[BadFile]:
         return default_bad_files(memcore_raw_files())
