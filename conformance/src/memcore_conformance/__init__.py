@@ -20,6 +20,8 @@ suite's modules before they are imported):
 - :class:`BadFile`: one damaged file for the ``memcore_bad_files`` fixture.
 - :data:`CORPUS_CASES`, :func:`build_corpus`: the adversarial corpus (:mod:`memcore_conformance.corpus`).
 - :func:`default_bad_files`: the generic damage the default ``memcore_bad_files`` applies.
+- :func:`read_tree`: ``{relative posix path: bytes}`` of every file under a folder (what the
+  default ``memcore_raw_files`` returns), for fixtures that snapshot something else.
 
 The fixtures are documented in :mod:`memcore_conformance.fixtures`, the plugin's options in
 :mod:`memcore_conformance.plugin`, the reference provider in :mod:`memcore_conformance.reference`.
@@ -31,17 +33,26 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["CORPUS_CASES", "BadFile", "ProviderConformance", "__version__", "build_corpus", "default_bad_files"]
+__all__ = [
+    "CORPUS_CASES",
+    "BadFile",
+    "ProviderConformance",
+    "__version__",
+    "build_corpus",
+    "default_bad_files",
+    "read_tree",
+]
 
 if TYPE_CHECKING:
     from memcore_conformance._base import ProviderConformance
-    from memcore_conformance._checks import BadFile, default_bad_files
+    from memcore_conformance._checks import BadFile, default_bad_files, read_tree
     from memcore_conformance.corpus import CORPUS_CASES, build_corpus
 
 _LAZY = {
     "ProviderConformance": "memcore_conformance._base",
     "BadFile": "memcore_conformance._checks",
     "default_bad_files": "memcore_conformance._checks",
+    "read_tree": "memcore_conformance._checks",
     "CORPUS_CASES": "memcore_conformance.corpus",
     "build_corpus": "memcore_conformance.corpus",
 }
