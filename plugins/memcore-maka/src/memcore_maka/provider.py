@@ -522,6 +522,19 @@ class MakaProvider(BaseProvider):
         entries = [v.entry for v in self._load_entries().views]
         yield from (query or Query()).apply(entries)
 
+    # memcore.provider.FileBackedProvider: lets memcore.index refresh without a directory walk.
+    def source_files(self) -> list[str]:
+        """Return the one memory file, relative to its folder."""
+        return [Path(self.location).name] if Path(self.location).exists() else []
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        """Yield the file's entries (there is only one file)."""
+        return self.iter_entries()
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        """Return the memory file's name."""
+        return Path(self.location).name
+
     def validate(self) -> list[Diagnostic]:
         """Return what Maka's rules find in MEMORY.md and PENDING.md (never raises for bad files).
 

@@ -250,6 +250,21 @@ class RightMemoryProvider(BaseProvider):
             yield self._entry(graph, ref)
         yield from self._correction_entries(graph)
 
+    # memcore.provider.FileBackedProvider: lets memcore.index refresh file by file.
+    def source_files(self) -> list[str]:
+        """Return every graph file (MEMORY.md, PURSUITS.md, F# detail files), root-relative."""
+        return sorted(self.graph().docs)
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        """Yield the entries whose heading or node line is in ``path`` (root-relative)."""
+        for entry in self._all_entries(self.graph()):
+            if self.file_of(entry) == path:
+                yield entry
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        """Return the root-relative file ``entry`` was read from."""
+        return str(entry.extra.get(FORMAT, {}).get("file", "MEMORY.md"))
+
     def get(self, entry_id: str) -> MemoryEntry:
         """Return the item with ``entry_id``.
 
