@@ -156,6 +156,12 @@ def test_active_scope_limits_reads_and_writes(scoped: Path) -> None:
             store.add(MemoryEntry(kind=Kind.FACT, id="relationships/bob.md", body="x"))
     with WhiteBoxProvider(str(scoped), scope="private") as store:
         assert _ids(store) == ["relationships/alex.md", "sensitive/health.md"]
+    with WhiteBoxProvider(str(scoped), scope="work") as store:  # proposals go to proposed/ whatever the scope
+        fact = store.get("projects/memcore.md")
+        fact.body = "# memcore\n\nNow in Rust.\n"
+        assert store.update(fact).kind is Kind.PROPOSAL
+        with pytest.raises(EntryNotFoundError):  # invisible in this scope
+            store.update(MemoryEntry(kind=Kind.FACT, id="relationships/alex.md", body="x"))
 
 
 def test_unknown_scope_is_an_error(scoped: Path, vault: Path) -> None:

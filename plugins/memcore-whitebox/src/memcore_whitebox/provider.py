@@ -1108,7 +1108,8 @@ class WhiteBoxProvider(BaseProvider):
             while safe_join(self.root, rel).exists():
                 rel = f"proposed/{stamp}-{slug}-{n}.md"
                 n += 1
-            self._check_writable(rel)
+            # As the reference proposeStableEdit: the target must be in scope; proposed/ is
+            # where proposals go whatever the scope's folders.
             atomic_write(safe_join(self.root, rel), text.encode("utf-8"))
         return self._reread(rel)
 
