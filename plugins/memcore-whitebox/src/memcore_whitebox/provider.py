@@ -341,6 +341,20 @@ class WhiteBoxProvider(BaseProvider):
         else:
             yield from self._entries(files)
 
+    # memcore.provider.FileBackedProvider: lets memcore.index refresh file by file.
+    def source_files(self) -> list[str]:
+        """Return every visible entry file (stable facts, proposals, monthly logs), vault-relative."""
+        return list(self._walk())
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        """Yield the entries read from one vault-relative file (nothing if it is not visible)."""
+        if self._file_visible(path):
+            yield from self._entries([path])
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        """Return the file ``entry`` lives in: its id up to ``#`` (``observations/2026-04.md#3``)."""
+        return (entry.id or "").split("#", 1)[0]
+
     def _file_visible(self, rel: str) -> bool:
         try:
             path = safe_join(self.root, rel)
