@@ -6,11 +6,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.conftest import SAMPLES
 
 import memcore
 from memcore import MemoryEntry, Query
 from memcore.index import SearchIndex
-from tests.conftest import SAMPLES
 
 
 def _whitebox(tmp: Path) -> tuple[str, Path]:
