@@ -9,10 +9,17 @@ the pair.
 
 What the conversion does, in order (docs/migration.md explains each step for users):
 
-1. **Order.** Source entries are written parents first, then relation targets first (a
-   depth-first post-order), so that most relations can be rewritten to the target's new ids
-   at once. Relations inside cycles (``supersedes`` / ``superseded_by`` pairs are cycles) are
-   added in a second pass through ``update``.
+1. **Order.** Source entries are written in the source's own order (a child right after its
+   parent when it came before it), so documents keep their order and positional ids (WhiteBox
+   observations ``observations/2026-03.md#2``) come out the same in a same-format copy. When
+   a relation points forward (at an entry written later; ``supersedes`` / ``superseded_by``
+   pairs always do one way), a **trial run** into a scratch copy of the target first learns
+   the id the target gives each entry; the real run proposes those ids and writes every
+   relation at once, so each entry is written exactly once, by ``add`` (an ``update`` would
+   stamp ``updated_at`` on most formats, and append-only entries cannot be updated at all).
+   If the target assigns another id than predicted, the relations concerned are rewritten in
+   a second pass through ``update``; so are forward edges into a graph format (``GRAPH``),
+   which refuses an edge to an entry that does not exist yet.
 2. **Provenance.** Each written entry carries ``extra["memcore"]["migrated_from"] =
    {"format", "location", "id", "sha256"}``: the source format, location, id and the sha256 of
    the source entry's :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the
@@ -54,7 +61,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -301,15 +308,16 @@ def _same(name: str, a: MemoryEntry, b: MemoryEntry) -> bool:
     left, right = getattr(a, name), getattr(b, name)
     if name == "confidence" and left is not None and right is not None:
         return abs(float(left) - float(right)) < 1e-9
-    if name == "relations":
-        return [r.model_dump() for r in left] == [r.model_dump() for r in right]
+    if name == "relations":  # an entry's relations are a set of edges: order is not data
+        return sorted(_canon(r.model_dump()) for r in left) == sorted(_canon(r.model_dump()) for r in right)
     return bool(left == right)
 
 
 def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChange]:
     """Return every field of ``written`` that ``stored`` does not hold the same.
 
-    Core fields are compared by value (confidence to 1e-9); ``extra`` per namespace and
+    Core fields are compared by value (confidence to 1e-9, relations as a set of edges:
+    their order is not data); ``extra`` per namespace and
     top-level key, only for keys ``written`` has (a target adding its own bookkeeping keys is
     not a change). ``id``, ``version`` and ``extra["memcore"]`` are not compared.
 
@@ -336,8 +344,24 @@ def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChan
     return changes
 
 
-def _stash_for(change: FieldChange) -> dict[str, JsonValue]:
-    """Return the ``kept`` record for a changed core field (compact for trimmed strings)."""
+def _fingerprint(entry: MemoryEntry) -> str:
+    """Return the sha256 of ``entry``'s content less ``updated_at`` and ``extra.memcore``."""
+    data = entry.content_dict()
+    data.pop("updated_at", None)
+    data.pop("id", None)
+    data["extra"].pop(MEMCORE_NS, None)
+    return _sha(data)
+
+
+def _stash_for(change: FieldChange, stored_entry: MemoryEntry) -> dict[str, JsonValue]:
+    """Return the ``kept`` record for a changed core field (compact for trimmed strings).
+
+    ``if_sha256`` is the sha256 of the value the target stored; for ``updated_at``, which
+    providers stamp on every write, it is the :func:`_fingerprint` of the whole stored entry
+    instead, so the original time comes back only while nothing else in the entry changed.
+    """
+    if change.field == "updated_at":
+        return {"if_entry_sha256": _fingerprint(stored_entry), "value": change.written}
     record: dict[str, JsonValue] = {"if_sha256": _sha(change.stored)}
     written, stored = change.written, change.stored
     if isinstance(written, str) and isinstance(stored, str) and stored and stored in written:
@@ -371,10 +395,14 @@ def restore_kept(entry: MemoryEntry) -> MemoryEntry:
     kept = meta.pop("kept")
     assert isinstance(kept, dict)
     data = out.model_dump(mode="json")
+    fingerprint = _fingerprint(out)
     for name, record in kept.items():
         if name not in CORE_FIELDS or not isinstance(record, dict):
             continue
-        if _sha(data.get(name)) != record.get("if_sha256"):
+        if "if_entry_sha256" in record:
+            if record["if_entry_sha256"] != fingerprint:
+                continue
+        elif _sha(data.get(name)) != record.get("if_sha256"):
             continue
         if "value" in record:
             data[name] = record["value"]
@@ -401,46 +429,8 @@ def _label(entry: MemoryEntry) -> str:
     return ""
 
 
-def _order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
-    """Depth-first post-order: parent, then relation targets, before the entry (cycles cut)."""
-    by_id = {e.id: e for e in entries if e.id is not None}
-    done: set[int] = set()
-    out: list[MemoryEntry] = []
-    for root in entries:
-        if id(root) in done:
-            continue
-        stack: list[tuple[MemoryEntry, Iterator[str]]] = []
-        on_stack: set[int] = {id(root)}
-
-        def deps(e: MemoryEntry) -> Iterator[str]:
-            if e.parent is not None:
-                yield e.parent
-            for rel in e.relations:
-                if rel.resolved:
-                    yield rel.target
-
-        stack.append((root, deps(root)))
-        while stack:
-            node, it = stack[-1]
-            pushed = False
-            for dep_id in it:
-                dep = by_id.get(dep_id)
-                if dep is None or id(dep) in done or id(dep) in on_stack:
-                    continue
-                on_stack.add(id(dep))
-                stack.append((dep, deps(dep)))
-                pushed = True
-                break
-            if not pushed:
-                stack.pop()
-                on_stack.discard(id(node))
-                done.add(id(node))
-                out.append(node)
-    return _parents_first(out, by_id)
-
-
 def _parents_first(order: list[MemoryEntry], by_id: dict[str, MemoryEntry]) -> list[MemoryEntry]:
-    """Return ``order`` with every child moved after its parent (stable otherwise)."""
+    """Return ``order`` with every child moved right after its parent (stable otherwise)."""
     emitted: set[str | None] = set()
     waiting: dict[str, list[MemoryEntry]] = {}
     out: list[MemoryEntry] = []
@@ -476,6 +466,18 @@ def _batch(provider: MemoryProvider) -> contextlib.AbstractContextManager[Any]:
     return contextlib.nullcontext()
 
 
+def _forward_links(ordered: list[MemoryEntry], restored: dict[str, MemoryEntry], to_write: set[str | None]) -> bool:
+    """Return whether an entry to write has a relation to an entry to write later in ``ordered``."""
+    position = {e.id: i for i, e in enumerate(ordered) if e.id in to_write}
+    for i, entry in enumerate(ordered):
+        if entry.id not in to_write:
+            continue
+        for rel in restored[entry.id or ""].relations:
+            if rel.resolved and position.get(rel.target, -1) > i:
+                return True
+    return False
+
+
 def _content_key(entry: MemoryEntry) -> tuple[str, str]:
     return (entry.title.strip(), entry.body.strip())
 
@@ -489,7 +491,14 @@ class _Run:
         target: MemoryProvider,
         report: ConversionReport,
         progress: ProgressCallback | None,
+        *,
+        predict: bool = True,
     ) -> None:
+        self.predict = predict
+        #: source id -> target id a trial run assigned (append-only targets, see predict_ids)
+        self.predicted: dict[str, str] = {}
+        #: source id -> full relation list, for entries written with predicted ids
+        self.used_predictions: dict[str, list[Relation]] = {}
         self.source = source
         self.target = target
         self.report = report
@@ -520,22 +529,29 @@ class _Run:
         self.hashes = {e.id: e.content_hash() for e in entries if e.id is not None}
         return entries
 
-    def index_target(self) -> tuple[dict[tuple[str, str], MemoryEntry], dict[tuple[str, str], MemoryEntry]]:
+    def index_target(
+        self,
+    ) -> tuple[dict[tuple[str, str], MemoryEntry], dict[tuple[str, str], MemoryEntry], set[str]]:
+        """Read the target once: entries by provenance, by content key, and every id."""
         by_origin: dict[tuple[str, str], MemoryEntry] = {}
         by_content: dict[tuple[str, str], MemoryEntry] = {}
+        ids: set[str] = set()
         for entry in self.target.iter_entries():
+            if entry.id is not None:
+                ids.add(entry.id)
             origin = _provenance(entry)
             if origin is not None and origin.get("format") == self.src_fmt and isinstance(origin.get("id"), str):
                 by_origin[(self.src_fmt, origin["id"])] = entry
             elif origin is None:
                 by_content.setdefault(_content_key(entry), entry)
-        return by_origin, by_content
+        return by_origin, by_content, ids
 
     # -- building target entries ---------------------------------------------------------
     def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
         """Return the entry to send for ``src`` (relations mapped where possible)."""
         assert src.id is not None
-        entry = self.restored[src.id].model_copy(deep=True)
+        # every field explicitly set: a value the source left at its default is still the value
+        entry = MemoryEntry(**self.restored[src.id].model_dump())
         origin = _provenance(entry)
         meta = dict(entry.extra.get(MEMCORE_NS, {}))
         meta.pop("migrated_from", None)
@@ -554,6 +570,8 @@ class _Run:
         elif origin is not None and origin.get("format") == self.tgt_fmt and isinstance(origin.get("id"), str):
             proposed = origin["id"]
         entry.id = proposed if proposed is not None and proposed not in existing_ids else None
+        if src.id in self.predicted and self.predicted[src.id] not in existing_ids:
+            entry.id = self.predicted[src.id]  # what the trial run got: propose it again
         entry.version = None
         waiting = False
         if entry.parent is not None:
@@ -563,6 +581,7 @@ class _Run:
                 waiting = True  # a parent not written yet (bad data: parent cycle), or failed
         mapped: list[Relation] = []
         full: list[Relation] = []
+        predicted = False
         for rel in entry.relations:
             if not rel.resolved:
                 mapped.append(rel)
@@ -571,6 +590,10 @@ class _Run:
                 new = Relation(type=rel.type, target=self.id_map[rel.target])
                 mapped.append(new)
                 full.append(new)
+            elif rel.target in src_ids and rel.target in self.predicted:
+                mapped.append(Relation(type=rel.type, target=self.predicted[rel.target]))
+                full.append(rel)  # remapped in the second pass if the prediction fails
+                predicted = True
             elif rel.target in src_ids:
                 waiting = True
                 full.append(rel)  # rewritten in the second pass
@@ -582,6 +605,8 @@ class _Run:
         if waiting:
             self.pending[src.id] = full
             origin_record["sha256"] = "pending"
+        elif predicted:
+            self.used_predictions[src.id] = full
         return entry
 
     # -- the run -----------------------------------------------------------------------
@@ -610,18 +635,35 @@ class _Run:
                     report.unresolved_links.append(
                         UnresolvedLink(source_id=e.id or "", type=rel.type, target=rel.target, reason="not in source")
                     )
-        by_origin, by_content = self.index_target()
-        existing_ids = {e.id for e in by_origin.values() if e.id} | {e.id for e in by_content.values() if e.id}
-        existing_ids |= self._all_target_ids()
-        ordered = [self.originals[e.id] for e in _order([e for e in restored if e.id is not None]) if e.id]
-        total = len(ordered)
-        with _batch(self.target):
-            for done, src in enumerate(ordered, 1):
-                self.write_one(src, src_ids, existing_ids, by_origin, by_content)
-                if done % 50 == 0 or done == total:
-                    self.progress("write", done, total)
-            self.second_pass()
-        self.verify()
+        named = [e for e in restored if e.id is not None]
+        # source order (parents first): documents keep their order, positional ids (WhiteBox
+        # observations) come out the same, and relations that point forward get the ids a
+        # trial run predicted, so that every entry is written once, by add
+        order = _parents_first(named, {e.id: e for e in named if e.id is not None})
+        ordered = [self.originals[e.id] for e in order if e.id]
+        index = self.index_target()
+        by_origin = index[0]
+        for src in ordered:  # entries migrated by an earlier run: their ids are known
+            found = by_origin.get((self.src_fmt, src.id or ""))
+            if found is not None and found.id is not None:
+                self.id_map[src.id or ""] = found.id
+        to_write = {
+            src.id
+            for src in ordered
+            if (self.src_fmt, src.id) not in by_origin
+            or (_provenance(by_origin[(self.src_fmt, src.id or "")]) or {}).get("sha256") != self.hashes[src.id or ""]
+        }
+        if (
+            self.predict
+            and Capability.GRAPH not in self.caps
+            and _forward_links(ordered, self.restored, to_write)
+        ):
+            # (a graph format checks every edge on write: an edge to an entry not written yet
+            # is refused, so graph targets get their forward edges in the second pass)
+            self.predicted = self.predict_ids(ordered, src_ids)
+        self.write_all(ordered, src_ids, index)
+        if self.sent:
+            self.verify()
         # report in source order
         report.entries.extend(self.reports[e.id] for e in source_entries if e.id is not None)
         failed = {r.source_id for r in report.entries if r.action == "failed"}
@@ -632,8 +674,37 @@ class _Run:
                         UnresolvedLink(source_id=e.id or "", type=rel.type, target=rel.target, reason="not migrated")
                     )
 
-    def _all_target_ids(self) -> set[str]:
-        return {e.id for e in self.target.iter_entries() if e.id is not None}
+    def write_all(
+        self,
+        ordered: list[MemoryEntry],
+        src_ids: set[str],
+        index: tuple[dict[tuple[str, str], MemoryEntry], dict[tuple[str, str], MemoryEntry], set[str]] | None = None,
+    ) -> None:
+        """Write every entry in ``ordered`` (first pass), then the relations that waited."""
+        by_origin, by_content, existing_ids = index or self.index_target()
+        total = len(ordered)
+        with _batch(self.target):
+            for done, src in enumerate(ordered, 1):
+                self.write_one(src, src_ids, existing_ids, by_origin, by_content)
+                if done % 50 == 0 or done == total:
+                    self.progress("write", done, total)
+            self.second_pass()
+
+    def predict_ids(self, ordered: list[MemoryEntry], src_ids: set[str]) -> dict[str, str]:
+        """Return the ids the target will assign, learnt by a trial run into a scratch copy.
+
+        Used when some relation points forward in the write order (e.g. a ``supersedes`` /
+        ``superseded_by`` pair): the entry is then written with the predicted id of its
+        target at once, instead of being updated afterwards. Ids are checked as they are
+        assigned; a wrong guess falls back to the second pass.
+        """
+        cls: Any = type(self.target)
+        options = dict(getattr(self.target, "options", {}) or {})
+        with _scratch_copy(os.fspath(self.target.location)) as scratch, cls(scratch, **options) as probe:
+            trial = _Run(self.source, probe, ConversionReport(source="", target=""), None, predict=False)
+            trial.hashes, trial.originals, trial.restored = self.hashes, self.originals, self.restored
+            trial.write_all(ordered, src_ids)
+            return dict(trial.id_map)
 
     def write_one(
         self,
@@ -683,6 +754,11 @@ class _Run:
         self.id_map[src.id] = stored.id
         existing_ids.add(stored.id)
         self.sent[src.id] = (entry, stored)
+        if src.id in self.predicted and self.predicted[src.id] != stored.id:
+            # the trial run guessed wrong: fall back to the second pass for everything guessed
+            self.predicted = {}
+            self.pending.update(self.used_predictions)
+            self.used_predictions = {}
 
     def second_pass(self) -> None:
         total = len(self.pending)
@@ -761,7 +837,15 @@ class _Run:
                 assert rep.target_id is not None
                 got = stored_all[rep.target_id].model_copy(deep=True)
                 meta = dict(got.extra.get(MEMCORE_NS, {}))
-                meta["kept"] = {c.field: _stash_for(c) for c in changes}
+                kept: dict[str, JsonValue] = {c.field: _stash_for(c, got) for c in changes}
+                written = self.sent[src_id][0]
+                if "updated_at" not in kept and written.updated_at is not None:
+                    # this update stamps updated_at on most targets: keep the original too
+                    kept["updated_at"] = {
+                        "if_entry_sha256": _fingerprint(got),
+                        "value": _field_json(written, "updated_at"),
+                    }
+                meta["kept"] = kept
                 got.extra[MEMCORE_NS] = meta
                 try:
                     self.target.update(got, expected_version=got.version)
@@ -776,16 +860,11 @@ class _Run:
             again_got = again.get(rep.target_id or "")
             if again_got is None:
                 continue
-            got = again_got
-            restored = restore_kept(got)
-            after = {c.field for c in compare_entries(written, restored)}
-            rep.losses = [c for c in compare_entries(written, got) if c.field in after]
-            rep.kept = [
-                c.model_copy(update={"kept_in": f"extra.{MEMCORE_NS}.kept"}) for c in changes if c.field not in after
-            ]
-            # extra.* losses measured before still stand
-            rep.losses += [c for c in compare_entries(written, got) if c.field.startswith("extra.")]
-            rep.losses = list({c.field: c for c in rep.losses}.values())
+            after = {c.field for c in compare_entries(written, restore_kept(again_got))}
+            now = compare_entries(written, again_got)
+            rep.losses = [c for c in now if c.field in after]
+            where = f"extra.{MEMCORE_NS}.kept"
+            rep.kept = [c.model_copy(update={"kept_in": where}) for c in now if c.field not in after]
 
 
 def convert(
@@ -794,6 +873,7 @@ def convert(
     report: ConversionReport | None = None,
     *,
     progress: ProgressCallback | None = None,
+    validate: bool = True,
 ) -> ConversionReport:
     """Copy every entry of ``source`` into ``target`` through :class:`MemoryEntry` and measure it.
 
@@ -807,6 +887,8 @@ def convert(
         target: The opened target store; written.
         report: Report to fill (default: a new one).
         progress: Called as ``progress(phase, done, total)`` while running.
+        validate: Run the target's ``validate()`` afterwards and add its errors and warnings
+            to the report.
 
     Returns:
         The filled report.
@@ -818,7 +900,8 @@ def convert(
     if report is None:
         report = ConversionReport(source=_url(source), target=_url(target))
     _Run(source, target, report, progress).run()
-    report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
+    if validate:
+        report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
     report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 
@@ -927,6 +1010,7 @@ def _run_once(
     report: ConversionReport,
     pm: pluggy.PluginManager | None,
     progress: ProgressCallback | None,
+    validate: bool = True,
 ) -> ConversionReport:
     created = _init_if_missing(dst_cls, dst_loc, dst_opts)
     if created:
@@ -937,10 +1021,11 @@ def _run_once(
             report.converter = f"{type(conv).__module__}.{type(conv).__qualname__}"
             started = time.perf_counter()
             conv.convert(source, target, report)
-            report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
+            if validate:
+                report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
             report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         else:
-            convert(source, target, report, progress=progress)
+            convert(source, target, report, progress=progress, validate=validate)
     return report
 
 
@@ -954,6 +1039,7 @@ def migrate(
     progress: ProgressCallback | None = None,
     source_options: dict[str, Any] | None = None,
     target_options: dict[str, Any] | None = None,
+    validate: bool = True,
 ) -> ConversionReport:
     """Migrate a store into another (any format to any format) and return the measured report.
 
@@ -973,6 +1059,8 @@ def migrate(
         progress: ``progress(phase, done, total)`` callback.
         source_options: Extra provider options for the source.
         target_options: Extra provider options for the target.
+        validate: Add the target's ``validate()`` errors and warnings to the report (one
+            more full read of the target).
 
     Returns:
         The :class:`ConversionReport` of the run that decided the outcome (the scratch run for
@@ -997,7 +1085,7 @@ def migrate(
     def scratch_run() -> ConversionReport:
         report = ConversionReport(source=src_url, target=dst_url, dry_run=True, strict=strict)
         with _scratch_copy(dst_loc) as scratch:
-            _run_once(src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress)
+            _run_once(src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress, validate)
         report.notes = [n.replace(scratch_hint(n), dst_loc) for n in report.notes]
         return report
 
@@ -1013,7 +1101,7 @@ def migrate(
             trial.notes.append("--strict: the target was not written because the trial run lists losses or failures")
             return trial
     report = ConversionReport(source=src_url, target=dst_url, strict=strict)
-    return _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress)
+    return _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress, validate)
 
 
 def iter_losses(report: ConversionReport) -> Iterable[tuple[EntryReport, FieldChange]]:
