@@ -1,0 +1,35 @@
+"""The JSON Lines knobs for the memcore conformance suite (imported only by the suite).
+
+Declared in the ``memcore_conformance`` entry-point group, so
+``pytest --pyargs memcore_conformance.suite --memcore-provider=jsonl`` runs the suite with
+these settings; the plugin's own tests subclass :class:`JsonlConformance`.
+
+The store is one file, so the location is ``tmp_path/store/memory.jsonl``. Every other knob
+keeps the suite's default: every field round-trips, no corpus case is refused, order is
+insertion order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from memcore_conformance import ProviderConformance
+from memcore_jsonl.provider import JsonlProvider
+
+__all__ = ["JsonlConformance"]
+
+
+class JsonlConformance(ProviderConformance):
+    """Conformance knobs and fixture overrides for :class:`JsonlProvider`."""
+
+    provider_cls: ClassVar[type[Any] | None] = JsonlProvider
+
+    @pytest.fixture
+    def memcore_location(self, tmp_path: Path, memcore_provider_options: dict[str, Any]) -> str:
+        """``tmp_path/store/memory.jsonl``, created empty by ``init_store``."""
+        location = str(tmp_path / "store" / "memory.jsonl")
+        JsonlProvider.init_store(location, **memcore_provider_options)
+        return location
