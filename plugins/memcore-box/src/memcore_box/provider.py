@@ -145,6 +145,7 @@ class BoxMemoryProvider(BaseProvider):
             Capability.SUPERSEDE,
             Capability.ARCHIVE,
             Capability.COMPANIONS,
+            Capability.GRAPH,
             Capability.BATCH,
             Capability.CONCURRENT,
             Capability.REINDEX,

@@ -222,15 +222,21 @@ def entry_from_meta(
                 diags.append(_diag(path, "box.unresolved-wikilink",
                                    f"related [[{target}]] matches no memory title in the workspace",
                                    line=_line_of(meta, "related"), entry_id=entry_id, severity=Severity.WARNING))
+    def id_edge(kind: str, target: str) -> None:
+        known = is_known_id(target)
+        relations.append(Relation(type=kind, target=target, resolved=known))
+        if not known:
+            diags.append(_diag(path, "box.dangling-id", f"{kind} names {target}, which is not in the workspace",
+                               line=_line_of(meta, kind), entry_id=entry_id, severity=Severity.WARNING))
+
     supersedes = meta.get("supersedes")
     if supersedes is not None:
         for target in plain(supersedes) if isinstance(supersedes, list) else [plain(supersedes)]:
             if target:
-                relations.append(Relation(type="supersedes", target=str(target), resolved=is_known_id(str(target))))
+                id_edge("supersedes", str(target))
     superseded_by = meta.get("superseded_by")
     if superseded_by is not None and str(superseded_by).strip():
-        target = str(superseded_by).strip()
-        relations.append(Relation(type="superseded_by", target=target, resolved=is_known_id(target)))
+        id_edge("superseded_by", str(superseded_by).strip())
     for item in extra_ns.get("relations") or []:
         try:
             relations.append(Relation.model_validate(item))
