@@ -473,3 +473,51 @@ def test_update_leaves_a_file_where_its_author_put_it(store: BoxMemoryProvider, 
     assert (root / "files" / "deck.pdf.md").read_text(encoding="utf-8").count("tags: [deck]\n") == 1
     assert [e["filename"] for e in _index(root, "files")["entries"]] == ["deck.pdf.md"]
     assert not list((root / "memories").glob("*.md"))
+
+
+def test_every_field_in_the_writers_order(store: BoxMemoryProvider, root: Path) -> None:
+    old = store.add(MemoryEntry(title="Older"))
+    newer = store.add(MemoryEntry(title="Newer"))
+    binary = root / "files" / "a.bin"
+    binary.write_bytes(b"\x00\x01")
+    stored = store.add(
+        MemoryEntry(
+            kind=Kind.COMPANION, title="Everything", status=Status.ACTIVE, scope="default", source="agent-x",
+            confidence=0.7, tags=["t"], expires_at=datetime(2030, 1, 1, tzinfo=UTC),
+            relations=[Relation(type="related", target=old.id or ""), Relation(type="supersedes", target=old.id or ""),
+                       Relation(type="superseded_by", target=newer.id or "")],
+            extra={"box": {"zeta": 1, "companion_for": {"file_id": "files/a.bin"},
+                           "sources": [{"type": "url", "ref": "https://x"}], "links": []}},
+        )
+    )
+    path = next(root.rglob("companion__everything.md"))
+    assert path.parent == root / "files"  # sibling layout
+    assert _frontmatter_keys(path) == [
+        "id", "slug", "title", "kind", "status", "team", "agent", "created_at", "updated_at", "confidence",
+        "companion_for", "tags", "related", "links", "sources", "supersedes", "superseded_by", "expires_at", "zeta",
+    ]
+    block = stored.extra["box"]["companion_for"]
+    assert list(block) == ["file_id", "filename", "sha256", "hash_algo", "size_bytes", "mime_type", "reviewed_at",
+                           "reviewed_by"]
+    assert block["sha256"] == hashlib.sha256(b"\x00\x01").hexdigest() and block["size_bytes"] == 2
+    assert 'file_id: "files/a.bin"' in path.read_text(encoding="utf-8")
+
+
+def test_cli_add_ls_show_reindex(root: Path) -> None:
+    runner = CliRunner()
+    store = f"box:{root}"
+    added = runner.invoke(cli, ["add", "--store", store, "--kind", "decision", "--title", "Use ULIDs",
+                                "--tag", "ids", "--body", "Because they sort.\n", "--json"])
+    assert added.exit_code == 0, added.output
+    entry_id = json.loads(added.output)["id"]
+    assert ULID_ID.match(entry_id)
+    assert (root / "memories" / "decision__use-ulids.md").is_file()
+    shown = runner.invoke(cli, ["show", "--store", store, entry_id, "--json"])
+    assert shown.exit_code == 0 and json.loads(shown.output)["title"] == "Use ULIDs"
+    listed = runner.invoke(cli, ["ls", "--store", store, "--json"])
+    assert [e["id"] for e in json.loads(listed.output)] == [entry_id]
+    (root / "memories" / "_index.json").unlink()
+    assert runner.invoke(cli, ["reindex", "--store", store]).exit_code == 0
+    assert [e["id"] for e in _index(root)["entries"]] == [entry_id]
+    validated = runner.invoke(cli, ["validate", "--store", store])
+    assert validated.exit_code == 0, validated.output
