@@ -602,7 +602,15 @@ class BoxMemoryProvider(BaseProvider):
             folder.pos[entry_id] = len(folder.entries) - 1
             if self._where is not None:
                 self._where.setdefault(entry_id, folder.path)
-            self._titles = None
+            title = unicodedata.normalize("NFC", str(entry.get("title") or ""))
+            if self._titles is not None and title:
+                # Incremental, so that a batch of adds does not rebuild the maps per add.
+                exact, folded = self._titles
+                if title not in exact:
+                    exact[title] = entry_id
+                elif entry.get("status") == "active":
+                    self._titles = None  # an active memory may take the title over: rebuild lazily
+                folded.setdefault(title.casefold(), entry_id)
         if self._slugs is not None:
             self._slugs.add(str(entry.get("slug") or "").casefold())
         folder.dirty = True
