@@ -50,5 +50,7 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT
     if lock is None:
         lock = filelock.FileLock(str(lock_file), timeout=timeout, thread_local=True)
         held[lock_file] = lock
-    with lock:
+    # filelock polls every 50 ms by default; memcore's critical sections last a few ms, so a
+    # 2 ms poll cuts the wait of contended writers by an order of magnitude.
+    with lock.acquire(poll_interval=0.002):
         yield
