@@ -461,8 +461,13 @@ def test_source_opened_read_only_when_the_provider_declares_it(registry: Provide
     class Declares(FullProvider):
         options: ClassVar[frozenset[str]] = frozenset({"read_only"})  # type: ignore[assignment]
 
+    class Strict(FullProvider):
+        def __init__(self, location: str) -> None:
+            super().__init__(location)
+
     assert source_options_for(Declares) == {"read_only": True}
-    assert source_options_for(FullProvider) == {}
+    assert source_options_for(FullProvider) == {"read_only": True}  # takes **options
+    assert source_options_for(Strict) == {}
     src_dir = tmp_path / "a"
     _make_store(registry, "full", src_dir, _entries())
     report = migrate(Declares(str(src_dir)), f"full:{tmp_path / 'b'}", registry=registry)

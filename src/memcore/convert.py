@@ -941,11 +941,14 @@ def find_converter(
 
 
 def source_options_for(cls: type[Any]) -> dict[str, Any]:
-    """Return the options that open a store of provider ``cls`` read-only, if it has such an option.
+    """Return the options that open a store of provider ``cls`` read-only.
 
-    A provider declares the option by naming a ``read_only`` keyword parameter in ``__init__``
-    or by listing ``"read_only"`` in a class attribute ``options`` (a collection of option
-    names). Otherwise this returns ``{}`` and the source is only ever read by the conversion.
+    ``read_only`` is the option name the built-in providers share (a read-only Maka store, for
+    example, never rewrites expired entries as archived while being read). It is passed when
+    the provider names a ``read_only`` parameter in ``__init__``, lists ``"read_only"`` in a
+    class attribute ``options``, or takes arbitrary ``**options`` (as
+    :class:`~memcore.provider.BaseProvider` does); otherwise this returns ``{}``. Either way
+    the conversion only ever reads the source.
     """
     declared = getattr(cls, "options", None)
     if isinstance(declared, (set, frozenset, list, tuple, dict)) and "read_only" in declared:
@@ -954,7 +957,9 @@ def source_options_for(cls: type[Any]) -> dict[str, Any]:
         params = inspect.signature(cls.__init__).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return {}
-    return {"read_only": True} if "read_only" in params else {}
+    if "read_only" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return {"read_only": True}
+    return {}
 
 
 def _exists(location: str) -> bool:

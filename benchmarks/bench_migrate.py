@@ -1,0 +1,237 @@
+"""Benchmark: ``memcore migrate`` for every ordered pair of formats, as a ratio to raw I/O.
+
+For each pair (A, B) it builds a store of A with N entries (through A's provider), then times,
+in the same run:
+
+- **migrate**: ``memcore.convert.migrate(A, fresh B)``, everything included (read, trial run for
+  forward relations, writes, read-back verification, B's ``validate()``);
+- **baseline**: reading A with its provider (``iter_entries``) plus writing the bytes of the
+  finished B store to a fresh folder with :func:`memcore.storage.atomic_write`, one write per
+  file, no conversion logic;
+- **providers**: the time spent inside A's and B's provider methods during the migration, so
+  ``migrate - providers`` is memcore's own conversion logic.
+
+The ratio ``migrate / baseline`` is the figure the issue asks for (target <= 2x). Maka's
+format caps a file at 128 KiB, so pairs with Maka use the largest N that fits (reported).
+
+Run::
+
+    python benchmarks/bench_migrate.py                    # N = 10000, all 16 pairs
+    python benchmarks/bench_migrate.py --entries 1000 --pairs whitebox:box maka:rightmemory
+    python benchmarks/bench_migrate.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memcore.convert import migrate
+from memcore.errors import StoreLimitError
+from memcore.models import Kind, MemoryEntry, Relation, Status
+from memcore.registry import get_registry
+from memcore.storage import atomic_write
+
+FORMATS = ("whitebox", "box", "rightmemory", "maka")
+MAKA_LIMIT = 131072
+_KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
+_PROVIDER_METHODS = ("iter_entries", "get", "add", "update", "validate", "open", "close")
+
+
+def location(fmt: str, root: Path) -> str:
+    return str(root / "MEMORY.md") if fmt == "maka" else str(root / "store")
+
+
+def entries(n: int, *, compact: bool = False) -> Iterator[MemoryEntry]:
+    """N entries: mixed kinds, tags, confidences, dates; a relation to an earlier entry every
+    7th entry and a supersede pair every 50th (so some relations point forward)."""
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    for i in range(n):
+        kind = _KINDS[i % len(_KINDS)]
+        body = f"Note {i}." if compact else f"Entry {i}: what was learnt on day {i // 40}, and why it matters.\n"
+        relations = []
+        if i % 7 == 3 and i > 10:
+            relations.append(Relation(type="related", target=f"b{i - 9}"))
+        if i % 50 == 1 and i > 1:
+            relations.append(Relation(type="supersedes", target=f"b{i - 1}"))
+        if i % 50 == 0 and i + 1 < n and i > 0:
+            relations.append(Relation(type="superseded_by", target=f"b{i + 1}"))
+        yield MemoryEntry(
+            id=f"b{i}",
+            kind=kind,
+            title="" if kind is Kind.OBSERVATION else f"Item {i}",
+            body=body,
+            status=Status.SUPERSEDED if i % 50 == 0 and i > 0 else Status.ACTIVE,
+            tags=[f"t{i % 5}"] if compact else [f"topic-{i % 13}", "bench"],
+            confidence=(0.3, 0.5, 0.7, 0.9)[i % 4],
+            source="bench",
+            created_at=start + timedelta(hours=i),
+            updated_at=start + timedelta(hours=i),
+            date_only=kind is Kind.OBSERVATION,
+            relations=relations,
+        )
+
+
+def build_source(fmt: str, n: int, root: Path) -> tuple[str, int]:
+    """Create a store of ``fmt`` with ``n`` entries (fewer for Maka: what fits in 128 KiB)."""
+    cls = get_registry().get(fmt)
+    loc = location(fmt, root)
+    cls.init_store(loc)
+    written = 0
+    with cls(loc) as store, store.batch():
+        ids: dict[str, str] = {}
+        for entry in entries(n, compact=fmt == "maka"):
+            key = entry.id or ""
+            entry.id = key if fmt == "rightmemory" else None
+            entry.relations = [Relation(type=r.type, target=ids[r.target]) for r in entry.relations if r.target in ids]
+            try:
+                stored = store.add(entry)
+            except StoreLimitError:
+                break
+            ids[key] = stored.id or ""
+            written += 1
+    return loc, written
+
+
+@contextmanager
+def provider_timer(classes: list[type[Any]]) -> Iterator[dict[str, float]]:
+    """Accumulate the wall time spent inside the providers' public methods (outermost calls)."""
+    spent = {"seconds": 0.0}
+    depth = {"n": 0}
+    saved: list[tuple[type[Any], str, Any]] = []
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if depth["n"]:
+                return func(*args, **kwargs)
+            depth["n"] += 1
+            t0 = time.perf_counter()
+            try:
+                result = func(*args, **kwargs)
+                if hasattr(result, "__next__"):  # a generator: time its consumption
+                    result = list(result)
+                return result
+            finally:
+                spent["seconds"] += time.perf_counter() - t0
+                depth["n"] -= 1
+
+        return timed
+
+    for cls in classes:
+        for name in _PROVIDER_METHODS:
+            if name in cls.__dict__ or any(name in base.__dict__ for base in cls.__mro__[1:-1]):
+                original = getattr(cls, name)
+                saved.append((cls, name, cls.__dict__.get(name)))
+                setattr(cls, name, wrap(original))
+    try:
+        yield spent
+    finally:
+        for cls, name, original in saved:
+            if original is None:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, original)
+
+
+def raw_copy(src: str, dest_root: Path) -> None:
+    """Write every file of store ``src`` into ``dest_root`` with atomic_write (the baseline)."""
+    root = Path(src)
+    files = [root] if root.is_file() else [p for p in sorted(root.rglob("*")) if p.is_file()]
+    blobs = [(p.relative_to(root.parent if root.is_file() else root), p.read_bytes()) for p in files]
+    for rel, data in blobs:
+        target = dest_root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data)
+
+
+def bench_pair(a: str, b: str, n: int, work: Path, sources: dict[str, tuple[str, int]]) -> dict[str, Any]:
+    src_loc, count = sources[a]
+    reg = get_registry()
+    a_cls, b_cls = reg.get(a), reg.get(b)
+    if b == "maka" and a != "maka":
+        # the target must fit in 128 KiB too: use a source of the Maka size
+        src_loc, count = sources["maka-sized:" + a]
+    dst_root = work / f"{a}-to-{b}"
+    dst_root.mkdir()
+    dst = location(b, dst_root)
+
+    t0 = time.perf_counter()
+    with a_cls(src_loc) as source:
+        read = sum(1 for _ in source.iter_entries())
+    read_s = time.perf_counter() - t0
+
+    with provider_timer([a_cls, b_cls]) as spent:
+        t0 = time.perf_counter()
+        report = migrate(f"{a}:{src_loc}", f"{b}:{dst}")
+        migrate_s = time.perf_counter() - t0
+
+    raw_root = work / f"{a}-to-{b}-raw"
+    raw_root.mkdir()
+    t0 = time.perf_counter()
+    raw_copy(dst, raw_root)
+    write_s = time.perf_counter() - t0
+    baseline = read_s + write_s
+    return {
+        "pair": f"{a} -> {b}",
+        "entries": read,
+        "written": report.counts["written"],
+        "failed": report.counts["failed"],
+        "lossy": report.counts["lossy"],
+        "migrate_s": round(migrate_s, 3),
+        "baseline_read_s": round(read_s, 3),
+        "baseline_write_s": round(write_s, 3),
+        "ratio": round(migrate_s / baseline, 2) if baseline else None,
+        "providers_s": round(spent["seconds"], 3),
+        "memcore_logic_s": round(migrate_s - spent["seconds"], 3),
+        "memcore_logic_ratio": round((migrate_s - spent["seconds"]) / baseline, 2) if baseline else None,
+        "source_entries": count,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", type=int, default=10_000, help="entries per source store (default 10000)")
+    parser.add_argument("--pairs", nargs="*", default=None, help="pairs as A:B (default: all 16)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    pairs = [tuple(p.split(":", 1)) for p in args.pairs] if args.pairs else [(a, b) for a in FORMATS for b in FORMATS]
+    work = Path(tempfile.mkdtemp(prefix="memcore-bench-"))
+    results = []
+    try:
+        sources: dict[str, tuple[str, int]] = {}
+        for fmt in sorted({p[0] for p in pairs}):
+            sources[fmt] = build_source(fmt, args.entries, work / f"src-{fmt}")
+            print(f"built {fmt} source: {sources[fmt][1]} entries", file=sys.stderr)
+        if any(b == "maka" for _, b in pairs):
+            maka_n = sources["maka"][1] if "maka" in sources else build_source("maka", args.entries, work / "m")[1]
+            for fmt in sorted({a for a, b in pairs if b == "maka" and a != "maka"}):
+                sources["maka-sized:" + fmt] = build_source(fmt, maka_n, work / f"src-{fmt}-small")
+        for a, b in pairs:
+            row = bench_pair(a, b, args.entries, work, sources)
+            results.append(row)
+            print(
+                f"{row['pair']:<26} n={row['entries']:>6}  migrate {row['migrate_s']:>8.2f}s  "
+                f"baseline {row['baseline_read_s'] + row['baseline_write_s']:>7.2f}s  ratio {row['ratio']:>6}x  "
+                f"(memcore logic {row['memcore_logic_s']:.2f}s = {row['memcore_logic_ratio']}x baseline)",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
