@@ -510,3 +510,14 @@ def test_direct_converter_is_preferred(tmp_path: Path) -> None:
     assert seen == ["full->tiny"]
     assert report.converter.endswith("Direct")
     assert report.counts["written"] == 4
+
+
+def test_two_sources_into_one_target_do_not_collide(registry: ProviderRegistry, tmp_path: Path) -> None:
+    a = _make_store(registry, "full", tmp_path / "a", _entries())
+    b = _make_store(registry, "full", tmp_path / "b", _entries())  # the same ids, another store
+    dst = f"tiny:{tmp_path / 'c'}"
+    assert migrate(a, dst, registry=registry).counts["written"] == 4
+    second = migrate(b, dst, registry=registry)
+    assert second.counts["written"] == 4 and second.counts["updated"] == 0
+    assert len(_read(registry, dst)) == 8
+    assert migrate(a, dst, registry=registry).counts["unchanged"] == 4

@@ -21,14 +21,16 @@ What the conversion does, in order (docs/migration.md explains each step for use
    a second pass through ``update``; so are forward edges into a graph format (``GRAPH``),
    which refuses an edge to an entry that does not exist yet.
 2. **Provenance.** Each written entry carries ``extra["memcore"]["migrated_from"] =
-   {"format", "location", "id", "sha256"}``: the source format, location, id and the sha256 of
-   the source entry's :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the
-   entry by ``(format, id)``: same hash -> *unchanged* (nothing written), another hash ->
+   {"format", "location", "id", "sha256"}``: the source format, location (an absolute path
+   for file stores), id and the sha256 of the source entry's
+   :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the entry by
+   ``(format, location, id)`` (two sources migrated into one target never overwrite each
+   other; a moved source is a new source): same hash -> *unchanged* (nothing written), another hash ->
    *updated*. An interrupted run resumes: what was written is found, the rest is written.
    While an entry still waits for its second-pass relations its hash is ``"pending"``, so an
    interruption between the passes is repaired by the next run. Where the target cannot keep
-   ``extra["memcore"]``, entries are matched by ``(title, body)`` (whitespace-trimmed) instead, and the report
-   says so.
+   ``extra["memcore"]``, entries are matched by ``(title, body)`` (whitespace-trimmed)
+   instead, and the report says so.
 3. **Read back.** After the writes, the target is read once and each written entry is compared
    with what was sent (id and version aside). A core field the target changed is then
    **kept in free data** when the target allows it: ``extra["memcore"]["kept"][field] =
@@ -505,6 +507,8 @@ class _Run:
         self.progress = progress or (lambda phase, done, total: None)
         self.src_fmt = source.format_name
         self.tgt_fmt = target.format_name
+        loc = os.fspath(source.location)
+        self.src_loc = loc if Capability.REMOTE in source.capabilities else os.path.abspath(loc)
         self.caps = target.capabilities
         self.id_map: dict[str, str] = {}
         self.reports: dict[str, EntryReport] = {}
@@ -540,7 +544,12 @@ class _Run:
             if entry.id is not None:
                 ids.add(entry.id)
             origin = _provenance(entry)
-            if origin is not None and origin.get("format") == self.src_fmt and isinstance(origin.get("id"), str):
+            if (
+                origin is not None
+                and origin.get("format") == self.src_fmt
+                and origin.get("location") == self.src_loc
+                and isinstance(origin.get("id"), str)
+            ):
                 by_origin[(self.src_fmt, origin["id"])] = entry
             elif origin is None:
                 by_content.setdefault(_content_key(entry), entry)
@@ -558,7 +567,7 @@ class _Run:
         meta.pop("kept", None)
         origin_record: dict[str, JsonValue] = {
             "format": self.src_fmt,
-            "location": os.fspath(self.source.location),
+            "location": self.src_loc,
             "id": src.id,
             "sha256": self.hashes[src.id],
         }
