@@ -1,0 +1,114 @@
+"""Byte-level behaviour of Box-memory files: minimal YAML patches, BOM/CRLF, JSON layout, kept keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memcore.frontmatter import parse_frontmatter, split_frontmatter
+from memcore.models import MemoryEntry
+from memcore_box._json import IndexWriter, dumps_json, loads_json
+from memcore_box._yaml import patch_yaml
+from memcore_box.mapping import FIELD_ORDER
+from memcore_box.provider import BoxMemoryProvider
+
+SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "box-memory"
+
+ORIGINAL = (
+    "---\n"
+    "id: mem_01HXYZA1B2C3D4E5F6G7H8J9K0\n"
+    "slug: x  # a comment after a value\n"
+    "title: 'Quoted title'\n"
+    "kind: note\n"
+    "# a comment line between keys\n"
+    "status: active\n"
+    "created_at: 2026-05-22T18:32:00Z\n"
+    "updated_at: 2026-05-22T18:32:00Z\n"
+    "related:\n"
+    "    - \"[[Deeply indented]]\"\n"
+    "custom: {a: 1}\n"
+    "---\n"
+)
+
+
+def _patched(change: dict) -> str:
+    yaml_text = split_frontmatter(ORIGINAL)[0] or ""
+    old = parse_frontmatter(ORIGINAL).metadata
+    new = {str(k): v for k, v in old.items()}
+    new.update(change)
+    for key in [k for k, v in change.items() if v is None]:
+        del new[key]
+    return patch_yaml(yaml_text, old, new, FIELD_ORDER)
+
+
+def test_patch_touches_only_changed_keys() -> None:
+    before = (split_frontmatter(ORIGINAL)[0] or "").splitlines(keepends=True)
+    after = _patched({"status": "archived"}).splitlines(keepends=True)
+    assert [b for a, b in zip(before, after, strict=True) if a != b] == ["status: archived\n"]
+
+
+def test_patch_inserts_new_keys_at_their_place_and_removes_dropped_ones() -> None:
+    text = _patched({"confidence": 0.5, "tags": ["a", "no"], "custom": None})
+    lines = text.splitlines()
+    at = lines.index("updated_at: 2026-05-22T18:32:00Z")
+    assert lines[at + 1 : at + 6] == ["confidence: 0.5", "tags:", "  - a", '  - "no"', "related:"]
+    assert "custom: {a: 1}" not in text
+    assert "slug: x  # a comment after a value" in lines and "# a comment line between keys" in lines
+    assert '    - "[[Deeply indented]]"' in lines  # untouched key keeps its indentation
+    assert parse_frontmatter(f"---\n{text}---\n").metadata["tags"] == ["a", "no"]
+
+
+def test_update_keeps_bom_and_crlf(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(root))
+    with BoxMemoryProvider(str(root)) as store:
+        stored = store.add(MemoryEntry(title="Windows file", body="line one\nline two\n"))
+        path = root / "memories" / "note__windows-file.md"
+        raw = path.read_bytes()
+        path.write_bytes(b"\xef\xbb\xbf" + raw.replace(b"\n", b"\r\n"))
+        store.reindex()
+        entry = store.get(stored.id or "")
+        assert entry.body == "line one\nline two\n"
+        entry.tags = ["crlf"]
+        store.update(entry)
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf---\r\n")
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert b"tags: [crlf]\r\n" in data and data.endswith(b"line one\r\nline two\r\n")
+
+
+@pytest.mark.parametrize("name", ["example-_index.json", "example-_box-memory.json"])
+def test_json_layout_matches_the_authors_bytes(name: str) -> None:
+    data = (SAMPLES / name).read_bytes()
+    assert dumps_json(loads_json(data)) == data
+
+
+def test_index_writer_equals_plain_dump_and_reuses_entries() -> None:
+    index = loads_json((SAMPLES / "example-_index.json").read_bytes())
+    writer = IndexWriter()
+    first = writer.dumps(index, [(e, None) for e in index["entries"]])
+    assert first == dumps_json(index)
+    changed = dict(index["entries"][1], tags=["one", "two"])
+    index["entries"][1] = changed
+    assert writer.dumps(index, [(e, None) for e in index["entries"]]) == dumps_json(index)
+    rollup = {**index, "entries": [{**e, "folder_path": "memories/"} for e in index["entries"]]}
+    assert writer.dumps(rollup, [(e, "memories/") for e in index["entries"]]) == dumps_json(rollup)
+    assert json.loads(dumps_json({"s": "a\u2028b\x00\"", "n": [1.5, None, True]})) == {
+        "s": "a\u2028b\x00\"", "n": [1.5, None, True]
+    }
+
+
+def test_unknown_index_keys_are_kept(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(root))
+    index_path = root / "memories" / "_index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    index["x_custom"] = {"kept": True}
+    index_path.write_text(json.dumps(index), encoding="utf-8")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(title="Any"))
+    after = json.loads(index_path.read_text(encoding="utf-8"))
+    assert after["x_custom"] == {"kept": True} and list(after)[-1] == "x_custom"
+    assert after["entry_count"] == 1
