@@ -521,3 +521,20 @@ def test_cli_add_ls_show_reindex(root: Path) -> None:
     assert [e["id"] for e in _index(root)["entries"]] == [entry_id]
     validated = runner.invoke(cli, ["validate", "--store", store])
     assert validated.exit_code == 0, validated.output
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_every_kind_round_trips(store: BoxMemoryProvider, root: Path, kind: Kind) -> None:
+    stored = store.add(MemoryEntry(kind=kind, title=f"Kind {kind.value}"))
+    assert BoxMemoryProvider(str(root)).open().get(stored.id or "").kind is kind
+    on_disk = next(root.rglob(f"*__kind-{kind.value}.md")).name.split("__")[0]
+    assert on_disk in {"decision", "fact", "task", "observation", "reference", "note", "companion"}
+
+
+@pytest.mark.parametrize("status", list(Status))
+def test_every_status_round_trips(store: BoxMemoryProvider, root: Path, status: Status) -> None:
+    stored = store.add(MemoryEntry(title=f"Status {status.value}", status=status))
+    assert BoxMemoryProvider(str(root)).open().get(stored.id or "").status is status
+    text = next(root.rglob(f"*__status-{status.value.replace('_', '-')}.md")).read_text(encoding="utf-8")
+    box_word = text.split("\nstatus: ", 1)[1].split("\n", 1)[0]
+    assert box_word in {"active", "draft", "superseded", "archived", "held"}
