@@ -123,7 +123,7 @@ class JsonlProvider(BaseProvider):
     """A JSON Lines file, one entry per line.
 
     Args:
-        location: Path of the ``.jsonl`` file (created by :meth:`init_store`).
+        location: Path of the ``.jsonl`` file (created by :meth:`init_store`), a ``str`` or ``Path``.
         **options: Accepted for the contract; none is used.
 
     Raises:
@@ -144,7 +144,7 @@ class JsonlProvider(BaseProvider):
         }
     )
 
-    def __init__(self, location: str, **options: Any) -> None:
+    def __init__(self, location: str | Path, **options: Any) -> None:
         super().__init__(location, **options)
         self._pending: Snapshot | None = None
 
