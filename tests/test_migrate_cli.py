@@ -82,3 +82,19 @@ def test_failed_entries_exit_1(app: click.Group, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["migrate", src, f"tiny:{tmp_path / 'b'}"])
     assert result.exit_code == 1
     assert "failed c: InvalidEntryError: tiny: companions cannot be stored" in result.output
+
+
+def test_progress_bar_draws_on_stderr_for_long_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from memcore.cli.migrate import _progress
+
+    with _progress(True) as update:
+        assert update is not None
+        update("write", 10, 50)  # a short run: no bar
+    assert capsys.readouterr().err == ""
+    with _progress(True) as update:
+        assert update is not None
+        for done in range(0, 401, 100):
+            update("write", done, 400)
+        update("verify", 400, 400)
+    with _progress(False) as update:
+        assert update is None
