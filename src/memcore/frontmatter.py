@@ -61,13 +61,20 @@ _YAML11_AMBIGUOUS = re.compile(
 class _DatesAsTextResolver(VersionedResolver):
     """YAML 1.2 resolver that leaves timestamps as plain strings."""
 
+    _filtered: dict[Any, Any]
+
     @property
     def versioned_resolver(self) -> Any:
+        # Called for every scalar: filter the version's table once per version, not per value.
         table = super().versioned_resolver
-        return {
-            first: [(tag, rx) for tag, rx in rules if str(tag) != _TIMESTAMP_TAG]
-            for first, rules in table.items()
-        }
+        cache = self.__dict__.setdefault("_filtered", {})
+        key = id(table)
+        if key not in cache:
+            cache[key] = {
+                first: [(tag, rx) for tag, rx in rules if str(tag) != _TIMESTAMP_TAG]
+                for first, rules in table.items()
+            }
+        return cache[key]
 
 
 def _new_yaml() -> YAML:
