@@ -281,3 +281,27 @@ def test_relation_types_survive_as_types() -> None:
         assert Relation(type="supersedes", target=vim.id or "") in helix.relations, url
         assert Relation(type="superseded_by", target=helix.id or "") in vim.relations, url
         assert vim.status.value == "superseded", url
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"whitebox:{EXAMPLES / 'whitebox-vault'}",
+        f"box:{EXAMPLES / 'box-workspace'}",
+        f"rightmemory:{EXAMPLES / 'rightmemory'}",
+        f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
+    ],
+)
+def test_example_stores_are_valid_and_realistic(url: str) -> None:
+    fmt, _, loc = url.partition(":")
+    with get_registry().get(fmt)(loc, read_only=True) as store:
+        entries = list(store.iter_entries())
+        errors = [str(d) for d in store.validate() if d.severity.value == "error"]
+    assert errors == []
+    assert len(entries) >= 60
+    statuses = {e.status.value for e in entries}
+    assert {"active", "superseded", "archived"} <= statuses, statuses
+    assert sum(1 for e in entries if e.relations) >= 20
+    assert all(e.tags for e in entries)
+    assert len({e.kind for e in entries}) >= 5
+    assert all("memcore" not in e.extra for e in entries), "examples are written directly, not migrated"
