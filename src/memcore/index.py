@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memcore.models import MemoryEntry, Query
-from memcore.provider import FileBackedProvider, MemoryProvider
+from memcore.errors import UnsupportedOperationError
+from memcore.provider import Capability, FileBackedProvider, MemoryProvider
 
 __all__ = ["IndexStatus", "SearchHit", "SearchIndex", "default_cache_dir", "index_path_for", "search_if_indexed"]
 
@@ -128,10 +129,13 @@ class SearchIndex:
     """The FTS5 index of one store.
 
     Args:
-        provider: An opened provider; the index reads entries only through it, so its gates
-            (scopes, read switches) apply to what is indexed and returned.
+        provider: An opened provider of a file store; the index reads entries only through it,
+            so its gates (scopes, read switches) apply to what is indexed and returned.
         cache_dir: Folder for the database (default: :func:`default_cache_dir`).
         path: Explicit database path (overrides ``cache_dir``).
+
+    Raises:
+        UnsupportedOperationError: The provider is remote (``Capability.REMOTE``).
 
     Example::
 
@@ -141,6 +145,11 @@ class SearchIndex:
     """
 
     def __init__(self, provider: MemoryProvider, *, cache_dir: Path | None = None, path: Path | None = None) -> None:
+        if Capability.REMOTE in provider.capabilities:
+            raise UnsupportedOperationError(
+                f"{provider.format_name}: the local search index covers file stores only; "
+                "search a remote store through its provider"
+            )
         self.provider = provider
         self.path = path or index_path_for(provider, cache_dir)
         self._conn: sqlite3.Connection | None = None
@@ -441,6 +450,8 @@ def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntr
 
     The index is refreshed first, so the answer reflects the files as they are now.
     """
+    if Capability.REMOTE in provider.capabilities:
+        return None
     path = index_path_for(provider)
     if not path.exists():
         return None

@@ -820,6 +820,37 @@ class BoxMemoryProvider(BaseProvider):
                 return f
         raise EntryNotFoundError(f"box: no memory {entry_id!r} in {self.storage.description}")
 
+    # memcore.provider.FileBackedProvider: lets memcore.index refresh one memory file at a time.
+    def source_files(self) -> list[str]:
+        """Return every memory file, workspace-relative (``memories/decision__x.md``)."""
+        self._ensure_open()
+        return sorted(
+            join(folder, item.name)
+            for folder, items in self._discover().items()
+            for item in items
+            if not item.is_folder and _is_memory_name(item.name)
+        )
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        """Yield the memory read from one workspace-relative file (nothing for an orphan)."""
+        self._ensure_open()
+        try:
+            data, version = self.storage.read(path)
+        except (FileNotFoundError, UnsafePathError):
+            return
+        parsed = self._parse(path, data, version)
+        if isinstance(parsed, _File):
+            yield self._entry_of(parsed)[0]
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        """Return the workspace-relative file of ``entry``, through the folder indexes."""
+        entry_id = unicodedata.normalize("NFC", entry.id or "")
+        folder_path = self._where_map().get(entry_id)
+        if folder_path is None:
+            return ""
+        folder = self._folders[folder_path]
+        return join(folder_path, folder.entries[folder.pos[entry_id]]["filename"])
+
     def get(self, entry_id: str) -> MemoryEntry:
         """Return the memory with ``entry_id`` (found through the indexes; files win on drift).
 
