@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memcore.models import MemoryEntry, Query
 from memcore.errors import UnsupportedOperationError
+from memcore.models import MemoryEntry, Query
 from memcore.provider import Capability, FileBackedProvider, MemoryProvider
 
 __all__ = ["IndexStatus", "SearchHit", "SearchIndex", "default_cache_dir", "index_path_for", "search_if_indexed"]
