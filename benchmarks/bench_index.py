@@ -64,6 +64,7 @@ def generate(fmt: str, root: Path, n: int) -> tuple[str, int]:
         return f"rightmemory:{root}", nodes + headings
     if fmt == "box":
         from bench_box import make_entries
+
         from memcore_box import BoxMemoryProvider
 
         BoxMemoryProvider.init_store(str(root))

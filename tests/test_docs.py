@@ -5,9 +5,10 @@ from __future__ import annotations
 import inspect
 import re
 
+from tests.conftest import REPO
+
 from memcore import hookspecs
 from memcore.cli._docgen import render_cli_reference
-from tests.conftest import REPO
 
 
 def test_every_hookspec_is_in_the_hooks_reference() -> None:
