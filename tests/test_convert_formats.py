@@ -253,11 +253,16 @@ def test_round_trip(source_name: str, middle: str, tmp_path: Path) -> None:
 
 
 def test_readme_first_command_prints_a_useful_report(tmp_path: Path) -> None:
+    import click
     from click.testing import CliRunner
 
-    from memcore.cli import _load_plugin_commands, cli
+    from memcore.cli.migrate import register
 
-    _load_plugin_commands()  # what `memcore` itself does on start
+    @click.group()
+    def cli() -> None:  # a fresh group: the global `memcore` group stays untouched
+        pass
+
+    register(cli)
     out = tmp_path / "out"
     result = CliRunner().invoke(
         cli,
