@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from memcore.convert import ConversionReport, migrate, restore_kept
-from memcore.errors import InvalidEntryError
 from memcore.models import MemoryEntry, Relation
 from memcore.registry import get_registry
 
@@ -312,16 +311,6 @@ def test_example_stores_are_valid_and_realistic(url: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=InvalidEntryError,
-    reason=(
-        "box provider bug (field title -> slug): every untitled memory gets the slug 'memo-e3b0c442' "
-        "(sha256 of the empty title) plus a -N suffix, and add() refuses the 1001st, so a WhiteBox "
-        "vault or Maka file with more than 1000 untitled observations cannot be migrated to Box; "
-        "the slug could come from the body's first words or the id instead"
-    ),
-)
 def test_more_than_1000_untitled_entries_fit_in_box(tmp_path: Path) -> None:
     cls = get_registry().get("box")
     loc = str(tmp_path / "ws")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import mimetypes
 import posixpath
+import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -1013,7 +1014,15 @@ class BoxMemoryProvider(BaseProvider):
             folder = self._folder(folder_path, create=True)
             self._ensure_fresh(folder)
             requested = (entry.extra.get("box") or {}).get("slug")
-            base = slugify(str(requested)) if requested else slugify(entry.title)
+            if requested:
+                base = slugify(str(requested))
+            elif entry.title.strip():
+                base = slugify(entry.title)
+            else:
+                # An untitled memory (an observation from WhiteBox or Maka): name the file after
+                # the body's first words, or its id, so thousands of them never share one slug.
+                words = " ".join(entry.body.split()[:8])
+                base = slugify(words) if re.search(r"[A-Za-z0-9]", words) else f"memo-{entry.id[-10:].lower()}"
             kind_name = box_kind(entry.kind)
             raw_kind = (entry.extra.get("box") or {}).get("kind")
             if raw_kind is not None and entry.kind == Kind.NOTE:
