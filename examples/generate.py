@@ -125,6 +125,10 @@ def write_store(
     stable = (Kind.FACT,) if fmt == "whitebox" else tuple(k for k in Kind if k is not Kind.OBSERVATION)
     observations = sorted((e for e in entries if e.kind not in stable), key=lambda e: e.created_at or 0)
     others = [e for e in entries if e.kind in stable]
+    if fmt in ("box", "rightmemory"):
+        # these check links on write: write link targets first, so that only the supersede
+        # pairs (cycles) need an update afterwards
+        others = _targets_first(others)
     known = predicted or {}
     ids: dict[str, str] = {}
     later: dict[str, list[Relation]] = {}
@@ -156,6 +160,26 @@ def write_store(
                     raise
                 # first of two runs: the second one writes these relations at add time
     return ids
+
+
+def _targets_first(entries: list[MemoryEntry]) -> list[MemoryEntry]:
+    """Return ``entries`` so that each comes after the entries it links to (cycles cut)."""
+    by_id = {e.id: e for e in entries}
+    done: set[str | None] = set()
+    out: list[MemoryEntry] = []
+
+    def visit(entry: MemoryEntry, path: set[str | None]) -> None:
+        if entry.id in done or entry.id in path:
+            return
+        for rel in entry.relations:
+            if rel.type != "superseded_by" and rel.target in by_id:
+                visit(by_id[rel.target], path | {entry.id})
+        done.add(entry.id)
+        out.append(entry)
+
+    for entry in entries:
+        visit(entry, set())
+    return out
 
 
 def _proposed_id(fmt: str, entry: MemoryEntry) -> str | None:
