@@ -521,3 +521,16 @@ def test_two_sources_into_one_target_do_not_collide(registry: ProviderRegistry, 
     assert second.counts["written"] == 4 and second.counts["updated"] == 0
     assert len(_read(registry, dst)) == 8
     assert migrate(a, dst, registry=registry).counts["unchanged"] == 4
+
+
+def test_dry_run_and_strict_refuse_a_remote_target(registry: ProviderRegistry, tmp_path: Path) -> None:
+    from memcore.errors import ConfigError
+
+    class Remote(FullProvider):
+        format_name: ClassVar[str] = "remotefull"
+        capabilities: ClassVar[frozenset[Capability]] = FullProvider.capabilities | {Capability.REMOTE}
+
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    for flags in ({"dry_run": True}, {"strict": True}):
+        with pytest.raises(ConfigError, match="remote store"):
+            migrate(src, Remote("folder-123"), registry=registry, **flags)  # type: ignore[arg-type]

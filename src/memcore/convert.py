@@ -976,7 +976,7 @@ def _exists(location: str) -> bool:
 
 
 def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> bool:
-    if _exists(location):
+    if Capability.REMOTE in getattr(cls, "capabilities", frozenset()) or _exists(location):
         return False
     parent = os.path.dirname(os.path.abspath(location))
     os.makedirs(parent, exist_ok=True)
@@ -1106,6 +1106,13 @@ def migrate(
     def scratch_hint(note: str) -> str:
         return note.split(" store at ", 1)[1] if " store at " in note else dst_loc
 
+    remote_target = Capability.REMOTE in getattr(dst_cls, "capabilities", frozenset())
+    if (dry_run or strict) and remote_target:
+        raise ConfigError(
+            f"{dst_cls.format_name}: --dry-run and --strict convert into a local scratch copy of the "
+            "target, which a remote store cannot have; migrate into a local store of the same format "
+            "first, or run without them"
+        )
     if dry_run:
         return scratch_run()
     if strict:
