@@ -69,9 +69,7 @@ def entries(n: int, *, compact: bool = False) -> Iterator[MemoryEntry]:
         yield MemoryEntry(
             id=f"b{i}",
             kind=kind,
-            # titled: Box-memory derives slugs from titles and refuses more than 1000 untitled
-            # memories (all share one slug), which a 10,000-entry store would pass
-            title=f"Item {i}",
+            title="" if kind is Kind.OBSERVATION else f"Item {i}",
             body=body,
             status=Status.SUPERSEDED if i % 50 == 0 and i > 0 else Status.ACTIVE,
             tags=[f"t{i % 5}"] if compact else [f"topic-{i % 13}", "bench"],
