@@ -25,8 +25,8 @@ What the conversion does, in order (docs/migration.md explains each step for use
    for file stores), id and the sha256 of the source entry's
    :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the entry by
    ``(format, location, id)`` (two sources migrated into one target never overwrite each
-   other; a moved source is a new source): same hash -> *unchanged* (nothing written), another hash ->
-   *updated*. An interrupted run resumes: what was written is found, the rest is written.
+   other; a moved source is a new source): same hash -> *unchanged* (nothing written),
+   another hash -> *updated*. An interrupted run resumes: what was written is found, the rest is written.
    While an entry still waits for its second-pass relations its hash is ``"pending"``, so an
    interruption between the passes is repaired by the next run. Where the target cannot keep
    ``extra["memcore"]``, entries are matched by ``(title, body)`` (whitespace-trimmed)
@@ -36,8 +36,9 @@ What the conversion does, in order (docs/migration.md explains each step for use
    **kept in free data** when the target allows it: ``extra["memcore"]["kept"][field] =
    {"value": <original>, "if_sha256": <sha256 of what the target stored>}`` is written with a
    second ``update``; a later conversion out of that store restores ``value`` when the field
-   still holds what the target stored (a field edited since is left alone). A field neither
-   held nor kept is a *loss*, listed per entry and field.
+   still holds what the target stored (a field edited since is left alone; ``updated_at``,
+   which most formats stamp on every write, comes back only while nothing else in the entry
+   changed). A field neither held nor kept is a *loss*, listed per entry and field.
 4. **Ids.** Same-format copies propose the source id; an entry that came from the target's
    format (``migrated_from.format``) gets its original id proposed back. A provider may assign
    its own id instead; relations are rewritten through the resulting id map either way. A
@@ -49,8 +50,9 @@ scratch copy of the target (or a fresh scratch store when the target does not ex
 temporary folder, so their report is as measured as a real run's. ``strict`` writes the real
 target only when that scratch run lost nothing and failed nothing.
 
-The source is only read. It is opened with ``read_only=True`` when its provider declares that
-option (:func:`source_options_for`).
+The source is only read. It is opened with ``read_only=True`` when its provider takes that
+option (:func:`source_options_for`). Remote targets (``REMOTE``) are never created by
+:func:`migrate` and cannot be dry-run (there is no local scratch copy of them).
 """
 
 from __future__ import annotations
