@@ -95,3 +95,20 @@ def test_init_creates_store(runner: CliRunner, tmp_path: Path) -> None:
     out = runner.invoke(cli, ["init", "--store", "dictfmt:new", "--json"])
     assert out.exit_code == 0 and json.loads(out.output) == {"created": "dictfmt:new"}
     assert DictProvider.stores["new"] == {}
+
+
+def test_invalid_values_are_one_line_exit_2(runner: CliRunner) -> None:
+    out = runner.invoke(cli, ["add", "--store", "dictfmt:s", "--extra", '{"box": 5}'])
+    assert out.exit_code == 2
+    assert out.output.startswith("memcore: error: invalid MemoryEntry: extra.box:")
+    assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_store_url_must_be_a_clean_string(runner: CliRunner) -> None:
+    import memcore
+    from memcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="must be a string"):
+        memcore.open(5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="NUL"):
+        memcore.open("dictfmt:x\x00y")

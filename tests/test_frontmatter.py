@@ -108,3 +108,24 @@ def test_python_frontmatter_with_the_round_trip_handler() -> None:
     post = frontmatter.loads("---\nanswer: no\nday: 2025-10-24\n---\nbody\n", handler=RoundTripYAMLHandler())
     assert post["answer"] == "no" and post["day"] == "2025-10-24"
     assert post.content == "body"
+
+
+def test_yaml_alias_bomb_is_refused_quickly() -> None:
+    levels = ["a: &a [x,x,x,x,x,x,x,x,x]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    text = "---\n" + "\n".join(levels) + "\n---\nbody\n"
+    with pytest.raises(ParseError, match="expands to more than 100,000 values") as info:
+        parse_frontmatter(text, path="bomb.md")
+    assert info.value.path == "bomb.md" and info.value.line == 2
+
+
+@pytest.mark.parametrize("yaml", ["a: " + "[" * 5000 + "]" * 5000, "a: " + "[" * 70 + "]" * 70])
+def test_deep_nesting_is_a_parse_error(yaml: str) -> None:
+    with pytest.raises(ParseError, match="nest"):
+        parse_frontmatter(f"---\n{yaml}\n---\nbody\n", path="deep.md")
+
+
+def test_small_aliases_still_read() -> None:
+    doc = parse_frontmatter("---\nbase: &b [a, b]\ncopy: *b\n---\n")
+    assert list(doc.metadata["copy"]) == ["a", "b"]

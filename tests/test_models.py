@@ -95,3 +95,15 @@ def test_schema_is_json_schema() -> None:
     schema = MemoryEntry.model_json_schema()
     assert schema["type"] == "object"
     assert {"id", "kind", "title", "body", "relations", "extra"} <= set(schema["properties"])
+
+
+def test_text_matches_term_prefixes_like_the_index() -> None:
+    from memcore.models import text_terms
+
+    assert text_terms("Café-Übersicht_v2, DEPLOYS!") == ["cafe", "ubersicht", "v2", "deploys"]
+    entries = [MemoryEntry(id="a", body="We redeploy nightly"), MemoryEntry(id="b", title="Deploys on Friday"),
+               MemoryEntry(id="c", tags=["snake_case"])]
+    assert [e.id for e in Query(text="deploy").apply(entries)] == ["b"]
+    assert [e.id for e in Query(text="case").apply(entries)] == ["c"]
+    assert [e.id for e in Query(text="FRI dep").apply(entries)] == ["b"]
+    assert [e.id for e in Query(text="?!").apply(entries)] == ["a", "b", "c"]

@@ -182,3 +182,10 @@ def test_textfile_round_trips_bytes(raw: bytes, bom: bool, newline: str, mixed: 
 def test_textfile_rejects_non_utf8_with_line() -> None:
     with pytest.raises(ParseError, match=r"f\.md:2: not UTF-8"):
         TextFile.decode(b"ok\n\xff\xfe bad", path="f.md")
+
+
+def test_append_repairs_missing_newline_with_the_files_line_ending(tmp_path: Path) -> None:
+    target = tmp_path / "crlf.md"
+    target.write_bytes(b"\xef\xbb\xbfline one\r\nlast without newline")
+    append_record(target, b"record\r\n")
+    assert target.read_bytes() == b"\xef\xbb\xbfline one\r\nlast without newline\r\nrecord\r\n"

@@ -69,6 +69,11 @@ def parse_store_url(
     Raises:
         ConfigError: Empty URL, or a bare path that no provider (or several) recognises.
     """
+    if not isinstance(url, str):
+        raise ConfigError(f"a store URL must be a string like 'whitebox:./vault', not {type(url).__name__}")
+    if "\x00" in url:
+        shown = url.replace("\x00", "\\0")
+        raise ConfigError(f"store URL {shown!r} contains a NUL character; remove it")
     url = url.strip()
     if not url:
         raise ConfigError("empty store URL; use <format>:<location>, e.g. whitebox:./vault")

@@ -103,7 +103,11 @@ def load_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any
         ParseError: The YAML is malformed; names the file and line.
     """
     try:
-        return _YAML.load(text)
+        data = _YAML.load(text)
+    except RecursionError as exc:
+        raise ParseError(
+            "invalid YAML frontmatter: nested too deeply to read; flatten it", path=path, line=first_line
+        ) from exc
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + (mark.line if mark is not None else 0)
@@ -111,6 +115,42 @@ def load_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any
         raise ParseError(f"invalid YAML frontmatter: {problem}; fix the YAML", path=path, line=line) from exc
     except YAMLError as exc:
         raise ParseError(f"invalid YAML frontmatter: {exc}", path=path, line=first_line) from exc
+    _check_size(data, path=path, line=first_line)
+    return data
+
+
+#: Frontmatter of a memory holds tens of values; these bounds only stop hostile input (YAML alias
+#: "billion laughs" bombs expand exponentially; deep nesting exhausts the stack downstream).
+MAX_VALUES = 100_000
+MAX_DEPTH = 64
+
+
+def _check_size(data: Any, *, path: str | None, line: int) -> None:
+    """Raise :class:`ParseError` for hostile sizes.
+
+    That is, when ``data`` expands to more than :data:`MAX_VALUES` values (counting every alias
+    expansion) or nests deeper than :data:`MAX_DEPTH`.
+    """
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    seen = 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise ParseError(
+                f"YAML frontmatter expands to more than {MAX_VALUES:,} values (YAML aliases?); "
+                "memcore refuses it as hostile input",
+                path=path,
+                line=line,
+            )
+        if depth > MAX_DEPTH:
+            raise ParseError(
+                f"YAML frontmatter nests deeper than {MAX_DEPTH} levels; flatten it", path=path, line=line
+            )
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def quote_ambiguous(value: Any) -> Any:

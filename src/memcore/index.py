@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memcore.errors import UnsupportedOperationError
-from memcore.models import MemoryEntry, Query
+from memcore.models import MemoryEntry, Query, text_terms
 from memcore.provider import Capability, FileBackedProvider, MemoryProvider
 
 __all__ = ["IndexStatus", "SearchHit", "SearchIndex", "default_cache_dir", "index_path_for", "search_if_indexed"]
@@ -441,8 +441,7 @@ class SearchIndex:
 
 def _fts_query(text: str) -> str:
     """Turn user words into an FTS5 query: every word must occur, each as a prefix."""
-    words = [w.replace('"', '""') for w in text.split() if w.strip()]
-    return " AND ".join(f'"{w}"*' for w in words)
+    return " AND ".join(f'"{w}"*' for w in text_terms(text))
 
 
 def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntry] | None:

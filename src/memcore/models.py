@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
@@ -26,8 +27,23 @@ __all__ = [
     "Relation",
     "Severity",
     "Status",
+    "text_terms",
     "utc_now",
 ]
+
+_TERM = re.compile(r"[^\W_]+")
+
+
+def text_terms(text: str) -> list[str]:
+    """Split text into search terms: runs of letters and digits, case-folded, accents removed.
+
+    The same rule as the search index's FTS5 ``unicode61 remove_diacritics 2`` tokenizer, so a
+    full scan and an indexed search agree: ``"Café-Übersicht_v2"`` gives
+    ``["cafe", "ubersicht", "v2"]``.
+    """
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _TERM.findall(stripped)
 
 Extra: TypeAlias = dict[str, dict[str, JsonValue]]
 """``extra`` maps a format name (``"box"``, ``"whitebox"``…) to that format's own fields."""
@@ -269,7 +285,9 @@ class Query(BaseModel):
     """A filter over entries; every field set must match (AND). Unset fields match everything.
 
     Attributes:
-        text: Words that must all occur (case-insensitive) in title, body or tags.
+        text: Words that must all occur in title, body or tags, each as the start of a term
+            (case and accents ignored; see :func:`text_terms`): ``"deploy"`` matches
+            "Deploys" but not "redeploy".
         ids: Only these ids.
         kinds: Only these kinds.
         statuses: Only these statuses.
@@ -329,9 +347,11 @@ class Query(BaseModel):
         ):
             return False
         if self.text:
-            haystack = " ".join([entry.title, entry.body, *entry.tags]).casefold()
-            if not all(word in haystack for word in self.text.casefold().split()):
-                return False
+            words = text_terms(self.text)
+            if words:
+                terms = text_terms(" ".join([entry.title, entry.body, *entry.tags]))
+                if not all(any(term.startswith(word) for term in terms) for word in words):
+                    return False
         return True
 
     def apply(self, entries: Iterable[MemoryEntry]) -> Iterable[MemoryEntry]:

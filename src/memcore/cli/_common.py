@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from memcore.config import open_store, resolve_store
 from memcore.errors import ConfigError, MemcoreError, UnknownFormatError
@@ -109,19 +110,28 @@ def dump_json(data: Any) -> None:
 def handle_errors(func: F) -> F:
     """Turn expected errors into one clear line on stderr and the documented exit code.
 
-    Exit 2 for usage and configuration errors, 1 for other memcore errors; tracebacks only
-    with ``MEMCORE_DEBUG=1``.
+    Exit 2 for usage and configuration errors (and values that do not make a valid entry), 1 for
+    other memcore errors and file-system errors; tracebacks only with ``MEMCORE_DEBUG=1``.
     """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except MemcoreError as exc:
-            import os
-
+        except (MemcoreError, ValidationError, OSError) as exc:
             if os.environ.get("MEMCORE_DEBUG"):
                 raise
+            if isinstance(exc, ValidationError):
+                # Values given on the command line did not make a valid entry or query.
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors()
+                )
+                click.echo(f"memcore: error: invalid {exc.title}: {problems}", err=True)
+                sys.exit(2)
+            if isinstance(exc, OSError):
+                where = f"{exc.filename}: " if exc.filename else ""
+                click.echo(f"memcore: error: {where}{exc.strerror or exc}", err=True)
+                sys.exit(1)
             click.echo(f"memcore: error: {exc}", err=True)
             sys.exit(2 if isinstance(exc, USAGE_ERRORS) else 1)
 

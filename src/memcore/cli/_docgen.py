@@ -10,11 +10,23 @@ import click
 __all__ = ["render_cli_reference"]
 
 
-def _walk(command: click.Command, path: list[str]) -> list[tuple[list[str], click.Command]]:
-    out = [(path, command)]
+def _walk(
+    command: click.Command, path: list[str], parent: click.Context | None = None
+) -> list[tuple[list[str], click.Context]]:
+    # Each context has its parent's, as when the command runs, so subcommands inherit the root's
+    # settings (``-h`` as well as ``--help``) and the page shows what the CLI really accepts.
+    ctx = click.Context(
+        command,
+        info_name=path[-1],
+        parent=parent,
+        terminal_width=100,
+        max_content_width=100,
+        **command.context_settings,
+    )
+    out = [(path, ctx)]
     if isinstance(command, click.Group):
         for name in sorted(command.commands):
-            out.extend(_walk(command.commands[name], [*path, name]))
+            out.extend(_walk(command.commands[name], [*path, name], ctx))
     return out
 
 
@@ -30,12 +42,8 @@ def render_cli_reference() -> str:
         "a test fails when this page and the CLI disagree.",
         "",
     ]
-    for path, command in _walk(cli, ["memcore"]):
-        name = " ".join(path)
-        ctx = click.Context(
-            command, info_name=name, terminal_width=100, max_content_width=100, **command.context_settings
-        )
-        lines += [f"## `{name}`", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
+    for path, ctx in _walk(cli, ["memcore"]):
+        lines += [f"## `{' '.join(path)}`", "", "```text", ctx.command.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(lines)
 
 

@@ -75,7 +75,8 @@ def append_record(path: str | os.PathLike[str], record: bytes, *, mode: int | No
     """Append one whole record to ``path`` under the cross-process lock.
 
     If the file does not end in a newline, one is written before the record, in the same
-    ``write`` call, so records never run together. The record goes out in a single
+    ``write`` call, so records never run together; it is ``\\r\\n`` when the file's last 4 KiB
+    or the record use CRLF. The record goes out in a single
     ``os.write`` on an ``O_APPEND`` descriptor, then the file is fsynced.
 
     Args:
@@ -98,9 +99,11 @@ def append_record(path: str | os.PathLike[str], record: bytes, *, mode: int | No
             prefix = b""
             if size:
                 with open(target, "rb") as fh:
-                    fh.seek(size - 1)
-                    if fh.read(1) != b"\n":
-                        prefix = b"\n"
+                    fh.seek(max(0, size - 4096))
+                    tail = fh.read()
+                if not tail.endswith((b"\n", b"\r")):
+                    # Repair with the file's own line ending, so a CRLF file stays CRLF.
+                    prefix = b"\r\n" if b"\r\n" in tail or record.endswith(b"\r\n") else b"\n"
             payload = prefix + record
             written = os.write(fd, payload)
             if written != len(payload):  # pragma: no cover - regular files write whole
