@@ -13,6 +13,11 @@ Keys: ``kind``, ``status``, ``tags``, ``confidence``, ``source``, ``created_at``
 ``extra`` (other formats' namespaces, and ``extra["rightmemory"]`` keys that are not computed on
 read), ``body_pad`` (``[before, after]``: a heading body's exact leading and trailing text when
 it is not "lines + one final newline").
+
+A key memcore cannot use (an unknown key, or a value of the wrong type or out of range, e.g.
+``"status": 5`` or a naive ``created_at``) is skipped on read and reported by :func:`meta_problems`
+(the parser turns each into an ``rm.bad-meta`` warning); :func:`kept_meta` returns those keys so
+an update writes them back unchanged unless the caller set that field itself.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 
 from memcore.models import Kind, MemoryEntry, Relation, Status
 
-__all__ = ["META_FIELDS", "apply_meta", "dump_meta", "meta_for"]
+__all__ = ["META_FIELDS", "apply_meta", "dump_meta", "kept_meta", "meta_for", "meta_problems"]
 
 META_FIELDS = (
     "kind", "status", "tags", "confidence", "source", "created_at", "updated_at",
@@ -93,28 +98,84 @@ def dump_meta(meta: dict[str, Any]) -> str:
     return f"<!-- memcore: {blob} -->"
 
 
-def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> None:
-    """Set the fields a meta object holds on ``entry`` (fail open: bad values are skipped)."""
-    for key in META_FIELDS:
-        if key not in meta:
+def _relations(value: Any) -> list[Relation]:
+    if not isinstance(value, list):
+        raise TypeError("expected a list of [type, target] or [type, target, false]")
+    rels = []
+    for item in value:
+        if not isinstance(item, list) or len(item) not in (2, 3) or (len(item) == 3 and not isinstance(item[2], bool)):
+            raise TypeError(f"expected [type, target] or [type, target, false], got {json.dumps(item)[:60]}")
+        rels.append(Relation(type=item[0], target=item[1], resolved=item[2] if len(item) == 3 else True))
+    return rels
+
+
+def _body_pad_ok(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(x, str) for x in value)
+
+
+def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
+    """Set the fields a meta object holds on ``entry`` (fail open: bad values are skipped).
+
+    Args:
+        entry: The entry read from the item's own text; changed in place.
+        meta: The comment's JSON object.
+
+    Returns:
+        ``{key: reason}`` for every key not used: unknown keys and values of the wrong type or
+        out of range (``body_pad`` is checked here but applied by the body reader).
+    """
+    problems: dict[str, str] = {}
+    for key, value in meta.items():
+        if key == "body_pad":
+            if not _body_pad_ok(value):
+                problems[key] = "expected [before, after] strings"
             continue
-        value = meta[key]
+        if key not in META_FIELDS:
+            problems[key] = "unknown key"
+            continue
         try:
             if key == "kind":
                 entry.kind = Kind(value)
             elif key == "status":
                 entry.status = Status(value)
             elif key == "relations":
-                rels = []
-                for item in value:
-                    rels.append(
-                        Relation(type=item[0], target=item[1], resolved=bool(item[2]) if len(item) > 2 else True)
-                    )
-                entry.relations = [*entry.relations, *rels]
+                entry.relations = [*entry.relations, *_relations(value)]
             elif key == "extra":
-                if isinstance(value, dict):
-                    entry.extra = {**value, **entry.extra}
+                if not isinstance(value, dict):
+                    raise TypeError("expected an object of format namespaces")
+                entry.extra = {**value, **entry.extra}
             else:
                 setattr(entry, key, value)
-        except (ValueError, TypeError, IndexError):
-            continue
+        except (ValueError, TypeError, IndexError) as exc:
+            problems[key] = _reason(exc)
+    return problems
+
+
+def _reason(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return str(first.get("msg", exc))
+        except (IndexError, TypeError, AttributeError):
+            pass
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def meta_problems(meta: dict[str, Any]) -> dict[str, str]:
+    """Return ``{key: reason}`` for the keys of ``meta`` that a reader cannot use.
+
+    Applies ``meta`` to a scratch entry, so it reports exactly what :func:`apply_meta` skips.
+    """
+    return apply_meta(MemoryEntry(), meta)
+
+
+def kept_meta(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """Return the keys of an existing comment that an update must write back unchanged.
+
+    These are the keys :func:`apply_meta` skipped (memcore did not understand them, so it
+    never drops them); a key the new entry sets itself replaces the old value.
+    """
+    if not meta:
+        return {}
+    return {key: meta[key] for key in meta_problems(meta)}

@@ -24,6 +24,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from memcore.storage import TextFile
+from memcore_rightmemory._meta import meta_problems
 from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
 
 __all__ = ["Doc", "Heading", "Node", "Source", "make_markdown", "parse_doc", "parse_edges", "split_lines"]
@@ -260,10 +261,15 @@ def _meta_at(lines: list[str], index: int) -> tuple[dict[str, Any] | None, bool]
     if match is None:
         return None, False
     try:
-        value = json.loads(match.group(1))
-    except ValueError:
+        value = json.loads(match.group(1), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
         return None, True
     return (value if isinstance(value, dict) else None), True
+
+
+def _no_constant(name: str) -> Any:
+    """Refuse ``NaN``/``Infinity``: not JSON, and memcore could not write them back."""
+    raise ValueError(f"{name} is not JSON")
 
 
 class _Parser:
@@ -277,6 +283,19 @@ class _Parser:
 
     def err(self, code: str, line: int, message: str, entry_id: str | None = None) -> None:
         self.doc.diags.append((code, line, message, entry_id))
+
+    def _check_meta(self, meta: dict[str, Any] | None, line: int, entry_id: str | None) -> None:
+        """Report a memcore comment that is not a JSON object, or each key a reader cannot use."""
+        if meta is None:
+            self.err("rm.bad-meta", line, "memcore comment is not a JSON object", entry_id)
+            return
+        for key, reason in meta_problems(meta).items():
+            self.err(
+                "rm.bad-meta",
+                line,
+                f"memcore comment key `{key}` ignored ({reason}); an update keeps it as written",
+                entry_id,
+            )
 
     def run(self) -> None:
         tokens = self.tokens
@@ -419,8 +438,7 @@ class _Parser:
             if is_meta:
                 block.meta_line = lineno + 1
                 block.meta = meta
-                if meta is None:
-                    self.err("rm.bad-meta", lineno + 1, "memcore comment is not a JSON object", block.id)
+                self._check_meta(meta, lineno + 1, block.id)
             if block.marker in MEMORY_ONLY_MARKERS and self.doc.family != "memory":
                 self.err(
                     "rm.memory-only-marker",
@@ -523,8 +541,7 @@ class _Parser:
         if is_meta:
             node.meta_line = lineno + 1
             node.meta = meta
-            if meta is None:
-                self.err("rm.bad-meta", lineno + 1, "memcore comment is not a JSON object", ident)
+            self._check_meta(meta, lineno + 1, ident)
         if parent is not None and self.doc.headings[parent].first_node is None:
             self.doc.headings[parent].first_node = lineno
         self.doc.order.append(("n", len(self.doc.nodes)))

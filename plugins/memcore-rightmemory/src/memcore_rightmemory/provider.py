@@ -35,7 +35,7 @@ from memcore.provider import BaseProvider, Capability
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
-from memcore_rightmemory._meta import apply_meta, dump_meta, meta_for
+from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
 from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, make_markdown
 from memcore_rightmemory.mapping import (
     AGENT_CORRECTION_FILES,
@@ -581,7 +581,16 @@ class RightMemoryProvider(BaseProvider):
                 other.append(rel)
         return edges, other
 
-    def _meta_line(self, entry: MemoryEntry, family: str, marker: str, title: str, pad: list[str] | None) -> str | None:
+    def _meta_line(
+        self,
+        entry: MemoryEntry,
+        family: str,
+        marker: str,
+        title: str,
+        pad: list[str] | None,
+        keep: dict[str, Any] | None = None,
+    ) -> str | None:
+        """Return the memcore comment for ``entry``; ``keep``: old keys not understood, written back."""
         _edges, other = self._split_relations(entry)
         uncertain = (entry.body.lstrip() if marker != "node" else title).startswith(UNCERTAIN_PREFIX)
         meta = meta_for(
@@ -594,6 +603,8 @@ class RightMemoryProvider(BaseProvider):
         )
         if pad is not None:
             meta["body_pad"] = pad
+        for key, value in (keep or {}).items():
+            meta.setdefault(key, value)
         return dump_meta(meta) if meta else None
 
     def _new_id(self, graph: Graph, entry: MemoryEntry) -> str:
@@ -796,7 +807,8 @@ class RightMemoryProvider(BaseProvider):
         core, pad = split_body(entry.body)
         core = escape_body(core, ref.family)
         edges, _other = self._split_relations(entry)
-        meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None)
+        keep = kept_meta(block.meta)
+        meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None, keep)
         if ref.is_heading:
             heading = doc.headings[ref.index]
             line = lines[heading.line - 1]
