@@ -393,7 +393,12 @@ def entry_from_section(section: Section, *, pending: bool = False, version: str 
     raw_ttl = meta.get("decayTtlMs")
     ttl = parse_finite_number(raw_ttl)
     created = times["created_at"]
-    expires = created + timedelta(milliseconds=ttl) if ttl is not None and created is not None else None
+    expires: datetime | None = None
+    if ttl is not None and created is not None:
+        try:
+            expires = created + timedelta(milliseconds=ttl)
+        except (OverflowError, ValueError):
+            problems.append(f"decayTtlMs={raw_ttl!r} puts the expiry past year 9999; read as unset, kept raw")
     if raw_ttl is not None and expires is None:
         maka["decayTtlMs"] = raw_ttl
     ok, value = _fingerprint(data, "x", [meta.get("createdAt"), raw_ttl], applied)
