@@ -72,7 +72,7 @@ def test_v01_entries_without_comment_are_active(sample_copy) -> None:
 def test_gates_before_anything(sample_copy) -> None:
     path = sample_copy("fixture-active-vs-archived-prompt-body.md")
     assert MakaProvider(path).render_prompt() == ""  # agent read is off by default
-    assert MakaProvider(path, agent_read_enabled="yes").render_prompt() == ""  # only literal true
+    assert MakaProvider(path, agent_read_enabled="maybe").render_prompt() == ""  # only a true value
     assert MakaProvider(path, agent_read_enabled="true").render_prompt() != ""
     assert reader(path, enabled=False).render_prompt() == ""
     assert reader(path, incognito=True).render_prompt() == ""

@@ -18,10 +18,11 @@ def test_defaults(tmp_path: Path) -> None:
     provider = MakaProvider(tmp_path / "MEMORY.md")
     state = provider.state
     assert (state.enabled, state.agent_read_enabled, state.incognito, state.status) == (True, False, False, "ok")
-    assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled="yes").agent_read_enabled is False
-    assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled=1).agent_read_enabled is False
+    # on/off options read true/false, 1/0, yes/no, on/off alike (BREAKIT W3); unknown: off.
+    assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled="maybe").agent_read_enabled is False
+    assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled=2).agent_read_enabled is False
     assert MakaProvider(tmp_path / "MEMORY.md", agent_read_enabled="true").agent_read_enabled is True
-    # enabled: off only when literally false (Maka); incognito fails closed.
+    # enabled: off only for a false value; incognito fails closed.
     assert MakaProvider(tmp_path / "MEMORY.md", enabled="yes").enabled is True
     assert MakaProvider(tmp_path / "MEMORY.md", enabled="false").enabled is False
     assert MakaProvider(tmp_path / "MEMORY.md", incognito="1").incognito is True

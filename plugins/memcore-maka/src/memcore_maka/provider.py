@@ -138,14 +138,42 @@ class _Loaded:
         return self.status == "ok"
 
 
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def _switch(value: Any) -> bool | None:
+    """Return an on/off option as a bool, ``None`` when missing or unknown.
+
+    Reads ``True``/``False``, ``1``/``0`` and the strings ``true``/``false``, ``yes``/``no``,
+    ``on``/``off``, ``1``/``0`` (any case, trimmed).
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return value == 1
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    return None
+
+
 def _only_true(value: Any) -> bool:
-    """Maka's rule for ``agentReadEnabled``: on only for the literal ``true``."""
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+    """``agentReadEnabled``: on only for a recognised true value (missing or unknown: off)."""
+    return _switch(value) is True
 
 
 def _unless_false(value: Any) -> bool:
-    """Return False only for the literal ``false`` (Maka's ``enabled`` rule; fail-closed switches)."""
-    return not (value is False or (isinstance(value, str) and value.strip().lower() == "false"))
+    """``enabled``: off only for a recognised false value (missing or unknown: on)."""
+    return _switch(value) is not False
+
+
+def _fail_closed(value: Any) -> bool:
+    """``incognito`` / ``read_only``: off when missing or a recognised false value, else on."""
+    return value is not None and _switch(value) is not False
 
 
 def _version(doc: Document, section: Section) -> str:
@@ -176,8 +204,10 @@ class MakaProvider(BaseProvider):
         location: Path of MEMORY.md (or of its folder).
         enabled: Maka's ``enabled`` setting (default on). Off: reads yield nothing, writes
             raise :class:`ReadOnlyStoreError`, the file is not touched.
-        agent_read_enabled: Maka's ``agentReadEnabled`` (default off; only the literal
-            ``True``/``"true"`` turns it on). Gates :meth:`render_prompt` only.
+        agent_read_enabled: Maka's ``agentReadEnabled`` (default off; only a true value
+            turns it on). Gates :meth:`render_prompt` only. On/off options read ``True``/
+            ``False``, ``1``/``0``, ``"true"``/``"false"``, ``"yes"``/``"no"``, ``"on"``/``"off"``
+            alike.
         incognito: Workspace privacy context. On: every read and write raises
             :class:`IncognitoBlockedError` before touching the disk.
         read_only: Refuse every write (and the decay rewrite).
@@ -205,16 +235,26 @@ class MakaProvider(BaseProvider):
             path = safe_join(path, "MEMORY.md") if path.exists() else path / "MEMORY.md"
         self.path = path
         self.folder = path.parent
-        self.backup_path = safe_join(self.folder, path.name + ".bak")
         self.pending_path = safe_join(self.folder, "PENDING.md")
-        # enabled: on unless literally false (Maka). agent_read_enabled: only literal true (Maka).
+        # Switches read true/false, 1/0, yes/no, on/off alike (the CLI passes -o enabled=0 as 0).
+        # enabled: on unless false. agent_read_enabled: off unless true.
         # incognito / read_only: fail closed, any value but None / false turns them on.
         self.enabled = _unless_false(options.get("enabled"))
         self.agent_read_enabled = _only_true(options.get("agent_read_enabled"))
-        self.incognito = options.get("incognito") is not None and _unless_false(options.get("incognito"))
-        self.read_only = options.get("read_only") is not None and _unless_false(options.get("read_only"))
+        self.incognito = _fail_closed(options.get("incognito"))
+        self.read_only = _fail_closed(options.get("read_only"))
         self.apply_decay = _unless_false(options.get("apply_decay"))
         self._now: Callable[[], int] = lambda: to_ms(utc_now())
+
+    @property
+    def backup_path(self) -> Path:
+        """``MEMORY.md.bak`` beside the store file, built only when a write needs it.
+
+        Raises:
+            UnsafePathError: The name is one memcore refuses (``nul.md.bak``…); reads never
+                build it, so such a store can still be read.
+        """
+        return safe_join(self.folder, self.path.name + ".bak")
 
     # -- life cycle -----------------------------------------------------------------------
     @classmethod
