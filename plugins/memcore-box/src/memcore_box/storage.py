@@ -25,20 +25,29 @@ Conventions every implementation follows:
   on the workspace root (re-entrant in one thread); on Box it is a no-op, and conditional writes
   (``If-Match``) catch concurrent changes.
 - **Errors**: a missing file or folder raises :class:`FileNotFoundError`; a path that would
-  leave the workspace raises :class:`memcore.errors.UnsafePathError`.
+  leave the workspace (including through a symbolic link) or that is a symbolic-link loop raises
+  :class:`memcore.errors.UnsafePathError`.
+- **Links** (local folders only): :meth:`LocalStorage.list` leaves out a symbolic link that loops,
+  is broken, leads outside the workspace, or is a folder link to the folder holding it (or one of
+  its parents), and records it in :attr:`LocalStorage.skipped` as ``(path, reason)`` so the
+  provider can report it; one bad link never makes the rest of the workspace unreadable, and
+  nothing outside the workspace is read. A link to a file or folder inside the workspace is
+  followed.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import errno
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, runtime_checkable
 
-from memcore.errors import ConflictError
+from memcore.errors import ConflictError, UnsafePathError
 from memcore.storage import atomic_write, file_lock, safe_join
 
 __all__ = [
@@ -186,6 +195,21 @@ def _version_of(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+@contextlib.contextmanager
+def _no_loop(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn a symbolic-link loop met by the OS (``ELOOP``) into :class:`UnsafePathError`."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(f"box: {path}: symbolic link loop") from exc
+        raise
+
+
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
 class LocalStorage:
     """:class:`Storage` on a local folder, through :mod:`memcore.storage` only.
 
@@ -201,6 +225,9 @@ class LocalStorage:
     inode), and any other write changes the mtime, so a changed file is hashed again. Small
     files (every memory file) are always hashed.
 
+    Symbolic links that loop, are broken, lead outside the workspace or lead to a folder
+    holding them are left out of :meth:`list` and recorded in :attr:`skipped`.
+
     Args:
         root: The workspace's root folder (need not exist until something is written).
     """
@@ -209,12 +236,33 @@ class LocalStorage:
         self.root = Path(root)
         self.description = str(self.root)
         self._known: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        self._skipped: dict[str, str] = {}
+
+    @property
+    def skipped(self) -> builtins.list[tuple[str, str]]:
+        """Return ``(workspace-relative path, reason)`` of every entry :meth:`list` left out, by path.
+
+        An entry is recorded when the listing of its folder meets it and dropped when a later
+        listing of that folder no longer does (the link was fixed or removed). Reasons read like
+        ``"symbolic link loop"`` or ``"symbolic link to /etc/hostname, outside the workspace"``.
+        """
+        return sorted(self._skipped.items())
 
     def __repr__(self) -> str:
         return f"LocalStorage({self.description!r})"
 
     def _path(self, path: str) -> Path:
-        return safe_join(self.root, path) if path else self.root
+        """Return the local path of ``path``.
+
+        Raises:
+            UnsafePathError: ``path`` leaves the workspace or goes through a symbolic-link loop.
+        """
+        if not path:
+            return self.root
+        try:
+            return safe_join(self.root, path)
+        except RuntimeError as exc:  # Path.resolve() meeting a symlink loop (Python < 3.13)
+            raise UnsafePathError(f"box: {path}: symbolic link loop") from exc
 
     @staticmethod
     def _key(st: os.stat_result) -> tuple[int, int, int]:
@@ -230,37 +278,77 @@ class LocalStorage:
     def _current_version(self, p: Path) -> str | None:
         """Return the version of the file at ``p`` (``None`` if missing), hashing only if changed."""
         try:
-            key = self._key(os.stat(p))
+            with _no_loop(p):
+                key = self._key(os.stat(p))
         except FileNotFoundError:
             return None
         known = self._known.get(p)
         if known is not None and known[0] == key:
             return known[1]
         try:
-            with open(p, "rb") as fh:
+            with _no_loop(p), open(p, "rb") as fh:
                 key = self._key(os.fstat(fh.fileno()))
                 data = fh.read()
         except FileNotFoundError:
             return None
         return self._remember(p, key, _version_of(data))
 
+    def _link_problem(self, link: str, real_root: str, real_base: str) -> str | None:
+        """Return why the symbolic link ``link`` must be skipped, or ``None`` to follow it."""
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = "?"
+        try:
+            os.stat(link)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "symbolic link loop"
+            if isinstance(exc, FileNotFoundError):
+                return f"broken symbolic link to {target}"
+            return f"symbolic link to {target} cannot be followed: {exc.strerror or exc}"
+        real = os.path.realpath(link)
+        if not _inside(real, real_root):
+            return f"symbolic link to {target}, outside the workspace"
+        if os.path.isdir(real) and _inside(real_base, real):
+            return f"symbolic link to {target}, a folder holding the link (a loop)"
+        return None
+
     def list(self, folder: str = "") -> builtins.list[Item]:
         """Return the files and folders directly inside ``folder``, sorted by name.
 
         Temp files of interrupted atomic writes (``.<name>.<hex>.tmp``) are skipped.
-        ``version`` is ``None`` (computing it would read every file); ``size`` is set.
+        ``version`` is ``None`` (computing it would read every file); ``size`` is set. Symbolic
+        links that loop, are broken, lead outside the workspace or to a folder holding them, and
+        entries that cannot be stat'ed, are left out and recorded in :attr:`skipped`.
 
         Raises:
             FileNotFoundError: ``folder`` does not exist.
+            UnsafePathError: ``folder`` itself leaves the workspace or is a symbolic-link loop.
         """
         base = self._path(folder)
+        prefix = join(folder)
+        for key in [k for k in self._skipped if k.rpartition("/")[0] == prefix]:
+            del self._skipped[key]
+        real_root = os.path.realpath(self.root)
+        real_base = os.path.realpath(base)
         out: builtins.list[Item] = []
-        with os.scandir(base) as it:
+        with _no_loop(base), os.scandir(base) as it:
             for de in it:
                 if de.name.startswith(".") and de.name.endswith(".tmp"):
                     continue
-                is_dir = de.is_dir()
-                size = None if is_dir else de.stat().st_size
+                rel = join(folder, de.name)
+                try:
+                    if de.is_symlink():
+                        problem = self._link_problem(de.path, real_root, real_base)
+                        if problem is not None:
+                            self._skipped[rel] = problem
+                            continue
+                    is_dir = de.is_dir()
+                    size = None if is_dir else de.stat().st_size
+                except OSError as exc:
+                    self._skipped[rel] = f"cannot be read: {exc.strerror or exc}"
+                    continue
                 out.append(Item(name=de.name, is_folder=is_dir, size=size))
         out.sort(key=lambda i: i.name)
         return out
@@ -278,7 +366,9 @@ class LocalStorage:
         version = self._current_version(p)
         if version is None:
             raise FileNotFoundError(f"{p}: no such file")
-        return Item(name=name, is_folder=False, version=version, size=os.stat(p).st_size)
+        with _no_loop(p):
+            size = os.stat(p).st_size
+        return Item(name=name, is_folder=False, version=version, size=size)
 
     def exists(self, path: str) -> bool:
         """Return whether a file or folder exists at ``path``."""
@@ -289,10 +379,11 @@ class LocalStorage:
 
         Raises:
             FileNotFoundError: No file at ``path`` (also when ``path`` is a folder).
+            UnsafePathError: ``path`` leaves the workspace or is a symbolic-link loop.
         """
         p = self._path(path)
         try:
-            with open(p, "rb") as fh:
+            with _no_loop(p), open(p, "rb") as fh:
                 key = self._key(os.fstat(fh.fileno()))
                 data = fh.read()
         except IsADirectoryError as exc:
@@ -365,7 +456,7 @@ class LocalStorage:
         p = self._path(path)
         h = hashlib.sha256()
         size = 0
-        with open(p, "rb") as fh:
+        with _no_loop(p), open(p, "rb") as fh:
             while block := fh.read(1 << 20):
                 h.update(block)
                 size += len(block)
