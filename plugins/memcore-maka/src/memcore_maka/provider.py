@@ -23,14 +23,16 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from memcore.errors import (
+    ConfigError,
     ConflictError,
     EntryNotFoundError,
     InvalidEntryError,
     ReadOnlyStoreError,
     StoreLimitError,
+    UnsafePathError,
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, utc_now
 from memcore.provider import BaseProvider, Capability
@@ -235,7 +237,9 @@ class MakaProvider(BaseProvider):
             path = safe_join(path, "MEMORY.md") if path.exists() else path / "MEMORY.md"
         self.path = path
         self.folder = path.parent
-        self.pending_path = safe_join(self.folder, "PENDING.md")
+        # A fixed name (nothing to escape with); not resolved here, so a symlinked PENDING.md
+        # is reported by reads (maka.symlink) and refused by writes instead of breaking the store.
+        self.pending_path = self.folder / "PENDING.md"
         # Switches read true/false, 1/0, yes/no, on/off alike (the CLI passes -o enabled=0 as 0).
         # enabled: on unless false. agent_read_enabled: off unless true.
         # incognito / read_only: fail closed, any value but None / false turns them on.
@@ -286,11 +290,33 @@ class MakaProvider(BaseProvider):
         An existing file is left untouched.
         """
         provider = cls(location, **options)
-        if provider.path.exists():
+        if os.path.lexists(provider.path):
             return
         provider._ensure_folder()
         atomic_write(provider.path, (MEMORY_HEADER + "\n").encode("utf-8"), mode=FILE_MODE)
         provider._fix_folder_mode()
+
+    def open(self) -> Self:
+        """Check the memory file is there and is not a symlink; return ``self``.
+
+        A folder location without MEMORY.md opens as an empty store (the first write creates
+        the file, as Maka does).
+
+        Raises:
+            UnsafePathError: MEMORY.md is a symlink (memcore never reads or writes through one).
+            ConfigError: No such file (and the location is not an existing folder); the message
+                says how to create one.
+        """
+        if self.path.is_symlink():
+            raise UnsafePathError(
+                f"maka: {self.path} is a symlink; memcore neither reads nor writes through symlinks "
+                "(replace it with the file itself)"
+            )
+        if not self.path.exists() and not Path(self.location).is_dir():
+            raise ConfigError(
+                f"maka: {self.path} does not exist; create it with `memcore init --store maka:{self.location}`"
+            )
+        return super().open()
 
     # -- settings and state ---------------------------------------------------------------
     @property
@@ -349,6 +375,17 @@ class MakaProvider(BaseProvider):
         """Read and parse ``path``; with ``full``, also build every entry and the diagnostics."""
         loaded = _Loaded(path=path, pending=pending)
         shown = str(path)
+        if path.is_symlink():
+            loaded.status, loaded.reason = "error", "symlink"
+            loaded.diagnostics.append(
+                Diagnostic(
+                    path=shown,
+                    code="maka.symlink",
+                    message=f"{shown} is a symlink: not read (it may point outside the store) and "
+                    "never replaced; put the file itself there",
+                )
+            )
+            return loaded
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -584,7 +621,7 @@ class MakaProvider(BaseProvider):
         if not self._gate_read():
             return []
         out = self._load(self.path).diagnostics
-        if self.pending_path.exists():
+        if os.path.lexists(self.pending_path):
             out.extend(self._load(self.pending_path, pending=True).diagnostics)
         return out
 
@@ -617,6 +654,13 @@ class MakaProvider(BaseProvider):
         """Run one read-modify-write of ``path`` under the store lock."""
         self._gate_write(operation)
         with file_lock(self.path):
+            backup = self.backup_path if path == self.path else safe_join(self.folder, path.name + ".bak")
+            for target in (path, backup):
+                if target.is_symlink():
+                    raise UnsafePathError(
+                        f"maka: {target} is a symlink; memcore never writes through or replaces one, "
+                        f"`{operation}` refused"
+                    )
             loaded = self._load(path, pending=pending, full=False)
             if not loaded.writable:
                 raise ReadOnlyStoreError(
