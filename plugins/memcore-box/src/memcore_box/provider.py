@@ -28,7 +28,7 @@ import mimetypes
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,7 +50,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_n
 from memcore.provider import BaseProvider, Capability
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import dump_mapping, patch_yaml, plain
+from memcore_box._yaml import dump_mapping, load_fast, patch_yaml, plain
 from memcore_box.index import ENTRY_FIELDS, build_index, build_rollup, index_entry
 from memcore_box.mapping import FIELD_ORDER, box_kind, format_timestamp, parse_timestamp, slugify
 from memcore_box.record import entry_from_meta, meta_from_entry
@@ -116,6 +116,39 @@ def _is_memory_name(name: str) -> bool:
     # The authors' rebuild reads every *.md except README.md (and never _*.json); dot files are
     # hidden or the temp files of interrupted atomic writes.
     return name.lower().endswith(".md") and name.lower() != "readme.md" and not name.startswith(".")
+
+
+class _Titles:
+    """Title -> id and id lookups over a workspace's memory files, for ``related`` wikilinks.
+
+    Files are added in scan order (folders sorted, each folder in listing order); the first
+    file with a title (exact, then case-folded) wins, an id-looking target resolves to itself
+    when some file has that id. Holds two small dicts and a set: no file content.
+    """
+
+    def __init__(self) -> None:
+        self.exact: dict[str, str] = {}
+        self.folded: dict[str, str] = {}
+        self.ids: set[str] = set()
+
+    def add(self, meta: Mapping[str, Any]) -> str:
+        """Record one (non-orphan) file's frontmatter; return its NFC id."""
+        entry_id = unicodedata.normalize("NFC", str(meta["id"]))
+        self.ids.add(entry_id)
+        title = meta.get("title")
+        if title is not None:
+            title = unicodedata.normalize("NFC", str(title))
+            self.exact.setdefault(title, entry_id)
+            self.folded.setdefault(title.casefold(), entry_id)
+        return entry_id
+
+    def resolve(self, title: str) -> str | None:
+        """Return the id a wikilink title names, or ``None``."""
+        return self.exact.get(title) or self.folded.get(title.casefold()) or (title if title in self.ids else None)
+
+    def known(self, entry_id: str) -> bool:
+        """Return whether some memory file has ``entry_id``."""
+        return entry_id in self.ids
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
@@ -735,6 +768,28 @@ class BoxMemoryProvider(BaseProvider):
         return _File(path=path, version=version, size=len(data), text=text, doc=doc, yaml_text=yaml_text,
                      file_id=file_id)
 
+    def _read_meta(self, path: str, data: bytes) -> tuple[Mapping[str, Any], str] | None:
+        """Return ``(frontmatter, body)`` of a memory file for reading, or ``None`` for an orphan.
+
+        The read path: frontmatter comes back as plain Python from :func:`load_fast` (libyaml)
+        when the YAML is in the subset it reads exactly, else from the round-trip parse that
+        :meth:`_parse` (writes, validate) uses; both give the same values, so the same entry.
+        Orphan decisions are :meth:`_parse`'s.
+        """
+        try:
+            text = TextFile.decode(data, path=path).text
+            yaml_text, body, _ = split_frontmatter(text)
+        except ParseError:
+            return None
+        meta = load_fast(yaml_text) if yaml_text is not None else None
+        if meta is None:
+            parsed = self._parse(path, data, "")
+            return (parsed.meta, parsed.doc.body) if isinstance(parsed, _File) else None
+        for key in ("id", "kind"):
+            if meta.get(key) is None or not str(meta.get(key)).strip():
+                return None
+        return meta, body
+
     def _scan_folder(self, folder: str, items: list[Any] | None = None) -> tuple[list[_File], list[Diagnostic]]:
         files: list[_File] = []
         orphans: list[Diagnostic] = []
@@ -766,24 +821,10 @@ class BoxMemoryProvider(BaseProvider):
 
     @staticmethod
     def _file_resolver(files: list[_File]) -> tuple[Callable[[str], str | None], Callable[[str], bool]]:
-        exact: dict[str, str] = {}
-        folded: dict[str, str] = {}
-        ids: set[str] = set()
+        titles = _Titles()
         for f in files:
-            entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
-            ids.add(entry_id)
-            title = f.meta.get("title")
-            if title is None:
-                continue
-            title = unicodedata.normalize("NFC", str(title))
-            if title not in exact or str(f.meta.get("status")) == "active":
-                exact.setdefault(title, entry_id)
-            folded.setdefault(title.casefold(), entry_id)
-
-        def resolve(title: str) -> str | None:
-            return exact.get(title) or folded.get(title.casefold()) or (title if title in ids else None)
-
-        return resolve, ids.__contains__
+            titles.add(f.meta)
+        return titles.resolve, titles.known
 
     def _entry_of(self, f: _File, resolve: Callable[[str], str | None] | None = None,
                   known: Callable[[str], bool] | None = None) -> tuple[MemoryEntry, list[Diagnostic]]:
@@ -879,17 +920,46 @@ class BoxMemoryProvider(BaseProvider):
             found.sort(key=lambda e: (e.created_at or _EPOCH, e.id or ""))
             yield from query.apply(found)
             return
-        files, _ = self._scan()
-        resolve, known = self._file_resolver(files)
-        entries = [self._entry_of(f, resolve, known)[0] for f in files]
-        entries.sort(key=lambda e: (e.created_at or _EPOCH, e.id or ""))
-        seen: set[str | None] = set()
-        unique = []
-        for entry in entries:
-            if entry.id not in seen:
-                seen.add(entry.id)
-                unique.append(entry)
-        yield from query.apply(unique)
+        yield from query.apply(self._stream_entries())
+
+    def _stream_entries(self) -> Iterator[MemoryEntry]:
+        """Yield every memory in ``(created_at, id)`` order, holding one parsed file at a time.
+
+        Pass 1 reads each memory file and keeps ``(created_at, id, scan position, path)`` plus
+        the title/id lookups for wikilinks; pass 2 reads the files again in that order and maps
+        each one. Orphans are skipped; of files sharing an id only the first in order is read.
+        A file that became an orphan between the passes (a concurrent writer) is skipped.
+        """
+        titles = _Titles()
+        order: list[tuple[tuple[datetime, str], int, str]] = []
+        for folder, items in sorted(self._discover().items()):
+            for item in items:
+                if item.is_folder or not _is_memory_name(item.name):
+                    continue
+                path = join(folder, item.name)
+                try:
+                    data, _ = self.storage.read(path)
+                except FileNotFoundError:
+                    continue
+                found = self._read_meta(path, data)
+                if found is None:
+                    continue
+                entry_id = titles.add(found[0])
+                order.append((_sort_key(found[0].get("created_at"), entry_id), len(order), path))
+        order.sort()
+        seen: set[str] = set()
+        for (_, entry_id), _, path in order:
+            if entry_id in seen:
+                continue
+            seen.add(entry_id)
+            try:
+                data, version = self.storage.read(path)
+            except (FileNotFoundError, UnsafePathError):
+                continue
+            found = self._read_meta(path, data)
+            if found is not None:
+                yield entry_from_meta(found[0], found[1], path=path, version=version,
+                                      resolve=titles.resolve, is_known_id=titles.known)[0]
 
     # -- writing ----------------------------------------------------------------------
     def _new_id(self) -> str:
