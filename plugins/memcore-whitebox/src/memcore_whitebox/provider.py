@@ -510,6 +510,7 @@ class WhiteBoxProvider(BaseProvider):
             "version": _version(text[blk.start : blk.end]),
         }
         memcore = values.get("memcore")
+        plain = dict(kw)  # the entry without the memcore: object, if that object cannot be used
         if memcore is not None:
             simple = False
             if isinstance(memcore, dict):
@@ -527,11 +528,9 @@ class WhiteBoxProvider(BaseProvider):
                     _diag(rel, blk.line, "wb.memcore-field", Severity.WARNING,
                           f"memcore fields ignored: {exc.errors()[0]['msg']}", entry_id)
                 )
-            for key in ("status", "relations", "parent", "expires_at", "updated_at"):
-                kw.pop(key, None)
-            kw.pop("kind", None)
-            kw["extra"] = {FORMAT: wb} if wb else {}
-            return MemoryEntry(kind=Kind.OBSERVATION, **kw)
+            # As for a stable file: the block's own fields, none of the memcore: object's.
+            plain["extra"] = {FORMAT: wb} if wb else {}
+            return MemoryEntry(kind=Kind.OBSERVATION, **plain)
 
     def _check_observation(
         self, rel: str, entry_id: str, blk: RawBlock, fields: Fields, diags: list[Diagnostic]
