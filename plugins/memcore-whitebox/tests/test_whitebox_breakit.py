@@ -125,3 +125,13 @@ def test_d4_symlinked_tags_md_is_not_read_nor_replaced(vault: Path, tmp_path: Pa
     # an untagged entry needs no registry: it is stored
     provider.add(MemoryEntry(kind=Kind.OBSERVATION, body="b", source="s", created_at="2026-07-02", date_only=True))
     assert (vault / "tags.md").is_symlink()
+
+
+def test_c9a_proposal_for_a_long_target_gets_a_short_file_name(vault: Path) -> None:
+    provider = WhiteBoxProvider(vault, as_user=False).open()
+    target = "projects/" + "é" * 120 + ".md"
+    proposal = MemoryEntry(kind=Kind.PROPOSAL, title="why", body="new text", extra={"whitebox": {"target": target}})
+    stored = provider.add(proposal)
+    assert stored.id is not None and stored.id.startswith("proposed/")
+    assert len(stored.id.split("/")[-1].encode("utf-8")) <= 255
+    assert provider.get(stored.id).extra["whitebox"]["target"] == target

@@ -365,7 +365,11 @@ class WhiteBoxProvider(BaseProvider):
             return False
         if first in SKIPPED_FOLDERS and "/" in rel:
             return False
-        return rel.endswith(".md") and path.is_file() and self.scopes.visible(rel)
+        try:
+            is_file = path.is_file()
+        except OSError:  # a name too long for the file system, an unreadable folder...
+            return False
+        return rel.endswith(".md") and is_file and self.scopes.visible(rel)
 
     def _entries(self, files: Iterable[str]) -> Iterator[MemoryEntry]:
         for rel in files:
@@ -923,6 +927,7 @@ class WhiteBoxProvider(BaseProvider):
             created = entry.created_at or now
             entry = entry.model_copy(update={"created_at": created, "updated_at": entry.updated_at or created})
         rel, explicit = self._fact_rel(entry)
+        _check_name_lengths(rel)
         if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
             raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
         self._check_writable(rel)
@@ -1099,7 +1104,9 @@ class WhiteBoxProvider(BaseProvider):
         safe_join(self.root, target)
         now = utc_now()
         stamp = now.strftime("%Y-%m-%dT%H-%M-%S")
+        # capped so that the proposal's file name stays well under NAME_MAX (255 bytes)
         slug = target.replace("/", "_").replace("\\", "_").removesuffix(".md")
+        slug = slug.encode("utf-8", "surrogatepass")[:150].decode("utf-8", "ignore")
         lines = [
             "---",
             f"target: {yaml_scalar(target)}",
@@ -1230,6 +1237,21 @@ def _numbered(
                 continue
         number += 1
         yield number, blk, fields, file_meta
+
+
+#: Longest file or folder name most file systems take (NAME_MAX), in UTF-8 bytes.
+_NAME_MAX = 255
+
+
+def _check_name_lengths(rel: str) -> None:
+    """Raise :class:`InvalidEntryError` when a component of ``rel`` is over 255 UTF-8 bytes."""
+    for part in rel.split("/"):
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > _NAME_MAX:
+            raise InvalidEntryError(
+                f"whitebox: the name {part[:40]!r}... is {size} bytes; file names are at most "
+                f"{_NAME_MAX} bytes (choose a shorter path or title)"
+            )
 
 
 def _diag(
