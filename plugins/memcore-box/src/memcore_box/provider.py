@@ -339,7 +339,9 @@ class BoxMemoryProvider(BaseProvider):
             )
         self._load_config()
         self._discover()
-        self._load_rollup()
+        # The rollup is read at the first write or validate (``_sync``), not here: only its
+        # unknown keys and version are kept, and parsing it (as large as all folder indexes
+        # together) would double a reader's peak memory for nothing.
         self._is_open = True
         return self
 
