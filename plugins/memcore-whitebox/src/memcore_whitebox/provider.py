@@ -44,7 +44,7 @@ from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatte
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, utc_now
 from memcore.provider import BaseProvider, Capability
-from memcore.storage import TextFile, append_record, atomic_write, file_lock, safe_join
+from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._render import json_line, month_header, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope, ScopeTable, parse_scopes
@@ -919,6 +919,10 @@ class WhiteBoxProvider(BaseProvider):
         if explicit is not None:
             return unicodedata.normalize("NFC", explicit), True
         slug = _slug(entry.title) or _slug(entry.body[:40]) or "fact"
+        try:
+            check_component(f"{slug}.md")
+        except UnsafePathError:  # a Windows device name (con, nul, com1...): not portable
+            slug = f"{slug}-fact"
         return f"{slug}.md", False
 
     def _add_file(self, entry: MemoryEntry) -> MemoryEntry:
