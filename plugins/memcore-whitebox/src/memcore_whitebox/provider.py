@@ -630,7 +630,7 @@ class WhiteBoxProvider(BaseProvider):
             return None
         kind = kind_for_path(rel)
         title = meta.get("title")
-        title = title if isinstance(title, str) and title else _derived_title(body, rel)
+        title = title if isinstance(title, str) else _derived_title(body, rel)
         status = Status.ACTIVE
         created: Any = None
         relations: list[Relation] = []
@@ -733,8 +733,16 @@ class WhiteBoxProvider(BaseProvider):
             OutOfScopeError: The target file is outside the active scope.
             ConflictError: A stable file with that path exists.
             ReadOnlyStoreError: The store was opened read-only.
+            InvalidEntryError: A tag tags.md cannot hold (backtick, line break), or a file
+                name over 255 bytes.
         """
         self.require(Capability.ADD, "add")
+        unlisted = [t for t in entry.tags if not registrable(t)]
+        if unlisted:
+            raise InvalidEntryError(
+                f"whitebox: tag(s) {', '.join(map(repr, unlisted))} cannot be listed in tags.md (no backtick "
+                "or line break in a tag); nothing was written"
+            )
         if "kind" not in entry.model_fields_set and entry.kind is Kind.NOTE:
             # No kind chosen: WhiteBox's own default is an observation.
             entry = entry.model_copy(update={"kind": Kind.OBSERVATION})
@@ -959,8 +967,8 @@ class WhiteBoxProvider(BaseProvider):
         meta: dict[str, Any] = {}
         if new and kind is not Kind.PROPOSAL:
             meta["schema"] = wb.get("schema", "whitebox/1.0")
-        if entry.title and entry.title != _derived_title(entry.body, rel):
-            meta["title"] = entry.title
+        if entry.title != _derived_title(entry.body, rel):
+            meta["title"] = entry.title  # "" too: an untitled entry must not read back a file name
         if entry.tags:
             meta["tags"] = flow_list(entry.tags)
         if entry.source is not None:
