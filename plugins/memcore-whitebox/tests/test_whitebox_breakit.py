@@ -135,3 +135,12 @@ def test_c9a_proposal_for_a_long_target_gets_a_short_file_name(vault: Path) -> N
     assert stored.id is not None and stored.id.startswith("proposed/")
     assert len(stored.id.split("/")[-1].encode("utf-8")) <= 255
     assert provider.get(stored.id).extra["whitebox"]["target"] == target
+
+
+def test_d4_symlinked_scopes_md_fails_closed(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside-scopes.md"
+    outside.write_text("# Scopes\n", encoding="utf-8")
+    os.symlink(outside, vault / "scopes.md")
+    with pytest.raises(UnsafePathError, match=r"scopes\.md"):
+        WhiteBoxProvider(vault).open()
+    assert (vault / "scopes.md").is_symlink()

@@ -245,6 +245,7 @@ class WhiteBoxProvider(BaseProvider):
 
         Raises:
             ConfigError: Missing folder, or unknown active scope.
+            UnsafePathError: scopes.md is a symlink (scopes are never read through a link).
         """
         if not self.root.is_dir():
             raise ConfigError(
@@ -257,6 +258,12 @@ class WhiteBoxProvider(BaseProvider):
     def _load_scopes(self) -> ScopeTable:
         path = self.root / "scopes.md"
         table = ScopeTable()
+        if path.is_symlink():
+            # scopes.md decides what a session may see: fail closed rather than read through it
+            raise UnsafePathError(
+                f"whitebox: {path} is a symlink; memcore does not read scopes through a link "
+                "(replace it with the file itself)"
+            )
         if path.is_file():
             table.present = True
             text = TextFile.decode(path.read_bytes(), path=str(path)).text
@@ -733,6 +740,7 @@ class WhiteBoxProvider(BaseProvider):
             OutOfScopeError: The target file is outside the active scope.
             ConflictError: A stable file with that path exists.
             ReadOnlyStoreError: The store was opened read-only.
+            UnsafePathError: The entry has tags and tags.md is a symlink (nothing written).
             InvalidEntryError: A tag tags.md cannot hold (backtick, line break), or a file
                 name over 255 bytes.
         """
@@ -742,6 +750,11 @@ class WhiteBoxProvider(BaseProvider):
             raise InvalidEntryError(
                 f"whitebox: tag(s) {', '.join(map(repr, unlisted))} cannot be listed in tags.md (no backtick "
                 "or line break in a tag); nothing was written"
+            )
+        if entry.tags and not self.read_only and (self.root / "tags.md").is_symlink():
+            raise UnsafePathError(
+                f"whitebox: {self.root / 'tags.md'} is a symlink; memcore neither reads nor replaces it, so "
+                "new tags cannot be registered: replace it with the file itself (nothing was written)"
             )
         if "kind" not in entry.model_fields_set and entry.kind is Kind.NOTE:
             # No kind chosen: WhiteBox's own default is an observation.
@@ -1149,7 +1162,7 @@ class WhiteBoxProvider(BaseProvider):
     def tag_registry(self) -> TagRegistry | None:
         """Return tags.md parsed, or ``None`` when the vault has none (or it is out of scope)."""
         path = self.root / "tags.md"
-        if not path.is_file():
+        if path.is_symlink() or not path.is_file():  # never read through a link (wb.symlink)
             return None
         try:
             return parse_tags(TextFile.decode(path.read_bytes(), path="tags.md").text)
@@ -1160,7 +1173,7 @@ class WhiteBoxProvider(BaseProvider):
         if not tags:
             return
         path = self.root / "tags.md"
-        if not path.is_file() or self.read_only:
+        if path.is_symlink() or not path.is_file() or self.read_only:
             return
         with file_lock(path):
             data = path.read_bytes()
@@ -1190,6 +1203,10 @@ class WhiteBoxProvider(BaseProvider):
         Each names the file (vault-relative) and line.
         """
         diags: list[Diagnostic] = []
+        if (self.root / "tags.md").is_symlink():
+            diags.append(_diag("tags.md", None, "wb.symlink", Severity.ERROR,
+                               "tags.md is a symlink: not read (it may point outside the vault) and never "
+                               "replaced; put the file itself there"))
         registry = self.tag_registry()
         scopes = self.scopes
         for rel in self._walk():
