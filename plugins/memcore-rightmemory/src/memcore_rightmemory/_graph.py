@@ -9,6 +9,7 @@ backing-file checks and the edge checks follow RightMemory's ``graph.py`` rule f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +22,43 @@ from memcore_rightmemory._corrections import validate_agent_corrections, validat
 from memcore_rightmemory._parse import Doc, Heading, Node, Source, parse_doc
 from memcore_rightmemory.mapping import AGENT_CORRECTION_FILES, EDGE_TYPES, EDIT_FEEDBACK_FILE
 
-__all__ = ["ROOTS", "Graph", "ItemRef", "ParseCache", "backing_name"]
+__all__ = ["ROOTS", "ROOT_CODES", "foreign_marker", "Graph", "ItemRef", "ParseCache", "backing_name"]
 
 ROOTS: tuple[tuple[str, str], ...] = (("MEMORY.md", "memory"), ("PURSUITS.md", "pursuit"))
 _EDGE_TYPES = frozenset(EDGE_TYPES)
+#: Root-file diagnostics: while one is reported, the provider refuses every write.
+ROOT_CODES = frozenset({"rm.missing-root", "rm.irregular-file", "rm.unreadable", "rm.foreign-root"})
+_FOREIGN_COMMENT = re.compile(r"^\s*<!--\s*maka-memory:")
+_FOREIGN_HEADERS = frozenset({"# Maka Memory", "# Maka Pending Memory"})
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def foreign_marker(doc: Doc) -> int | None:
+    """Return the 1-based line showing a root file is another format's file, or ``None``.
+
+    A root is foreign when it holds no RightMemory item (no anchored heading, no node) and
+    either its first non-blank line is Maka's ``# Maka Memory`` / ``# Maka Pending Memory``
+    header or a line outside fenced code starts with Maka's ``<!-- maka-memory:`` comment.
+    """
+    if doc.order:
+        return None
+    first = next((n for n, line in enumerate(doc.source.lines, 1) if line.strip()), None)
+    if first is not None and doc.source.lines[first - 1].strip() in _FOREIGN_HEADERS:
+        return first
+    fence: str | None = None
+    for number, line in enumerate(doc.source.lines, 1):
+        match = _FENCE.match(line)
+        if match is not None:
+            mark = match.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = None
+            continue
+        if fence is None and _FOREIGN_COMMENT.match(line):
+            return number
+    return None
+
 
 BlockKey = tuple[str, int]
 """``(file, heading index)``: a heading block."""
@@ -122,7 +156,15 @@ class Graph:
                 else:
                     graph.error("rm.missing-root", name, None, f"missing canonical RightMemory root `{name}`")
                 continue
-            graph._load_doc(name, family, data, read, md, cache, ())
+            if graph._load_doc(name, family, data, read, md, cache, ()):
+                line = foreign_marker(graph.docs[name])
+                if line is not None:
+                    graph.error(
+                        "rm.foreign-root",
+                        name,
+                        line,
+                        f"`{name}` holds no RightMemory heading or node but is a Maka memory file",
+                    )
         graph._validate_items()
         graph._validate_focus()
         graph._validate_corrections(read)

@@ -104,6 +104,7 @@ def kind_for(family: str, marker: str) -> Kind:
 #: Every diagnostic code the validator emits, with what it means.
 DIAGNOSTIC_CODES: dict[str, str] = {
     "rm.missing-root": "MEMORY.md or PURSUITS.md is missing from the store root",
+    "rm.foreign-root": "MEMORY.md or PURSUITS.md holds no RightMemory item but is another format's file (Maka)",
     "rm.unreadable": "a graph file is not UTF-8 text (it is not parsed and never rewritten)",
     "rm.irregular-file": "a graph file is a symlink, not a regular file, or outside the root",
     "rm.invalid-id": "a heading, node or Focus id outside [A-Za-z0-9_.-]+",

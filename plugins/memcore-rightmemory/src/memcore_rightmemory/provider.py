@@ -34,7 +34,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Sever
 from memcore.provider import BaseProvider, Capability
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory._corrections import agent_correction_entries
-from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
+from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
 from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, make_markdown
 from memcore_rightmemory.mapping import (
@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_PURSUIT_HEADING",
     "GraphInvariantError",
     "RightMemoryProvider",
+    "UnusableRootError",
 ]
 
 FORMAT = "rightmemory"
@@ -79,6 +80,22 @@ class GraphInvariantError(InvalidEntryError):
 
     Attributes:
         diagnostics: The diagnostics the write would have caused (code, file, line).
+    """
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(message + "".join(f"\n  {d}" for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+class UnusableRootError(InvalidEntryError):
+    """A write was refused because the store's root files are not a usable RightMemory graph.
+
+    Raised (before anything is planned or written) while ``validate()`` reports one of the
+    root diagnostics ``rm.missing-root``, ``rm.irregular-file``, ``rm.unreadable`` or
+    ``rm.foreign-root`` for MEMORY.md or PURSUITS.md. The message names the file and the fix.
+
+    Attributes:
+        diagnostics: The root diagnostics found (code, file relative to the root, line).
     """
 
     def __init__(self, message: str, diagnostics: list[Diagnostic]) -> None:
@@ -192,15 +209,27 @@ class RightMemoryProvider(BaseProvider):
                     atomic_write(target, text.encode("utf-8"))
 
     def open(self) -> RightMemoryProvider:
-        """Check that the root is a folder and return ``self``.
+        """Check that the root is a folder holding MEMORY.md and return ``self``.
+
+        Only existence is checked (a symlinked or unreadable MEMORY.md opens, reads as empty
+        and is reported by :meth:`validate`; writes refuse it). :meth:`validate` itself needs
+        no :meth:`open` and never raises.
 
         Raises:
-            ConfigError: The location is not a folder.
+            ConfigError: The location is not a folder, or the folder has no MEMORY.md; the
+                message names the path and ``memcore init --store rightmemory:<dir>``.
         """
+        init = f"`memcore init --store {FORMAT}:{self.root}`"
         if not self.root.is_dir():
             raise ConfigError(
-                f"{FORMAT}: {self.root} is not a folder; point at the folder holding MEMORY.md "
-                f"(create one with `memcore init {FORMAT}:{self.root}`)"
+                f"{FORMAT}: {self.root} is not a folder; point at the folder holding MEMORY.md, "
+                f"or create a store there with {init}"
+            )
+        memory = self.root / "MEMORY.md"
+        if not os.path.lexists(memory):
+            raise ConfigError(
+                f"{FORMAT}: {memory} does not exist, so {self.root} is not a RightMemory store; "
+                f"create one with {init} (existing files are left alone)"
             )
         super().open()
         return self
@@ -391,6 +420,50 @@ class RightMemoryProvider(BaseProvider):
 
             raise ReadOnlyStoreError(f"{FORMAT}: store {self.root} was opened read-only; `{op}` refused")
 
+    def _write_graph(self) -> Graph:
+        """Return :meth:`graph` for a write, refusing a store whose root files are unusable.
+
+        Raises:
+            UnusableRootError: See :meth:`_check_roots`.
+        """
+        graph = self.graph()
+        self._check_roots(graph)
+        return graph
+
+    def _check_roots(self, graph: Graph) -> None:
+        """Refuse to write while MEMORY.md or PURSUITS.md has a root diagnostic.
+
+        The rule (docs/formats/rightmemory.md "Writing"): any error among ``ROOT_CODES`` on a
+        root file (missing, not a regular file inside the root, not UTF-8, or another format's
+        file holding no RightMemory item) blocks every write, even one that would not touch
+        that file, because RightMemory's own validator rejects such a store as a whole.
+
+        Raises:
+            UnusableRootError: Naming the file and the fix; nothing has been written.
+        """
+        roots = {name for name, _family in ROOTS}
+        found = [d for d in graph.diags if d.severity == Severity.ERROR and d.code in ROOT_CODES and d.path in roots]
+        if not found:
+            return
+        order = ("rm.foreign-root", "rm.irregular-file", "rm.unreadable", "rm.missing-root")
+        found.sort(key=lambda d: order.index(d.code))
+        first = found[0]
+        path = self.root / str(first.path)
+        init = f"`memcore init --store {FORMAT}:{self.root}`"
+        if first.code == "rm.foreign-root":
+            fix = (
+                f"{path} is a Maka memory file, not a RightMemory graph; open it with "
+                f"`--store maka:{path}`, or keep RightMemory in another folder "
+                f"(`memcore init --store {FORMAT}:<dir>`)"
+            )
+        elif first.code == "rm.irregular-file":
+            fix = f"{path} is a symlink or not a regular file inside the root; replace it with the file itself"
+        elif first.code == "rm.unreadable":
+            fix = f"{path} is not UTF-8 text; re-save it as UTF-8"
+        else:
+            fix = f"{path} is missing; create it with {init} (existing files are left alone)"
+        raise UnusableRootError(f"{FORMAT}: write refused, nothing written: {fix}; `memcore validate` lists:", found)
+
     def _commit(
         self,
         graph: Graph,
@@ -403,6 +476,7 @@ class RightMemoryProvider(BaseProvider):
             GraphInvariantError: The change would add diagnostics (errors).
             InvalidEntryError: ``check`` refused the result.
         """
+        self._check_roots(graph)
         # New files first, then rewrites, then removals: a reader between two of these atomic
         # steps, or a crash, leaves at worst an unreferenced file, never a dangling F# heading.
         outputs: dict[str, bytes | None] = dict(change.created)
@@ -690,6 +764,8 @@ class RightMemoryProvider(BaseProvider):
             The entry as stored (id, timestamps, version set).
 
         Raises:
+            UnusableRootError: MEMORY.md or PURSUITS.md is missing, irregular, not UTF-8 or
+                another format's file (see :meth:`_check_roots`); nothing is written.
             GraphInvariantError: The write would break an invariant (duplicate id, dangling
                 edge, heading too deep…); nothing is written.
             InvalidEntryError: The parent is not a heading, or the text would not read back.
@@ -704,7 +780,7 @@ class RightMemoryProvider(BaseProvider):
         if entry.updated_at is None:
             entry.updated_at = entry.created_at
         with file_lock(self.root):
-            graph = self.graph()
+            graph = self._write_graph()
             family = "pursuit" if entry.kind == Kind.PURSUIT else "memory"
             if entry.parent is not None and entry.parent in graph.items:
                 family = graph.items[entry.parent].family
@@ -757,6 +833,7 @@ class RightMemoryProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such item.
+            UnusableRootError: A root file is unusable (see :meth:`_check_roots`).
             ConflictError: ``expected_version`` is not the item's current version.
             GraphInvariantError: The new edges or text would break an invariant.
             InvalidEntryError: A node given a body, a changed parent, or text that would not
@@ -771,7 +848,7 @@ class RightMemoryProvider(BaseProvider):
         entry = entry.model_copy(deep=True)
         entry.updated_at = utc_now()
         with file_lock(self.root):
-            graph = self.graph()
+            graph = self._write_graph()
             ref = graph.items.get(ident)
             if ref is None:
                 if any(e.id == ident for e in self._correction_entries(graph)):
@@ -850,6 +927,7 @@ class RightMemoryProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such item.
+            UnusableRootError: A root file is unusable (see :meth:`_check_roots`).
             ConflictError: Edges or Focus references still point at the item (and
                 ``drop_edges`` is false), or the heading still contains items or headings;
                 the message lists them.
@@ -858,7 +936,7 @@ class RightMemoryProvider(BaseProvider):
         self.require(Capability.DELETE, "delete")
         self._writable("delete")
         with file_lock(self.root):
-            graph = self.graph()
+            graph = self._write_graph()
             ref = graph.items.get(entry_id)
             if ref is None:
                 if any(e.id == entry_id for e in self._correction_entries(graph)):
@@ -957,7 +1035,7 @@ class RightMemoryProvider(BaseProvider):
         """
         self._writable("move_to_detail")
         with file_lock(self.root):
-            graph = self.graph()
+            graph = self._write_graph()
             ref, heading, doc = self._heading_ref(graph, heading_id, "#")
             name = backing_name(ref.family, "F#", heading_id)
             assert name is not None
@@ -996,7 +1074,7 @@ class RightMemoryProvider(BaseProvider):
         """
         self._writable("inline_detail")
         with file_lock(self.root):
-            graph = self.graph()
+            graph = self._write_graph()
             ref, heading, doc = self._heading_ref(graph, heading_id, "F#")
             detail = self._detail_of(graph, ref.rel, ref.index)
             if detail is None:
