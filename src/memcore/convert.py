@@ -51,8 +51,9 @@ temporary folder, so their report is as measured as a real run's. ``strict`` wri
 target only when that scratch run lost nothing and failed nothing.
 
 The source is only read. It is opened with ``read_only=True`` when its provider takes that
-option (:func:`source_options_for`). Remote targets (``REMOTE``) are never created by
-:func:`migrate` and cannot be dry-run (there is no local scratch copy of them).
+option (:func:`source_options_for`). A remote target (``REMOTE``) is set up by
+:func:`migrate` only when opening it says it holds no store yet, and cannot be dry-run (there is
+no local scratch copy of it).
 """
 
 from __future__ import annotations
@@ -978,7 +979,18 @@ def _exists(location: str) -> bool:
 
 
 def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> bool:
-    if Capability.REMOTE in getattr(cls, "capabilities", frozenset()) or _exists(location):
+    if Capability.REMOTE in getattr(cls, "capabilities", frozenset()):
+        # A remote location (a Box folder id) always "exists": ask the provider whether it holds
+        # a store, and set one up only when opening says it does not.
+        probe = cls(location, **options)
+        try:
+            probe.open()
+        except ConfigError:
+            cls.init_store(location, **options)
+            return True
+        probe.close()
+        return False
+    if _exists(location):
         return False
     parent = os.path.dirname(os.path.abspath(location))
     os.makedirs(parent, exist_ok=True)
