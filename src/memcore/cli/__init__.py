@@ -107,7 +107,11 @@ def init(store: str | None, scope: str | None, options: tuple[str, ...], as_json
 
 
 def _print_entries(entries: list[MemoryEntry]) -> None:
-    table = Table("id", "kind", "status", "title", "tags")
+    table = Table()
+    # Ids are never shortened: they are what `memcore show` takes.
+    table.add_column("id", no_wrap=True, min_width=max((len(e.id or "") for e in entries), default=2))
+    for name in ("kind", "status", "title", "tags"):
+        table.add_column(name)
     for e in entries:
         title = e.title or e.body.strip().splitlines()[0][:60] if (e.title or e.body.strip()) else ""
         table.add_row(e.id or "", e.kind.value, e.status.value, title, ", ".join(e.tags))
