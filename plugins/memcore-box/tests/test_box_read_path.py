@@ -149,6 +149,8 @@ def test_fast_and_round_trip_parses_give_identical_entries(workspace: Path) -> N
                                          resolve=resolve, is_known_id=known)[0]
             assert read_entry == slow_entry, path
             assert read_entry.model_dump() == slow_entry.model_dump(), path
+            # One file on its own (memcore.index's refresh) resolves through the folder indexes.
+            assert list(store.iter_file_entries(path)) == [store._entry_of(parsed)[0]], path
     assert fast >= 3  # the fast path was exercised, not only the fallback
 
 

@@ -882,9 +882,10 @@ class BoxMemoryProvider(BaseProvider):
             data, version = self.storage.read(path)
         except (FileNotFoundError, UnsafePathError):
             return
-        parsed = self._parse(path, data, version)
-        if isinstance(parsed, _File):
-            yield self._entry_of(parsed)[0]
+        found = self._read_meta(path, data)
+        if found is not None:
+            yield entry_from_meta(found[0], found[1], path=path, version=version,
+                                  resolve=self._resolve, is_known_id=self._is_known)[0]
 
     def file_of(self, entry: MemoryEntry) -> str:
         """Return the workspace-relative file of ``entry``, through the folder indexes."""
