@@ -131,3 +131,15 @@ def test_fixed_link_leaves_skipped(workspace: Path) -> None:
     link.unlink()
     storage.list("memories")
     assert storage.skipped == []
+
+
+def test_validate_reports_skipped_links(tmp_path: Path) -> None:
+    from memcore_box import BoxMemoryProvider
+
+    root = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(root))
+    (root / "memories" / "fact__loop.md").symlink_to("fact__loop.md")
+    with BoxMemoryProvider(str(root)) as store:
+        assert list(store.iter_entries()) == []
+        diags = [d for d in store.validate() if d.code == "box.skipped-link"]
+    assert [(d.path, d.severity.value) for d in diags] == [("memories/fact__loop.md", "warning")]

@@ -1393,6 +1393,10 @@ class BoxMemoryProvider(BaseProvider):
         diags += orphans
         diags += self._content_diags(files)
         diags += self._drift_diags(files)
+        # Symbolic links the local storage left out (loops, broken, leading outside the workspace).
+        for path, reason in getattr(self.storage, "skipped", ()):
+            diags.append(Diagnostic(path=path, code="box.skipped-link", severity=Severity.WARNING,
+                                    message=f"{reason}; left out of the workspace"))
         return diags
 
     def reindex(self) -> list[Diagnostic]:
