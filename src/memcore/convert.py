@@ -998,6 +998,57 @@ def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> 
     return True
 
 
+def _store_area(location: str) -> tuple[str, bool]:
+    """Return ``(resolved real path, is a single-file store)`` for a local store location.
+
+    A location is a single-file store when it is an existing file, or does not exist and its
+    name has a suffix (``maka:./m/MEMORY.md``); an existing folder or a suffix-less new name
+    is a folder store.
+    """
+    real = os.path.realpath(location)
+    if os.path.isfile(real):
+        return real, True
+    if os.path.exists(real):
+        return real, False
+    return real, bool(Path(real).suffix)
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner != outer and os.path.commonpath([inner, outer]) == outer
+
+
+def _refuse_overlap(src_cls: type[Any], src_loc: str, dst_cls: type[Any], dst_loc: str) -> None:
+    """Refuse a target that is the source, lies inside it, or contains it (findings D1).
+
+    Locations are compared as resolved real paths (symlinks, ``..`` and ``.`` followed). A
+    single-file store (``maka:./m/MEMORY.md``) is its file; two single-file stores in one folder
+    overlap too (they share the folder's side files, e.g. Maka's ``PENDING.md`` and ``.bak``).
+    Remote locations (``REMOTE`` capability) are not paths and are not checked.
+
+    Raises:
+        ConfigError: The two locations overlap; nothing has been written.
+    """
+    for cls in (src_cls, dst_cls):
+        if Capability.REMOTE in getattr(cls, "capabilities", frozenset()):
+            return
+    src, src_file = _store_area(src_loc)
+    dst, dst_file = _store_area(dst_loc)
+    problem = ""
+    if src == dst:
+        problem = "are the same location"
+    elif not src_file and _within(dst, src):
+        problem = "overlap: the target lies inside the source"
+    elif not dst_file and _within(src, dst):
+        problem = "overlap: the target contains the source"
+    elif src_file and dst_file and os.path.dirname(src) == os.path.dirname(dst):
+        problem = "overlap: both are single-file stores in the same folder (which holds their side files)"
+    if problem:
+        raise ConfigError(
+            f"source {src_loc} and target {dst_loc} {problem} ({src} / {dst}); writing would change "
+            "the source or mix the two stores: pick a target outside the source"
+        )
+
+
 @contextlib.contextmanager
 def _scratch_copy(location: str) -> Iterator[str]:
     """Yield a scratch location in a temporary folder holding a copy of ``location`` (if any)."""
@@ -1095,7 +1146,9 @@ def migrate(
         ``dry_run`` and for a refused ``strict``).
 
     Raises:
-        ConfigError: A URL cannot be parsed, or source and target are the same location.
+        ConfigError: A URL cannot be parsed, or source and target overlap: the same location,
+            the target inside the source or containing it (resolved real paths; remote
+            locations are not checked); nothing is written then.
         UnknownFormatError: A format is not installed.
         MemcoreError: The source cannot be read or the target cannot be created.
     """
@@ -1103,8 +1156,7 @@ def migrate(
     src_cls, src_loc, src_opts = _open(source, reg, **(source_options or {}))
     src_opts = {**source_options_for(src_cls), **src_opts}
     dst_cls, dst_loc, dst_opts = _open(target, reg, **(target_options or {}))
-    if os.path.abspath(src_loc) == os.path.abspath(dst_loc):
-        raise ConfigError(f"source and target are the same location ({src_loc}); pick another target")
+    _refuse_overlap(src_cls, src_loc, dst_cls, dst_loc)
     if not _exists(src_loc) and Capability.REMOTE not in getattr(src_cls, "capabilities", frozenset()):
         raise ConfigError(f"{src_cls.format_name}: source {src_loc} does not exist")
     src_url, dst_url = f"{src_cls.format_name}:{src_loc}", f"{dst_cls.format_name}:{dst_loc}"
