@@ -5,6 +5,7 @@ messages say what really happened (N5)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -103,3 +104,86 @@ def test_neighbouring_locations_still_migrate(stores: dict[str, Path], tmp_path:
     # a name sharing a prefix with the source is not inside it
     report = migrate(f"box:{stores['box']}", f"whitebox:{tmp_path / 'BOX-copy'}")
     assert report.ok and report.counts["written"] > 0
+
+
+def _break_sources(stores: dict[str, Path]) -> dict[str, str]:
+    """Make one entry unreadable in the box and the whitebox copies; return their URLs."""
+    memory = sorted((stores["box"] / "memories").glob("decision__*.md"))[0]
+    memory.write_bytes(bytes(range(256)) * 2)  # binary noise, no frontmatter, not UTF-8
+    (stores["whitebox"] / "broken-latin1.md").write_bytes("---\ntitle: caf\xe9\n---\nd\xe9j\xe0 vu\n".encode("latin-1"))
+    return {"box": f"box:{stores['box']}", "whitebox": f"whitebox:{stores['whitebox']}"}
+
+
+@pytest.mark.parametrize("fmt", ["box", "whitebox"])
+def test_unreadable_source_entries_are_reported_not_silently_dropped(
+    fmt: str, stores: dict[str, Path], tmp_path: Path, app: click.Group
+) -> None:
+    src = _break_sources(stores)[fmt]
+    report = migrate(src, f"maka:{tmp_path / 'R' / 'M.md'}")
+    assert report.source_errors, "the unreadable source file is not in the report"
+    assert all(d.severity.value == "error" for d in report.source_errors)
+    assert report.counts["unreadable"] == len(report.source_errors)
+    assert not report.lossless and not report.ok
+    data = json.loads(report.model_dump_json())
+    assert data["counts"]["unreadable"] >= 1 and data["source_errors"][0]["path"]
+    assert "read" in data["counts"] and "failed" in data["counts"]  # old keys kept
+    result = CliRunner().invoke(app, ["migrate", src, f"maka:{tmp_path / 'R2' / 'M.md'}"])
+    assert result.exit_code == 1, result.output
+    assert "nothing lost" not in result.output
+    assert "could not be read" in result.output
+    # --strict refuses and writes nothing
+    strict = CliRunner().invoke(app, ["migrate", src, f"maka:{tmp_path / 'R3' / 'M.md'}", "--strict", "--json"])
+    assert strict.exit_code == 1, strict.output
+    assert json.loads(strict.output)["refused"] is True
+    assert not (tmp_path / "R3").exists()
+
+
+def test_clean_source_has_no_source_errors(stores: dict[str, Path], tmp_path: Path) -> None:
+    report = migrate(f"box:{stores['box']}", f"maka:{tmp_path / 'M.md'}")
+    assert report.source_errors == [] and report.counts["unreadable"] == 0
+
+
+def test_dry_run_says_would_create_and_names_the_real_target(
+    stores: dict[str, Path], tmp_path: Path, app: click.Group
+) -> None:
+    dst = tmp_path / "m3" / "MEMORY.md"
+    result = CliRunner().invoke(app, ["migrate", f"whitebox:{stores['whitebox']}", f"maka:{dst}", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert f"note: would create a new maka store at {dst}" in result.output
+    assert "created" not in result.output
+    assert "memcore-migrate-" not in result.output  # no scratch path shown
+    assert not dst.parent.exists()
+    real = CliRunner().invoke(app, ["migrate", f"whitebox:{stores['whitebox']}", f"maka:{dst}"])
+    assert f"note: created a new maka store at {dst}" in real.output
+
+
+def test_refused_strict_run_prints_no_success_words(
+    stores: dict[str, Path], tmp_path: Path, app: click.Group
+) -> None:
+    src = _break_sources(stores)["whitebox"]
+    dst = tmp_path / "bigm"
+    result = CliRunner().invoke(app, ["migrate", src, f"maka:{dst}", "--strict"])
+    assert result.exit_code == 1, result.output
+    out = result.output
+    assert "nothing lost" not in out and "created" not in out and "would create" not in out
+    assert "--strict: the target was not written" in out
+    assert f"maka:{dst}" in out and "memcore-migrate-" not in out
+    assert not dst.exists()
+
+
+def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
+    from memcore.convert import ConversionReport, EntryReport, _unscratch
+    from memcore.models import Diagnostic, Kind, Severity
+
+    scratch = "/tmp/memcore-migrate-abcd/bigm"
+    report = ConversionReport(
+        source="whitebox:v",
+        target="maka:./bigm",
+        notes=[f"created a new maka store at {scratch}"],
+        entries=[EntryReport(source_id="a", kind=Kind.FACT, action="failed", error=f"StoreLimitError: {scratch}/MEMORY.md")],
+        diagnostics=[Diagnostic(path=f"{scratch}/MEMORY.md", code="c", severity=Severity.ERROR, message=f"see {scratch}")],
+    )
+    _unscratch(report, scratch, "./bigm")
+    assert report.notes == ["would create a new maka store at ./bigm"]
+    assert report.entries[0].error == "StoreLimitError: ./bigm/MEMORY.md"
+    assert report.diagnostics[0].path == "./bigm/MEMORY.md" and report.diagnostics[0].message == "see ./bigm"

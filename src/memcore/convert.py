@@ -217,6 +217,10 @@ class ConversionReport(BaseModel):
         unresolved_links: Relations that could not be rewritten to a target id.
         notes: Store-level remarks (e.g. the target cannot keep provenance).
         diagnostics: Errors and warnings of the target's own ``validate()`` after the run.
+        source_errors: The source's own ``validate()`` diagnostics of severity error, collected
+            before converting: files or entries the source could not read, which therefore
+            were not migrated (counted as ``counts["unreadable"]``; they make the run not
+            :attr:`ok` and ``strict`` refuse).
     """
 
     source: str
@@ -231,17 +235,23 @@ class ConversionReport(BaseModel):
     unresolved_links: list[UnresolvedLink] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    source_errors: list[Diagnostic] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def counts(self) -> dict[str, int]:
-        """Totals: ``read``, ``written``, ``updated``, ``unchanged``, ``failed``, ``lossy``, ``kept``."""
+        """Totals by action and outcome.
+
+        Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``failed``, ``lossy``, ``kept``,
+        ``unresolved_links`` and ``unreadable`` (source error diagnostics, :attr:`source_errors`).
+        """
         out = {"read": len(self.entries), "written": 0, "updated": 0, "unchanged": 0, "failed": 0}
         for entry in self.entries:
             out[entry.action] += 1
         out["lossy"] = sum(1 for e in self.entries if e.losses)
         out["kept"] = sum(1 for e in self.entries if e.kept)
         out["unresolved_links"] = len(self.unresolved_links)
+        out["unreadable"] = len(self.source_errors)
         return out
 
     @computed_field  # type: ignore[prop-decorator]
@@ -271,8 +281,8 @@ class ConversionReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """No entry failed and ``strict`` did not refuse."""
-        return not self.refused and not any(e.action == "failed" for e in self.entries)
+        """No entry failed, the source reported nothing unreadable and ``strict`` did not refuse."""
+        return not self.refused and not self.source_errors and not any(e.action == "failed" for e in self.entries)
 
     @property
     def lossless(self) -> bool:
@@ -886,6 +896,7 @@ def convert(
     *,
     progress: ProgressCallback | None = None,
     validate: bool = True,
+    check_source: bool = True,
 ) -> ConversionReport:
     """Copy every entry of ``source`` into ``target`` through :class:`MemoryEntry` and measure it.
 
@@ -901,6 +912,9 @@ def convert(
         progress: Called as ``progress(phase, done, total)`` while running.
         validate: Run the target's ``validate()`` afterwards and add its errors and warnings
             to the report.
+        check_source: First run the source's ``validate()`` (one more read of the source)
+            and put its errors in ``report.source_errors``: entries a provider could not read
+            are skipped by ``iter_entries`` and would otherwise vanish without a word.
 
     Returns:
         The filled report.
@@ -911,11 +925,18 @@ def convert(
     started = time.perf_counter()
     if report is None:
         report = ConversionReport(source=_url(source), target=_url(target))
+    if check_source:
+        _collect_source_errors(source, report)
     _Run(source, target, report, progress).run()
     if validate:
         report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
     report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
+
+
+def _collect_source_errors(source: MemoryProvider, report: ConversionReport) -> None:
+    """Add the source's ``validate()`` errors to ``report.source_errors`` (validate never raises)."""
+    report.source_errors.extend(d for d in source.validate() if d.severity is Severity.ERROR)
 
 
 def _url(provider: MemoryProvider) -> str:
@@ -1049,6 +1070,30 @@ def _refuse_overlap(src_cls: type[Any], src_loc: str, dst_cls: type[Any], dst_lo
         )
 
 
+def _unscratch(report: ConversionReport, scratch: str, real: str) -> None:
+    """Name the real target instead of the scratch copy in ``report``'s texts (N5).
+
+    The "created a new … store" note becomes "would create …" (nothing was created at the real
+    target); scratch paths in notes, entry errors and target diagnostics become ``real``.
+    """
+
+    def fix(text: str) -> str:
+        return text.replace(scratch, real)
+
+    notes = []
+    for note in report.notes:
+        note = fix(note)
+        notes.append("would create " + note.removeprefix("created ") if note.startswith("created a new ") else note)
+    report.notes = notes
+    for entry in report.entries:
+        if entry.error is not None:
+            entry.error = fix(entry.error)
+    report.diagnostics = [
+        d.model_copy(update={"message": fix(d.message), "path": None if d.path is None else fix(d.path)})
+        for d in report.diagnostics
+    ]
+
+
 @contextlib.contextmanager
 def _scratch_copy(location: str) -> Iterator[str]:
     """Yield a scratch location in a temporary folder holding a copy of ``location`` (if any)."""
@@ -1099,6 +1144,7 @@ def _run_once(
         if conv is not None:
             report.converter = f"{type(conv).__module__}.{type(conv).__qualname__}"
             started = time.perf_counter()
+            _collect_source_errors(source, report)
             conv.convert(source, target, report)
             if validate:
                 report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
@@ -1132,7 +1178,8 @@ def migrate(
         target: Where to write to.
         dry_run: Convert into a scratch copy of the target and report; the target is untouched.
         strict: First convert into a scratch copy; write the target only when that run had no
-            loss and no failure, else return its report with ``refused=True``.
+            loss, no failure and no unreadable source entry (``source_errors``), else return
+            its report with ``refused=True``.
         registry: Provider registry (default: the process-wide one); its plugin manager is
             asked for direct converters.
         progress: ``progress(phase, done, total)`` callback.
@@ -1166,11 +1213,8 @@ def migrate(
         report = ConversionReport(source=src_url, target=dst_url, dry_run=True, strict=strict)
         with _scratch_copy(dst_loc) as scratch:
             _run_once(src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress, validate)
-        report.notes = [n.replace(scratch_hint(n), dst_loc) for n in report.notes]
+        _unscratch(report, scratch, dst_loc)
         return report
-
-    def scratch_hint(note: str) -> str:
-        return note.split(" store at ", 1)[1] if " store at " in note else dst_loc
 
     remote_target = Capability.REMOTE in getattr(dst_cls, "capabilities", frozenset())
     if (dry_run or strict) and remote_target:
@@ -1185,7 +1229,11 @@ def migrate(
         trial = scratch_run()
         if not trial.lossless:
             trial.refused = True
-            trial.notes.append("--strict: the target was not written because the trial run lists losses or failures")
+            trial.notes = [n for n in trial.notes if not n.startswith("would create ")]
+            trial.notes.append(
+                "--strict: the target was not written because the trial run lists losses, failures "
+                "or source entries that could not be read"
+            )
             return trial
     report = ConversionReport(source=src_url, target=dst_url, strict=strict)
     return _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress, validate)

@@ -82,6 +82,16 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         *(f"[bold]{c[k]}[/bold]" for k in ("read", "written", "updated", "unchanged", "lossy", "failed")),
     )
     console.print(table)
+    if report.source_errors:
+        console.print(
+            f"[red]source: {len(report.source_errors)} error(s); what they name could not be read "
+            "and was not migrated[/red] (fix the source, then run again):",
+            highlight=False,
+        )
+        for diag in report.source_errors[:max_rows]:
+            console.print(f"  {diag}", markup=False)
+        if len(report.source_errors) > max_rows:
+            console.print(f"  … {len(report.source_errors) - max_rows} more in the full report", markup=False)
     kept: dict[str, int] = {}
     for entry in report.entries:
         for change in entry.kept:
@@ -111,9 +121,22 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         total = sum(len(e.losses) for e in report.entries)
         if total > shown:
             console.print(f"  … {total - shown} more in the full report (--report FILE or --json)", markup=False)
-    else:
-        console.print("nothing lost: every field written was read back the same (or kept in free data)")
     failed = [e for e in report.entries if e.action == "failed"]
+    if not report.lost_fields:
+        if failed or report.source_errors:
+            console.print(
+                "no field lost in the entries written, but not everything moved: "
+                f"{len(failed)} entr(ies) failed, {len(report.source_errors)} source error(s)",
+                markup=False,
+            )
+        elif kept:
+            console.print(
+                "nothing lost: every field written was read back the same or kept in free data "
+                "(kept fields look different in the target itself, e.g. another status or date)",
+                markup=False,
+            )
+        else:
+            console.print("nothing lost: every field written was read back the same", markup=False)
     for entry in failed[:max_rows]:
         console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
     if report.unresolved_links:
