@@ -187,3 +187,20 @@ def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
     assert report.notes == ["would create a new maka store at ./bigm"]
     assert report.entries[0].error == "StoreLimitError: ./bigm/MEMORY.md"
     assert report.diagnostics[0].path == "./bigm/MEMORY.md" and report.diagnostics[0].message == "see ./bigm"
+
+
+def test_provenance_records_the_absolute_source_location_as_documented(
+    stores: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    report = migrate("box:BOX", "whitebox:WB2")
+    assert report.ok
+    with get_registry().get("whitebox")(str(tmp_path / "WB2")) as target:
+        locations = {
+            e.extra["memcore"]["migrated_from"]["location"]  # type: ignore[index]
+            for e in target.iter_entries()
+            if "migrated_from" in e.extra.get("memcore", {})
+        }
+    assert locations == {str(tmp_path / "BOX")}
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "migration.md").read_text(encoding="utf-8")
+    assert "Provenance records the source's absolute location" in docs

@@ -22,7 +22,8 @@ What the conversion does, in order (docs/migration.md explains each step for use
    which refuses an edge to an entry that does not exist yet.
 2. **Provenance.** Each written entry carries ``extra["memcore"]["migrated_from"] =
    {"format", "location", "id", "sha256"}``: the source format, location (an absolute path
-   for file stores), id and the sha256 of the source entry's
+   for file stores: it travels with the target; docs/migration.md says why it is absolute), id
+   and the sha256 of the source entry's
    :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the entry by
    ``(format, location, id)`` (two sources migrated into one target never overwrite each
    other; a moved source is a new source): same hash -> *unchanged* (nothing written),
@@ -49,6 +50,11 @@ Dry runs and ``strict`` never touch the real target: they run the same conversio
 scratch copy of the target (or a fresh scratch store when the target does not exist yet) in a
 temporary folder, so their report is as measured as a real run's. ``strict`` writes the real
 target only when that scratch run lost nothing and failed nothing.
+
+A target that is the source, lies inside it or contains it is refused before anything is
+written (:func:`_refuse_overlap`). The source's own ``validate()`` errors (files or entries it
+could not read, which ``iter_entries`` skips) are collected first into
+``ConversionReport.source_errors``, so they cannot vanish silently.
 
 The source is only read. It is opened with ``read_only=True`` when its provider takes that
 option (:func:`source_options_for`). A remote target (``REMOTE``) is set up by

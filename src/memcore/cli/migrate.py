@@ -1,7 +1,8 @@
 """``memcore migrate SRC DST``: move a store into another format and print what could not move.
 
 Exit codes: 0 every entry was written (losses, if any, are listed), 1 some entries could not be
-written or ``--strict`` refused, 2 usage or configuration error.
+written, the source reported errors (unreadable files, ``source_errors``) or ``--strict`` refused,
+2 usage or configuration error (including a target that overlaps the source).
 """
 
 from __future__ import annotations
