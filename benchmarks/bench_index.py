@@ -192,13 +192,36 @@ def _bulk_add(fmt: str, base: Path) -> dict[str, Any]:
     return {"bulk_adds": count, "bulk_add_s": add_s, "bulk_floor_s": floor}
 
 
+def render_markdown(rows: list[dict[str, Any]]) -> str:
+    """Return the rows as the markdown table docs/performance.md holds (one line per format and size)."""
+    head = ("| format | entries | files | open + iterate | floor (read bytes) | search p50 / p95 (index) | "
+            "full scan | search / scan | refresh one file / rebuild | bulk adds | floor (plain writes) | peak RSS |")
+    lines = [head, "|" + "---|" * 12]
+    for r in sorted(rows, key=lambda r: (r["format"], r["entries"])):
+        lines.append(
+            f"| {r['format']} | {r['entries']:,} | {r['files']:,} | {r['open_iterate_s']:.2f} s | "
+            f"{r['floor_read_s'] * 1000:.0f} ms | {r['search_index_p50_ms']:.2f} / {r['search_index_p95_ms']:.0f} ms | "
+            f"{r['scan_full_s'] * 1000:,.0f} ms | {r['search_ratio_pct']:.3f} % | "
+            f"{r['refresh_one_s'] * 1000:,.0f} / {r['rebuild_s'] * 1000:,.0f} ms = {r['refresh_ratio_pct']:.1f} % | "
+            f"{r['bulk_adds']:,} in {r['bulk_add_s']:.2f} s | {r['bulk_floor_s'] * 1000:.0f} ms | "
+            f"{r['peak_rss_mb']:.0f} MB |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--formats", default="whitebox,box,rightmemory,maka")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     parser.add_argument("--one", nargs=2, metavar=("FORMAT", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--render", nargs="+", type=Path, metavar="JSON",
+                        help="print the markdown table of docs/performance.md from earlier --json files")
     args = parser.parse_args()
+    if args.render:
+        rows = [row for path in args.render for row in json.loads(path.read_text())]
+        print(render_markdown(rows))
+        return
     if args.one:
         print(json.dumps(measure(args.one[0], int(args.one[1]))))
         return
