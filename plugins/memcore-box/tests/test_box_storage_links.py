@@ -143,3 +143,17 @@ def test_validate_reports_skipped_links(tmp_path: Path) -> None:
         assert list(store.iter_entries()) == []
         diags = [d for d in store.validate() if d.code == "box.skipped-link"]
     assert [(d.path, d.severity.value) for d in diags] == [("memories/fact__loop.md", "warning")]
+
+
+def test_index_entries_that_are_not_objects_are_a_warning_not_a_crash(tmp_path: Path) -> None:
+    from memcore import MemoryEntry
+
+    root = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(root))
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(title="Keep me", body="x"))
+    (root / "memories" / "_index.json").write_text('{"entries": [5, null, {"id": 3}], "by_id": {}}')
+    with BoxMemoryProvider(str(root)) as store:
+        assert [e.title for e in store.iter_entries()] == ["Keep me"]
+        codes = {d.code for d in store.validate()}
+    assert "box.index-missing" in codes

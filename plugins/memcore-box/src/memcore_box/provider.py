@@ -453,6 +453,8 @@ class BoxMemoryProvider(BaseProvider):
             parsed = loads_json(data)
             if not isinstance(parsed, dict) or not isinstance(parsed.get("entries"), list):
                 raise ValueError("not an object with an 'entries' list")
+            if not all(isinstance(e, dict) for e in parsed["entries"]):
+                raise ValueError("an entry is not an object")
             entries = [dict(e) for e in parsed["entries"]]
             if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str) for e in entries):
                 raise ValueError("an entry lacks a string 'id' or 'filename'")
