@@ -237,7 +237,11 @@ def entry_from_meta(
     superseded_by = meta.get("superseded_by")
     if superseded_by is not None and str(superseded_by).strip():
         id_edge("superseded_by", str(superseded_by).strip())
-    for item in extra_ns.get("relations") or []:
+    extra_relations = extra_ns.get("relations") or []
+    if not isinstance(extra_relations, list):
+        bad(MEMCORE_KEY, "memcore.relations must be a list of {type, target, resolved}")
+        extra_relations = []
+    for item in extra_relations:
         try:
             relations.append(Relation.model_validate(item))
         except ValidationError:
@@ -247,10 +251,13 @@ def entry_from_meta(
         pending = list(relations)
         ordered: list[Relation] = []
         for pair in order:
-            match = next(r for r in pending if [r.type, r.target] == pair)
+            match = next((r for r in pending if [r.type, r.target] == pair), None)
+            if match is None:  # e.g. a pair written as a string: keep the file's own order
+                ordered = []
+                break
             pending.remove(match)
             ordered.append(match)
-        relations = ordered
+        relations = ordered or relations
     fields["relations"] = relations
 
     if isinstance(extra_ns.get("parent"), str) and extra_ns["parent"]:
