@@ -238,9 +238,10 @@ class SearchIndex:
                 files.append(rel.as_posix())
         return sorted(files), False
 
-    def _fingerprint(self, rel: str) -> tuple[int, int] | None:
+    @staticmethod
+    def _fingerprint(root: str, rel: str) -> tuple[int, int] | None:
         try:
-            st = (self._root() / rel).stat()
+            st = os.stat(os.path.join(root, rel))
         except OSError:
             return None
         return st.st_size, st.st_mtime_ns
@@ -263,9 +264,10 @@ class SearchIndex:
         conn = self.conn
         reason, self._rebuild_reason = self._rebuild_reason, None
         files, per_file = self._source_files()
+        root = str(self._root())
         now: dict[str, tuple[int, int]] = {}
         for rel in files:
-            fp = self._fingerprint(rel)
+            fp = self._fingerprint(root, rel)
             if fp is not None:
                 now[rel] = fp
 
