@@ -45,26 +45,9 @@ __all__ = [
 #: letters outside Crockford's alphabet, so any uppercase letter is accepted).
 ID_PATTERN = re.compile(r"^mem_[0-9A-Z]{26}$")
 _WIKILINK = re.compile(r"^\s*\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]\s*$")
-_HANDLED = frozenset(
-    {
-        "id",
-        "slug",
-        "title",
-        "kind",
-        "status",
-        "team",
-        "agent",
-        "created_at",
-        "updated_at",
-        "confidence",
-        "tags",
-        "related",
-        "supersedes",
-        "superseded_by",
-        "expires_at",
-        MEMCORE_KEY,
-    }
-)
+#: Frontmatter keys mapped onto MemoryEntry fields: every schema field except the three kept as
+#: they are in ``extra["box"]`` (companion_for, links, sources), plus the ``memcore`` key.
+_HANDLED = (frozenset(FIELD_ORDER) - {"companion_for", "links", "sources"}) | {MEMCORE_KEY}
 _MEMCORE_KNOWN = frozenset({"kind", "status", "date_only", "parent", "relations", "relation_order", "extra"})
 
 Resolver = Callable[[str], str | None]
