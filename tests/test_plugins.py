@@ -192,3 +192,8 @@ def test_third_party_distribution_is_found_through_entry_points(tmp_path: Path) 
         assert "notesdemo" not in {r["format"] for r in json.loads(out)}
     out = subprocess.run(run, env={**env, "MEMCORE_LOAD_PLUGINS": "notesdemo"}, check=True, capture_output=True, text=True).stdout
     assert [r["format"] for r in json.loads(out)] == ["notesdemo"]
+
+
+def test_format_names_in_urls_are_case_insensitive(dict_plugin: DictPlugin) -> None:
+    reg = _registry(dict_plugin)
+    assert parse_store_url("DictFmt:./x", registry=reg).format_name == "dictfmt"

@@ -29,7 +29,7 @@ from memcore.registry import ProviderRegistry, get_registry
 
 __all__ = ["StoreSpec", "find_config", "open_store", "parse_store_url", "resolve_store"]
 
-_URL = re.compile(r"^(?P<fmt>[a-z][a-z0-9_.-]*(?:\+[a-z0-9_.-]+)?):(?P<loc>.*)$", re.DOTALL)
+_URL = re.compile(r"^(?P<fmt>[a-z][a-z0-9_.-]*(?:\+[a-z0-9_.-]+)?):(?P<loc>.*)$", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def parse_store_url(
         raise ConfigError("empty store URL; use <format>:<location>, e.g. whitebox:./vault")
     match = _URL.match(url)
     if match and len(match["fmt"]) > 1:
-        fmt, loc = match["fmt"], match["loc"]
+        fmt, loc = match["fmt"].lower(), match["loc"]
         if not loc:
             raise ConfigError(f"store URL {url!r} has no location after {fmt + ':'!r}")
         if base is not None and "+" not in fmt and not os.path.isabs(loc):
