@@ -10,7 +10,8 @@ and put in the ``error`` state. Writing fails closed: a store that could not be 
 (safe mode, not UTF-8) raises :class:`~memcore.errors.ReadOnlyStoreError`, a write that would
 take the file over 128 KiB raises :class:`~memcore.errors.StoreLimitError` and changes nothing.
 Every save holds the store lock, copies the old file to ``MEMORY.md.bak``, writes a 0600 temp
-file and renames it over MEMORY.md, and leaves the folder 0700.
+file and renames it over MEMORY.md, and leaves the folder 0700. Inside
+:meth:`MakaProvider.batch` MEMORY.md is read once, kept in memory and saved once at the end.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -140,6 +142,29 @@ class _Loaded:
         return self.status == "ok"
 
 
+@dataclass
+class _Batch:
+    """MEMORY.md as an open :meth:`MakaProvider.batch` holds it (read once, written once).
+
+    Attributes:
+        thread: The thread that opened the batch (others read and write the disk as usual).
+        read: Whether the file has been read yet.
+        old: The bytes on disk when read (or last flushed): what ``MEMORY.md.bak`` gets.
+        data: The bytes with the batch's writes applied; ``None`` for a missing file.
+        dirty: Whether ``data`` differs from what is on disk.
+        text: The last MEMORY.md text parsed in the batch, and ``doc`` its parse (reused, so
+            each write parses the file once).
+    """
+
+    thread: int
+    read: bool = False
+    old: bytes | None = None
+    data: bytes | None = None
+    dirty: bool = False
+    text: str | None = None
+    doc: Document | None = None
+
+
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
@@ -227,6 +252,7 @@ class MakaProvider(BaseProvider):
             Capability.ARCHIVE,
             Capability.SUPERSEDE,
             Capability.CONCURRENT,
+            Capability.BATCH,
         }
     )
 
@@ -249,6 +275,7 @@ class MakaProvider(BaseProvider):
         self.read_only = _fail_closed(options.get("read_only"))
         self.apply_decay = _unless_false(options.get("apply_decay"))
         self._now: Callable[[], int] = lambda: to_ms(utc_now())
+        self._batch_state: _Batch | None = None
 
     @property
     def backup_path(self) -> Path:
@@ -387,8 +414,7 @@ class MakaProvider(BaseProvider):
             )
             return loaded
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = self._read_bytes(path)
         except FileNotFoundError:
             loaded.reason = "missing"
             return loaded
@@ -430,7 +456,7 @@ class MakaProvider(BaseProvider):
                     ),
                 )
             )
-        doc = parse_document(text, size=len(data))
+        doc = self._parse(path, text, len(data))
         loaded.doc = doc
         if doc.reason == "empty" and loaded.reason is None:
             loaded.reason = "empty"
@@ -634,13 +660,22 @@ class MakaProvider(BaseProvider):
         with contextlib.suppress(OSError):
             os.chmod(self.folder, DIR_MODE)
 
-    def _commit(self, path: Path, old: bytes | None, text: str) -> None:
+    @staticmethod
+    def _encode_checked(path: Path, text: str) -> bytes:
+        """Return ``text`` as UTF-8; raise :class:`StoreLimitError` over 128 KiB (nothing written)."""
         data = text.encode("utf-8", "surrogatepass")
         if len(data) > MAX_BYTES:
             raise StoreLimitError(
                 f"maka: this write would make {path} {len(data):,} bytes, over Maka's 128 KiB limit "
                 f"({MAX_BYTES:,} bytes); nothing was written. Archive or delete entries first"
             )
+        return data
+
+    def _commit(self, path: Path, old: bytes | None, text: str) -> None:
+        self._write(path, old, self._encode_checked(path, text))
+
+    def _write(self, path: Path, old: bytes | None, data: bytes) -> None:
+        """Back ``old`` up to ``<name>.bak``, then atomically replace ``path`` with ``data`` (0600)."""
         self._ensure_folder()
         if old is not None:
             backup = self.backup_path if path == self.path else safe_join(self.folder, path.name + ".bak")
@@ -654,6 +689,9 @@ class MakaProvider(BaseProvider):
         """Run one read-modify-write of ``path`` under the store lock."""
         self._gate_write(operation)
         with file_lock(self.path):
+            if path != self.path:
+                # PENDING.md is written at once; MEMORY.md first, so approve keeps its order.
+                self._flush_batch()
             backup = self.backup_path if path == self.path else safe_join(self.folder, path.name + ".bak")
             for target in (path, backup):
                 if target.is_symlink():
@@ -668,8 +706,95 @@ class MakaProvider(BaseProvider):
                     f"rewrite a file it could not parse fully, `{operation}` refused"
                 )
             text = change(loaded)
-            if text is not None:
+            if text is None:
+                return
+            batch = self._active_batch() if path == self.path else None
+            if batch is None:
                 self._commit(path, loaded.data, text)
+            else:
+                batch.data = self._encode_checked(path, text)
+                batch.dirty = True
+
+    # -- batch ----------------------------------------------------------------------------
+    def _active_batch(self) -> _Batch | None:
+        """Return the batch this thread has open on this provider, if any."""
+        state = self._batch_state
+        return state if state is not None and state.thread == threading.get_ident() else None
+
+    def _read_bytes(self, path: Path) -> bytes:
+        """Return ``path``'s bytes; MEMORY.md inside a batch: as the batch holds it (read once).
+
+        Raises:
+            FileNotFoundError: No such file (nor one written by the batch yet).
+            OSError: The file cannot be read.
+        """
+        batch = self._active_batch() if path == self.path else None
+        if batch is None:
+            with open(path, "rb") as fh:
+                return fh.read()
+        if not batch.read:
+            try:
+                with open(path, "rb") as fh:
+                    batch.old = batch.data = fh.read()
+            except FileNotFoundError:
+                batch.old = batch.data = None
+            batch.read = True
+        if batch.data is None:
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return batch.data
+
+    def _parse(self, path: Path, text: str, size: int | None) -> Document:
+        """Return ``parse_document(text)``; inside a batch, MEMORY.md's last parse is reused."""
+        batch = self._active_batch() if path == self.path else None
+        if batch is None:
+            return parse_document(text, size=size)
+        if batch.doc is None or batch.text != text:
+            batch.text, batch.doc = text, parse_document(text, size=size)
+        return batch.doc
+
+    def _flush_batch(self) -> None:
+        """Write the open batch's pending MEMORY.md now (one backup + one atomic write), if any."""
+        batch = self._active_batch()
+        if batch is None or not batch.dirty or batch.data is None:
+            return
+        self._write(self.path, batch.old, batch.data)
+        batch.old, batch.dirty = batch.data, False
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group writes to MEMORY.md: read it once, write it once when the block ends.
+
+        For the whole block the store lock is held (other processes wait) and MEMORY.md is
+        kept in memory: each :meth:`add` / :meth:`update` / :meth:`delete` (and archive,
+        supersede, decay) is checked as it would be alone (ids, conflicts, the 128 KiB limit:
+        a write over it raises :class:`StoreLimitError` and leaves the block's earlier writes
+        in place) and applied to the in-memory file; reads in the block see those writes.
+        When the outermost block ends, MEMORY.md is written once (the file as it was before
+        the block to ``MEMORY.md.bak``, then one 0600 atomic write), also when the block
+        raises: what was applied is written, then the exception propagates. A write to
+        PENDING.md (``propose``, ``approve``, ``reject``) writes MEMORY.md's pending changes
+        first. A nested ``batch()`` is a plain block. Incognito, disabled or read-only: the
+        block runs without the lock and nothing is read or written (writes raise as usual).
+        The batch belongs to the thread that opened it; other threads use the disk as usual.
+
+        Yields:
+            None.
+
+        Raises:
+            OSError: Writing MEMORY.md at the end of the block failed.
+        """
+        if self._active_batch() is not None or self.incognito or not self.enabled or self.read_only:
+            yield
+            return
+        with file_lock(self.path):
+            batch = _Batch(thread=threading.get_ident())
+            self._batch_state = batch
+            try:
+                yield
+            finally:
+                self._batch_state = None
+                if batch.dirty and batch.data is not None:
+                    self._write(self.path, batch.old, batch.data)
 
     @staticmethod
     def _find(loaded: _Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
@@ -764,7 +889,7 @@ class MakaProvider(BaseProvider):
     def _stored(self, entry_id: str, text: str, *, pending: bool = False) -> MemoryEntry:
         """Return entry ``entry_id`` as read back from ``text`` (what was just written)."""
         path = self.pending_path if pending else self.path
-        loaded = _Loaded(path=path, pending=pending, doc=parse_document(text))
+        loaded = _Loaded(path=path, pending=pending, doc=self._parse(path, text, None))
         return self._find(loaded, entry_id).entry
 
     def _rewrite(self, loaded: _Loaded, old: EntryView, entry: MemoryEntry) -> str | None:
