@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from memcore_rightmemory._parse import fenced_lines
+
 __all__ = [
     "CorrectionEntry",
     "agent_correction_entries",
@@ -25,7 +27,6 @@ MAX_ENTRY_LINES = 16
 MAX_COLLECTION_LINES = 180
 MAX_LINE_LENGTH = 200
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _H3 = re.compile(r"^ {0,3}###[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _H23 = re.compile(r"^ {0,3}(#{2,3})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 
@@ -37,18 +38,8 @@ CorrectionEntry = tuple[str, int, int]
 
 
 def _unfenced(lines: list[str]) -> Iterator[tuple[int, str]]:
-    fence_char: str | None = None
-    fence_len = 0
-    for number, line in enumerate(lines, start=1):
-        fence = _FENCE.match(line)
-        if fence is not None:
-            marker = fence.group(1)
-            if fence_char is None:
-                fence_char, fence_len = marker[0], len(marker)
-            elif marker[0] == fence_char and len(marker) >= fence_len:
-                fence_char, fence_len = None, 0
-            continue
-        if fence_char is None:
+    for number, line, in_code in fenced_lines(lines):
+        if not in_code:
             yield number, line
 
 

@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 from memcore.errors import ParseError
 from memcore.models import Diagnostic, Severity
 from memcore_rightmemory._corrections import validate_agent_corrections, validate_edit_feedback
-from memcore_rightmemory._parse import Doc, Heading, Node, Source, parse_doc
+from memcore_rightmemory._parse import Doc, Heading, Node, Source, fenced_lines, parse_doc
 from memcore_rightmemory.mapping import AGENT_CORRECTION_FILES, EDGE_TYPES, EDIT_FEEDBACK_FILE
 
 __all__ = ["ROOTS", "ROOT_CODES", "foreign_marker", "Graph", "ItemRef", "ParseCache", "backing_name"]
@@ -30,7 +30,6 @@ _EDGE_TYPES = frozenset(EDGE_TYPES)
 ROOT_CODES = frozenset({"rm.missing-root", "rm.irregular-file", "rm.unreadable", "rm.foreign-root"})
 _FOREIGN_COMMENT = re.compile(r"^\s*<!--\s*maka-memory:")
 _FOREIGN_HEADERS = frozenset({"# Maka Memory", "# Maka Pending Memory"})
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def foreign_marker(doc: Doc) -> int | None:
@@ -45,17 +44,8 @@ def foreign_marker(doc: Doc) -> int | None:
     first = next((n for n, line in enumerate(doc.source.lines, 1) if line.strip()), None)
     if first is not None and doc.source.lines[first - 1].strip() in _FOREIGN_HEADERS:
         return first
-    fence: str | None = None
-    for number, line in enumerate(doc.source.lines, 1):
-        match = _FENCE.match(line)
-        if match is not None:
-            mark = match.group(1)
-            if fence is None:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence):
-                fence = None
-            continue
-        if fence is None and _FOREIGN_COMMENT.match(line):
+    for number, line, in_code in fenced_lines(doc.source.lines):
+        if not in_code and _FOREIGN_COMMENT.match(line):
             return number
     return None
 

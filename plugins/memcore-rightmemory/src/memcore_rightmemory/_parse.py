@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,17 @@ from memcore.storage import TextFile
 from memcore_rightmemory._meta import meta_problems
 from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
 
-__all__ = ["Doc", "Heading", "Node", "Source", "make_markdown", "parse_doc", "parse_edges", "split_lines"]
+__all__ = [
+    "Doc",
+    "Heading",
+    "Node",
+    "Source",
+    "fenced_lines",
+    "make_markdown",
+    "parse_doc",
+    "parse_edges",
+    "split_lines",
+]
 
 _ID = r"[A-Za-z0-9_.-]+"
 ID_RE = re.compile(rf"^{_ID}$")
@@ -40,6 +51,30 @@ UNSUPPORTED_ANCHOR_RE = re.compile(r"^(#+)\s+.*?\{([A-Za-z]+#)([^}]*)\}")
 NODE_RE = re.compile(r"^(\s*-\s+)`([^`]+)`(.*?)\s(?:\u2192|->)\s*\[(.*?)\]\s*$")
 NODE_CANDIDATE_RE = re.compile(r"^\s*-\s+`([^`]+)`(?:\s|$)")
 PURSUIT_FIELD_RE = re.compile(r"^\s*\*\*(State|Next|Done when|Status):\*\*", re.IGNORECASE)
+
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def fenced_lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
+    """Yield ``(1-based line number, line, in_code)`` for RightMemory's line-based readers.
+
+    ``in_code`` is true for a fence line and every line inside fenced code (CommonMark rules: a
+    fence closes on the same character, at least as long). The one fence tracker for the
+    validators, the foreign-file check and body escaping, which all skip or keep code as is.
+    """
+    fence_char: str | None = None
+    fence_len = 0
+    for number, line in enumerate(lines, start=1):
+        fence = _FENCE_RE.match(line)
+        if fence is not None:
+            marker = fence.group(1)
+            if fence_char is None:
+                fence_char, fence_len = marker[0], len(marker)
+            elif marker[0] == fence_char and len(marker) >= fence_len:
+                fence_char, fence_len = None, 0
+            yield number, line, True
+            continue
+        yield number, line, fence_char is not None
 FOCUS_HEADING_RE = re.compile(r"^##\s+Focus\s*$", re.IGNORECASE)
 EDGE_RE = re.compile(rf"^\s*([A-Za-z][A-Za-z0-9_-]*):\s*({_ID})\s*$")
 META_RE = re.compile(r"^\s*<!-- memcore: (.*) -->\s*$")

@@ -36,7 +36,7 @@ from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
-from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, make_markdown
+from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, fenced_lines, make_markdown
 from memcore_rightmemory.mapping import (
     AGENT_CORRECTION_FILES,
     EDGE_TYPES,
@@ -66,7 +66,6 @@ _LINE_NO_RE = re.compile(r":\d+")
 _ANCHOR_IN_LINE = re.compile(r"\{(F#|M#|S#|MF#|MQ#|#)([A-Za-z0-9_.-]+)\}")
 _NODE_LINE_RE = re.compile(r"^\s*-\s+`")
 _HEADING_LINE = re.compile(r"^#+\s+")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TITLE_SYNTAX = re.compile(r"\{[A-Za-z]*#|(?:\u2192|->)\s*\[")
 _EMPTY_MEMORY = "# Memory\n"
 _EMPTY_PURSUITS = "# Pursuits\n\n## Focus\n\nNo Pursuit is focused yet.\n"
@@ -1150,21 +1149,10 @@ _ESCAPED_NODE = re.compile(r"^(\s*-\s+)\\*`")
 
 
 def _body_walk(lines: list[str], family: str, escape: bool) -> list[str]:
-    fence_char: str | None = None
-    fence_len = 0
     in_next = False
     out: list[str] = []
-    for line in lines:
-        fence = _FENCE_RE.match(line)
-        if fence is not None:
-            marker = fence.group(1)
-            if fence_char is None:
-                fence_char, fence_len = marker[0], len(marker)
-            elif marker[0] == fence_char and len(marker) >= fence_len:
-                fence_char, fence_len = None, 0
-            out.append(line)
-            continue
-        if fence_char is not None:
+    for _, line, in_code in fenced_lines(lines):
+        if in_code:
             out.append(line)
             continue
         if family == "pursuit":
@@ -1207,19 +1195,9 @@ def unescape_body(lines: list[str], family: str) -> list[str]:
 
 def _reference_graph_line(lines: list[str], family: str) -> str | None:
     """Return the first line RightMemory's line-based parser would take as a heading or node."""
-    fence_char: str | None = None
-    fence_len = 0
     in_next = False
-    for line in lines:
-        fence = _FENCE_RE.match(line)
-        if fence is not None:
-            marker = fence.group(1)
-            if fence_char is None:
-                fence_char, fence_len = marker[0], len(marker)
-            elif marker[0] == fence_char and len(marker) >= fence_len:
-                fence_char, fence_len = None, 0
-            continue
-        if fence_char is not None:
+    for _, line, in_code in fenced_lines(lines):
+        if in_code:
             continue
         if _HEADING_LINE.match(line):
             return line
