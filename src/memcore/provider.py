@@ -15,12 +15,12 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 
 from memcore.errors import EntryNotFoundError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
 
-__all__ = ["BaseProvider", "Capability", "FileBackedProvider", "MemoryProvider"]
+__all__ = ["BaseProvider", "Capability", "FileBackedProvider", "MemoryProvider", "StoreSnapshot", "read_all"]
 
 
 class Capability(enum.StrEnum):
@@ -123,6 +123,41 @@ class MemoryProvider(Protocol):
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild derived indexes from the files and return what it found."""
+
+
+class StoreSnapshot(NamedTuple):
+    """A whole store read once: what ``iter_entries()`` and ``validate()`` return.
+
+    Attributes:
+        entries: Every entry, in the store's own order (``list(iter_entries())``).
+        diagnostics: What ``validate()`` reports for the same files.
+    """
+
+    entries: list[MemoryEntry]
+    diagnostics: list[Diagnostic]
+
+
+def read_all(provider: MemoryProvider) -> StoreSnapshot:
+    """Return every entry of an open store and its diagnostics, from one pass where possible.
+
+    Uses the provider's own ``read_all()`` when it has one (every :class:`BaseProvider`
+    does), else ``iter_entries()`` then ``validate()``: the method is optional, so providers
+    written against the bare :class:`MemoryProvider` protocol work unchanged.
+
+    Args:
+        provider: An open store.
+
+    Returns:
+        ``StoreSnapshot(entries, diagnostics)``.
+    """
+    method = getattr(provider, "read_all", None)
+    if callable(method):
+        result = method()
+        if isinstance(result, StoreSnapshot):
+            return result
+        entries, diagnostics = result
+        return StoreSnapshot(list(entries), list(diagnostics))
+    return StoreSnapshot(list(provider.iter_entries()), provider.validate())
 
 
 @runtime_checkable
@@ -312,6 +347,19 @@ class BaseProvider(abc.ABC):
     def validate(self) -> list[Diagnostic]:
         """Check the store; default: nothing to report."""
         return []
+
+    def read_all(self) -> StoreSnapshot:
+        """Read every entry and check the store, in one pass where the provider can.
+
+        The result must equal ``StoreSnapshot(list(self.iter_entries()), self.validate())``
+        (the conformance suite checks it). This default makes those two calls; a provider
+        whose ``validate`` parses the same files as ``iter_entries`` overrides it to parse
+        them once: :func:`memcore.convert.migrate` reads both stores this way.
+
+        Returns:
+            A :class:`StoreSnapshot` of every entry (store order) and every diagnostic.
+        """
+        return StoreSnapshot(list(self.iter_entries()), self.validate())
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild derived indexes; default: nothing to rebuild."""

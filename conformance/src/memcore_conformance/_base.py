@@ -37,7 +37,7 @@ from memcore.errors import (
     UnsupportedOperationError,
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status
-from memcore.provider import Capability, MemoryProvider
+from memcore.provider import Capability, MemoryProvider, read_all
 from memcore.storage import check_component
 from memcore_conformance._checks import (
     CONTENT_FIELDS,
@@ -546,12 +546,26 @@ class ProviderConformance:
 
     @requires(C.ADD, C.BATCH)
     def test_batch_writes_everything(self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any) -> None:
-        """Entries added inside batch() are all there after it ends, and the store validates."""
+        """Entries added inside batch() are all there after it ends, as add returned them, and the store validates."""
         with memcore_provider.batch():
-            ids = [memcore_provider.add(memcore_make_entry(title=f"Batched {n}")).id for n in range(5)]
+            stored = [memcore_provider.add(memcore_make_entry(title=f"Batched {n}")) for n in range(5)]
         other = memcore_reopen()
-        assert sorted(self._ids(other)) == sorted(ids)
+        assert sorted(self._ids(other)) == sorted(e.id for e in stored)
+        for entry in stored:
+            assert_entry_matches(other.get(entry.id), entry, self._fields(), "added in batch(), read after reopen")
         assert errors_of(other.validate()) == []
+
+    @requires(C.ADD)
+    def test_read_all_is_iter_entries_plus_validate(
+        self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any
+    ) -> None:
+        """read_all() gives exactly list(iter_entries()) and validate(), in store order."""
+        for n in range(4):
+            memcore_provider.add(memcore_make_entry(title=f"Snapshot {n}", tags=[f"s{n}"]))
+        reader = memcore_reopen()
+        entries, diagnostics = read_all(reader)
+        assert [e.model_dump() for e in entries] == [e.model_dump() for e in reader.iter_entries()]
+        assert diagnostics == reader.validate()
 
     @requires(C.ADD, C.REINDEX)
     def test_reindex_keeps_entries(self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any) -> None:
