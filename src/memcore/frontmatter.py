@@ -18,27 +18,41 @@ import io
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import frontmatter.default_handlers as fm_handlers
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_IMPLICIT
+from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString, ScalarString
+
+try:  # libyaml through PyYAML (PyYAML comes with python-frontmatter, a memcore dependency)
+    from yaml import YAMLError as _LibYAMLError  # type: ignore[import-untyped]
+    from yaml.cyaml import CParser as _CParser  # type: ignore[import-untyped]
+    from yaml.resolver import BaseResolver as _BaseResolver  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - no libyaml: every read takes the round-trip path
+    _CParser = None
 
 from memcore.errors import ParseError
 
 __all__ = [
+    "LIBYAML",
+    "FrontmatterData",
     "FrontmatterDocument",
     "RoundTripYAMLHandler",
     "dump_yaml",
     "flow_list",
+    "load_plain_yaml",
     "load_yaml",
     "parse_frontmatter",
     "plain_text",
     "quote_ambiguous",
+    "read_frontmatter",
     "split_frontmatter",
+    "to_plain",
 ]
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -115,8 +129,24 @@ def load_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any
         raise ParseError(f"invalid YAML frontmatter: {problem}; fix the YAML", path=path, line=line) from exc
     except YAMLError as exc:
         raise ParseError(f"invalid YAML frontmatter: {exc}", path=path, line=first_line) from exc
+    finally:
+        _forget_directives()
     _check_size(data, path=path, line=first_line)
     return data
+
+
+def _forget_directives() -> None:
+    """Undo what a ``%YAML``/``%TAG`` directive left on the shared codec.
+
+    ruamel.yaml keeps a document's ``%YAML 1.1`` directive on the YAML object (and its
+    scanner) for the loads that follow, so one odd file would make every later ``no`` a
+    boolean; each load starts from YAML 1.2 again.
+    """
+    _YAML.version = None
+    _YAML.tags = None
+    scanner = getattr(_YAML, "_scanner", None)
+    if scanner is not None:
+        scanner.yaml_version = None
 
 
 #: Frontmatter of a memory holds tens of values; these bounds only stop hostile input (YAML alias
@@ -316,6 +346,219 @@ def parse_frontmatter(text: str, *, path: str | None = None) -> FrontmatterDocum
         _raw_yaml=yaml_text,
         _snapshot=_plain(data),
     )
+
+
+# -- fast read path ------------------------------------------------------------------------
+# Reading needs plain values, not ruamel's round-trip objects (those are for byte-preserving
+# writes). libyaml (PyYAML's C parser) composes the node tree about ten times faster than
+# ruamel's pure-Python loader; tags are then resolved with ruamel's own YAML 1.2 implicit
+# rules (timestamps excluded: dates stay text) and values are built here only where the value
+# is beyond doubt: strings, true/false, null, decimal integers, plain decimal floats, block and
+# flow sequences, mappings with unique string keys. Anything else -- a tag, an anchor or alias,
+# a merge key, a duplicate or non-string key, an octal/hex/underscored/special number, a
+# character or marker YAML 1.1 (libyaml) and 1.2 (ruamel) may read differently, hostile sizes,
+# any libyaml error -- sends the text to the round-trip loader, so what comes back (values, or
+# the ParseError and its line) is always the round-trip path's.
+
+#: Whether libyaml is available (without it every read takes the round-trip path).
+LIBYAML = _CParser is not None
+
+_T_STR = "tag:yaml.org,2002:str"
+_T_BOOL = "tag:yaml.org,2002:bool"
+_T_NULL = "tag:yaml.org,2002:null"
+_T_INT = "tag:yaml.org,2002:int"
+_T_FLOAT = "tag:yaml.org,2002:float"
+_T_SEQ = "tag:yaml.org,2002:seq"
+_T_MAP = "tag:yaml.org,2002:map"
+_DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_DECIMAL_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+)")
+# Line breaks YAML 1.1 has and 1.2 has not (NEL, LS, PS), a BOM, tabs, the tag indicator,
+# directives and document markers: such texts take the round-trip path. (Aliases are found
+# on the composed tree: an aliased node is met twice.)
+_UNSURE = re.compile(r"[\x85\u2028\u2029\ufeff\t!]|^(?:%|---|\.\.\.)", re.MULTILINE)
+
+
+class _Unsure(Exception):
+    """The text is outside the subset the fast path reads exactly."""
+
+
+if _CParser is not None:
+
+    class _FastLoader(_CParser, _BaseResolver):  # type: ignore[misc]
+        """libyaml parser and composer with ruamel's YAML 1.2 implicit tag rules, no timestamps."""
+
+        yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {}
+
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            _BaseResolver.__init__(self)
+
+    for _versions, _tag, _regexp, _firsts in _RUAMEL_IMPLICIT:
+        if (1, 2) in _versions and _tag != _TIMESTAMP_TAG:
+            for _first in _firsts:
+                _FastLoader.yaml_implicit_resolvers.setdefault(_first, []).append((_tag, _regexp))
+
+
+def _build(node: Any, depth: int, seen: set[int]) -> Any:
+    """Return the plain value of a composed libyaml node; raise :class:`_Unsure` when in doubt."""
+    if id(node) in seen or depth > MAX_DEPTH or len(seen) >= MAX_VALUES:
+        raise _Unsure  # an alias, or hostile sizes: the round-trip path decides
+    seen.add(id(node))
+    tag = node.tag
+    value = node.value
+    if tag == _T_STR:
+        if not isinstance(value, str):
+            raise _Unsure
+        return value
+    if tag == _T_MAP:
+        out: dict[str, Any] = {}
+        for key_node, value_node in value:
+            if key_node.tag != _T_STR or not isinstance(key_node.value, str) or id(key_node) in seen:
+                raise _Unsure  # merge keys, complex, tagged, aliased or non-string keys
+            seen.add(id(key_node))
+            key = key_node.value
+            if key in out:
+                raise _Unsure  # a duplicate key: the round-trip loader refuses the text
+            out[key] = _build(value_node, depth + 1, seen)
+        return out
+    if tag == _T_SEQ:
+        return [_build(item, depth + 1, seen) for item in value]
+    if tag == _T_NULL and value in ("", "~", "null", "Null", "NULL"):
+        return None
+    if tag == _T_BOOL and value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        return value[0] in "tT"
+    if tag == _T_INT and _DECIMAL_INT.fullmatch(value):
+        return int(value)
+    if tag == _T_FLOAT and _DECIMAL_FLOAT.fullmatch(value):
+        return float(value)
+    raise _Unsure
+
+
+def _load_fast(text: str) -> Any:
+    """Return the plain value of ``text`` read by libyaml, or raise :class:`_Unsure`."""
+    if _CParser is None or _UNSURE.search(text):
+        raise _Unsure
+    loader = _FastLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise _Unsure
+        return _build(node, 0, set())
+    except (_LibYAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise _Unsure from exc
+    finally:
+        loader.dispose()
+
+
+def to_plain(value: Any) -> Any:
+    """Return ``value`` (as :func:`load_yaml` returns it) as plain Python data.
+
+    Mappings become ``dict`` with ``str`` keys (``str(key)``), sequences ``list``, ruamel's
+    scalar types ``str`` / ``bool`` / ``int`` / ``float``; ``None`` stays ``None``. Anything
+    else (dates are text already) becomes ``str(value)``.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, (bool, ScalarBoolean)):
+        return bool(value)
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str(value)
+
+
+def load_plain_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any:
+    """Load YAML 1.2 text as plain Python data, for reading only (dates stay text).
+
+    The result always equals ``to_plain(load_yaml(text, ...))``: libyaml reads the text when it
+    is in the subset whose meaning the two parsers agree on (see the comment above), the
+    round-trip loader reads everything else. Use :func:`parse_frontmatter` for documents that
+    will be written back.
+
+    Args:
+        text: YAML source.
+        path: File name for error messages.
+        first_line: Line number of ``text``'s first line in the file (for messages).
+
+    Returns:
+        ``dict`` / ``list`` / ``str`` / ``int`` / ``float`` / ``bool`` / ``None``.
+
+    Raises:
+        ParseError: The YAML is malformed or hostile (as :func:`load_yaml`).
+    """
+    try:
+        return _load_fast(text)
+    except _Unsure:
+        return to_plain(load_yaml(text, path=path, first_line=first_line))
+
+
+class FrontmatterData(NamedTuple):
+    """A document's frontmatter read for reading only (:func:`read_frontmatter`).
+
+    Attributes:
+        metadata: The frontmatter as a plain ``dict`` (``str`` keys, plain values; empty when
+            absent).
+        body: The text after the frontmatter, exactly as in the file.
+        has_frontmatter: Whether the document had a frontmatter block.
+        body_line: 1-based line where ``body`` starts.
+    """
+
+    metadata: dict[str, Any]
+    body: str
+    has_frontmatter: bool
+    body_line: int
+
+
+def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
+    """Read a markdown document's frontmatter as plain data, fast (for reads, not writes).
+
+    Same splitter, same values and same errors as :func:`parse_frontmatter` (``metadata``
+    equals ``to_plain(parse_frontmatter(text).metadata)``), but the YAML goes through libyaml
+    when that gives the same result (:func:`load_plain_yaml`). Dates stay text.
+
+    Args:
+        text: Document text with ``\\n`` line endings.
+        path: File name for messages.
+
+    Raises:
+        ParseError: Unterminated frontmatter, malformed YAML, or frontmatter that is not a
+            mapping; the message names the file and line.
+    """
+    try:
+        yaml_text, body, body_line = split_frontmatter(text)
+    except ParseError as exc:
+        raise ParseError(str(exc).removeprefix(":1: "), path=path, line=1) from exc
+    if yaml_text is None:
+        return FrontmatterData({}, body, False, 1)
+    if not yaml_text.strip():
+        return FrontmatterData({}, body, True, body_line)
+    try:
+        data = _load_fast(yaml_text)
+    except _Unsure:
+        return _read_slow(yaml_text, body, body_line, path)
+    if data is None:
+        return FrontmatterData({}, body, True, body_line)
+    if not isinstance(data, dict):
+        return _read_slow(yaml_text, body, body_line, path)  # the round-trip path words the error
+    return FrontmatterData(data, body, True, body_line)
+
+
+def _read_slow(yaml_text: str, body: str, body_line: int, path: str | None) -> FrontmatterData:
+    data = load_yaml(yaml_text, path=path, first_line=2)
+    if data is None:
+        data = CommentedMap()
+    if not isinstance(data, CommentedMap):
+        raise ParseError(
+            f"frontmatter must be a YAML mapping (key: value lines), not {type(data).__name__}",
+            path=path,
+            line=2,
+        )
+    return FrontmatterData(to_plain(data), body, True, body_line)
 
 
 class RoundTripYAMLHandler(fm_handlers.YAMLHandler):
