@@ -75,6 +75,8 @@ def fenced_lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
             yield number, line, True
             continue
         yield number, line, fence_char is not None
+
+
 FOCUS_HEADING_RE = re.compile(r"^##\s+Focus\s*$", re.IGNORECASE)
 EDGE_RE = re.compile(rf"^\s*([A-Za-z][A-Za-z0-9_-]*):\s*({_ID})\s*$")
 META_RE = re.compile(r"^\s*<!-- memcore: (.*) -->\s*$")
@@ -94,25 +96,31 @@ def split_lines(text: str) -> list[str]:
     return _LINE_RE.findall(text)
 
 
-@dataclass(slots=True)
 class Source:
     """One file's text, kept so that any line range can be replaced byte for byte.
 
+    Only the bytes are held for good; the two line lists are split from them on first use and
+    can be dropped again with :meth:`release` (a read of a big store keeps the bytes of every
+    file, never every file's lines at once).
+
     Attributes:
         rel: Path relative to the store root, ``/``-separated.
-        raw: Lines with their original terminators (BOM removed from the first).
-        lines: The same lines without terminators.
+        data: The file's bytes as read.
         bom: Whether the file starts with a UTF-8 BOM.
         newline: The file's dominant line ending, used for lines memcore writes.
-        data: The file's bytes as read.
+        raw: Lines with their original terminators (BOM removed from the first).
+        lines: The same lines without terminators.
     """
 
-    rel: str
-    raw: list[str]
-    lines: list[str]
-    bom: bool
-    newline: str
-    data: bytes
+    __slots__ = ("_lines", "_raw", "bom", "data", "newline", "rel")
+
+    def __init__(self, rel: str, data: bytes, bom: bool, newline: str) -> None:
+        self.rel = rel
+        self.data = data
+        self.bom = bom
+        self.newline = newline
+        self._raw: list[str] | None = None
+        self._lines: list[str] | None = None
 
     @classmethod
     def from_bytes(cls, rel: str, data: bytes) -> Source:
@@ -122,11 +130,28 @@ class Source:
             ParseError: Not UTF-8 text.
         """
         tf = TextFile.decode(data, path=rel)
-        text = data.decode("utf-8")
-        if tf.bom:
-            text = text[1:]
-        raw = split_lines(text)
-        return cls(rel, raw, [line.rstrip("\r\n") for line in raw], tf.bom, tf.newline, data)
+        return cls(rel, data, tf.bom, tf.newline)
+
+    @property
+    def raw(self) -> list[str]:
+        """Lines with their original terminators (split from :attr:`data` on first use)."""
+        if self._raw is None:
+            text = self.data.decode("utf-8")
+            self._raw = split_lines(text[1:] if self.bom else text)
+        return self._raw
+
+    @property
+    def lines(self) -> list[str]:
+        """Lines without terminators (split from :attr:`data` on first use)."""
+        if self._lines is None:
+            self._lines = [line.rstrip("\r\n") for line in self.raw]
+            self._raw = None
+        return self._lines
+
+    def release(self) -> None:
+        """Drop the split lines (they are split again from the bytes when next used)."""
+        self._raw = None
+        self._lines = None
 
     def markdown_text(self) -> str:
         """Return the text markdown-it parses (``\\n`` line endings)."""
@@ -592,8 +617,10 @@ def parse_doc(source: Source, family: str, md: MarkdownIt) -> Doc:
         md: A parser from :func:`make_markdown`.
 
     Returns:
-        The file's headings, nodes, Focus references and per-file diagnostics.
+        The file's headings, nodes, Focus references and per-file diagnostics. The source's
+        split lines are released (see :meth:`Source.release`); only its bytes stay.
     """
     doc = Doc(source=source, family=family)
     _Parser(doc, md.parse(source.markdown_text())).run()
+    source.release()
     return doc
