@@ -1,0 +1,188 @@
+"""Writes inside batch() edit the parsed file in place: same bytes and same results as one by one.
+
+A fixed scenario (adds with and without ids, a refused duplicate, body / title / tags-only
+updates, an archive, a supersede pair, a delete, more adds) runs on several starting files
+(CRLF with a BOM, no final newline, a trailing empty section, a shadowed and a malformed
+comment, an empty file, a preamble only) once write by write and once inside ``batch()``.
+Both must give the same return values and the bytes in ``tests/data/incremental/``, which
+were written by the provider before batch writes became incremental (regenerate them only
+on purpose: ``MAKA_REGEN_GOLDEN=1``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memcore.errors import ConflictError, StoreLimitError
+from memcore.models import Kind, MemoryEntry, Relation, Status
+from memcore.provider import StoreSnapshot
+from memcore_maka import MakaProvider
+from memcore_maka._parser import MAX_BYTES, parse_document
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "incremental"
+T0 = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+CLOCK_MS = 1_700_000_100_000
+
+STARTS: dict[str, str | None] = {
+    "init": "# Maka Memory\n",
+    "crlf-bom": (
+        "\ufeff# Maka Memory\r\n\r\n## Old note\r\n"
+        "<!-- maka-memory: id=old-1 status=active createdAt=1700000000000 -->\r\nOld body.  \r\n\r\n\r\n"
+    ),
+    "no-final-newline": "# Maka Memory\n\n## A\nbody a \t",
+    "empty-tail-section": (
+        "# Maka Memory\n\n## Kept\n<!-- maka-memory: id=kept -->\nKept body.\n"
+        "<!-- maka-memory: id=shadow -->\n<!-- maka-memory: broken\n\n## Empty\n"
+    ),
+    "blank": "",
+    "preamble-only": "Some preamble\n\n",
+    "missing": None,
+}
+
+
+def new_entries() -> list[MemoryEntry]:
+    """Six entries covering the writer's cases (fixed times, so ids are the same every run)."""
+    return [
+        MemoryEntry(title="Plain", body="A plain fact.", tags=["alpha"], created_at=T0),
+        MemoryEntry(
+            id="fixed-id",
+            kind=Kind.DECISION,
+            title="With id",
+            body="Chosen id.\nSecond line.",
+            confidence=0.7,
+            created_at=T0 + timedelta(seconds=1),
+        ),
+        MemoryEntry(title="", body="", created_at=T0 + timedelta(seconds=2)),
+        MemoryEntry(
+            title="Tricky body",
+            body="  lead\n## not a heading\n<!-- maka-memory: id=fake -->\ntrail\r\n\n",
+            tags=["Two Words", "x,y"],
+            created_at=T0 + timedelta(seconds=3),
+        ),
+        MemoryEntry(title="To delete", body="Short lived.", created_at=T0 + timedelta(seconds=4)),
+        MemoryEntry(title="Session", body="Only here.", scope="session", created_at=T0 + timedelta(seconds=5)),
+    ]
+
+
+def scenario(provider: MakaProvider) -> tuple[list[str], dict[str, MemoryEntry]]:
+    """Run the fixed writes; return every result (as JSON) and the last result per live id."""
+    provider._now = lambda: CLOCK_MS
+    results: list[str] = []
+    last: dict[str, MemoryEntry] = {}
+
+    def keep(entry: MemoryEntry) -> MemoryEntry:
+        results.append(entry.model_dump_json())
+        last[entry.id or ""] = entry
+        return entry
+
+    added = [keep(provider.add(entry)) for entry in new_entries()]
+    with pytest.raises(ConflictError):
+        provider.add(MemoryEntry(id="fixed-id", title="Again", body="Duplicate."))
+    results.append("conflict")
+    with pytest.raises(StoreLimitError):
+        provider.add(MemoryEntry(title="Huge", body="y" * (MAX_BYTES + 10)))
+    results.append("limit")
+
+    body = added[1].model_copy(update={"body": "Rewritten body.\n\nWith a blank line."})
+    keep(provider.update(body, expected_version=added[1].version))
+    title = added[2].model_copy(update={"title": "Now titled"})
+    keep(provider.update(title))
+    tags = added[3].model_copy(update={"tags": ["gamma"]})
+    keep(provider.update(tags))
+    renamed = added[5].model_copy(update={"title": "Session renamed"})
+    keep(provider.update(renamed))
+    unchanged = provider.update(last[added[0].id or ""])
+    results.append(unchanged.model_dump_json())
+
+    archived = provider.get(added[0].id or "")
+    archived.status = Status.ARCHIVED
+    archived.updated_at = T0 + timedelta(days=1)
+    keep(provider.update(archived, expected_version=archived.version))
+
+    newer = keep(
+        provider.add(
+            MemoryEntry(
+                title="Newer",
+                body="Replaces the tricky one.",
+                relations=[Relation(type="supersedes", target=added[3].id or "")],
+                created_at=T0 + timedelta(seconds=9),
+            )
+        )
+    )
+    old = provider.get(added[3].id or "")
+    old.status = Status.SUPERSEDED
+    old.updated_at = T0 + timedelta(days=2)
+    old.relations = [Relation(type="superseded_by", target=newer.id or "")]
+    keep(provider.update(old, expected_version=old.version))
+
+    provider.delete(added[4].id or "")
+    last.pop(added[4].id or "")
+    results.append("deleted")
+    with contextlib.suppress(Exception):
+        existing = provider.get("old-1")
+        keep(provider.update(existing.model_copy(update={"body": "Old body, edited."})))
+    for n in range(3):
+        keep(provider.add(MemoryEntry(title=f"Late {n}", body=f"Late fact {n}.", created_at=T0 + timedelta(hours=n))))
+    return results, last
+
+
+def run(tmp_path: Path, name: str, batched: bool) -> tuple[bytes, list[str], dict[str, MemoryEntry], MakaProvider]:
+    folder = tmp_path / ("batched" if batched else "single") / name
+    folder.mkdir(parents=True)
+    path = folder / "MEMORY.md"
+    start = STARTS[name]
+    if start is not None:
+        path.write_bytes(start.encode("utf-8"))
+    provider = MakaProvider(path if start is not None else folder).open()
+    if batched:
+        with provider.batch():
+            results, last = scenario(provider)
+    else:
+        results, last = scenario(provider)
+    return path.read_bytes(), results, last, provider
+
+
+@pytest.mark.parametrize("name", sorted(STARTS))
+def test_batch_and_single_writes_match_the_golden_file(tmp_path: Path, name: str) -> None:
+    single, single_results, _, _ = run(tmp_path, name, batched=False)
+    batched, batched_results, last, provider = run(tmp_path, name, batched=True)
+    golden = GOLDEN / f"{name}.md"
+    if os.environ.get("MAKA_REGEN_GOLDEN") == "1":  # pragma: no cover - regeneration on purpose
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_bytes(single)
+        (GOLDEN / f"{name}.json").write_text(json.dumps(single_results, indent=1) + "\n", encoding="utf-8")
+    assert batched == single
+    assert single == golden.read_bytes()
+    assert batched_results == single_results
+    assert single_results == json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
+    # What each write returned is what a fresh provider reads back.
+    reopened = MakaProvider(provider.path)
+    for entry_id, entry in last.items():
+        assert reopened.get(entry_id) == entry, entry_id
+    assert parse_document(batched.decode("utf-8")).size == len(batched)
+
+
+def test_reads_inside_a_batch_see_the_incremental_document(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    MakaProvider.init_store(str(path))
+    provider = MakaProvider(path).open()
+    provider._now = lambda: CLOCK_MS
+    with provider.batch():
+        first = provider.add(MemoryEntry(title="One", body="First.", created_at=T0))
+        second = provider.add(MemoryEntry(title="Two", body="Second.", created_at=T0 + timedelta(seconds=1)))
+        assert [e.model_dump() for e in provider.iter_entries()] == [first.model_dump(), second.model_dump()]
+        snapshot = provider.read_all()
+        assert isinstance(snapshot, StoreSnapshot)
+        assert [e.id for e in snapshot.entries] == [first.id, second.id]
+        changed = provider.update(first.model_copy(update={"body": "First, changed."}))
+        assert provider.get(first.id or "") == changed
+        state = provider.state
+        assert path.read_bytes() == b"# Maka Memory\n"
+    assert MakaProvider(path).get(first.id or "") == changed
+    assert (state.size, state.entry_count, state.active_count) == (len(path.read_bytes()), 2, 2)
