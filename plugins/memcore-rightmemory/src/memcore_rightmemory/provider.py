@@ -31,12 +31,12 @@ from memcore.errors import (
     UnsupportedOperationError,
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, utc_now
-from memcore.provider import BaseProvider, Capability
+from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
-from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, fenced_lines, make_markdown
+from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, Source, fenced_lines, make_markdown
 from memcore_rightmemory.mapping import (
     AGENT_CORRECTION_FILES,
     EDGE_TYPES,
@@ -273,10 +273,43 @@ class RightMemoryProvider(BaseProvider):
         entries: Iterator[MemoryEntry] = self._all_entries(graph)
         yield from (query.apply(entries) if query is not None else entries)
 
-    def _all_entries(self, graph: Graph) -> Iterator[MemoryEntry]:
-        for ref in graph.ordered():
-            yield self._entry(graph, ref)
-        yield from self._correction_entries(graph)
+    def read_all(self) -> StoreSnapshot:
+        """Return every entry and every diagnostic from one parse of the store.
+
+        Equal to ``StoreSnapshot(list(self.iter_entries()), self.validate())``: the graph is
+        loaded (and validated) once, and the entries are built from that same load.
+        """
+        graph = self.graph()
+        return StoreSnapshot(list(self._all_entries(graph)), list(graph.diags))
+
+    def _all_entries(self, graph: Graph, only: str | None = None) -> Iterator[MemoryEntry]:
+        """Yield the graph items (reading order), then the Agent Corrections entries.
+
+        ``only``: yield just the entries read from that root-relative file. A file's split
+        lines are released as soon as the walk leaves it for good (it stays split while a
+        file it attaches is being read), so that a big store never has every file's lines
+        in memory at once.
+        """
+        live: dict[str, Source] = {}
+        current: str | None = None
+        try:
+            for ref in graph.ordered():
+                if only is not None and ref.rel != only:
+                    continue
+                if ref.rel != current:
+                    current = ref.rel
+                    keep = _attach_chain(graph, ref.rel)
+                    for rel in [rel for rel in live if rel not in keep]:
+                        live.pop(rel).release()
+                    live[ref.rel] = graph.docs[ref.rel].source
+                yield self._entry(graph, ref)
+        finally:
+            for source in live.values():
+                source.release()
+        if only is None or only in AGENT_CORRECTION_FILES.values():
+            for entry in self._correction_entries(graph):
+                if only is None or self.file_of(entry) == only:
+                    yield entry
 
     # memcore.provider.FileBackedProvider: lets memcore.index refresh file by file.
     def source_files(self) -> list[str]:
@@ -284,10 +317,12 @@ class RightMemoryProvider(BaseProvider):
         return sorted(self.graph().docs)
 
     def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
-        """Yield the entries whose heading or node line is in ``path`` (root-relative)."""
-        for entry in self._all_entries(self.graph()):
-            if self.file_of(entry) == path:
-                yield entry
+        """Yield the entries whose heading or node line is in ``path`` (root-relative).
+
+        The graph is loaded whole (parents, edge targets and duplicates cross files), but only
+        this file's entries are built.
+        """
+        yield from self._all_entries(self.graph(), only=path)
 
     def file_of(self, entry: MemoryEntry) -> str:
         """Return the root-relative file ``entry`` was read from."""
@@ -1106,6 +1141,16 @@ class RightMemoryProvider(BaseProvider):
             raise InvalidEntryError(f"{FORMAT}: `{heading_id}` is not a {{{marker}…}} heading")
         doc = graph.docs[ref.rel]
         return ref, doc.headings[ref.index], doc
+
+
+def _attach_chain(graph: Graph, rel: str) -> set[str]:
+    """Return ``rel`` and the files whose F# headings attach it, up to its root file."""
+    chain = {rel}
+    owner = graph.attach.get(rel)
+    while owner is not None and owner[0] not in chain:
+        chain.add(owner[0])
+        owner = graph.attach.get(owner[0])
+    return chain
 
 
 def split_body(body: str) -> tuple[list[str], list[str] | None]:
