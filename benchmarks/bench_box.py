@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +44,18 @@ WORDS = ("we decided to keep stateless tokens because mobile clients cannot hold
          "should stay horizontal so every service verifies signatures locally without a session store").split()
 
 
-def make_entries(n: int, seed: int, prefix: str) -> list[MemoryEntry]:
+def make_entries(n: int, seed: int, prefix: str) -> Iterator[MemoryEntry]:
+    """Yield ``n`` generated memories, one at a time (a 100,000-entry run never holds them all)."""
     rnd = random.Random(seed)
-    out = []
     for i in range(n):
         title = f"{prefix} {i} {' '.join(rnd.sample(WORDS, 3))}"
         body = f"\n# {title}\n\n> {' '.join(rnd.choices(WORDS, k=20))}\n\n## Context\n\n" + " ".join(
             rnd.choices(WORDS, k=rnd.randrange(40, 160))
         ) + "\n"
-        out.append(
-            MemoryEntry(
-                kind=rnd.choice(KINDS), title=title, body=body, tags=rnd.sample(TAGS, rnd.randrange(1, 4)),
-                confidence=rnd.choice((0.5, 0.7, 0.9)), source="bench-agent", scope="default",
-            )
+        yield MemoryEntry(
+            kind=rnd.choice(KINDS), title=title, body=body, tags=rnd.sample(TAGS, rnd.randrange(1, 4)),
+            confidence=rnd.choice((0.5, 0.7, 0.9)), source="bench-agent", scope="default",
         )
-    return out
 
 
 def new_workspace(base: Path, name: str) -> BoxMemoryProvider:
@@ -104,7 +102,7 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
         # 1. batch add of n memories
         big = new_workspace(base, "big")
         root = Path(big.location)
-        elapsed, ids = add_all(big, make_entries(n, seed, "Batch"), batch=True)
+        elapsed, ids = add_all(big, list(make_entries(n, seed, "Batch")), batch=True)
         files = written_files(root)
         index_files = {"memories/_index.json": (root / "memories" / "_index.json").read_bytes(),
                        "_index.json": (root / "_index.json").read_bytes()}
@@ -121,7 +119,7 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
 
         # 2. one-by-one adds
         small = new_workspace(base, "singles")
-        elapsed, _ = add_all(small, make_entries(singles, seed + 1, "Single"), batch=False)
+        elapsed, _ = add_all(small, list(make_entries(singles, seed + 1, "Single")), batch=False)
         files = written_files(Path(small.location))
         plain = write_floor(base, "floor-singles", files, durable=False)
         durable = write_floor(base, "floor-singles-durable", files, durable=True)
@@ -163,8 +161,8 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
         scaling: dict[str, dict[str, float]] = {}
         empty = new_workspace(base, "scaling-empty")
         for label, store in (("0", empty), (str(n), reader)):
-            t_batch, _ = add_all(store, make_entries(200, seed + 3, f"Scale{label}b"), batch=True)
-            t_single, _ = add_all(store, make_entries(20, seed + 4, f"Scale{label}s"), batch=False)
+            t_batch, _ = add_all(store, list(make_entries(200, seed + 3, f"Scale{label}b")), batch=True)
+            t_single, _ = add_all(store, list(make_entries(20, seed + 4, f"Scale{label}s")), batch=False)
             scaling[label] = {"batched_ms_per_write": 1000 * t_batch / 200,
                               "unbatched_ms_per_write": 1000 * t_single / 20}
             print(f"workspace of {label}: batched {1000 * t_batch / 200:.2f} ms/write, unbatched "

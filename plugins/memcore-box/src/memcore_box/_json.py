@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 __all__ = ["IndexWriter", "dumps_json", "loads_json"]
 
@@ -97,52 +97,85 @@ def dumps_json(value: Any) -> bytes:
     return (_text(value) + "\n").encode("utf-8")
 
 
-_MARK = "\x00memcore-entries\x00"
+class _Row(Protocol):
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+#: Entry texts are cached only while an index holds at most this many entries: the cache makes a
+#: one-entry rewrite of a 20,000-entry index cheap, and would hold ~600 bytes per entry beyond.
+CACHE_MAX_ENTRIES = 20_000
 
 
 class IndexWriter:
-    """Serialise ``_index.json`` files like :func:`dumps_json`, reusing each entry's text.
+    """Serialise ``_index.json`` files like :func:`dumps_json`, into one ``bytearray``.
 
-    An index rewrite after one change re-encodes one entry, not ten thousand: the text of
-    every entry dict is cached by identity (the dict is kept alive with it) until the dict is
-    no longer in the index. The bytes are the same as ``dumps_json(index)``.
+    The result is built piece by piece, so the only large object is the output itself: no
+    list of entry texts, no joined string, no copy. Entries are given as dicts or as rows with
+    an ``as_dict()`` method (:class:`memcore_box.index.IndexRow`). While an index holds at most
+    :data:`CACHE_MAX_ENTRIES` entries, the text of every entry is cached by identity (the
+    entry is kept alive with it) until the entry is no longer written, so that an index rewrite
+    after one change re-encodes one entry, not thousands. The bytes equal ``dumps_json(index)``.
     """
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[dict[str, Any], str]] = {}
+        self._cache: dict[int, tuple[Any, str]] = {}
 
-    def _entry(self, entry: dict[str, Any], seen: dict[int, tuple[dict[str, Any], str]]) -> str:
+    def _entry(self, entry: Any, seen: dict[int, tuple[Any, str]] | None) -> str:
         key = id(entry)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not entry:
             out: list[str] = ["    "]
-            _emit(entry, 2, 4, out)  # an entry sits at level 2: index -> "entries" -> entry
+            _emit(entry if isinstance(entry, dict) else entry.as_dict(), 2, 4, out)  # level 2: index -> entries
             hit = (entry, "".join(out))
-        seen[key] = hit
+        if seen is not None:
+            seen[key] = hit
         return hit[1]
 
-    def dumps(self, index: dict[str, Any], sources: Sequence[tuple[dict[str, Any], str | None]]) -> bytes:
+    def dumps(self, index: Mapping[str, Any] | Iterable[tuple[str, Any]],
+              sources: Sequence[tuple[dict[str, Any] | _Row, str | None]]) -> bytearray:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
         Args:
-            index: The index; its ``entries`` value is not read (``sources`` gives it).
+            index: The index's keys and values in order (a mapping, or ``(key, value)`` pairs
+                that may be produced lazily, e.g. one map at a time); the value given for
+                ``entries`` is not read (``sources`` gives it).
             sources: ``(entry, folder_path)`` in order; a ``folder_path`` (rollup) is written as
                 the entry's last key.
+
+        Returns:
+            UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
         """
-        if not sources:
-            return dumps_json(index)
-        seen: dict[int, tuple[dict[str, Any], str]] = {}
-        texts = []
-        for entry, folder_path in sources:
-            text = self._entry(entry, seen)
-            if folder_path is not None:
-                text = text[:-6] + ',\n      "folder_path": ' + json.dumps(folder_path, ensure_ascii=False) + "\n    }"
-            texts.append(text)
-        self._cache = seen
-        outline = _text({**index, "entries": [_MARK]})
-        marker = "[" + json.dumps(_MARK) + "]"
-        block = "[\n" + ",\n".join(texts) + "\n  ]"
-        return (outline.replace(marker, block, 1) + "\n").encode("utf-8")
+        items = index.items() if isinstance(index, Mapping) else index
+        seen: dict[int, tuple[Any, str]] | None = {} if len(sources) <= CACHE_MAX_ENTRIES else None
+        buf = bytearray(b"{")
+        first = True
+        for key, value in items:
+            head = _encode_str(str(key)) + ": "
+            buf += (("\n" if first else ",\n") + "  " + head).encode("utf-8")
+            first = False
+            if key != "entries":
+                out: list[str] = []
+                _emit(value, 1, 2 + len(head), out)
+                buf += "".join(out).encode("utf-8")
+                continue
+            if not sources:
+                buf += b"[]"
+                continue
+            buf += b"[\n"
+            for i, (entry, folder_path) in enumerate(sources):
+                text = self._entry(entry, seen)
+                if folder_path is not None:
+                    tail = json.dumps(folder_path, ensure_ascii=False)
+                    text = text[:-6] + ',\n      "folder_path": ' + tail + "\n    }"
+                if i:
+                    buf += b",\n"
+                buf += text.encode("utf-8")
+            buf += b"\n  ]"
+        if first:
+            return bytearray(b"{}\n")
+        buf += b"\n}\n"
+        self._cache = seen if seen is not None else {}
+        return buf
 
 
 def loads_json(data: bytes) -> Any:

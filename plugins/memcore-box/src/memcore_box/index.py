@@ -20,15 +20,20 @@ The rollup (box-init step 6) has the same top level with ``folder_path: "/"``, a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 __all__ = [
     "ENTRY_FIELDS",
     "INDEX_MAPS",
+    "IndexRow",
     "build_index",
     "build_rollup",
     "index_entry",
+    "index_row",
+    "row_from_json",
+    "row_maps",
 ]
 
 ENTRY_FIELDS: tuple[str, ...] = (
@@ -72,6 +77,137 @@ def _str_list(value: Any) -> list[str]:
     return [str(value)]
 
 
+def _intern(value: str | None) -> str | None:
+    return None if value is None else sys.intern(value)
+
+
+class IndexRow(NamedTuple):
+    """One ``_index.json`` entry as the provider holds it in memory: a tuple, not a dict.
+
+    A workspace of 100,000 memories holds 100,000 of these, so they are kept small: fields in
+    :data:`ENTRY_FIELDS` order, lists as tuples, ``kind``/``status``/tags interned, the file name
+    left out (``fname=None``) when it is the conventional ``<kind>__<slug>.md`` and
+    ``updated_at`` sharing ``created_at``'s string when equal. :meth:`as_dict` gives back the
+    entry exactly as it is written. An entry read from an index that memcore did not write in
+    this exact shape (other keys, another key order, non-list tags) keeps its original dict in
+    ``raw``; it is then written back unchanged, and the other fields are that dict's values
+    (``None`` when missing), for the lookups and maps.
+    """
+
+    id: str
+    file_id: Any
+    fname: str | None
+    title: Any
+    slug: Any
+    kind: Any
+    status: Any
+    team: Any
+    tags: Any
+    related: Any
+    companion_for: Any
+    sha256: Any
+    size_bytes: Any
+    created_at: Any
+    updated_at: Any
+    raw: dict[str, Any] | None = None
+
+    @property
+    def filename(self) -> str:
+        """The memory file's name in its folder."""
+        return self.fname if self.fname is not None else f"{self.kind}__{self.slug}.md"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the entry as written in ``_index.json`` (a new dict unless ``raw``)."""
+        if self.raw is not None:
+            return self.raw
+        return {
+            "id": self.id,
+            "file_id": self.file_id,
+            "filename": self.filename,
+            "title": self.title,
+            "slug": self.slug,
+            "kind": self.kind,
+            "status": self.status,
+            "team": self.team,
+            "tags": list(self.tags),
+            "related": list(self.related),
+            "companion_for": self.companion_for,
+            "sha256": self.sha256,
+            "size_bytes": self.size_bytes,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+def _compact(values: Mapping[str, Any]) -> IndexRow:
+    """Return the row of an entry dict that has exactly :data:`ENTRY_FIELDS` with list tags/related."""
+    kind, slug, filename = values["kind"], values["slug"], values["filename"]
+    created, updated = values["created_at"], values["updated_at"]
+    tags = values["tags"]
+    return IndexRow(
+        id=values["id"],
+        file_id=values["file_id"],
+        fname=None if filename == f"{kind}__{slug}.md" else filename,
+        title=values["title"],
+        slug=slug,
+        kind=sys.intern(kind) if isinstance(kind, str) else kind,
+        status=sys.intern(values["status"]) if isinstance(values["status"], str) else values["status"],
+        team=values["team"],
+        tags=tuple(sys.intern(t) if isinstance(t, str) else t for t in tags) if tags else (),
+        related=tuple(values["related"]) if values["related"] else (),
+        companion_for=values["companion_for"],
+        sha256=values["sha256"],
+        size_bytes=values["size_bytes"],
+        created_at=created,
+        updated_at=created if updated == created and type(updated) is type(created) else updated,
+    )
+
+
+def row_from_json(entry: dict[str, Any]) -> IndexRow:
+    """Return the row of one entry parsed from an ``_index.json`` (``id``/``filename`` are strings).
+
+    Entries in memcore's own shape become compact rows; any other entry keeps its dict in
+    :attr:`IndexRow.raw` so that it is written back as it was.
+    """
+    if (tuple(entry) == ENTRY_FIELDS and isinstance(entry["tags"], list) and isinstance(entry["related"], list)):
+        row = _compact(entry)
+        if row.as_dict() == entry:
+            return row
+    get = entry.get
+    return IndexRow(
+        id=str(entry["id"]), file_id=get("file_id"), fname=get("filename"), title=get("title"), slug=get("slug"),
+        kind=get("kind"), status=get("status"), team=get("team"), tags=get("tags"), related=get("related"),
+        companion_for=get("companion_for"), sha256=get("sha256"), size_bytes=get("size_bytes"),
+        created_at=get("created_at"), updated_at=get("updated_at"), raw=entry,
+    )
+
+
+def index_row(meta: Mapping[str, Any], *, filename: str, file_id: str | None, size: int) -> IndexRow:
+    """Return the index row of one memory file (see :func:`index_entry` for the fields)."""
+    companion = meta.get("companion_for")
+    binary_id = sha256 = None
+    if isinstance(companion, Mapping):
+        binary_id = _str_or_none(companion.get("file_id"))
+        sha256 = _str_or_none(companion.get("sha256"))
+    return _compact({
+        "id": str(meta.get("id")),
+        "file_id": file_id,
+        "filename": filename,
+        "title": str(meta.get("title") or ""),
+        "slug": str(meta.get("slug") or ""),
+        "kind": _intern(_str_or_none(meta.get("kind"))),
+        "status": _intern(_str_or_none(meta.get("status"))),
+        "team": _str_or_none(meta.get("team")),
+        "tags": _str_list(meta.get("tags")),
+        "related": _str_list(meta.get("related")),
+        "companion_for": binary_id,
+        "sha256": sha256,
+        "size_bytes": size,
+        "created_at": _str_or_none(meta.get("created_at")),
+        "updated_at": _str_or_none(meta.get("updated_at")),
+    })
+
+
 def index_entry(meta: Mapping[str, Any], *, filename: str, file_id: str | None, size: int) -> dict[str, Any]:
     """Return the index entry of one memory file, fields in the schema's order.
 
@@ -81,31 +217,13 @@ def index_entry(meta: Mapping[str, Any], *, filename: str, file_id: str | None, 
         file_id: The storage's id of the file (Box file id), or ``None`` on a local folder.
         size: The memory file's size in bytes.
     """
-    companion = meta.get("companion_for")
-    binary_id = sha256 = None
-    if isinstance(companion, Mapping):
-        binary_id = _str_or_none(companion.get("file_id"))
-        sha256 = _str_or_none(companion.get("sha256"))
-    return {
-        "id": str(meta.get("id")),
-        "file_id": file_id,
-        "filename": filename,
-        "title": str(meta.get("title") or ""),
-        "slug": str(meta.get("slug") or ""),
-        "kind": _str_or_none(meta.get("kind")),
-        "status": _str_or_none(meta.get("status")),
-        "team": _str_or_none(meta.get("team")),
-        "tags": _str_list(meta.get("tags")),
-        "related": _str_list(meta.get("related")),
-        "companion_for": binary_id,
-        "sha256": sha256,
-        "size_bytes": size,
-        "created_at": _str_or_none(meta.get("created_at")),
-        "updated_at": _str_or_none(meta.get("updated_at")),
-    }
+    return index_row(meta, filename=filename, file_id=file_id, size=size).as_dict()
 
 
-def _maps(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+_Keys = tuple[str, Any, Any, Any, Any, Any, Any]  # id, status, slug, title, kind, tags, companion_for
+
+
+def _build_maps(items: Iterable[_Keys]) -> dict[str, dict[str, Any]]:
     maps: dict[str, dict[str, Any]] = {name: {} for name in INDEX_MAPS}
     status_of: dict[str, str | None] = {}
 
@@ -115,24 +233,40 @@ def _maps(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         elif status == "active" and status_of.get(table[key]) != "active":
             table[key] = entry_id
 
-    for pos, entry in enumerate(entries):
-        entry_id = entry["id"]
-        status = entry.get("status")
+    for pos, (entry_id, status, slug, title, kind, tags, companion_for) in enumerate(items):
         maps["by_id"].setdefault(entry_id, pos)
         status_of.setdefault(entry_id, status)
-        if entry.get("slug"):
-            prefer(maps["by_slug"], entry["slug"], entry_id, status)
-        if entry.get("title"):
-            prefer(maps["by_wikilink"], entry["title"], entry_id, status)
-        if entry.get("kind"):
-            maps["by_kind"].setdefault(entry["kind"], []).append(entry_id)
-        for tag in dict.fromkeys(entry.get("tags") or []):
+        if slug:
+            prefer(maps["by_slug"], slug, entry_id, status)
+        if title:
+            prefer(maps["by_wikilink"], title, entry_id, status)
+        if kind:
+            maps["by_kind"].setdefault(kind, []).append(entry_id)
+        for tag in dict.fromkeys(tags or []):
             maps["by_tag"].setdefault(tag, []).append(entry_id)
         if status:
             maps["by_status"].setdefault(status, []).append(entry_id)
-        if entry.get("companion_for"):
-            prefer(maps["by_companion_for"], entry["companion_for"], entry_id, status)
+        if companion_for:
+            prefer(maps["by_companion_for"], companion_for, entry_id, status)
     return maps
+
+
+def _maps(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return _build_maps(
+        (e["id"], e.get("status"), e.get("slug"), e.get("title"), e.get("kind"), e.get("tags"), e.get("companion_for"))
+        for e in entries
+    )
+
+
+def row_maps(rows: Iterable[IndexRow]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(name, map)`` for :data:`INDEX_MAPS` over ``rows``, as :func:`build_index` computes them.
+
+    The maps are computed together, then handed out one at a time and forgotten, so that a
+    writer streaming them holds each map's text only while writing it.
+    """
+    maps = _build_maps((r.id, r.status, r.slug, r.title, r.kind, r.tags, r.companion_for) for r in rows)
+    for name in INDEX_MAPS:
+        yield name, maps.pop(name)
 
 
 def build_index(

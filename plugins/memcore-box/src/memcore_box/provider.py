@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ulid import ULID
 
@@ -51,7 +51,17 @@ from memcore.provider import BaseProvider, Capability
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import dump_mapping, load_fast, patch_yaml, plain
-from memcore_box.index import ENTRY_FIELDS, build_index, build_rollup, index_entry
+from memcore_box.index import (
+    ENTRY_FIELDS,
+    INDEX_MAPS,
+    IndexRow,
+    build_index,
+    build_rollup,
+    index_entry,
+    index_row,
+    row_from_json,
+    row_maps,
+)
 from memcore_box.mapping import FIELD_ORDER, box_kind, format_timestamp, parse_timestamp, slugify
 from memcore_box.record import entry_from_meta, meta_from_entry
 from memcore_box.storage import ANY_VERSION, CREATE, LocalStorage, Storage, join
@@ -62,14 +72,28 @@ CONFIG_FILE = "_box-memory.json"
 INDEX_FILE = "_index.json"
 _MAX_SLUG_TRIES = 1000
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+_INDEX_KEYS = frozenset({"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries",
+                         *INDEX_MAPS})
+_ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
+_RECENT_PATHS = 1024
+
+
+def _fold(text: str) -> str:
+    """Return ``text.casefold()``, sharing ``text`` itself when folding changes nothing."""
+    folded = text.casefold()
+    return text if folded == text else folded
 
 
 @dataclass
 class _Folder:
-    """One memory folder and its ``_index.json`` as memcore holds it in memory."""
+    """One memory folder and its ``_index.json`` as memcore holds it in memory.
+
+    ``loaded`` is false until something needs the index (a get, a write, validate): opening a
+    workspace and iterating it never reads the indexes.
+    """
 
     path: str
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[IndexRow] = field(default_factory=list)
     pos: dict[str, int] = field(default_factory=dict)
     keep: dict[str, Any] = field(default_factory=dict)
     folder_id: str | None = None
@@ -80,11 +104,12 @@ class _Folder:
     dirty: bool = False
     writer: IndexWriter = field(default_factory=IndexWriter)
     repaired: str | None = "never"
+    loaded: bool = False
 
     def reposition(self) -> None:
         self.pos = {}
         for i, entry in enumerate(self.entries):
-            self.pos.setdefault(entry["id"], i)
+            self.pos.setdefault(entry.id, i)
 
 
 @dataclass
@@ -203,6 +228,9 @@ class BoxMemoryProvider(BaseProvider):
         self._where: dict[str, str] | None = None
         self._titles: tuple[dict[str, str], dict[str, str]] | None = None
         self._slugs: set[str] | None = None
+        # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
+        # without reading every folder index.
+        self._recent: dict[str, str] = {}
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -424,15 +452,21 @@ class BoxMemoryProvider(BaseProvider):
             if any(not i.is_folder and (i.name == INDEX_FILE or _is_memory_name(i.name)) for i in items):
                 listings[folder] = items
                 if folder not in self._folders:
-                    self._folders[folder] = _Folder(path=folder)
-                    self._load_index(self._folders[folder])
+                    self._folders[folder] = _Folder(path=folder)  # its index is read when needed
         for path in [p for p in self._folders if p not in listings]:
             if not self.storage.exists(path):
                 del self._folders[path]
                 self._invalidate()
         return listings
 
+    def _loaded(self, folder: _Folder) -> _Folder:
+        """Return ``folder`` with its index read (once; :meth:`_sync` re-reads changed ones)."""
+        if not folder.loaded:
+            self._load_index(folder)
+        return folder
+
     def _load_index(self, folder: _Folder) -> None:
+        folder.loaded = True
         index_path = join(folder.path, INDEX_FILE)
         try:
             if folder.version is not None and not folder.dirty:
@@ -455,9 +489,11 @@ class BoxMemoryProvider(BaseProvider):
                 raise ValueError("not an object with an 'entries' list")
             if not all(isinstance(e, dict) for e in parsed["entries"]):
                 raise ValueError("an entry is not an object")
-            entries = [dict(e) for e in parsed["entries"]]
-            if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str) for e in entries):
+            if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str)
+                       for e in parsed["entries"]):
                 raise ValueError("an entry lacks a string 'id' or 'filename'")
+            entries = [row_from_json(e) for e in parsed["entries"]]
+            parsed["entries"] = None
         except ValueError as exc:
             folder.entries, folder.stale, folder.problem = [], True, f"malformed: {exc}"
             folder.reposition()
@@ -518,12 +554,12 @@ class BoxMemoryProvider(BaseProvider):
         except FileNotFoundError:
             return
         present = {i.name: i for i in items if not i.is_folder and _is_memory_name(i.name)}
-        indexed = {e["filename"] for e in folder.entries}
+        indexed = {e.filename for e in folder.entries}
         if indexed == set(present):
             return
         gone = indexed - set(present)
         if gone:
-            folder.entries = [e for e in folder.entries if e["filename"] not in gone]
+            folder.entries = [e for e in folder.entries if e.filename not in gone]
             folder.reposition()
         for name in sorted(set(present) - indexed):
             path = join(folder.path, name)
@@ -533,8 +569,8 @@ class BoxMemoryProvider(BaseProvider):
                 continue
             parsed = self._parse(path, data, version, present[name].id)
             if isinstance(parsed, _File):
-                self._index_put(folder, index_entry(parsed.meta, filename=name, file_id=parsed.file_id,
-                                                    size=parsed.size))
+                self._index_put(folder, index_row(parsed.meta, filename=name, file_id=parsed.file_id,
+                                                  size=parsed.size))
         folder.dirty = True
         self._invalidate()
 
@@ -545,14 +581,13 @@ class BoxMemoryProvider(BaseProvider):
                 self.storage.make_folder(path)
             folder = _Folder(path=path)
             self._folders[path] = folder
-            self._load_index(folder)
-        return folder
+        return self._loaded(folder)
 
     def _ensure_fresh(self, folder: _Folder) -> None:
         """Rebuild a folder's entries from its files when its index is missing or malformed."""
-        if not folder.stale:
+        if not self._loaded(folder).stale:
             return
-        old = {e.get("filename"): e for e in folder.entries}
+        old = {e.filename: e for e in folder.entries}
         files, _ = self._scan_folder(folder.path)
         folder.entries = self._entries_for(files, old)
         folder.reposition()
@@ -560,17 +595,18 @@ class BoxMemoryProvider(BaseProvider):
         folder.dirty = True
         self._invalidate()
 
-    def _entries_for(self, files: list[_File], old: dict[Any, dict[str, Any]]) -> list[dict[str, Any]]:
+    def _entries_for(self, files: list[_File], old: dict[str, IndexRow]) -> list[IndexRow]:
         entries = []
         for f in sorted(files, key=lambda f: _sort_key(f.meta.get("created_at"), str(f.meta.get("id")))):
-            previous = old.get(f.name) or {}
+            previous = old.get(f.name)
             file_id = f.file_id
-            if file_id is None and previous.get("id") == str(f.meta.get("id")):
-                file_id = previous.get("file_id")
-            entries.append(index_entry(f.meta, filename=f.name, file_id=file_id, size=f.size))
+            if file_id is None and previous is not None and previous.id == str(f.meta.get("id")):
+                file_id = previous.file_id
+            entries.append(index_row(f.meta, filename=f.name, file_id=file_id, size=f.size))
         return entries
 
     def _invalidate(self) -> None:
+        self._recent.clear()
         self._where = None
         self._titles = None
         self._slugs = None
@@ -579,8 +615,8 @@ class BoxMemoryProvider(BaseProvider):
         if self._where is None:
             where: dict[str, str] = {}
             for path in sorted(self._folders):
-                for entry in self._folders[path].entries:
-                    where.setdefault(entry["id"], path)
+                for entry in self._loaded(self._folders[path]).entries:
+                    where.setdefault(entry.id, path)
             self._where = where
         return self._where
 
@@ -590,24 +626,22 @@ class BoxMemoryProvider(BaseProvider):
             folded: dict[str, str] = {}
             active: set[str] = set()
             for path in sorted(self._folders):
-                for entry in self._folders[path].entries:
-                    title = unicodedata.normalize("NFC", str(entry.get("title") or ""))
+                for entry in self._loaded(self._folders[path]).entries:
+                    title = unicodedata.normalize("NFC", str(entry.title or ""))
                     if not title:
                         continue
-                    is_active = entry.get("status") == "active"
+                    is_active = entry.status == "active"
                     if title not in exact or (is_active and exact[title] not in active):
-                        exact[title] = entry["id"]
-                    folded.setdefault(title.casefold(), entry["id"])
+                        exact[title] = entry.id
+                    folded.setdefault(_fold(title), entry.id)
                     if is_active:
-                        active.add(entry["id"])
+                        active.add(entry.id)
             self._titles = (exact, folded)
         return self._titles
 
     def _slug_set(self) -> set[str]:
         if self._slugs is None:
-            self._slugs = {
-                str(e.get("slug") or "").casefold() for f in self._folders.values() for e in f.entries
-            }
+            self._slugs = {_fold(str(e.slug or "")) for f in self._folders.values() for e in self._loaded(f).entries}
         return self._slugs
 
     def _resolve(self, title: str) -> str | None:
@@ -622,43 +656,58 @@ class BoxMemoryProvider(BaseProvider):
         if path is None:
             return None
         folder = self._folders[path]
-        title = folder.entries[folder.pos[entry_id]].get("title")
+        title = folder.entries[folder.pos[entry_id]].title
         return str(title) if title else None
 
     def _is_known(self, entry_id: str) -> bool:
         return entry_id in self._where_map()
 
-    def _index_put(self, folder: _Folder, entry: dict[str, Any]) -> None:
-        entry_id = entry["id"]
+    def _index_put(self, folder: _Folder, entry: IndexRow) -> None:
+        entry_id = entry.id
         if entry_id in folder.pos:
             old = folder.entries[folder.pos[entry_id]]
             folder.entries[folder.pos[entry_id]] = entry
-            if old.get("title") != entry.get("title") or old.get("status") != entry.get("status"):
+            if old.title != entry.title or old.status != entry.status:
                 self._titles = None
         else:
             folder.entries.append(entry)
             folder.pos[entry_id] = len(folder.entries) - 1
             if self._where is not None:
                 self._where.setdefault(entry_id, folder.path)
-            title = unicodedata.normalize("NFC", str(entry.get("title") or ""))
+            title = unicodedata.normalize("NFC", str(entry.title or ""))
             if self._titles is not None and title:
                 # Incremental, so that a batch of adds does not rebuild the maps per add.
                 exact, folded = self._titles
                 if title not in exact:
                     exact[title] = entry_id
-                elif entry.get("status") == "active":
+                elif entry.status == "active":
                     self._titles = None  # an active memory may take the title over: rebuild lazily
-                folded.setdefault(title.casefold(), entry_id)
+                folded.setdefault(_fold(title), entry_id)
         if self._slugs is not None:
-            self._slugs.add(str(entry.get("slug") or "").casefold())
+            self._slugs.add(_fold(str(entry.slug or "")))
         folder.dirty = True
 
     def _index_remove(self, folder: _Folder, entry_id: str) -> None:
         if entry_id in folder.pos:
-            folder.entries = [e for e in folder.entries if e["id"] != entry_id]
+            folder.entries = [e for e in folder.entries if e.id != entry_id]
             folder.reposition()
             folder.dirty = True
             self._invalidate()
+
+    def _put_index(self, path: str, payload: bytearray, expected: str | None) -> Any:
+        if isinstance(self.storage, LocalStorage):
+            # atomic_write only takes a memoryview of it: no copy of a 90 MB index.
+            return self.storage.write(path, cast(bytes, payload), expected_version=expected)
+        return self.storage.write(path, bytes(payload), expected_version=expected)
+
+    def _index_items(self, folder: _Folder, now: str) -> Iterator[tuple[str, Any]]:
+        """Yield a folder index's keys and values in the schema's order, maps one at a time."""
+        yield from (("version", 1), ("folder_id", folder.folder_id), ("folder_path", folder.path + "/"),
+                    ("updated_at", now), ("tier", self.tier), ("entry_count", len(folder.entries)), ("entries", None))
+        yield from row_maps(folder.entries)
+        for key, value in folder.keep.items():
+            if key not in _INDEX_KEYS:
+                yield key, value
 
     def _flush(self, *, force_rollup: bool = False) -> None:
         now = format_timestamp(utc_now())
@@ -667,17 +716,10 @@ class BoxMemoryProvider(BaseProvider):
             folder = self._folders[path]
             if not folder.dirty:
                 continue
-            data = build_index(
-                folder.entries,
-                folder_id=folder.folder_id,
-                folder_path=path + "/",
-                updated_at=now,
-                tier=self.tier,
-                keep=folder.keep,
-            )
             expected = folder.version if folder.version is not None else CREATE
-            payload = folder.writer.dumps(data, [(e, None) for e in folder.entries])
-            item = self.storage.write(join(path, INDEX_FILE), payload, expected_version=expected)
+            payload = folder.writer.dumps(self._index_items(folder, now), [(e, None) for e in folder.entries])
+            item = self._put_index(join(path, INDEX_FILE), payload, expected)
+            del payload
             if folder.repaired == folder.version:
                 folder.repaired = item.version  # our own write keeps files and index in step
             folder.version, folder.dirty, folder.problem = item.version, False, None
@@ -691,36 +733,40 @@ class BoxMemoryProvider(BaseProvider):
             item = self.storage.write(CONFIG_FILE, dumps_json(self._config), expected_version=expected)
             self._config_version, self._config_dirty = item.version, False
 
-    def _rollup_data(self, now: str) -> dict[str, Any]:
-        children = []
-        for path in sorted(self._folders):
-            folder = self._folders[path]
-            if folder.version is None and not folder.entries:
-                continue
-            index = {"entries": folder.entries}
-            children.append((path + "/", folder.folder_id, folder.index_id, index))
+    def _rollup_folders(self) -> list[_Folder]:
+        return [f for _, f in sorted(self._folders.items())
+                if not (self._loaded(f).version is None and not f.entries)]
+
+    def _rollup_items(self, folders: list[_Folder], sources: list[tuple[IndexRow, str]],
+                      now: str) -> Iterator[tuple[str, Any]]:
+        """Yield the rollup's keys and values in order (see :func:`memcore_box.index.build_rollup`)."""
         ids = self._config.get("folder_ids")
         root_id = ids.get("root") if isinstance(ids, dict) else None
-        return build_rollup(
-            children,
-            folder_id=root_id if isinstance(root_id, str) else None,
-            updated_at=now,
-            tier=self.tier,
-            keep=self._rollup_keep,
-        )
+        children = [{"folder_path": f.path + "/", "folder_id": f.folder_id, "index_file_id": f.index_id}
+                    for f in folders]
+        yield from (("version", 1), ("folder_id", root_id if isinstance(root_id, str) else None),
+                    ("folder_path", "/"), ("updated_at", now), ("tier", self.tier), ("entry_count", len(sources)),
+                    ("child_indexes", children), ("entries", None))
+        yield from row_maps(row for row, _ in sources)
+        for key, value in self._rollup_keep.items():
+            if key not in _ROLLUP_KEYS:
+                yield key, value
+
+    def _rollup_entries(self) -> Iterator[dict[str, Any]]:
+        """Yield the rollup's entries as dicts (each folder's entries plus ``folder_path``)."""
+        for folder in self._rollup_folders():
+            for row in folder.entries:
+                yield {**row.as_dict(), "folder_path": folder.path + "/"}
 
     def _write_rollup(self, now: str) -> None:
         expected = self._rollup_version if self._rollup_version is not None else CREATE
         if self._rollup_problem not in (None, "missing"):
             expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
-        sources = [
-            (entry, path + "/")
-            for path in sorted(self._folders)
-            if not (self._folders[path].version is None and not self._folders[path].entries)
-            for entry in self._folders[path].entries
-        ]
-        payload = self._rollup_writer.dumps(self._rollup_data(now), sources)
-        item = self.storage.write(INDEX_FILE, payload, expected_version=expected)
+        folders = self._rollup_folders()
+        sources = [(entry, f.path + "/") for f in folders for entry in f.entries]
+        payload = self._rollup_writer.dumps(self._rollup_items(folders, sources, now), sources)
+        del sources
+        item = self._put_index(INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
 
     @contextlib.contextmanager
@@ -848,7 +894,7 @@ class BoxMemoryProvider(BaseProvider):
             folder_path = self._where_map().get(entry_id)
             if folder_path is not None:
                 folder = self._folders[folder_path]
-                path = join(folder_path, folder.entries[folder.pos[entry_id]]["filename"])
+                path = join(folder_path, folder.entries[folder.pos[entry_id]].filename)
                 try:
                     data, version = self.storage.read(path)
                 except (FileNotFoundError, UnsafePathError):
@@ -886,17 +932,28 @@ class BoxMemoryProvider(BaseProvider):
             return
         found = self._read_meta(path, data)
         if found is not None:
-            yield entry_from_meta(found[0], found[1], path=path, version=version,
-                                  resolve=self._resolve, is_known_id=self._is_known)[0]
+            entry = entry_from_meta(found[0], found[1], path=path, version=version,
+                                    resolve=self._resolve, is_known_id=self._is_known)[0]
+            if entry.id is not None:
+                self._remember_path(entry.id, path)
+            yield entry
 
     def file_of(self, entry: MemoryEntry) -> str:
-        """Return the workspace-relative file of ``entry``, through the folder indexes."""
+        """Return the workspace-relative file of ``entry``.
+
+        For a memory :meth:`iter_entries` or :meth:`iter_file_entries` just yielded (the
+        search index asks right after each), the file it was read from; else through the
+        folder indexes.
+        """
         entry_id = unicodedata.normalize("NFC", entry.id or "")
+        recent = self._recent.get(entry_id)
+        if recent is not None:
+            return recent
         folder_path = self._where_map().get(entry_id)
         if folder_path is None:
             return ""
         folder = self._folders[folder_path]
-        return join(folder_path, folder.entries[folder.pos[entry_id]]["filename"])
+        return join(folder_path, folder.entries[folder.pos[entry_id]].filename)
 
     def get(self, entry_id: str) -> MemoryEntry:
         """Return the memory with ``entry_id`` (found through the indexes; files win on drift).
@@ -963,8 +1020,14 @@ class BoxMemoryProvider(BaseProvider):
                 continue
             found = self._read_meta(path, data)
             if found is not None:
+                self._remember_path(entry_id, path)
                 yield entry_from_meta(found[0], found[1], path=path, version=version,
                                       resolve=titles.resolve, is_known_id=titles.known)[0]
+
+    def _remember_path(self, entry_id: str, path: str) -> None:
+        if len(self._recent) >= _RECENT_PATHS:
+            del self._recent[next(iter(self._recent))]
+        self._recent[entry_id] = path
 
     # -- writing ----------------------------------------------------------------------
     def _new_id(self) -> str:
@@ -1115,7 +1178,7 @@ class BoxMemoryProvider(BaseProvider):
                     continue
             else:  # pragma: no cover
                 raise InvalidEntryError(f"box: no free file name for slug {base!r}")
-            self._index_put(folder, index_entry(meta, filename=filename, file_id=item.id, size=len(data)))
+            self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
             stored, _ = entry_from_meta(
                 meta, entry.body, path=join(folder_path, filename), version=item.version,
                 resolve=self._resolve, is_known_id=self._is_known,
@@ -1185,10 +1248,10 @@ class BoxMemoryProvider(BaseProvider):
                 item = self.storage.write(path, data, expected_version=CREATE)
                 self.storage.delete(current.path, expected_version=current.version)
                 self._index_remove(old_folder, entry_id)
-            previous = old_folder.entries[old_folder.pos[entry.id]] if entry.id in old_folder.pos else {}
-            file_id = item.id or (previous.get("file_id") if new_folder is old_folder else None)
-            self._index_put(new_folder, index_entry(meta, filename=posixpath.basename(path), file_id=file_id,
-                                                    size=len(data)))
+            previous = old_folder.entries[old_folder.pos[entry.id]] if entry.id in old_folder.pos else None
+            file_id = item.id or (previous.file_id if previous is not None and new_folder is old_folder else None)
+            self._index_put(new_folder, index_row(meta, filename=posixpath.basename(path), file_id=file_id,
+                                                  size=len(data)))
             stored, _ = entry_from_meta(meta, entry.body, path=path, version=item.version,
                                         resolve=self._resolve, is_known_id=self._is_known)
         return stored
@@ -1347,16 +1410,17 @@ class BoxMemoryProvider(BaseProvider):
                     diags.append(Diagnostic(path=index_path, code="box.index-missing", severity=Severity.WARNING,
                                             message=f"index is {folder.problem}; run `memcore reindex`"))
                 continue
-            indexed = {e["filename"]: e for e in folder.entries}
-            for name, entry in indexed.items():
+            indexed = {e.filename: e for e in folder.entries}
+            for name, row in indexed.items():
                 if name not in present:
                     diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=Severity.WARNING,
-                                            entry_id=entry["id"],
-                                            message=f"index lists {name} ({entry['id']}) but the file is gone; "
+                                            entry_id=row.id,
+                                            message=f"index lists {name} ({row.id}) but the file is gone; "
                                                     "run `memcore reindex`"))
             for name, f in present.items():
                 want = index_entry(f.meta, filename=name, file_id=None, size=f.size)
-                have = indexed.get(name)
+                have_row = indexed.get(name)
+                have = None if have_row is None else have_row.as_dict()
                 if have is None:
                     diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.WARNING,
                                             entry_id=want["id"],
@@ -1419,9 +1483,10 @@ class BoxMemoryProvider(BaseProvider):
                 by_folder.setdefault(f.folder, []).append(f)
             for path in sorted(set(self._folders) | set(by_folder)):
                 folder = self._folder(path)
-                old = {e.get("filename"): e for e in folder.entries}
+                old = {e.filename: e for e in folder.entries}
                 entries = self._entries_for(by_folder.get(path, []), old)
-                if folder.problem is not None or plain(entries) != plain(folder.entries):
+                if folder.problem is not None or [plain(e.as_dict()) for e in entries] != [
+                        plain(e.as_dict()) for e in folder.entries]:
                     folder.entries = entries
                     folder.reposition()
                     folder.stale = False
@@ -1430,9 +1495,9 @@ class BoxMemoryProvider(BaseProvider):
             rollup_differs = self._rollup_problem is not None
             if not rollup_differs:
                 try:
-                    current = loads_json(self.storage.read(INDEX_FILE)[0])
-                    fresh = self._rollup_data("")
-                    rollup_differs = plain(current.get("entries")) != plain(fresh["entries"])
+                    current = loads_json(self.storage.read(INDEX_FILE)[0]).get("entries")
+                    fresh = list(self._rollup_entries())
+                    rollup_differs = not isinstance(current, list) or plain(current) != plain(fresh)
                 except (FileNotFoundError, ValueError, AttributeError):
                     rollup_differs = True
             self._rollup_dirty = rollup_differs
