@@ -376,37 +376,47 @@ class Graph:
     # -- validation -----------------------------------------------------------------
     def _validate_items(self) -> None:
         for ref in self.items.values():
-            edges, malformed = self.edges_of(ref)
-            for piece in malformed:
-                self.error("rm.malformed-edge", ref.rel, ref.line, f"malformed edge `{piece}` on `{ref.id}`", ref.id)
-            seen: set[tuple[str, str]] = set()
-            for edge_type, target in edges:
-                text = f"{edge_type}:{target}"
-                if (edge_type, target) in seen:
-                    self.error("rm.duplicate-edge", ref.rel, ref.line, f"duplicate edge `{text}` on `{ref.id}`", ref.id)
-                    continue
-                seen.add((edge_type, target))
-                if target == ref.id:
-                    self.error("rm.self-edge", ref.rel, ref.line, f"self-edge `{text}` on `{ref.id}`", ref.id)
-                elif edge_type not in _EDGE_TYPES:
-                    self.error(
+            for code, message in self.item_problems(ref):
+                self.error(code, ref.rel, ref.line, message, ref.id)
+
+    def item_problems(self, ref: ItemRef) -> list[tuple[str, str]]:
+        """Return ``(code, message)`` of every edge error of one item (the item-level rules).
+
+        Malformed, duplicate, self, unknown-type, dangling and containment-only ``rel:``
+        edges, in the order :meth:`load` reports them. The write path checks a changed item
+        with this instead of validating the whole graph again.
+        """
+        out: list[tuple[str, str]] = []
+        edges, malformed = self.edges_of(ref)
+        for piece in malformed:
+            out.append(("rm.malformed-edge", f"malformed edge `{piece}` on `{ref.id}`"))
+        seen: set[tuple[str, str]] = set()
+        for edge_type, target in edges:
+            text = f"{edge_type}:{target}"
+            if (edge_type, target) in seen:
+                out.append(("rm.duplicate-edge", f"duplicate edge `{text}` on `{ref.id}`"))
+                continue
+            seen.add((edge_type, target))
+            if target == ref.id:
+                out.append(("rm.self-edge", f"self-edge `{text}` on `{ref.id}`"))
+            elif edge_type not in _EDGE_TYPES:
+                out.append(
+                    (
                         "rm.unknown-edge-type",
-                        ref.rel,
-                        ref.line,
                         f"unknown edge type `{edge_type}` on `{ref.id}`; use one of {', '.join(EDGE_TYPES)}",
-                        ref.id,
                     )
-                elif target not in self.items:
-                    self.error("rm.dangling-edge", ref.rel, ref.line, f"dangling edge `{text}` on `{ref.id}`", ref.id)
-                elif edge_type == "rel" and any(self.heading(k).id == target for k in self.ancestors(ref)):
-                    self.error(
+                )
+            elif target not in self.items:
+                out.append(("rm.dangling-edge", f"dangling edge `{text}` on `{ref.id}`"))
+            elif edge_type == "rel" and any(self.heading(k).id == target for k in self.ancestors(ref)):
+                out.append(
+                    (
                         "rm.containment-edge",
-                        ref.rel,
-                        ref.line,
                         f"containment-only `rel:` edge from `{ref.id}` to ancestor heading `{target}`; "
                         "remove the edge because heading nesting already expresses it",
-                        ref.id,
                     )
+                )
+        return out
 
     def _validate_focus(self) -> None:
         for rel, doc in self.docs.items():

@@ -17,9 +17,11 @@ import contextlib
 import hashlib
 import os
 import re
+import threading
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,6 +35,7 @@ from memcore.errors import (
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
+from memcore_rightmemory import _incremental
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
@@ -118,6 +121,109 @@ class _Change:
         self.edits.setdefault(rel, []).append((start, end, lines))
 
 
+@dataclass
+class _Session:
+    """The in-memory store of a :meth:`RightMemoryProvider.batch` (one thread, lock held).
+
+    Attributes:
+        thread: The thread that opened the batch.
+        graph: The graph as the writes so far left it (``None``: not loaded yet).
+        stale: ``graph.diags`` (and the derived ``recorded``/``backing`` tables) may be out of
+            date after fast-path writes; :meth:`RightMemoryProvider._session_graph` reloads.
+        files: New bytes per file (``None``: to delete), for files rewritten as a whole.
+        dirty: Files whose parsed doc was changed in place (bytes made from it when needed).
+        created: Files the batch creates (written before the others).
+        reparse: Files whose doc must be parsed again from its text (a fast write rolled back).
+    """
+
+    thread: int
+    graph: Graph | None = None
+    stale: bool = False
+    files: dict[str, bytes | None] = field(default_factory=dict)
+    dirty: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
+    reparse: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _Fast:
+    """What a one-item write changes: ``item`` (its id), added (``update=False``) or rewritten."""
+
+    item: str
+    update: bool
+
+
+def _points_at(graph: Graph, ident: str, rel: str, is_heading: bool, index: int) -> bool:
+    ref = graph.items.get(ident)
+    return ref is not None and ref.rel == rel and ref.is_heading == is_heading and ref.index == index
+
+
+def _reindex(graph: Graph, rel: str, doc: Doc, patch: _incremental.Patch, dh: int, dn: int) -> None:
+    """Bring ``graph``'s item refs, F# attachments and Focus list in line with a patched doc."""
+    delta = patch.delta
+    # items after the window first, while the window's refs still hold their old indices
+    if dh or delta:
+        for index in range(patch.hi0 + len(patch.headings), len(doc.headings)):
+            heading = doc.headings[index]
+            if heading.id is None:
+                continue
+            ref = graph.items.get(heading.id)
+            if ref is not None and ref.rel == rel and ref.is_heading and ref.index == index - dh:
+                ref.index, ref.line = index, heading.line
+    if dn or delta:
+        for index in range(patch.ni0 + len(patch.nodes), len(doc.nodes)):
+            node = doc.nodes[index]
+            ref = graph.items.get(node.id)
+            if ref is not None and ref.rel == rel and not ref.is_heading and ref.index == index - dn:
+                ref.index, ref.line = index, node.line
+    family = doc.family
+    for offset, heading in enumerate(patch.headings):
+        if heading.id is None:
+            continue
+        index = patch.hi0 + offset
+        ref = graph.items.get(heading.id)
+        if ref is None:
+            assert heading.marker is not None
+            ref = ItemRef(heading.id, rel, True, index, heading.line, family, heading.marker)
+            graph.items[heading.id] = ref
+            graph.recorded.append(ref)
+        ref.index, ref.line = index, heading.line
+    for offset, node in enumerate(patch.nodes):
+        index = patch.ni0 + offset
+        ref = graph.items.get(node.id)
+        if ref is None:
+            ref = ItemRef(node.id, rel, False, index, node.line, family, "node")
+            graph.items[node.id] = ref
+            graph.recorded.append(ref)
+        ref.index, ref.line = index, node.line
+    if graph.attach:
+        new_of = {old: new for new, old in patch.old_of.items()}
+        for child, (owner_rel, index) in list(graph.attach.items()):
+            if owner_rel != rel or index < patch.hi0:
+                continue
+            if index >= patch.hi1:
+                graph.attach[child] = (rel, index + dh)
+            else:
+                graph.attach[child] = (rel, new_of[index])
+    if doc.focus or any(r == rel for _, r, _ in graph.focus):
+        graph.focus = [(ident, name, line) for name, d in graph.docs.items() for ident, line in d.focus]
+
+
+def _nodes_between(doc: Doc, first: int, last: int, parent: int | None) -> list[Node]:
+    """Return the nodes on lines ``first..last`` whose parent heading is ``parent`` (bisect)."""
+    lo = bisect_left(doc.nodes, first, key=lambda n: n.line)
+    hi = bisect_right(doc.nodes, last, key=lambda n: n.line)
+    return [n for n in doc.nodes[lo:hi] if n.parent == parent]
+
+
+def _last_top(nodes: list[Node]) -> int:
+    """Index of the last top-level node (``-`` at column 0); list items before it end before it."""
+    for i in range(len(nodes) - 1, -1, -1):
+        if nodes[i].prefix.startswith("-"):
+            return i
+    return 0
+
+
 def _slug(text: str) -> str:
     slug = _SLUG_RE.sub("-", text.casefold()).strip("-._")
     return slug[:60].strip("-._")
@@ -138,7 +244,8 @@ class RightMemoryProvider(BaseProvider):
         location: The store root, or its MEMORY.md.
         **options: ``read_only`` (bool): refuse every write.
 
-    Capabilities: ADD, UPDATE, DELETE, SUPERSEDE, ARCHIVE, GRAPH. ``delete`` takes
+    Capabilities: ADD, UPDATE, DELETE, SUPERSEDE, ARCHIVE, GRAPH, CONCURRENT, BATCH (see
+    :meth:`batch`; every write outside one runs as a batch of one). ``delete`` takes
     ``drop_edges=True`` to remove the edges (and Focus references) pointing at the item.
     Extra operations: :meth:`add_edge`, :meth:`remove_edge`, :meth:`move_to_detail`,
     :meth:`inline_detail`.
@@ -154,6 +261,7 @@ class RightMemoryProvider(BaseProvider):
             Capability.ARCHIVE,
             Capability.GRAPH,
             Capability.CONCURRENT,
+            Capability.BATCH,
         }
     )
 
@@ -165,6 +273,7 @@ class RightMemoryProvider(BaseProvider):
         self.root = path
         self._md = make_markdown()
         self._cache: ParseCache = {}
+        self._session: _Session | None = None
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -250,10 +359,13 @@ class RightMemoryProvider(BaseProvider):
             return None
 
     def graph(self) -> Graph:
-        """Parse and validate the store as it is on disk now.
+        """Parse and validate the store as it is on disk now (in a :meth:`batch`: as the batch left it).
 
         Files whose bytes did not change since the last call are not re-parsed.
         """
+        session = self._active()
+        if session is not None:
+            return self._session_graph(session, fresh=True)
         return Graph.load(self.root, self._read, self._md, self._cache)
 
     def validate(self) -> list[Diagnostic]:
@@ -454,13 +566,130 @@ class RightMemoryProvider(BaseProvider):
 
             raise ReadOnlyStoreError(f"{FORMAT}: store {self.root} was opened read-only; `{op}` refused")
 
+    # -- writing: batch ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group writes: keep the graph and the touched files in memory, write each file once.
+
+        For the whole block the store lock is held (other processes wait). Each write
+        (:meth:`add`, :meth:`update`, :meth:`delete`, archive, supersede, the graph
+        operations) is checked as it would be alone and applied to the in-memory files;
+        reads in the block (:meth:`get`, :meth:`iter_entries`, :meth:`validate`) see those
+        writes. When the outermost block ends every touched file is written once
+        (``atomic_write``; new files first, removals last), also when the block raises: what
+        was applied (every write that returned) is written, then the exception propagates.
+        The files are the same bytes as the same writes made one by one. A nested ``batch()``
+        is a plain block; the batch belongs to the thread that opened it. Read-only: the
+        block runs without the lock (writes raise as usual).
+
+        Every single write outside a batch runs as a batch of one.
+
+        Yields:
+            None.
+
+        Raises:
+            OSError: Writing a file at the end of the block failed.
+        """
+        if self._active() is not None or self.options.get("read_only"):
+            yield
+            return
+        with file_lock(self.root):
+            session = _Session(thread=threading.get_ident())
+            self._session = session
+            try:
+                yield
+            finally:
+                self._session = None
+                self._flush(session)
+
+    def archive(self, entry_id: str) -> MemoryEntry:
+        """Mark an item archived (its memcore comment), one write; see :meth:`update`."""
+        with self.batch():
+            return super().archive(entry_id)
+
+    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
+        """Add ``new`` with a ``supersedes`` edge and mark ``old_id`` superseded, in one write.
+
+        Raises:
+            EntryNotFoundError: ``old_id`` does not exist (nothing written).
+        """
+        with self.batch():
+            return super().supersede(old_id, new)
+
+    def _active(self) -> _Session | None:
+        session = self._session
+        if session is not None and session.thread == threading.get_ident():
+            return session
+        return None
+
+    def _materialize(self, session: _Session, rel: str) -> bytes:
+        """Turn a doc changed in place back into bytes (and remember them)."""
+        assert session.graph is not None
+        doc = session.graph.docs[rel]
+        data = doc.source.data
+        session.files[rel] = data
+        session.dirty.discard(rel)
+        if rel not in session.reparse:
+            self._cache[(rel, doc.family)] = (data, doc)
+        return data
+
+    def _session_read(self, session: _Session, rel: str) -> bytes | None:
+        if rel in session.dirty:
+            return self._materialize(session, rel)
+        if rel in session.files:
+            return session.files[rel]
+        return self._read(rel)
+
+    def _session_graph(self, session: _Session, *, fresh: bool = False) -> Graph:
+        """Return the batch's graph; ``fresh``: with diagnostics that are up to date."""
+        if session.graph is None or (fresh and session.stale):
+            for rel in list(session.dirty):
+                self._materialize(session, rel)
+            for rel in session.reparse:
+                for key in [key for key in self._cache if key[0] == rel]:
+                    del self._cache[key]
+            session.graph = Graph.load(self.root, lambda rel: self._session_read(session, rel), self._md, self._cache)
+            session.stale = False
+            session.reparse.clear()
+        return session.graph
+
+    def _flush(self, session: _Session) -> None:
+        """Write what the batch changed: created files, then rewrites, then removals."""
+        if session.graph is not None:
+            for rel in list(session.dirty):
+                self._materialize(session, rel)
+        outputs = session.files
+        for rel in sorted(outputs, key=lambda rel: rel not in session.created):
+            data = outputs[rel]
+            if data is not None:
+                atomic_write(safe_join(self.root, rel), data)
+        for rel, data in outputs.items():
+            if data is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(safe_join(self.root, rel))
+
+    def _exists(self, rel: str) -> bool:
+        """Whether ``rel`` exists (on disk, or created by the running batch)."""
+        session = self._active()
+        if session is not None and rel in session.files:
+            return session.files[rel] is not None or os.path.lexists(safe_join(self.root, rel))
+        return os.path.lexists(safe_join(self.root, rel))
+
+    def _stored(self, item_id: str) -> MemoryEntry:
+        """Return an item as the running batch's graph has it (what a reopen will read)."""
+        session = self._active()
+        assert session is not None and session.graph is not None
+        return self._entry(session.graph, session.graph.items[item_id])
+
     def _write_graph(self) -> Graph:
-        """Return :meth:`graph` for a write, refusing a store whose root files are unusable.
+        """Return the batch's graph for a write, refusing a store whose root files are unusable.
 
         Raises:
             UnusableRootError: See :meth:`_check_roots`.
         """
-        graph = self.graph()
+        session = self._active()
+        assert session is not None, "writes run inside batch()"
+        graph = self._session_graph(session)
         self._check_roots(graph)
         return graph
 
@@ -503,13 +732,27 @@ class RightMemoryProvider(BaseProvider):
         graph: Graph,
         change: _Change,
         check: Callable[[Graph], None] | None = None,
+        *,
+        fast: _Fast | None = None,
     ) -> Graph:
-        """Validate ``change`` against ``graph`` and write it; return the new graph.
+        """Validate ``change`` against ``graph`` and apply it to the batch; return the new graph.
+
+        With ``fast`` (an add or update of one item, one line range of one file), only the
+        changed part of the file is parsed again and only the changed item is checked
+        (:meth:`_fast_commit`); anything that path cannot decide with certainty, and every
+        other change, re-parses the touched files and compares the diagnostics of the whole
+        graph before and after. The files are written when the batch ends.
 
         Raises:
             GraphInvariantError: The change would add diagnostics (errors).
             InvalidEntryError: ``check`` refused the result.
         """
+        session = self._active()
+        assert session is not None, "writes run inside batch()"
+        if fast is not None and self._fast_commit(session, graph, change, fast, check):
+            assert session.graph is not None
+            return session.graph
+        graph = self._session_graph(session, fresh=True)
         self._check_roots(graph)
         # New files first, then rewrites, then removals: a reader between two of these atomic
         # steps, or a crash, leaves at worst an unreferenced file, never a dangling F# heading.
@@ -524,7 +767,7 @@ class RightMemoryProvider(BaseProvider):
         def read(rel: str) -> bytes | None:
             if rel in outputs:
                 return outputs[rel]
-            return self._read(rel)
+            return self._session_read(session, rel)
 
         new = Graph.load(self.root, read, self._md, self._cache)
         introduced = _introduced(graph.diags, new.diags)
@@ -533,13 +776,77 @@ class RightMemoryProvider(BaseProvider):
         if check is not None:
             check(new)
         for rel, data in outputs.items():
-            if data is not None:
-                atomic_write(safe_join(self.root, rel), data)
-        for rel, data in outputs.items():
-            if data is None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(safe_join(self.root, rel))
+            session.files[rel] = data
+            if rel in change.created:
+                session.created.add(rel)
+        session.graph = new
         return new
+
+    def _fast_commit(
+        self,
+        session: _Session,
+        graph: Graph,
+        change: _Change,
+        fast: _Fast,
+        check: Callable[[Graph], None] | None,
+    ) -> bool:
+        """Apply a one-range change by re-parsing only the window around it; False: not done.
+
+        Checked: the window reads back as before plus the new or changed item, with no error
+        diagnostic it did not have (:func:`_incremental.plan`); the new id is not taken; the
+        item's edges add no error (:meth:`Graph.item_problems`: dangling, self, duplicate,
+        unknown type, containment); ``check`` accepts the result. When any of these fails,
+        nothing is changed (or the change is rolled back) and False tells the caller to take
+        the whole-file path, which reports the precise error.
+        """
+        if change.created or change.deleted or len(change.edits) != 1:
+            return False
+        ((rel, edits),) = change.edits.items()
+        doc = graph.docs.get(rel)
+        if len(edits) != 1 or doc is None or rel in graph.unreadable:
+            return False
+        start, end, lines = edits[0]
+        patch = _incremental.plan(doc, start, end, lines, self._md, keep=start if fast.update else None)
+        if patch is None or patch.introduced:
+            return False
+        if fast.update:
+            if patch.new_ids:
+                return False
+        elif patch.new_ids != [fast.item] or fast.item in graph.items:
+            return False
+        for i in range(patch.hi0, patch.hi1):
+            ident = doc.headings[i].id
+            if ident is not None and not _points_at(graph, ident, rel, True, i):
+                return False
+        for i in range(patch.ni0, patch.ni1):
+            if not _points_at(graph, doc.nodes[i].id, rel, False, i):
+                return False
+        old_problems = Counter(graph.item_problems(graph.items[fast.item])) if fast.update else Counter()
+        source = _incremental.live(doc)
+        raw, text = source.raw, source.lines
+        saved = (raw[start - 2] if start >= 2 else None, raw[start - 1 : end], text[start - 1 : end])
+        self._cache.pop((rel, doc.family), None)
+        session.files.pop(rel, None)
+        session.dirty.add(rel)
+        session.stale = True
+        dh, dn = _incremental.apply(doc, patch)
+        _reindex(graph, rel, doc, patch, dh, dn)
+        try:
+            added = Counter(graph.item_problems(graph.items[fast.item])) - old_problems
+            if added:
+                raise InvalidEntryError(f"{FORMAT}: edge errors {sorted(added)}")
+            if check is not None:
+                check(graph)
+        except InvalidEntryError:
+            # put the text back; the whole-file path parses it again and reports the error
+            count = len(lines)
+            raw[start - 1 : start - 1 + count] = saved[1]
+            text[start - 1 : start - 1 + count] = saved[2]
+            if saved[0] is not None:
+                raw[start - 2] = saved[0]
+            session.reparse.add(rel)
+            return False
+        return True
 
     # -- writing: layout ----------------------------------------------------------------
     def _plain_chain(self, doc: Doc, titles: list[str]) -> int | None:
@@ -627,18 +934,18 @@ class RightMemoryProvider(BaseProvider):
         doc = graph.docs[rel]
         if index is None:
             first_heading = doc.headings[0].line if doc.headings else len(doc.source.lines) + 1
-            direct = [n for n in doc.nodes if n.parent is None]
+            direct = _nodes_between(doc, 1, first_heading - 1, None)
             self._place(doc, 1, first_heading - 1, direct, new, change)
             return
         heading = doc.headings[index]
         region_end = heading.first_child - 1 if heading.first_child is not None else heading.end
-        direct = [n for n in doc.nodes if n.parent == index]
+        direct = _nodes_between(doc, heading.line + 1, region_end, index)
         self._place(doc, heading.line + 1, region_end, direct, new, change)
 
     def _place(self, doc: Doc, first: int, last: int, direct: list[Node], new: list[str], change: _Change) -> None:
         lines = doc.source.lines
         if direct:
-            after = max(max(n.meta_line or n.line, n.end) for n in direct)
+            after = max(max(n.meta_line or n.line, n.end) for n in direct[_last_top(direct) :])
         else:
             after = last
             while after >= first and _blank(lines[after - 1]):
@@ -724,9 +1031,8 @@ class RightMemoryProvider(BaseProvider):
                 )
             return entry.id
         base = _slug(entry.title) or _slug(entry.body.split("\n", 1)[0])[:40] or entry.kind.value
-        taken = set(graph.items)
         candidate, n = base, 2
-        while candidate in taken or candidate.casefold() in {"rules"}:
+        while candidate in graph.items or candidate.casefold() == "rules":
             candidate, n = f"{base}-{n}", n + 1
         return candidate
 
@@ -761,7 +1067,7 @@ class RightMemoryProvider(BaseProvider):
         marker = info.get("marker") if isinstance(info, dict) else None
         return (item if isinstance(item, str) else None), (marker if isinstance(marker, str) else None)
 
-    def _verify(self, new: Graph, item_id: str, expect: MemoryEntry) -> None:
+    def _verify(self, new: Graph, item_id: str, expect: MemoryEntry) -> MemoryEntry:
         ref = new.items.get(item_id)
         if ref is None:
             raise InvalidEntryError(f"{FORMAT}: `{item_id}` would not read back as an item; text contains graph syntax")
@@ -781,6 +1087,7 @@ class RightMemoryProvider(BaseProvider):
                 f"{FORMAT}: `{item_id}` would not read back as written ({', '.join(problems)}); "
                 "the title or body probably contains heading, node or edge syntax"
             )
+        return got
 
     # -- writing: operations ------------------------------------------------------------------
     def add(self, entry: MemoryEntry) -> MemoryEntry:
@@ -813,7 +1120,7 @@ class RightMemoryProvider(BaseProvider):
             entry.created_at = now
         if entry.updated_at is None:
             entry.updated_at = entry.created_at
-        with file_lock(self.root):
+        with self.batch():
             graph = self._write_graph()
             family = "pursuit" if entry.kind == Kind.PURSUIT else "memory"
             if entry.parent is not None and entry.parent in graph.items:
@@ -848,7 +1155,7 @@ class RightMemoryProvider(BaseProvider):
                 if marker == "F#":
                     name = backing_name(family, "F#", ident)
                     assert name is not None
-                    if os.path.lexists(safe_join(self.root, name)):
+                    if self._exists(name):
                         raise InvalidEntryError(f"{FORMAT}: `{name}` exists already; refusing to claim it")
                     change.created[name] = b""
                 self._heading_insert(graph, rel, index, create, new, change)
@@ -856,8 +1163,11 @@ class RightMemoryProvider(BaseProvider):
                 text = f"- `{ident}` " + (f"{title} " if title else "") + f"\u2192 [{_edge_text(edges)}]"
                 new = [text] + ([f"  {meta}"] if meta else [])
                 self._node_insert(graph, rel, index, create, new, change)
-            self._commit(graph, change, check=lambda g: self._verify(g, ident, entry))
-        return self.get(ident)
+            verified: list[MemoryEntry] = []
+            self._commit(
+                graph, change, check=lambda g: verified.append(self._verify(g, ident, entry)), fast=_Fast(ident, False)
+            )
+            return verified[-1]
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite an item's own lines: title, edges, heading body and the memcore comment.
@@ -881,7 +1191,7 @@ class RightMemoryProvider(BaseProvider):
         ident: str = entry.id
         entry = entry.model_copy(deep=True)
         entry.updated_at = utc_now()
-        with file_lock(self.root):
+        with self.batch():
             graph = self._write_graph()
             ref = graph.items.get(ident)
             if ref is None:
@@ -901,8 +1211,11 @@ class RightMemoryProvider(BaseProvider):
                 )
             change = _Change.empty()
             self._rewrite_item(graph, ref, entry, change)
-            self._commit(graph, change, check=lambda g: self._verify(g, ident, entry))
-        return self.get(ident)
+            verified: list[MemoryEntry] = []
+            self._commit(
+                graph, change, check=lambda g: verified.append(self._verify(g, ident, entry)), fast=_Fast(ident, True)
+            )
+            return verified[-1]
 
     def _rewrite_item(self, graph: Graph, ref: ItemRef, entry: MemoryEntry, change: _Change) -> None:
         doc = graph.docs[ref.rel]
@@ -969,7 +1282,7 @@ class RightMemoryProvider(BaseProvider):
         """
         self.require(Capability.DELETE, "delete")
         self._writable("delete")
-        with file_lock(self.root):
+        with self.batch():
             graph = self._write_graph()
             ref = graph.items.get(entry_id)
             if ref is None:
@@ -1068,12 +1381,12 @@ class RightMemoryProvider(BaseProvider):
             GraphInvariantError: The move would break an invariant (nothing is written).
         """
         self._writable("move_to_detail")
-        with file_lock(self.root):
+        with self.batch():
             graph = self._write_graph()
             ref, heading, doc = self._heading_ref(graph, heading_id, "#")
             name = backing_name(ref.family, "F#", heading_id)
             assert name is not None
-            if os.path.lexists(safe_join(self.root, name)):
+            if self._exists(name):
                 raise InvalidEntryError(f"{FORMAT}: `{name}` exists already; refusing to claim it")
             lines = doc.source.lines
             start = heading.lead_end + 1
@@ -1107,7 +1420,7 @@ class RightMemoryProvider(BaseProvider):
             GraphInvariantError: The result would break an invariant (e.g. a ``####`` F#).
         """
         self._writable("inline_detail")
-        with file_lock(self.root):
+        with self.batch():
             graph = self._write_graph()
             ref, heading, doc = self._heading_ref(graph, heading_id, "F#")
             detail = self._detail_of(graph, ref.rel, ref.index)
