@@ -13,8 +13,8 @@ WhiteBox observations come in two layouts (spec v1.0 "Observations", reference n
 
 Text outside blocks (the month header, ``---`` separators) is ignored, as the reference parser
 ignores it. Frontmatter is read with a fast line reader for the plain values the reference
-writer produces, and with memcore's YAML 1.2 codec (:func:`memcore.frontmatter.load_yaml`) for
-anything else; when YAML fails, the reference parser's line-based rule (``key: value``, quotes
+writer produces, and with memcore's YAML 1.2 reader (:func:`memcore.frontmatter.load_plain_yaml`)
+for anything else; when YAML fails, the reference parser's line-based rule (``key: value``, quotes
 kept) is used and a problem is recorded, so reading never fails.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcore.errors import ParseError
-from memcore.frontmatter import load_yaml
+from memcore.frontmatter import load_plain_yaml
 
 __all__ = ["Fields", "RawBlock", "parse_fields", "parse_inline_list", "scan_blocks", "to_json_value"]
 
@@ -443,7 +443,7 @@ def parse_fields(frontmatter: str) -> Fields:
         out.fast = True
         return out
     try:
-        data = load_yaml(frontmatter) if frontmatter.strip() else {}
+        data = load_plain_yaml(frontmatter) if frontmatter.strip() else {}
     except ParseError as exc:
         fallback = _line_fallback(frontmatter)
         fallback.yaml_error = str(exc)

@@ -19,11 +19,14 @@ none; default ``memcore``), ``read_only``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import threading
 import unicodedata
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -40,10 +43,10 @@ from memcore.errors import (
     UnsafePathError,
     UnsupportedOperationError,
 )
-from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatter
+from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatter, read_frontmatter
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, utc_now
-from memcore.provider import BaseProvider, Capability
+from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._render import json_line, month_header, render_block, render_tags, yaml_scalar
@@ -78,6 +81,63 @@ _OBS_TEMPLATE = MemoryEntry(kind=Kind.OBSERVATION)
 
 class OutOfScopeError(UnsafePathError):
     """A read or write names a file outside the session's active WhiteBox scope."""
+
+
+@dataclass(slots=True)
+class _MonthState:
+    """What memcore knows about one monthly observation file, so that an add needs no rescan.
+
+    Attributes:
+        size: Bytes on disk (as last read or written by this provider).
+        crc: CRC-32 of those bytes; with ``size`` it tells whether the file is still the one
+            described (another writer changed it otherwise, and it is scanned again).
+        count: Observation blocks of the file's text including ``pending``.
+        newline: The file's line ending (records are written with it).
+        prefix: What goes before the next block (the month header for an empty file; the
+            ``---`` separator with its blank lines otherwise).
+        rescan: The file's text when the next record is appended to text memcore did not write
+            (then ``count`` is recounted on that text plus the record, exactly as a scan of the
+            file would count it); ``None`` when the file ends with a block memcore appended.
+        rewrite: The file holds only blank bytes: the first write replaces it whole.
+        pending: Records (``\n`` line endings) acknowledged in a batch, not yet on disk.
+    """
+
+    size: int
+    crc: int
+    count: int
+    newline: str
+    prefix: str
+    rescan: str | None
+    rewrite: bool
+    pending: list[str] = field(default_factory=list)
+
+    def append(self, block: str) -> int:
+        """Add ``block`` (a self-contained observation block) as a pending record; return its N."""
+        record = self.prefix + block + "\n"
+        if self.rescan is not None:
+            # The record may complete what the text left open (a bare block's frontmatter
+            # closed by the "---" separator): count the blocks of the text as it will be.
+            # The new block is the last one.
+            number = sum(1 for _ in _numbered(self.rescan + record, "", None, None))
+            self.rescan = None
+        else:
+            number = self.count + 1
+        self.count = number
+        self.prefix = "\n---\n\n"  # what the reference appendObservation puts after a block
+        self.pending.append(record)
+        return number
+
+
+@dataclass
+class _Batch:
+    """State of an open :meth:`WhiteBoxProvider.batch` block."""
+
+    thread: int
+    stack: contextlib.ExitStack
+    months: dict[str, _MonthState] = field(default_factory=dict)
+    #: tags of each add, in order, with the source that used them (registered at the end)
+    tags: list[tuple[list[str], str]] = field(default_factory=list)
+    root_locked: bool = False
 
 
 def _truthy(value: Any) -> bool:
@@ -192,6 +252,12 @@ class WhiteBoxProvider(BaseProvider):
         #: Stable files this instance created: it may still amend them in place (it is
         #: completing its own entry, not overwriting one the user curates).
         self._own_files: set[str] = set()
+        #: Monthly files this instance appended to: their block count and tail, so that the
+        #: next add needs no rescan while the file is unchanged (checked by size and CRC-32).
+        self._months: dict[str, _MonthState] = {}
+        self._batch: _Batch | None = None
+        #: tags.md as last read and its parse (tags already listed need no lock or write)
+        self._tags_seen: tuple[bytes, TagRegistry] | None = None
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -333,8 +399,10 @@ class WhiteBoxProvider(BaseProvider):
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield entries in path order (observations in file order), filtered by ``query``.
 
-        Files are read one at a time, so memory stays flat however large the vault is.
+        Files are read one at a time, so memory stays flat however large the vault is. Inside
+        :meth:`batch`, what the block wrote so far is written out first.
         """
+        self._sync()
         query = query or Query()
         files: Iterable[str]
         if query.ids is not None:
@@ -351,10 +419,12 @@ class WhiteBoxProvider(BaseProvider):
     # memcore.provider.FileBackedProvider: lets memcore.index refresh file by file.
     def source_files(self) -> list[str]:
         """Return every visible entry file (stable facts, proposals, monthly logs), vault-relative."""
+        self._sync()
         return list(self._walk())
 
     def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
         """Yield the entries read from one vault-relative file (nothing if it is not visible)."""
+        self._sync()
         if self._file_visible(path):
             yield from self._entries([path])
 
@@ -623,9 +693,10 @@ class WhiteBoxProvider(BaseProvider):
             return None
         wb: dict[str, Any] = {}
         try:
-            doc = parse_frontmatter(tf.text, path=rel)
-            meta: dict[str, Any] = to_json_value(doc.metadata)
-            body = doc.body
+            # read-only use: the fast reader (same values and errors as parse_frontmatter)
+            front = read_frontmatter(tf.text, path=rel)
+            meta: dict[str, Any] = to_json_value(front.metadata)
+            body = front.body
         except ParseError as exc:
             if diags is not None:
                 diags.append(_diag(rel, exc.line, "wb.frontmatter", Severity.ERROR, str(exc)))
@@ -765,8 +836,139 @@ class WhiteBoxProvider(BaseProvider):
             stored = self._add_proposal_entry(entry)
         else:
             stored = self._add_observation(entry)
-        self._register_tags(stored.tags, stored.source or self.default_source)
+        batch = self._active_batch()
+        if batch is not None:
+            if stored.tags:
+                batch.tags.append((list(stored.tags), stored.source or self.default_source))
+        else:
+            self._register_tags([(list(stored.tags), stored.source or self.default_source)])
         return stored
+
+    # batches
+    def _active_batch(self) -> _Batch | None:
+        batch = self._batch
+        return batch if batch is not None and batch.thread == threading.get_ident() else None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group adds: each monthly file and tags.md are written once, when the block ends.
+
+        Inside the block an add costs the same whatever the size of the file it goes to: each
+        monthly file touched is locked and read once (its lock is held until the end), the
+        block count and tail are kept in memory, and the new records wait in memory; tags to
+        register are collected. When the outermost block ends the records of each file are
+        appended in one write (a new file or one holding only blank lines is written whole,
+        atomically) and tags.md is updated once, also when the block raises: what an add
+        acknowledged is written, then the exception propagates. The bytes are those the same
+        adds make one by one. Stable facts and proposals are written at once, as outside a
+        batch (the vault lock is then held until the end). Reads in the block (iter_entries,
+        get, search, validate, read_all, update) write the pending records first, so they see
+        them. A nested block is a plain block; the batch belongs to the thread that opened it.
+        Read-only stores: a plain block.
+
+        Yields:
+            None.
+
+        Raises:
+            OSError: Writing a file at the end of the block failed (the files already written
+                stay written).
+        """
+        if self._batch is not None or self.read_only:
+            yield
+            return
+        with contextlib.ExitStack() as stack:
+            self._batch = _Batch(thread=threading.get_ident(), stack=stack)
+            try:
+                yield
+            finally:
+                batch, self._batch = self._batch, None
+                self._sync(batch)
+
+    def _sync(self, batch: _Batch | None = None) -> None:
+        """Write what the batch acknowledged: pending records of each file, then tags.md."""
+        batch = batch or self._active_batch()
+        if batch is None:
+            return
+        try:
+            for rel, state in list(batch.months.items()):
+                if state.pending:
+                    try:
+                        self._flush_month(rel, state)
+                    except BaseException:
+                        del batch.months[rel]  # unknown now: a later add scans the file again
+                        raise
+        finally:
+            groups, batch.tags = batch.tags, []
+            if groups:
+                self._register_tags(groups)
+
+    def _month_state(self, rel: str, month: str) -> _MonthState:
+        """Return the state of ``observations/<month>.md`` (read under its lock by the caller).
+
+        A state this provider left behind is reused when the file's size and CRC-32 are still
+        those it wrote; otherwise the file is scanned once.
+
+        Raises:
+            ParseError: The file is not UTF-8, or ends inside an unterminated fence (nothing
+                may be appended after it).
+        """
+        path = safe_join(self.root, rel)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        crc = zlib.crc32(data)
+        known = self._months.get(rel)
+        if known is not None and not known.pending and known.size == len(data) and known.crc == crc:
+            return known
+        self._months.pop(rel, None)
+        if not data.strip():
+            # reference appendObservation: a new file starts with the month header
+            return _MonthState(len(data), crc, 0, "\n", month_header(month), "", bool(data))
+        tf = TextFile.decode(data, path=rel)
+        text = tf.text
+
+        def refuse(_rel: str, blk: RawBlock, _diags: list[Diagnostic]) -> None:
+            if blk.problem is not None and blk.end >= len(text) and blk.layout == "fenced":
+                raise ParseError(
+                    f"{blk.problem}; memcore will not append after it (fix the file first)",
+                    path=str(path),
+                    line=blk.line,
+                )
+
+        count = sum(1 for _ in _numbered(text, rel, [], refuse))
+        stripped = text.rstrip()
+        tail = text[len(stripped) :]
+        dangling = stripped == "---" or stripped.endswith("\n---")
+        # Target layout (reference appendObservation): <text without trailing whitespace> +
+        # blank line + "---" + blank line + block + newline. Only bytes can be appended, so
+        # the whitespace already there is counted in.
+        lead = "" if tail.endswith("\n\n") else "\n"
+        prefix = lead + ("" if dangling else "---\n\n")
+        return _MonthState(len(data), crc, count, tf.newline, prefix, text, False)
+
+    def _flush_month(self, rel: str, state: _MonthState) -> None:
+        """Write ``state.pending`` to the file (one append, or one atomic write) and forget it."""
+        payload = "".join(state.pending)
+        state.pending = []
+        if state.newline != "\n":
+            payload = payload.replace("\n", state.newline)
+        raw = payload.encode("utf-8")
+        path = safe_join(self.root, rel)
+        self._months.pop(rel, None)  # unknown until written
+        if state.rewrite:
+            atomic_write(path, raw)
+            state.size, state.crc, state.rewrite = len(raw), zlib.crc32(raw), False
+        else:
+            offset = append_record(path, raw)
+            # append_record puts a line break before the record when the file lacked one
+            gap = offset - state.size
+            if gap not in (0, 1, 2):
+                return
+            prefix = (b"", b"\n", b"\r\n")[gap]
+            state.crc = zlib.crc32(prefix + raw, state.crc)
+            state.size = offset + len(raw)
+        self._months[rel] = state
 
     # observations
     def _observation_lines(self, entry: MemoryEntry, date: str) -> list[str]:
@@ -848,46 +1050,33 @@ class WhiteBoxProvider(BaseProvider):
             )
         path = safe_join(self.root, "observations", f"{month}.md")
         block = render_block(self._observation_lines(entry, date), entry.body)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with file_lock(path):
-            count = 0
-            record: str
-            newline = "\n"
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                data = b""
-            if data.strip():
-                tf = TextFile.decode(data, path=rel)
-                newline = tf.newline
-                for blk in scan_blocks(tf.text):
-                    if blk.problem is not None and blk.end >= len(tf.text) and blk.layout == "fenced":
-                        raise ParseError(
-                            f"{blk.problem}; memcore will not append after it (fix the file first)",
-                            path=str(path),
-                            line=blk.line,
-                        )
-                count = sum(1 for _ in _numbered(tf.text, rel, None, None))
-                stripped = tf.text.rstrip()
-                tail = tf.text[len(stripped) :]
-                dangling = stripped == "---" or stripped.endswith("\n---")
-                # Target layout (reference appendObservation): <text without trailing
-                # whitespace> + blank line + "---" + blank line + block + newline. Only bytes
-                # can be appended, so the whitespace already there is counted in.
-                lead = "" if tail.endswith("\n\n") else "\n"
-                record = lead + ("" if dangling else "---\n\n") + block + "\n"
-            else:
-                record = month_header(month) + block + "\n"
-                if data:
-                    atomic_write(path, record.encode("utf-8"))
-                    record = ""
-            if record:
-                if newline != "\n":
-                    record = record.replace("\n", newline)
-                append_record(path, record.encode("utf-8"))
-        number = count + 1
-        blk = next(b for b in scan_blocks(block) if b.is_observation)
+        blocks = list(scan_blocks(block))
+        blk = blocks[0]
+        if len(blocks) != 1 or not blk.is_observation or blk.problem is not None or blk.end != len(block):
+            # e.g. a body opening a fenced code block it never closes: the block's closing
+            # fence would close that code block instead, and the file would end unterminated
+            raise InvalidEntryError(
+                "whitebox: this body cannot be written as one observation block (it opens a fenced "
+                "code block it does not close?); close its fences (nothing was written)"
+            )
         assert blk.frontmatter is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        batch = self._active_batch()
+        if batch is not None:
+            state = batch.months.get(rel)
+            if state is None:
+                batch.stack.enter_context(file_lock(path))  # held until the block ends
+                state = batch.months[rel] = self._month_state(rel, month)
+            number = state.append(block)
+        else:
+            with file_lock(path):
+                state = self._month_state(rel, month)
+                number = state.append(block)
+                try:
+                    self._flush_month(rel, state)
+                except BaseException:
+                    self._months.pop(rel, None)
+                    raise
         stored = self._observation_entry(
             rel, number, block, blk, parse_fields(blk.frontmatter), None, None, self.scopes.active
         )
@@ -957,6 +1146,10 @@ class WhiteBoxProvider(BaseProvider):
             raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
         self._check_writable(rel)
         path = safe_join(self.root, rel)
+        batch = self._active_batch()
+        if batch is not None and not batch.root_locked:
+            batch.stack.enter_context(file_lock(self.root))  # held until the block ends
+            batch.root_locked = True
         with file_lock(self.root):
             if path.exists():
                 if explicit:
@@ -970,9 +1163,10 @@ class WhiteBoxProvider(BaseProvider):
             path.parent.mkdir(parents=True, exist_ok=True)
             meta = self._file_meta(entry, rel, new=True)
             doc = FrontmatterDocument.new(meta, entry.body)
-            atomic_write(path, doc.dumps().encode("utf-8"))
+            raw = doc.dumps().encode("utf-8")
+            atomic_write(path, raw)
             self._own_files.add(rel)
-        return self._reread(rel)
+        return self._written(rel, raw)
 
     def _file_meta(self, entry: MemoryEntry, rel: str, *, new: bool) -> dict[str, Any]:
         wb = entry.extra.get(FORMAT, {})
@@ -1038,8 +1232,9 @@ class WhiteBoxProvider(BaseProvider):
             meta["memcore"] = memcore
         return meta
 
-    def _reread(self, rel: str) -> MemoryEntry:
-        entry = self._file_entry(rel, (self.root / rel).read_bytes(), None)
+    def _written(self, rel: str, raw: bytes) -> MemoryEntry:
+        """Return the entry of the file ``rel`` just written with ``raw`` (what get() reads)."""
+        entry = self._file_entry(rel, raw, None)
         if entry is None:  # pragma: no cover - written in scope, so visible
             raise EntryNotFoundError(f"whitebox: {rel} not readable after writing")
         return entry
@@ -1105,8 +1300,9 @@ class WhiteBoxProvider(BaseProvider):
                 if key not in doc.metadata or to_json_value(doc.metadata[key]) != to_json_value(value):
                     doc.metadata[key] = value
             doc.body = entry.body
-            atomic_write(path, tf.encode(doc.dumps()))
-        return self._reread(rel)
+            written = tf.encode(doc.dumps())
+            atomic_write(path, written)
+        return self._written(rel, written)
 
     # proposals
     def _add_proposal_entry(self, entry: MemoryEntry) -> MemoryEntry:
@@ -1155,8 +1351,9 @@ class WhiteBoxProvider(BaseProvider):
                 n += 1
             # As the reference proposeStableEdit: the target must be in scope; proposed/ is
             # where proposals go whatever the scope's folders.
-            atomic_write(safe_join(self.root, rel), text.encode("utf-8"))
-        return self._reread(rel)
+            raw = text.encode("utf-8")
+            atomic_write(safe_join(self.root, rel), raw)
+        return self._written(rel, raw)
 
     # tags
     def tag_registry(self) -> TagRegistry | None:
@@ -1169,25 +1366,51 @@ class WhiteBoxProvider(BaseProvider):
         except ParseError:
             return None
 
-    def _register_tags(self, tags: list[str], source: str) -> None:
-        if not tags:
+    def _register_tags(self, groups: list[tuple[list[str], str]]) -> None:
+        """List the tags tags.md does not know under Proposed (spec "Tags").
+
+        Args:
+            groups: ``(tags, source)`` of each add, in order; a new tag is described as
+                ``first used by <source>`` of the first add that used it. tags.md ends as if
+                the adds had registered their tags one by one, in one write.
+        """
+        if not any(tags for tags, _ in groups):
             return
         path = self.root / "tags.md"
         if path.is_symlink() or not path.is_file() or self.read_only:
             return
+        seen = self._tags_seen
+        if seen is not None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = None
+            if data == seen[0] and all(
+                not registrable(t) or seen[1].knows(t) for tags, _ in groups for t in tags
+            ):
+                return  # every tag is listed already: nothing to lock or write
         with file_lock(path):
             data = path.read_bytes()
             try:
                 tf = TextFile.decode(data, path="tags.md")
             except ParseError:
                 return
-            reg = parse_tags(tf.text)
-            new: list[tuple[str, str]] = []
-            for tag in tags:
-                if registrable(tag) and not reg.knows(tag) and tag not in {t for t, _ in new}:
-                    new.append((tag, f"first used by {source.replace(chr(10), ' ')}"))
-            if new:
-                atomic_write(path, tf.encode(append_proposed(tf.text, new)))
+            text = tf.text
+            reg = parse_tags(text)
+            changed = False
+            for tags, source in groups:
+                new: list[tuple[str, str]] = []
+                for tag in tags:
+                    if registrable(tag) and not reg.knows(tag) and tag not in {t for t, _ in new}:
+                        new.append((tag, f"first used by {source.replace(chr(10), ' ')}"))
+                if new:
+                    text = append_proposed(text, new)
+                    reg = parse_tags(text)
+                    changed = True
+            if changed:
+                data = tf.encode(text)
+                atomic_write(path, data)
+            self._tags_seen = (data, reg)
 
     # -- checking ---------------------------------------------------------------------
     def validate(self) -> list[Diagnostic]:
@@ -1202,6 +1425,24 @@ class WhiteBoxProvider(BaseProvider):
         ``wb.month-file-name`` warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
         Each names the file (vault-relative) and line.
         """
+        return self._scan(entries=None)
+
+    def read_all(self) -> StoreSnapshot:
+        """Read every entry and check the vault in one pass over the files.
+
+        Equals ``StoreSnapshot(list(self.iter_entries()), self.validate())``: each file is
+        read and parsed once, its entries and its diagnostics collected together.
+
+        Returns:
+            ``StoreSnapshot(entries in path order, diagnostics as validate() orders them)``.
+        """
+        entries: list[MemoryEntry] = []
+        diags = self._scan(entries=entries)
+        return StoreSnapshot(entries, diags)
+
+    def _scan(self, entries: list[MemoryEntry] | None) -> list[Diagnostic]:
+        """validate(), also collecting every entry into ``entries`` when it is a list."""
+        self._sync()
         diags: list[Diagnostic] = []
         if (self.root / "tags.md").is_symlink():
             diags.append(_diag("tags.md", None, "wb.symlink", Severity.ERROR,
@@ -1225,12 +1466,17 @@ class WhiteBoxProvider(BaseProvider):
                                        "observation files are named YYYY-MM.md (or YYYY-MM-part-N.md)"))
                 self._validate_registry = registry
                 try:
-                    for _ in self._observations(rel, data, diags):
-                        pass
+                    if entries is None:
+                        for _ in self._observations(rel, data, diags):
+                            pass
+                    else:
+                        entries.extend(self._observations(rel, data, diags))
                 finally:
                     self._validate_registry = None
             else:
-                self._file_entry(rel, data, diags)
+                entry = self._file_entry(rel, data, diags)
+                if entry is not None and entries is not None:
+                    entries.append(entry)
         return diags
 
 
