@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -186,3 +187,55 @@ def test_reads_inside_a_batch_see_the_incremental_document(tmp_path: Path) -> No
         assert path.read_bytes() == b"# Maka Memory\n"
     assert MakaProvider(path).get(first.id or "") == changed
     assert (state.size, state.entry_count, state.active_count) == (len(path.read_bytes()), 2, 2)
+
+
+LINE_POOL = [
+    "## Heading",
+    "## Other title  ",
+    "##no-space",
+    "<!-- maka-memory: id=a status=active -->",
+    "  <!-- maka-memory: id=b tags=x,y bad -->  ",
+    "<!-- maka-memory: id=a proposalId=p1 -->",
+    "<!-- maka-memory: broken",
+    "plain content",
+    "  ",
+    "",
+    "\u3000",
+    "more text with <!-- a comment -->",
+]
+
+
+def random_doc(rnd: random.Random) -> str:
+    lines = [rnd.choice(LINE_POOL) for _ in range(rnd.randint(0, 14))]
+    seps = [rnd.choice(["\n", "\n", "\r\n"]) for _ in lines]
+    text = "".join(a + b for a, b in zip(lines, seps, strict=True))
+    return text if rnd.random() < 0.7 else text.rstrip("\r\n")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_splice_gives_what_a_full_parse_gives(seed: int) -> None:
+    rnd = random.Random(seed)
+    doc = parse_document(random_doc(rnd))
+    doc.index()
+    assert doc.newline in ("\n", "\r\n")
+    for _ in range(25):
+        start = rnd.randint(0, len(doc.lines))
+        end = rnd.randint(start, min(len(doc.lines), start + 4))
+        new = [rnd.choice(LINE_POOL) for _ in range(rnd.randint(0, 4))]
+        seps = [rnd.choice(["\n", "\r\n"]) for _ in new]
+        if end == len(doc.lines) and new:
+            seps[-1] = ""  # the file's last line has no terminator (split_lines' invariant)
+        if end == len(doc.lines) and not new:
+            continue  # the last line must keep a terminator-less end; not an edit the writer makes
+        if start == end == len(doc.lines) and new and doc.separators and doc.separators[-1] == "":
+            continue
+        fresh = doc.splice(start, end, new, seps)
+        expected = parse_document(doc.text())
+        assert doc == expected, (seed, start, end, new)
+        assert doc.newline == expected.newline
+        assert all(section in doc.sections for section in fresh)
+        index, full = doc.index(), expected.index()
+        assert +index.taken == +full.taken
+        assert {k: sorted(s.start for s in v) for k, v in index.entries.items()} == {
+            k: [s.start for s in v] for k, v in full.entries.items()
+        }

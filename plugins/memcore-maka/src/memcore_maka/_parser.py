@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 
 __all__ = [
     "MAX_BYTES",
     "META_KEY_RE",
     "Document",
+    "IdIndex",
     "MetaComment",
     "Section",
     "js_number",
@@ -252,6 +256,71 @@ class Section:
         """Whether Maka shows this section (its trimmed content is not empty)."""
         return bool(self.content)
 
+    def finish(self, end: int) -> None:
+        """Close the section at line ``end`` (exclusive) and compute its ``content``."""
+        self.end = end
+        self.content = js_trim("\n".join(self.body_lines))
+
+    def shift(self, delta: int) -> None:
+        """Move every line index of the section by ``delta`` lines."""
+        self.start += delta
+        self.end += delta
+        if self.meta_index is not None:
+            self.meta_index += delta
+        self.shadow_indices = [index + delta for index in self.shadow_indices]
+        self.dropped = [(index + delta, token, why) for index, token, why in self.dropped]
+
+
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def _byte_len(lines: list[str], seps: list[str]) -> int:
+    """UTF-8 size of ``lines`` with their terminators (lone surrogates count as 3 bytes)."""
+    return len("".join(lines).encode("utf-8", "surrogatepass")) + sum(map(len, seps))
+
+
+@dataclass
+class IdIndex:
+    """Where each id is in a :class:`Document`, kept up to date by :meth:`Document.splice`.
+
+    Attributes:
+        entries: NFC id -> the entry sections (non-empty content) with that id (usually one;
+            not necessarily in file order after splices).
+        taken: How many sections use each NFC id or ``proposalId`` (what a new id must avoid).
+    """
+
+    entries: dict[str, list[Section]] = field(default_factory=dict)
+    taken: Counter[str] = field(default_factory=Counter)
+
+    def add(self, section: Section) -> None:
+        """Count ``section`` in the index."""
+        key = _nfc(section.id)
+        self.taken[key] += 1
+        proposal = (section.meta or {}).get("proposalId")
+        if proposal is not None:
+            self.taken[proposal] += 1
+        if section.is_entry:
+            self.entries.setdefault(key, []).append(section)
+
+    def remove(self, section: Section) -> None:
+        """Forget ``section`` (the same object :meth:`add` was given)."""
+        key = _nfc(section.id)
+        self.taken[key] -= 1
+        if self.taken[key] <= 0:
+            del self.taken[key]
+        proposal = (section.meta or {}).get("proposalId")
+        if proposal is not None:
+            self.taken[proposal] -= 1
+            if self.taken[proposal] <= 0:
+                del self.taken[proposal]
+        if section.is_entry:
+            kept = [s for s in self.entries.get(key, []) if s is not section]
+            if kept:
+                self.entries[key] = kept
+            else:
+                self.entries.pop(key, None)
+
 
 @dataclass
 class Document:
@@ -266,6 +335,9 @@ class Document:
         sections: Every ``## `` section in order, entries and empty ones.
         malformed: Line indices inside sections that mention ``maka-memory`` in an HTML comment
             but are not one whole metadata comment (kept as content, as Maka does).
+
+    Change ``lines`` / ``separators`` only through :meth:`splice`, which keeps the parse, the
+    size, the line-terminator counts and the id index in step.
     """
 
     size: int
@@ -275,6 +347,8 @@ class Document:
     separators: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     malformed: list[int] = field(default_factory=list)
+    _terminators: Counter[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _index: IdIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def entries(self) -> list[Section]:
@@ -284,13 +358,126 @@ class Document:
     @property
     def newline(self) -> str:
         """The dominant line terminator, used for lines memcore inserts."""
-        crlf = sum(1 for s in self.separators if s == "\r\n")
-        lf = sum(1 for s in self.separators if s == "\n")
-        return "\r\n" if crlf > lf else "\n"
+        if self._terminators is None:
+            self._terminators = Counter(self.separators)
+        return "\r\n" if self._terminators["\r\n"] > self._terminators["\n"] else "\n"
 
     def text(self) -> str:
         """Return the document's text (lines and their terminators joined)."""
         return "".join(line + sep for line, sep in zip(self.lines, self.separators, strict=True))
+
+    def index(self) -> IdIndex:
+        """Return the id index (built on first use, then kept up to date by :meth:`splice`)."""
+        if self._index is None:
+            index = IdIndex()
+            for section in self.sections:
+                index.add(section)
+            self._index = index
+        return self._index
+
+    def spliced_size(self, start: int, end: int, lines: list[str], seps: list[str]) -> int:
+        """Return the size in bytes the file would have after ``splice(start, end, lines, seps)``."""
+        removed = _byte_len(self.lines[start:end], self.separators[start:end])
+        return self.size - removed + _byte_len(lines, seps)
+
+    def splice(self, start: int, end: int, lines: list[str], seps: list[str]) -> list[Section]:
+        """Replace lines ``start:end`` with ``lines`` (terminators ``seps``), parsing only what changed.
+
+        The sections the change touches (the one holding line ``start - 1`` up to the next
+        heading at or after ``end``) are parsed again with Maka's rules; later sections are
+        moved by the change in line count; ``size``, ``reason``, the terminator counts and the
+        id index follow. The result is what :func:`parse_document` gives for the new text.
+        Cost: the touched sections plus the number of later sections (none for an append).
+
+        Args:
+            start: First line replaced (0-based).
+            end: Line just past the last one replaced (``start`` for a pure insertion).
+            lines: The new lines, without terminators.
+            seps: Their terminators (``len(seps) == len(lines)``; only the file's last line
+                may have ``""``).
+
+        Returns:
+            The re-parsed sections (in order) that now cover the changed lines.
+
+        Raises:
+            ValueError: The document is in safe mode (nothing of it was parsed).
+        """
+        if self.safe_mode:
+            raise ValueError("a document in safe mode cannot be edited")
+        if len(lines) != len(seps):
+            raise ValueError("every line needs its terminator")
+        self.size = self.spliced_size(start, end, lines, seps)
+        removed_content = any(js_trim(line) for line in self.lines[start:end])
+        added_content = any(js_trim(line) for line in lines)
+        if self._terminators is not None:
+            self._terminators.subtract(self.separators[start:end])
+            self._terminators.update(seps)
+        sections = self.sections
+        first = bisect_right(sections, start - 1, key=lambda s: s.start) - 1
+        lo = sections[first].start if first >= 0 else 0
+        first = max(first, 0)
+        last = bisect_left(sections, end, lo=first, key=lambda s: s.start)
+        hi_old = sections[last].start if last < len(sections) else len(self.lines)
+        delta = len(lines) - (end - start)
+        self.lines[start:end] = lines
+        self.separators[start:end] = seps
+        fresh, malformed = _parse_region(self.lines, lo, hi_old + delta)
+        if self._index is not None:
+            for section in sections[first:last]:
+                self._index.remove(section)
+            for section in fresh:
+                self._index.add(section)
+        sections[first:last] = fresh
+        if delta:
+            for section in sections[first + len(fresh) :]:
+                section.shift(delta)
+        m_lo = bisect_left(self.malformed, lo)
+        m_hi = bisect_left(self.malformed, hi_old, lo=m_lo)
+        tail = [index + delta for index in self.malformed[m_hi:]]
+        self.malformed[m_lo:] = [*malformed, *tail]
+        if added_content:
+            self.reason = None
+        elif removed_content:
+            self.reason = None if any(js_trim(line) for line in self.lines) else "empty"
+        return fresh
+
+
+def _parse_region(lines: list[str], lo: int, hi: int) -> tuple[list[Section], list[int]]:
+    """Parse ``lines[lo:hi]`` (``lo`` is 0 or a heading, ``hi`` a heading or the end).
+
+    Returns:
+        ``(sections, malformed line indices)``, with absolute line indices.
+    """
+    sections: list[Section] = []
+    malformed: list[int] = []
+    current: Section | None = None
+    for index in range(lo, hi):
+        line = lines[index]
+        heading = HEADING_RE.match(line) if line.startswith("##") else None
+        if heading:
+            if current is not None:
+                current.finish(index)
+                sections.append(current)
+            current = Section(start=index, end=index + 1, title=heading.group(1))
+            continue
+        if current is None:
+            continue
+        comment = parse_meta_comment(line)
+        if comment is not None:
+            if current.meta is None:
+                current.meta = comment.meta
+                current.meta_index = index
+                current.dropped.extend((index, token, why) for token, why in comment.dropped)
+            else:
+                current.shadow_indices.append(index)
+            continue
+        if "maka-memory" in line and "<!--" in line:
+            malformed.append(index)
+        current.body_lines.append(line)
+    if current is not None:
+        current.finish(hi)
+        sections.append(current)
+    return sections, malformed
 
 
 def parse_document(text: str, *, size: int | None = None) -> Document:
@@ -312,34 +499,5 @@ def parse_document(text: str, *, size: int | None = None) -> Document:
     if not js_trim(text):
         doc.reason = "empty"
         return doc
-    current: Section | None = None
-
-    def flush(end: int) -> None:
-        if current is None:
-            return
-        current.end = end
-        current.content = js_trim("\n".join(current.body_lines))
-        doc.sections.append(current)
-
-    for index, line in enumerate(lines):
-        heading = HEADING_RE.match(line) if line.startswith("##") else None
-        if heading:
-            flush(index)
-            current = Section(start=index, end=index + 1, title=heading.group(1))
-            continue
-        if current is None:
-            continue
-        comment = parse_meta_comment(line)
-        if comment is not None:
-            if current.meta is None:
-                current.meta = comment.meta
-                current.meta_index = index
-                current.dropped.extend((index, token, why) for token, why in comment.dropped)
-            else:
-                current.shadow_indices.append(index)
-            continue
-        if "maka-memory" in line and "<!--" in line:
-            doc.malformed.append(index)
-        current.body_lines.append(line)
-    flush(len(lines))
+    doc.sections, doc.malformed = _parse_region(lines, 0, len(lines))
     return doc

@@ -37,7 +37,7 @@ from memcore.errors import (
     UnsafePathError,
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, utc_now
-from memcore.provider import BaseProvider, Capability
+from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_maka._parser import (
     MAX_BYTES,
@@ -131,6 +131,7 @@ class _Loaded:
     path: Path
     pending: bool
     data: bytes | None = None
+    size: int | None = None
     doc: Document = field(default_factory=lambda: Document(size=0))
     views: list[EntryView] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -150,10 +151,13 @@ class _Batch:
         thread: The thread that opened the batch (others read and write the disk as usual).
         read: Whether the file has been read yet.
         old: The bytes on disk when read (or last flushed): what ``MEMORY.md.bak`` gets.
-        data: The bytes with the batch's writes applied; ``None`` for a missing file.
-        dirty: Whether ``data`` differs from what is on disk.
-        text: The last MEMORY.md text parsed in the batch, and ``doc`` its parse (reused, so
-            each write parses the file once).
+        data: The bytes with the batch's writes applied; ``None`` for a missing file. Out of
+            date while ``stale`` (then ``doc`` is the file).
+        dirty: Whether the file in memory differs from what is on disk.
+        doc: The parse of a readable, writable MEMORY.md, edited in place by each write
+            (:meth:`Document.splice`), so a write costs what it changes, not the file size;
+            ``None`` until the file was read, and after a write that replaced the whole text.
+        stale: Whether ``doc`` has writes ``data`` does not have yet.
     """
 
     thread: int
@@ -161,8 +165,31 @@ class _Batch:
     old: bytes | None = None
     data: bytes | None = None
     dirty: bool = False
-    text: str | None = None
     doc: Document | None = None
+    stale: bool = False
+
+    def current(self) -> bytes | None:
+        """Return MEMORY.md's bytes with every write applied (encodes ``doc`` when stale)."""
+        if self.stale and self.doc is not None:
+            self.data = self.doc.text().encode("utf-8", "surrogatepass")
+            self.stale = False
+        return self.data
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """One write as a change of lines: ``lines[start:end]`` become ``new`` (terminators ``seps``)."""
+
+    start: int
+    end: int
+    new: list[str]
+    seps: list[str]
+
+    def apply(self, doc: Document) -> str:
+        """Return ``doc``'s text with the edit applied (``doc`` itself is not changed)."""
+        lines = [*doc.lines[: self.start], *self.new, *doc.lines[self.end :]]
+        seps = [*doc.separators[: self.start], *self.seps, *doc.separators[self.end :]]
+        return "".join(a + b for a, b in zip(lines, seps, strict=True))
 
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
@@ -368,7 +395,7 @@ class MakaProvider(BaseProvider):
             entry_count=len(loaded.views),
             active_count=statuses.count(Status.ACTIVE),
             archived_count=statuses.count(Status.ARCHIVED),
-            size=len(loaded.data) if loaded.data is not None else None,
+            size=loaded.size,
             reason=loaded.reason,
         )
 
@@ -402,6 +429,15 @@ class MakaProvider(BaseProvider):
         """Read and parse ``path``; with ``full``, also build every entry and the diagnostics."""
         loaded = _Loaded(path=path, pending=pending)
         shown = str(path)
+        batch = self._active_batch() if path == self.path else None
+        if batch is not None and batch.doc is not None:
+            # MEMORY.md as the batch holds it: parsed once, kept up to date by each write.
+            loaded.doc, loaded.size = batch.doc, batch.doc.size
+            loaded.reason = "empty" if batch.doc.reason == "empty" else None
+            if full:
+                loaded.views = [_view(batch.doc, section, pending) for section in batch.doc.entries]
+                loaded.diagnostics.extend(self._diagnose(loaded))
+            return loaded
         if path.is_symlink():
             loaded.status, loaded.reason = "error", "symlink"
             loaded.diagnostics.append(
@@ -424,7 +460,7 @@ class MakaProvider(BaseProvider):
                 Diagnostic(path=shown, code="maka.io-error", message=f"cannot read {shown}: {exc}")
             )
             return loaded
-        loaded.data = data
+        loaded.data, loaded.size = data, len(data)
         if len(data) > MAX_BYTES:
             loaded.status, loaded.reason = "safe_mode", "oversize"
             loaded.doc = Document(size=len(data), safe_mode=True, reason="oversize")
@@ -456,10 +492,12 @@ class MakaProvider(BaseProvider):
                     ),
                 )
             )
-        doc = self._parse(path, text, len(data))
+        doc = parse_document(text, size=len(data))
         loaded.doc = doc
         if doc.reason == "empty" and loaded.reason is None:
             loaded.reason = "empty"
+        if batch is not None and loaded.writable:
+            batch.doc, batch.stale = doc, False
         if full:
             loaded.views = [_view(doc, section, pending) for section in doc.entries]
             loaded.diagnostics.extend(self._diagnose(loaded))
@@ -651,6 +689,27 @@ class MakaProvider(BaseProvider):
             out.extend(self._load(self.pending_path, pending=True).diagnostics)
         return out
 
+    def read_all(self) -> StoreSnapshot:
+        """Return every entry and every diagnostic from one read of MEMORY.md (and PENDING.md).
+
+        Equal to ``StoreSnapshot(list(self.iter_entries()), self.validate())``: expired entries
+        are archived first, as :meth:`iter_entries` does (then the file is read again), and the
+        diagnostics are those of the same parse the entries come from. Disabled: nothing.
+
+        Returns:
+            ``StoreSnapshot(entries in file order, diagnostics)``.
+
+        Raises:
+            IncognitoBlockedError: Incognito is on (nothing was read).
+        """
+        if not self._gate_read():
+            return StoreSnapshot([], [])
+        loaded = self._load_entries()
+        diagnostics = list(loaded.diagnostics)
+        if os.path.lexists(self.pending_path):
+            diagnostics.extend(self._load(self.pending_path, pending=True).diagnostics)
+        return StoreSnapshot([v.entry for v in loaded.views], diagnostics)
+
     # -- writing --------------------------------------------------------------------------
     def _ensure_folder(self) -> None:
         if not self.folder.exists():
@@ -665,10 +724,7 @@ class MakaProvider(BaseProvider):
         """Return ``text`` as UTF-8; raise :class:`StoreLimitError` over 128 KiB (nothing written)."""
         data = text.encode("utf-8", "surrogatepass")
         if len(data) > MAX_BYTES:
-            raise StoreLimitError(
-                f"maka: this write would make {path} {len(data):,} bytes, over Maka's 128 KiB limit "
-                f"({MAX_BYTES:,} bytes); nothing was written. Archive or delete entries first"
-            )
+            raise _over_limit(path, len(data))
         return data
 
     def _commit(self, path: Path, old: bytes | None, text: str) -> None:
@@ -684,9 +740,25 @@ class MakaProvider(BaseProvider):
         self._fix_folder_mode()
 
     def _mutate(
-        self, path: Path, change: Callable[[_Loaded], str | None], operation: str, *, pending: bool = False
-    ) -> None:
-        """Run one read-modify-write of ``path`` under the store lock."""
+        self,
+        path: Path,
+        change: Callable[[_Loaded], str | _Edit | None],
+        operation: str,
+        *,
+        pending: bool = False,
+        reread: bool = False,
+    ) -> Document | None:
+        """Run one read-modify-write of ``path`` under the store lock.
+
+        ``change`` returns the new text, an :class:`_Edit` of the lines, or ``None`` (nothing to
+        write). Inside a batch an edit of MEMORY.md is applied to the batch's parsed document in
+        place (cost: the lines it changes); otherwise the new text is written (or, in a batch,
+        kept in memory).
+
+        Returns:
+            With ``reread``: the file as it now reads (the batch's document, or a parse of the
+            new text); ``None`` when nothing changed or without ``reread``.
+        """
         self._gate_write(operation)
         with file_lock(self.path):
             if path != self.path:
@@ -705,15 +777,39 @@ class MakaProvider(BaseProvider):
                     f"maka: {path} is in the {loaded.status!r} state ({loaded.reason}); memcore will not "
                     f"rewrite a file it could not parse fully, `{operation}` refused"
                 )
-            text = change(loaded)
-            if text is None:
-                return
+            result = change(loaded)
+            if result is None:
+                return None
             batch = self._active_batch() if path == self.path else None
+            if batch is not None and isinstance(result, _Edit) and batch.doc is loaded.doc:
+                if self._splice(batch, result):
+                    return batch.doc if reread else None
+            text = result if isinstance(result, str) else result.apply(loaded.doc)
+            data = self._encode_checked(path, text)
             if batch is None:
-                self._commit(path, loaded.data, text)
+                self._write(path, loaded.data, data)
             else:
-                batch.data = self._encode_checked(path, text)
-                batch.dirty = True
+                batch.data, batch.doc, batch.stale, batch.dirty = data, None, False, True
+            return parse_document(text, size=len(data)) if reread else None
+
+    def _splice(self, batch: _Batch, edit: _Edit) -> bool:
+        """Apply ``edit`` to the batch's document in place; False when it must go as text.
+
+        Raises:
+            StoreLimitError: The file would go over 128 KiB (nothing changed).
+        """
+        doc = batch.doc
+        assert doc is not None
+        try:
+            "".join(edit.new).encode("utf-8")
+        except UnicodeEncodeError:
+            return False  # lone surrogates: written as text, so the file reads as not UTF-8 again
+        size = doc.spliced_size(edit.start, edit.end, edit.new, edit.seps)
+        if size > MAX_BYTES:
+            raise _over_limit(self.path, size)
+        doc.splice(edit.start, edit.end, edit.new, edit.seps)
+        batch.stale = batch.dirty = True
+        return True
 
     # -- batch ----------------------------------------------------------------------------
     def _active_batch(self) -> _Batch | None:
@@ -743,22 +839,16 @@ class MakaProvider(BaseProvider):
             raise FileNotFoundError(2, "No such file or directory", str(path))
         return batch.data
 
-    def _parse(self, path: Path, text: str, size: int | None) -> Document:
-        """Return ``parse_document(text)``; inside a batch, MEMORY.md's last parse is reused."""
-        batch = self._active_batch() if path == self.path else None
-        if batch is None:
-            return parse_document(text, size=size)
-        if batch.doc is None or batch.text != text:
-            batch.text, batch.doc = text, parse_document(text, size=size)
-        return batch.doc
-
     def _flush_batch(self) -> None:
         """Write the open batch's pending MEMORY.md now (one backup + one atomic write), if any."""
         batch = self._active_batch()
-        if batch is None or not batch.dirty or batch.data is None:
+        if batch is None or not batch.dirty:
             return
-        self._write(self.path, batch.old, batch.data)
-        batch.old, batch.dirty = batch.data, False
+        data = batch.current()
+        if data is None:
+            return
+        self._write(self.path, batch.old, data)
+        batch.old, batch.dirty = data, False
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -793,17 +883,21 @@ class MakaProvider(BaseProvider):
                 yield
             finally:
                 self._batch_state = None
-                if batch.dirty and batch.data is not None:
-                    self._write(self.path, batch.old, batch.data)
+                data = batch.current() if batch.dirty else None
+                if data is not None:
+                    self._write(self.path, batch.old, data)
 
     @staticmethod
     def _find(loaded: _Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
         wanted = _nfc(entry_id)
-        found = [
-            s
-            for s in loaded.doc.entries
-            if _nfc(s.id) == wanted or (by_proposal and _nfc((s.meta or {}).get("proposalId", "")) == wanted)
-        ]
+        if by_proposal:
+            found = [
+                s
+                for s in loaded.doc.entries
+                if _nfc(s.id) == wanted or _nfc((s.meta or {}).get("proposalId", "")) == wanted
+            ]
+        else:
+            found = sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start)
         if not found:
             raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {loaded.path}")
         if len(found) > 1:
@@ -823,15 +917,22 @@ class MakaProvider(BaseProvider):
         return out
 
     @staticmethod
-    def _append_text(doc: Document, header: str, rendered: RenderedSection) -> str:
+    def _append(doc: Document, header: str, rendered: RenderedSection) -> _Edit | str:
+        """Return the write that appends ``rendered`` to ``doc``.
+
+        The text is ``trimEnd(file) + blank line + section + newline``; a blank file becomes
+        ``header + blank line + section + newline`` (returned as the whole text). As an edit it
+        touches only the file's trailing blank lines and its last line with content.
+        """
         newline = doc.newline
-        block = newline.join(
-            [f"## {rendered.title}", rendered.meta_text, *rendered.content_lines]
-        )
-        current = doc.text()
-        if js_trim(current):
-            return js_trim_end(current) + newline * 2 + block + newline
-        return header + newline * 2 + block + newline
+        block = [f"## {rendered.title}", rendered.meta_text, *rendered.content_lines]
+        last = len(doc.lines) - 1
+        while last >= 0 and not js_trim_end(doc.lines[last]):
+            last -= 1
+        if last < 0:
+            return header + newline * 2 + newline.join(block) + newline
+        new = [js_trim_end(doc.lines[last]), "", *block, ""]
+        return _Edit(last, len(doc.lines), new, [newline] * (len(new) - 1) + [""])
 
     def _new_entry(self, entry: MemoryEntry, loaded: _Loaded, *, proposal: bool = False) -> MemoryEntry:
         now = self._now()
@@ -844,14 +945,13 @@ class MakaProvider(BaseProvider):
         if entry.id is None:
             ms = to_ms(entry.created_at)
             base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
-            sections = loaded.doc.sections
-            taken = {_nfc(s.id) for s in sections} | {(s.meta or {}).get("proposalId") for s in sections}
+            taken = loaded.doc.index().taken
             candidate, n = base, 1
             while candidate in taken:
                 n += 1
                 candidate = f"{base}-{n}"
             entry.id = candidate
-        elif any(_nfc(s.id) == entry.id for s in loaded.doc.entries):
+        elif entry.id in loaded.doc.index().entries:
             raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {loaded.path}")
         unowned = not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", "")))
         if proposal and entry.scope == "session" and unowned:
@@ -875,54 +975,58 @@ class MakaProvider(BaseProvider):
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file in safe mode / not UTF-8.
         """
         self.require(Capability.ADD, "add")
-        written: list[tuple[str, str]] = []
+        ids: list[str] = []
 
-        def change(loaded: _Loaded) -> str:
+        def change(loaded: _Loaded) -> _Edit | str:
             new = self._new_entry(entry, loaded)
-            text = self._append_text(loaded.doc, MEMORY_HEADER, render_section(new))
-            written.append((new.id or "", text))
-            return text
+            ids.append(new.id or "")
+            return self._append(loaded.doc, MEMORY_HEADER, render_section(new))
 
-        self._mutate(self.path, change, "add")
-        return self._stored(*written[0])
+        doc = self._mutate(self.path, change, "add", reread=True)
+        assert doc is not None
+        return self._stored(ids[0], doc)
 
-    def _stored(self, entry_id: str, text: str, *, pending: bool = False) -> MemoryEntry:
-        """Return entry ``entry_id`` as read back from ``text`` (what was just written)."""
-        path = self.pending_path if pending else self.path
-        loaded = _Loaded(path=path, pending=pending, doc=self._parse(path, text, None))
-        return self._find(loaded, entry_id).entry
+    def _stored(self, entry_id: str, doc: Document) -> MemoryEntry:
+        """Return MEMORY.md's entry ``entry_id`` as read back from ``doc`` (what was just written)."""
+        return self._find(_Loaded(path=self.path, pending=False, doc=doc), entry_id).entry
 
-    def _rewrite(self, loaded: _Loaded, old: EntryView, entry: MemoryEntry) -> str | None:
+    @staticmethod
+    def _rewrite(loaded: _Loaded, old: EntryView, entry: MemoryEntry) -> _Edit | None:
+        """Return the edit that rewrites ``old``'s section as ``entry`` (``None``: no change).
+
+        The edit covers the section only: all of it when the content changed, else the
+        heading up to the comment line.
+        """
         doc, section = loaded.doc, old.section
         rendered = render_section(entry, old)
         if _unchanged(rendered):
             return None
-        lines, seps = list(doc.lines), list(doc.separators)
+        lines, seps = doc.lines, doc.separators
         newline = doc.newline
         if rendered.body_changed:
             keep_from = section.end
             while keep_from - 1 > section.start and not js_trim(lines[keep_from - 1]):
                 keep_from -= 1
-            trailing = list(range(keep_from, section.end))
             shadows = [lines[i] for i in section.shadow_indices]
             heading = f"## {rendered.title}" if rendered.title_changed else lines[section.start]
             new_lines = [heading, rendered.meta_text, *rendered.content_lines, *shadows]
-            new_lines += [lines[i] for i in trailing]
-            last_sep = seps[section.end - 1]
+            new_lines += lines[keep_from : section.end]
             new_seps = [newline] * len(new_lines)
-            new_seps[-1] = last_sep if section.end == len(lines) else newline
-            lines[section.start : section.end] = new_lines
-            seps[section.start : section.end] = new_seps
-        else:
-            if rendered.meta_changed:
-                if section.meta_index is not None:
-                    lines[section.meta_index] = rendered.meta_text
-                else:
-                    lines.insert(section.start + 1, rendered.meta_text)
-                    seps.insert(section.start + 1, newline)
-            if rendered.title_changed:
-                lines[section.start] = f"## {rendered.title}"
-        return "".join(a + b for a, b in zip(lines, seps, strict=True))
+            new_seps[-1] = seps[section.end - 1] if section.end == len(lines) else newline
+            return _Edit(section.start, section.end, new_lines, new_seps)
+        end = section.start + 1
+        if rendered.meta_changed and section.meta_index is not None:
+            end = section.meta_index + 1
+        new_lines, new_seps = lines[section.start : end], seps[section.start : end]
+        if rendered.meta_changed:
+            if section.meta_index is not None:
+                new_lines[-1] = rendered.meta_text
+            else:
+                new_lines.insert(1, rendered.meta_text)
+                new_seps.insert(1, newline)
+        if rendered.title_changed:
+            new_lines[0] = f"## {rendered.title}"
+        return _Edit(section.start, end, new_lines, new_seps)
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite the section of ``entry.id``: only the heading, comment or content that changed.
@@ -940,9 +1044,7 @@ class MakaProvider(BaseProvider):
         self.require(Capability.UPDATE, "update")
         if entry.id is None:
             raise EntryNotFoundError("maka: update needs an entry with an id")
-        written: list[str] = []
-
-        def change(loaded: _Loaded) -> str | None:
+        def change(loaded: _Loaded) -> _Edit | None:
             assert entry.id is not None
             old = self._find(loaded, entry.id)
             if expected_version is not None and old.entry.version != expected_version:
@@ -956,13 +1058,10 @@ class MakaProvider(BaseProvider):
                 return None
             if new.updated_at == old.entry.updated_at:
                 new.updated_at = from_ms(self._now())
-            text = self._rewrite(loaded, old, new)
-            if text is not None:
-                written.append(text)
-            return text
+            return self._rewrite(loaded, old, new)
 
-        self._mutate(self.path, change, "update")
-        return self._stored(entry.id, written[0]) if written else self.get(entry.id)
+        doc = self._mutate(self.path, change, "update", reread=True)
+        return self._stored(entry.id, doc) if doc is not None else self.get(entry.id)
 
     def delete(self, entry_id: str) -> None:
         """Remove the entry's whole section (heading to the next heading).
@@ -1057,7 +1156,7 @@ class MakaProvider(BaseProvider):
         """
         stored: list[MemoryEntry] = []
 
-        def change(loaded: _Loaded) -> str:
+        def change(loaded: _Loaded) -> _Edit | str:
             draft = entry.model_copy(deep=True)
             draft.status = Status.REVIEW_REQUIRED
             draft.source = "extracted"
@@ -1071,7 +1170,7 @@ class MakaProvider(BaseProvider):
             new.created_at = None
             new.updated_at = None
             stored.append(new)
-            return self._append_text(loaded.doc, PENDING_HEADER, render_section(new))
+            return self._append(loaded.doc, PENDING_HEADER, render_section(new))
 
         self._mutate(self.pending_path, change, "propose", pending=True)
         return self._find(self._load(self.pending_path, pending=True, full=False), stored[0].id or "").entry
@@ -1172,6 +1271,14 @@ class MakaProvider(BaseProvider):
 
         self._mutate(self.pending_path, change, "reject", pending=True)
         return self._find(self._load(self.pending_path, pending=True, full=False), found[0]).entry
+
+
+def _over_limit(path: Path, size: int) -> StoreLimitError:
+    """The error for a write that would make ``path`` ``size`` bytes (over 128 KiB)."""
+    return StoreLimitError(
+        f"maka: this write would make {path} {size:,} bytes, over Maka's 128 KiB limit "
+        f"({MAX_BYTES:,} bytes); nothing was written. Archive or delete entries first"
+    )
 
 
 def _view(doc: Document, section: Section, pending: bool) -> EntryView:
