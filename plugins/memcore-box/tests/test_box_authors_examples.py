@@ -152,3 +152,44 @@ def test_updating_an_example_touches_only_what_changed(workspace: Path) -> None:
     index = json.loads((workspace / "memories" / "_index.json").read_text(encoding="utf-8"))
     assert index["entries"][index["by_id"][DECISION]]["tags"] == ["auth", "mobile", "security", "tokens"]
     assert index["by_tag"]["tokens"] == [DECISION]
+
+
+def _snapshot_equals_two_passes(root: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """Assert read_all() == (iter_entries, validate) on ``root``; return its ids and (code, path)s."""
+    with BoxMemoryProvider(str(root)) as store:
+        snapshot = store.read_all()
+    with BoxMemoryProvider(str(root)) as store:
+        entries = list(store.iter_entries())
+        diagnostics = store.validate()
+    assert [e.model_dump() for e in snapshot.entries] == [e.model_dump() for e in entries]
+    assert snapshot.diagnostics == diagnostics
+    return [e.id or "" for e in snapshot.entries], [(d.code, d.path) for d in snapshot.diagnostics]
+
+
+def test_read_all_is_one_pass_of_iter_entries_and_validate(workspace: Path) -> None:
+    before = _tree(workspace)
+    ids, diagnostics = _snapshot_equals_two_passes(workspace)
+    assert ids == [DECISION, TASK, COMPANION]
+    # The companion's binary is a Box file id, not in this folder; the example ids use
+    # letters outside Crockford base32 (accepted); the rollup does not exist yet.
+    assert ("box.companion-unchecked", "memories/companion__q2-2026-revenue-report-pdf-companion.md") in diagnostics
+    assert ("box.rollup-missing", "_index.json") in diagnostics
+    assert _tree(workspace) == before  # reading writes nothing
+
+
+def test_read_all_on_a_drifted_workspace(workspace: Path) -> None:
+    memories = workspace / "memories"
+    decision = (memories / FILES["example-memory-decision.md"]).read_text(encoding="utf-8")
+    # A second file with the decision's id (created earlier: it sorts first and wins), an
+    # orphan without frontmatter, and a file the index does not list.
+    (memories / "decision__copy.md").write_text(
+        decision.replace("created_at: 2026-05-22T18:32:00Z", "created_at: 2026-05-01T00:00:00Z"), encoding="utf-8")
+    (memories / "note__orphan.md").write_text("no frontmatter here\n", encoding="utf-8")
+    task = (memories / FILES["example-memory-task.md"]).read_text(encoding="utf-8")
+    (memories / "task__unindexed.md").write_text(
+        task.replace("mem_01HXYZA1B2C3D4E5F6G7H8J9K2", "mem_01HXYZA1B2C3D4E5F6G7H8J9K3"), encoding="utf-8")
+    ids, diagnostics = _snapshot_equals_two_passes(workspace)
+    assert ids == [DECISION, TASK, "mem_01HXYZA1B2C3D4E5F6G7H8J9K3", COMPANION]
+    codes = {code for code, _ in diagnostics}
+    assert {"box.duplicate-id", "box.orphan", "box.index-unindexed"} <= codes
+    assert ("box.orphan", "memories/note__orphan.md") in diagnostics

@@ -47,7 +47,7 @@ from memcore.errors import (
 )
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
-from memcore.provider import BaseProvider, Capability
+from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import dump_mapping, load_fast, patch_yaml, plain
@@ -1361,17 +1361,29 @@ class BoxMemoryProvider(BaseProvider):
                                        f"{companion.get('size_bytes')} -> {size} bytes); regenerate the companion")]
         return []
 
-    def _content_diags(self, files: list[_File]) -> list[Diagnostic]:
+    def _content_diags(self, files: list[_File], entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
+        """Return the per-file and cross-file diagnostics of ``files``.
+
+        Args:
+            files: The parsed memory files, in scan order.
+            entries: When given, receives every memory in :meth:`iter_entries` order
+                (``created_at``, id, scan position; of files sharing an id the first), mapped
+                from the same parse.
+        """
         diags: list[Diagnostic] = []
         by_id: dict[str, list[_File]] = {}
         by_slug: dict[str, list[_File]] = {}
         resolve, known = self._file_resolver(files)
-        for f in files:
+        keyed: list[tuple[tuple[datetime, str], int, MemoryEntry]] = []
+        for position, f in enumerate(files):
             entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
             by_id.setdefault(entry_id, []).append(f)
             if str(f.meta.get("status")) == "active" and f.meta.get("slug"):
                 by_slug.setdefault(str(f.meta["slug"]).casefold(), []).append(f)
-            diags += self._entry_of(f, resolve, known)[1]
+            entry, found = self._entry_of(f, resolve, known)
+            diags += found
+            if entries is not None:
+                keyed.append((_sort_key(f.meta.get("created_at"), entry_id), position, entry))
             kind, slug = str(f.meta.get("kind")), str(f.meta.get("slug") or "")
             if f.name != f"{kind}__{slug}.md" and not (kind == "companion" and f.name.endswith(".md")):
                 diags.append(Diagnostic(path=f.path, code="box.filename", severity=Severity.WARNING, entry_id=entry_id,
@@ -1392,6 +1404,13 @@ class BoxMemoryProvider(BaseProvider):
                                             entry_id=str(f.meta["id"]),
                                             message=f"slug {slug!r} is on {len(group)} active memories: "
                                                     + ", ".join(g.path for g in group)))
+        if entries is not None:
+            keyed.sort(key=lambda k: (k[0], k[1]))
+            seen: set[str] = set()
+            for (_, entry_id), _, entry in keyed:
+                if entry_id not in seen:
+                    seen.add(entry_id)
+                    entries.append(entry)
         return diags
 
     def _drift_diags(self, files: list[_File]) -> list[Diagnostic]:
@@ -1449,6 +1468,25 @@ class BoxMemoryProvider(BaseProvider):
         a memory file and its index leaves exactly this --, unresolved wikilinks, stale or
         vanished companions, file names off the ``<kind>__<slug>.md`` convention, non-ULID ids.
         """
+        return self._check()
+
+    def read_all(self) -> StoreSnapshot:
+        """Return every memory and the workspace's diagnostics from one read of each file.
+
+        Equals ``StoreSnapshot(list(self.iter_entries()), self.validate())``: each memory file
+        is read and parsed once (the round-trip parse :meth:`validate` uses, which gives the
+        same entries as the read path of :meth:`iter_entries`), and both are built from it.
+        Holds every parsed file at once, like :meth:`validate`.
+
+        Returns:
+            The entries in ``(created_at, id)`` order (orphans left out, of files sharing an
+            id the first) and the diagnostics :meth:`validate` gives.
+        """
+        entries: list[MemoryEntry] = []
+        diags = self._check(entries)
+        return StoreSnapshot(entries, diags)
+
+    def _check(self, entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
         self._ensure_open()
         self._sync()
         diags: list[Diagnostic] = []
@@ -1457,7 +1495,7 @@ class BoxMemoryProvider(BaseProvider):
                                     message=self._config_problem))
         files, orphans = self._scan()
         diags += orphans
-        diags += self._content_diags(files)
+        diags += self._content_diags(files, entries)
         diags += self._drift_diags(files)
         # Symbolic links the local storage left out (loops, broken, leading outside the workspace).
         for path, reason in getattr(self.storage, "skipped", ()):
