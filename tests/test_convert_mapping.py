@@ -6,13 +6,17 @@ from pathlib import Path
 
 import pytest
 
+import memcore
+from memcore.convert import migrate
 from memcore.mapping import (
     CONFIDENCE_LABELS,
     confidence_from_label,
     confidence_to_label,
     format_mappings,
+    relation_types,
+    translate_relation_type,
 )
-from memcore.models import MemoryEntry
+from memcore.models import Kind, MemoryEntry, Relation
 from memcore.registry import get_registry
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "mapping.md"
@@ -42,3 +46,64 @@ def test_confidence_labels_round_trip_both_ways() -> None:
     assert confidence_to_label(0.85) == "very-high"
     assert confidence_from_label("Very High") == 0.9
     assert confidence_from_label("certain") is None
+
+
+def test_relation_type_names_map_through_the_pivot() -> None:
+    rm = {"rel": "related"}
+    assert translate_relation_type("rel", rm, {}) == "related"
+    assert translate_relation_type("related", {}, rm) == "rel"
+    assert translate_relation_type("dep", rm, {}) == "dep"  # no counterpart: verbatim
+    assert translate_relation_type("supersedes", {}, rm) == "supersedes"
+
+
+def _relations(url: str) -> dict[str, list[tuple[str, str]]]:
+    with memcore.open(url) as store:
+        titles = {e.id: e.title for e in store.iter_entries()}
+        return {
+            e.title: sorted((r.type, titles.get(r.target, r.target)) for r in e.relations) for e in store.iter_entries()
+        }
+
+
+@pytest.mark.skipif(
+    not {"box", "rightmemory"} <= set(get_registry().names()), reason="needs the box and rightmemory plugins"
+)
+def test_box_related_is_a_rightmemory_rel_edge_and_both_come_back(tmp_path: Path) -> None:
+    """Box ``related`` <-> RightMemory ``rel:`` edge; a ``related`` RightMemory kept in free data stays one."""
+    assert relation_types("rightmemory") == {"rel": "related"}
+    assert relation_types("box") == {}
+    box = f"box:{tmp_path / 'box'}"
+    get_registry().get("box").init_store(str(tmp_path / "box"))
+    with memcore.open(box) as store:
+        a = store.add(MemoryEntry(kind=Kind.FACT, title="Advisory locks", body="Use them.\n"))
+        store.add(
+            MemoryEntry(
+                kind=Kind.FACT,
+                title="Skip locked",
+                body="Instead.\n",
+                relations=[Relation(type="related", target=a.id or "")],
+            )
+        )
+    rm = tmp_path / "rm"
+    migrate(box, f"rightmemory:{rm}")
+    assert "→ [rel:" in (rm / "MEMORY.md").read_text(encoding="utf-8")
+    assert _relations(f"rightmemory:{rm}")["Skip locked"] == [("rel", "Advisory locks")]
+    migrate(f"rightmemory:{rm}", f"box:{tmp_path / 'box2'}")
+    assert _relations(f"box:{tmp_path / 'box2'}")["Skip locked"] == [("related", "Advisory locks")]
+
+    # a RightMemory store holding both names: the rel edge and a related kept in free data
+    with memcore.open(f"rightmemory:{rm}") as store:
+        skip = next(e for e in store.iter_entries() if e.title == "Skip locked")
+        adv = next(e for e in store.iter_entries() if e.title == "Advisory locks")
+        store.add(
+            MemoryEntry(
+                kind=Kind.FACT,
+                title="Both names",
+                body="",
+                parent=None,
+                relations=[Relation(type="rel", target=skip.id or ""), Relation(type="related", target=adv.id or "")],
+            )
+        )
+    before = _relations(f"rightmemory:{rm}")
+    migrate(f"rightmemory:{rm}", f"box:{tmp_path / 'box3'}")
+    migrate(f"box:{tmp_path / 'box3'}", f"rightmemory:{tmp_path / 'rm2'}")
+    assert _relations(f"rightmemory:{tmp_path / 'rm2'}") == before

@@ -80,8 +80,9 @@ import pluggy
 from pydantic import BaseModel, Field, JsonValue, computed_field
 
 from memcore.errors import ConfigError, MemcoreError
+from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
-from memcore.provider import Capability, MemoryProvider
+from memcore.provider import Capability, MemoryProvider, read_all
 from memcore.registry import ProviderRegistry, get_registry
 
 __all__ = [
@@ -487,6 +488,10 @@ def _batch(provider: MemoryProvider) -> contextlib.AbstractContextManager[Any]:
     return contextlib.nullcontext()
 
 
+#: ``extra.memcore`` key recording relation types renamed on the way out of a format
+_RENAMED = "relation_types"
+
+
 def _forward_links(ordered: list[MemoryEntry], restored: dict[str, MemoryEntry], to_write: set[str | None]) -> bool:
     """Return whether an entry to write has a relation to an entry to write later in ``ordered``."""
     position = {e.id: i for i, e in enumerate(ordered) if e.id in to_write}
@@ -514,8 +519,14 @@ class _Run:
         progress: ProgressCallback | None,
         *,
         predict: bool = True,
+        check_source: bool = True,
+        validate: bool = True,
     ) -> None:
         self.predict = predict
+        self.check_source = check_source
+        self.validate = validate
+        #: where this run's target diagnostics start in report.diagnostics
+        self.diagnostics_from = 0
         #: source id -> target id a trial run assigned (append-only targets, see predict_ids)
         self.predicted: dict[str, str] = {}
         #: source id -> full relation list, for entries written with predicted ids
@@ -526,6 +537,9 @@ class _Run:
         self.progress = progress or (lambda phase, done, total: None)
         self.src_fmt = source.format_name
         self.tgt_fmt = target.format_name
+        #: (source, target) native relation type tables, when the formats differ and either has one
+        tables = (relation_types(self.src_fmt), relation_types(self.tgt_fmt)) if self.src_fmt != self.tgt_fmt else None
+        self.relation_types = tables if tables is not None and any(tables) else None
         loc = os.fspath(source.location)
         self.src_loc = loc if Capability.REMOTE in source.capabilities else os.path.abspath(loc)
         self.caps = target.capabilities
@@ -543,11 +557,13 @@ class _Run:
 
     # -- reading ------------------------------------------------------------------------
     def read_source(self) -> list[MemoryEntry]:
-        entries: list[MemoryEntry] = []
-        for entry in self.source.iter_entries():
-            entries.append(entry)
-            if len(entries) % 100 == 0:
-                self.progress("read", len(entries), 0)
+        """Read the source once; with ``check_source``, its validate() errors come from the same pass."""
+        self.progress("read", 0, 0)
+        if self.check_source:
+            entries, diagnostics = read_all(self.source)
+            self.report.source_errors.extend(d for d in diagnostics if d.severity is Severity.ERROR)
+        else:
+            entries = list(self.source.iter_entries())
         self.progress("read", len(entries), len(entries))
         self.hashes = {e.id: e.content_hash() for e in entries if e.id is not None}
         return entries
@@ -575,6 +591,56 @@ class _Run:
         return by_origin, by_content, ids
 
     # -- building target entries ---------------------------------------------------------
+    def rename_relations(
+        self,
+        relations: list[Relation],
+        origin: dict[str, Any] | None,
+        renamed: object,
+        meta: dict[str, JsonValue],
+    ) -> list[Relation]:
+        """Give relation types the target's names (``rel`` <-> ``related``), reversibly.
+
+        Leaving a format, a type renamed is recorded in ``extra.memcore.relation_types``
+        (source target id -> the source's own name); coming back home, exactly those are
+        renamed back and nothing else, so A -> B -> A returns every type A had, also when A
+        held both names (RightMemory's ``rel`` edge and a ``related`` kept in free data).
+        """
+        assert self.relation_types is not None
+        src_types, tgt_types = self.relation_types
+        home = origin is not None and origin.get("format") == self.tgt_fmt
+        record = renamed if home and isinstance(renamed, dict) else {}
+        out: list[Relation] = []
+        record_out: dict[str, JsonValue] = {}
+        for rel in relations:
+            if home:  # rename back exactly what was renamed on the way out
+                linked = self.originals.get(rel.target)
+                came_from = _provenance(linked) if linked is not None else None
+                home_id = came_from.get("id") if came_from and came_from.get("format") == self.tgt_fmt else None
+                if not rel.resolved:
+                    home_id = rel.target  # link text: the same in every format
+                native = record.get(home_id) if isinstance(home_id, str) else None
+                same = isinstance(native, str) and src_types.get(rel.type, rel.type) == tgt_types.get(native, native)
+                name = native if same and isinstance(native, str) else rel.type
+            else:
+                name = translate_relation_type(rel.type, src_types, tgt_types)
+            if name != rel.type:
+                record_out[rel.target] = rel.type
+                rel = rel.model_copy(update={"type": name})
+            out.append(rel)
+        if record_out:
+            meta[_RENAMED] = record_out
+        return out
+        out, record_out = [], {}
+        for rel in relations:
+            name = translate_relation_type(rel.type, src_types, tgt_types)
+            if name != rel.type:
+                record_out[rel.target] = rel.type
+                rel = rel.model_copy(update={"type": name})
+            out.append(rel)
+        if record_out:
+            meta[_RENAMED] = dict(record_out)
+        return out
+
     def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
         """Return the entry to send for ``src`` (relations mapped where possible)."""
         assert src.id is not None
@@ -584,6 +650,9 @@ class _Run:
         meta = dict(entry.extra.get(MEMCORE_NS, {}))
         meta.pop("migrated_from", None)
         meta.pop("kept", None)
+        renamed = meta.pop(_RENAMED, None)
+        if self.relation_types is not None:
+            entry.relations = self.rename_relations(entry.relations, origin, renamed, meta)
         origin_record: dict[str, JsonValue] = {
             "format": self.src_fmt,
             "location": self.src_loc,
@@ -683,15 +752,15 @@ class _Run:
         }
         if (
             self.predict
-            and Capability.GRAPH not in self.caps
+            and (Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps)
             and _forward_links(ordered, self.restored, to_write)
         ):
-            # (a graph format checks every edge on write: an edge to an entry not written yet
-            # is refused, so graph targets get their forward edges in the second pass)
+            # a target that can update gets its forward links in the second pass (one update
+            # per such entry); one that cannot (append-only entries) would lose them, so the
+            # ids it will assign are learnt by a trial run first
             self.predicted = self.predict_ids(ordered, src_ids)
         self.write_all(ordered, src_ids, index)
-        if self.sent:
-            self.verify()
+        self.verify()
         # report in source order
         report.entries.extend(self.reports[e.id] for e in source_entries if e.id is not None)
         failed = {r.source_id for r in report.entries if r.action == "failed"}
@@ -711,6 +780,7 @@ class _Run:
         """Write every entry in ``ordered`` (first pass), then the relations that waited."""
         by_origin, by_content, existing_ids = index or self.index_target()
         total = len(ordered)
+        self.progress("write", 0, total)
         with _batch(self.target):
             for done, src in enumerate(ordered, 1):
                 self.write_one(src, src_ids, existing_ids, by_origin, by_content)
@@ -790,6 +860,8 @@ class _Run:
 
     def second_pass(self) -> None:
         total = len(self.pending)
+        if total:
+            self.progress("link", 0, total)
         for done, (src_id, full) in enumerate(list(self.pending.items()), 1):
             rep = self.reports[src_id]
             if rep.action == "failed" or src_id not in self.sent:
@@ -827,7 +899,17 @@ class _Run:
         self.pending.clear()
 
     def verify(self) -> None:
-        stored_all = {e.id: e for e in self.target.iter_entries() if e.id is not None}
+        """Read the target back once: compare every written entry, collect its diagnostics."""
+        if not self.sent and not self.validate:
+            return
+        self.progress("verify", 0, len(self.sent))
+        if self.validate:
+            entries, diagnostics = read_all(self.target)
+            self.diagnostics_from = len(self.report.diagnostics)
+            self.report.diagnostics.extend(d for d in diagnostics if d.severity is not Severity.INFO)
+        else:
+            entries = list(self.target.iter_entries())
+        stored_all = {e.id: e for e in entries if e.id is not None}
         stash: dict[str, list[FieldChange]] = {}
         provenance_lost = False
         total = len(self.sent)
@@ -859,6 +941,7 @@ class _Run:
 
     def keep(self, stash: dict[str, list[FieldChange]], stored_all: dict[str, MemoryEntry]) -> None:
         """Write ``extra.memcore.kept`` for fields the target changed, then measure again."""
+        again: dict[str, MemoryEntry] = {}
         with _batch(self.target):
             for src_id, changes in stash.items():
                 rep = self.reports[src_id]
@@ -876,16 +959,21 @@ class _Run:
                 meta["kept"] = kept
                 got.extra[MEMCORE_NS] = meta
                 try:
-                    self.target.update(got, expected_version=got.version)
+                    # update returns the entry as stored (the conformance suite checks it
+                    # equals what a read gives), so no second read of the target is needed
+                    again[src_id] = self.target.update(got, expected_version=got.version)
                 except MemcoreError:
                     stash[src_id] = []
-        again = {e.id: e for e in self.target.iter_entries() if e.id is not None}
+        if again and self.validate:
+            # the updates changed the store after verify() read its diagnostics: check again
+            fresh = [d for d in self.target.validate() if d.severity is not Severity.INFO]
+            self.report.diagnostics[self.diagnostics_from :] = fresh
         for src_id, changes in stash.items():
             if not changes:
                 continue
             rep = self.reports[src_id]
             written = self.sent[src_id][0]
-            again_got = again.get(rep.target_id or "")
+            again_got = again.get(src_id)
             if again_got is None:
                 continue
             after = {c.field for c in compare_entries(written, restore_kept(again_got))}
@@ -931,11 +1019,7 @@ def convert(
     started = time.perf_counter()
     if report is None:
         report = ConversionReport(source=_url(source), target=_url(target))
-    if check_source:
-        _collect_source_errors(source, report)
-    _Run(source, target, report, progress).run()
-    if validate:
-        report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
+    _Run(source, target, report, progress, check_source=check_source, validate=validate).run()
     report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 
@@ -955,9 +1039,7 @@ def _url(provider: MemoryProvider) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def find_converter(
-    source_format: str, target_format: str, pm: pluggy.PluginManager | None = None
-) -> Converter | None:
+def find_converter(source_format: str, target_format: str, pm: pluggy.PluginManager | None = None) -> Converter | None:
     """Return the first direct converter registered for the pair, or ``None``.
 
     Args:
@@ -971,9 +1053,10 @@ def find_converter(
         pm = get_plugin_manager()
     for batch in pm.hook.memcore_register_converters():
         for conv in batch or []:
-            if getattr(conv, "source_format", None) == source_format and getattr(
-                conv, "target_format", None
-            ) == target_format:
+            if (
+                getattr(conv, "source_format", None) == source_format
+                and getattr(conv, "target_format", None) == target_format
+            ):
                 found: Converter = conv
                 return found
     return None

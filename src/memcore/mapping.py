@@ -26,6 +26,8 @@ __all__ = [
     "datetime_to_date",
     "format_mappings",
     "format_utc",
+    "relation_types",
+    "translate_relation_type",
 ]
 
 #: Label -> number, five grades (WhiteBox v1.1). v1.0 uses only low / medium / high.
@@ -115,3 +117,43 @@ def format_mappings(registry: ProviderRegistry | None = None) -> dict[str, Modul
             if exc.name != f"{package}.mapping":
                 raise
     return out
+
+
+def relation_types(format_name: str, registry: ProviderRegistry | None = None) -> dict[str, str]:
+    """Return a format's native relation type -> memcore pivot type table.
+
+    A format declares it as ``RELATION_TYPES`` in its mapping module (RightMemory:
+    ``{"rel": "related"}``); a format without one uses the pivot names natively.
+
+    Args:
+        format_name: A registered format.
+        registry: Registry to look in (default: the process-wide one).
+
+    Returns:
+        ``{native type: pivot type}`` (empty when the format declares none).
+    """
+    module = format_mappings(registry).get(format_name)
+    table = getattr(module, "RELATION_TYPES", None) if module is not None else None
+    return dict(table) if isinstance(table, dict) else {}
+
+
+def translate_relation_type(relation_type: str, source: dict[str, str], target: dict[str, str]) -> str:
+    """Return the name ``target`` uses for the relation ``source`` calls ``relation_type``.
+
+    The source's native name is first mapped to the pivot name (``rel`` -> ``related``), then
+    to the target's native name for it (``related`` -> ``rel``); a name neither table knows is
+    kept verbatim, so every type survives A -> B -> A.
+
+    Args:
+        relation_type: The type as the source format names it.
+        source: The source format's :func:`relation_types` table.
+        target: The target format's :func:`relation_types` table.
+
+    Returns:
+        The type to write into the target.
+    """
+    pivot = source.get(relation_type, relation_type)
+    for native, name in target.items():
+        if name == pivot:
+            return native
+    return pivot

@@ -44,6 +44,7 @@ __all__ = [
     "KIND_BY_MARKER",
     "MARKERS",
     "MEMORY_ONLY_MARKERS",
+    "RELATION_TYPES",
     "TERMINAL_MARKERS",
     "UNCERTAIN_CONFIDENCE",
     "UNCERTAIN_PREFIX",
@@ -55,6 +56,12 @@ EDGE_TYPES: tuple[str, ...] = (
     "dep", "emb", "bak", "agg", "ver", "ext", "up", "rel",
     "loc", "run", "cfg", "out", "in", "doc", "todo",
 )  # fmt: skip
+
+#: Native edge type -> memcore's pivot relation type, for conversions between formats
+#: (:func:`memcore.mapping.translate_relation_type`): ``rel`` is the schema's "general
+#: relationship, when no specific type fits", which is what Box's ``related`` means. The other
+#: fourteen edge types have no counterpart elsewhere and keep their names.
+RELATION_TYPES: dict[str, str] = {"rel": "related"}
 
 #: Item id grammar ``[A-Za-z0-9_.-]+``.
 ITEM_ID_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
