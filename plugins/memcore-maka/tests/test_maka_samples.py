@@ -187,3 +187,47 @@ def test_sniff_rejects_other_markdown(tmp_path: Path) -> None:
     assert not MakaProvider.sniff(other)
     assert not MakaProvider.sniff(tmp_path)
     assert not MakaProvider.sniff(tmp_path / "missing.md")
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_read_all_is_iter_entries_plus_validate_on_samples(tmp_path: Path, name: str) -> None:
+    """One parse gives the same entries and diagnostics as the two separate reads (PENDING.md too)."""
+    pending = SAMPLES / "fixture-statuses-pending-rejected-unknown.md"
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes((SAMPLES / name).read_bytes())
+    (tmp_path / "PENDING.md").write_bytes(pending.read_bytes())
+    snapshot = MakaProvider(path).read_all()
+    separate = MakaProvider(path)
+    entries = list(separate.iter_entries())
+    assert [e.model_dump() for e in snapshot.entries] == [e.model_dump() for e in entries]
+    assert snapshot.diagnostics == separate.validate()
+    assert snapshot.entries and any(d.path == str(tmp_path / "PENDING.md") for d in snapshot.diagnostics)
+    assert path.read_bytes() == (SAMPLES / name).read_bytes()
+
+
+def test_read_all_archives_expired_entries_as_iter_entries_does(tmp_path: Path) -> None:
+    text = (
+        "# Maka Memory\n\n## Expiring\n"
+        "<!-- maka-memory: id=exp createdAt=1000 decayTtlMs=5 status=active -->\nGone soon.\n\n"
+        "## Kept\n<!-- maka-memory: id=kept createdAt=1000 status=active -->\nStays.\n"
+    )
+    paths = []
+    for side in ("one", "two"):
+        (tmp_path / side).mkdir()
+        paths.append(tmp_path / side / "MEMORY.md")
+        paths[-1].write_text(text, encoding="utf-8")
+    first, second = MakaProvider(paths[0]), MakaProvider(paths[1])
+    first._now = second._now = lambda: 2_000
+    snapshot = first.read_all()
+    assert [(e.id, e.status) for e in snapshot.entries] == [("exp", Status.ARCHIVED), ("kept", Status.ACTIVE)]
+    assert [e.model_dump() for e in snapshot.entries] == [e.model_dump() for e in second.iter_entries()]
+    assert [d.model_dump(exclude={"path"}) for d in snapshot.diagnostics] == [
+        d.model_dump(exclude={"path"}) for d in second.validate()
+    ]
+    assert paths[0].read_bytes() == paths[1].read_bytes() != text.encode()
+    assert "archiveReason=decayTtlMs-expired" in paths[0].read_text(encoding="utf-8")
+
+
+def test_read_all_on_a_disabled_store_reads_nothing(tmp_path: Path, sample_copy) -> None:
+    path = sample_copy(HEAD_TEMPLATE)
+    assert MakaProvider(path, enabled=False).read_all() == ([], [])

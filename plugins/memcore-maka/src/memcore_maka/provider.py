@@ -158,6 +158,7 @@ class _Batch:
             (:meth:`Document.splice`), so a write costs what it changes, not the file size;
             ``None`` until the file was read, and after a write that replaced the whole text.
         stale: Whether ``doc`` has writes ``data`` does not have yet.
+        backup: ``MEMORY.md.bak``'s path, once a write in the batch built it.
     """
 
     thread: int
@@ -167,6 +168,7 @@ class _Batch:
     dirty: bool = False
     doc: Document | None = None
     stale: bool = False
+    backup: Path | None = None
 
     def current(self) -> bytes | None:
         """Return MEMORY.md's bytes with every write applied (encodes ``doc`` when stale)."""
@@ -760,11 +762,20 @@ class MakaProvider(BaseProvider):
             new text); ``None`` when nothing changed or without ``reread``.
         """
         self._gate_write(operation)
-        with file_lock(self.path):
+        batch = self._active_batch()
+        # An open batch holds the store lock for its whole block.
+        with file_lock(self.path) if batch is None else contextlib.nullcontext():
             if path != self.path:
                 # PENDING.md is written at once; MEMORY.md first, so approve keeps its order.
                 self._flush_batch()
-            backup = self.backup_path if path == self.path else safe_join(self.folder, path.name + ".bak")
+            if path != self.path:
+                backup = safe_join(self.folder, path.name + ".bak")
+            elif batch is not None:
+                if batch.backup is None:
+                    batch.backup = self.backup_path
+                backup = batch.backup
+            else:
+                backup = self.backup_path
             for target in (path, backup):
                 if target.is_symlink():
                     raise UnsafePathError(
@@ -780,7 +791,8 @@ class MakaProvider(BaseProvider):
             result = change(loaded)
             if result is None:
                 return None
-            batch = self._active_batch() if path == self.path else None
+            if path != self.path:
+                batch = None
             if batch is not None and isinstance(result, _Edit) and batch.doc is loaded.doc:
                 if self._splice(batch, result):
                     return batch.doc if reread else None
@@ -910,11 +922,15 @@ class MakaProvider(BaseProvider):
     @staticmethod
     def _prepare(entry: MemoryEntry) -> MemoryEntry:
         """Return a copy of ``entry`` with secrets redacted from its title, body and strings."""
-        out = entry.model_copy(deep=True)
-        out.title = redact_secrets(out.title)
-        out.body = redact_secrets(out.body)
-        out.extra = _redact_tree(out.extra)
-        return out
+        return entry.model_copy(
+            update={
+                "title": redact_secrets(entry.title),
+                "body": redact_secrets(entry.body),
+                "tags": list(entry.tags),
+                "relations": [relation.model_copy() for relation in entry.relations],
+                "extra": _redact_tree(entry.extra),  # new dicts and lists all the way down
+            }
+        )
 
     @staticmethod
     def _append(doc: Document, header: str, rendered: RenderedSection) -> _Edit | str:
