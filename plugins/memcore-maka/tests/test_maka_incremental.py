@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.errors import ConflictError, StoreLimitError
+from memcore.errors import ConflictError, EntryNotFoundError, StoreLimitError
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import StoreSnapshot
 from memcore_maka import MakaProvider
@@ -239,3 +239,28 @@ def test_splice_gives_what_a_full_parse_gives(seed: int) -> None:
         assert {k: sorted(s.start for s in v) for k, v in index.entries.items()} == {
             k: [s.start for s in v] for k, v in full.entries.items()
         }
+
+
+def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
+    """get() builds one entry from the id index: first of a duplicated id, NFC ids, decay applied."""
+    path = tmp_path / "MEMORY.md"
+    path.write_text(
+        "# Maka Memory\n\n## First\n<!-- maka-memory: id=dup -->\nOne.\n\n## Second\n<!-- maka-memory: id=dup -->\n"
+        "Two.\n\n## Café\nNo comment: the id is the slug.\n\n## Accent\n<!-- maka-memory: id=cafe\u0301 -->\nNFD id.\n\n"
+        "## Old\n<!-- maka-memory: id=old createdAt=1000 decayTtlMs=5 status=active -->\nExpired.\n\n## Empty\n",
+        encoding="utf-8",
+    )
+    provider = MakaProvider(path)
+    provider._now = lambda: 2_000
+    assert provider.get("dup").body == "One."
+    assert provider.get("old").status is Status.ARCHIVED  # decay ran first, as iter_entries does
+    by_id: dict[str, MemoryEntry] = {}
+    for entry in provider.iter_entries():
+        by_id.setdefault(entry.id or "", entry)
+    assert set(by_id) == {"dup", "caf", "caf\u00e9", "old"}
+    assert provider.get("cafe\u0301") == by_id["caf\u00e9"]
+    for entry_id, entry in by_id.items():
+        assert provider.get(entry_id) == entry
+    for missing in ("empty", "nope"):
+        with pytest.raises(EntryNotFoundError):
+            provider.get(missing)

@@ -617,13 +617,15 @@ class MakaProvider(BaseProvider):
         ttl = parse_finite_number(view.meta.get("decayTtlMs"))
         return created is not None and ttl is not None and now_ms > created + ttl
 
-    def _load_entries(self) -> _Loaded:
-        loaded = self._load(self.path)
+    def _load_entries(self, *, full: bool = True) -> _Loaded:
+        """Load MEMORY.md, archiving expired entries first (then it is read again)."""
+        loaded = self._load(self.path, full=full)
         if self.apply_decay and not self.read_only and loaded.writable:
             now = self._now()
-            if any(self._expired(v, now) for v in loaded.views):
+            expiring = (s for s in loaded.doc.sections if s.is_entry and "decayTtlMs" in (s.meta or {}))
+            if any(self._expired(entry_from_section(s), now) for s in expiring):
                 self._decay()
-                loaded = self._load(self.path)
+                loaded = self._load(self.path, full=full)
         return loaded
 
     def _decay(self) -> None:
@@ -664,6 +666,25 @@ class MakaProvider(BaseProvider):
             return
         entries = [v.entry for v in self._load_entries().views]
         yield from (query or Query()).apply(entries)
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the first entry (file order) whose id is ``entry_id`` (NFC), as :meth:`iter_entries` reads it.
+
+        Only that entry is built (the id index finds its section), so inside a batch a get
+        does not cost the file size.
+
+        Raises:
+            EntryNotFoundError: No such entry (also when disabled).
+            IncognitoBlockedError: Incognito is on (nothing was read).
+        """
+        if self._gate_read():
+            loaded = self._load_entries(full=False)
+            wanted = _nfc(entry_id)
+            for section in sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start):
+                entry = _view(loaded.doc, section, False).entry
+                if entry.id == wanted:
+                    return entry
+        raise EntryNotFoundError(f"{self.format_name}: no entry {entry_id!r} in {self.location}")
 
     # memcore.provider.FileBackedProvider: lets memcore.index refresh without a directory walk.
     def source_files(self) -> list[str]:
