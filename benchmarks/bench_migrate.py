@@ -20,6 +20,7 @@ Run::
     python benchmarks/bench_migrate.py                    # N = 10000, all 16 pairs
     python benchmarks/bench_migrate.py --entries 1000 --pairs whitebox:box maka:rightmemory
     python benchmarks/bench_migrate.py --json out.json
+    python benchmarks/bench_migrate.py --render out.json   # the docs/migration.md table
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from memcore.storage import atomic_write
 FORMATS = ("whitebox", "box", "rightmemory", "maka")
 MAKA_LIMIT = 131072
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
-_PROVIDER_METHODS = ("iter_entries", "get", "add", "update", "validate", "open", "close")
+_PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "update", "validate", "open", "close")
 
 
 def location(fmt: str, root: Path) -> str:
@@ -225,12 +226,36 @@ def bench_pair(a: str, b: str, n: int, work: Path, sources: dict[str, tuple[str,
     }
 
 
+def render(rows: list[dict[str, Any]]) -> str:
+    """The docs/migration.md table of benchmark rows (one per pair)."""
+    lines = [
+        "| pair | entries | migrate (s) | baseline read + write (s) | ratio | inside providers (s) "
+        "| memcore logic / baseline | read / write / link / verify (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        phases = row.get("phases_s", {})
+        split = " / ".join(f"{phases.get(name, 0):.2f}" for name in ("read", "write", "link", "verify"))
+        baseline = row["baseline_read_s"] + row["baseline_write_s"]
+        lines.append(
+            f"| {row['pair']} | {row['entries']:,} | {row['migrate_s']:.2f} | {baseline:.2f} | "
+            f"**{row['ratio']}x** | {row['providers_s']:.2f} | {row['memcore_logic_ratio']}x | {split} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=10_000, help="entries per source store (default 10000)")
     parser.add_argument("--pairs", nargs="*", default=None, help="pairs as A:B (default: all 16)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
+    parser.add_argument(
+        "--render", type=Path, nargs="+", default=None, help="print the markdown table of earlier --json files and exit"
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        print(render([row for path in args.render for row in json.loads(path.read_text(encoding="utf-8"))]))
+        return 0
     pairs = [tuple(p.split(":", 1)) for p in args.pairs] if args.pairs else [(a, b) for a in FORMATS for b in FORMATS]
     work = Path(tempfile.mkdtemp(prefix="memcore-bench-"))
     results = []
