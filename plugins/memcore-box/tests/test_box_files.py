@@ -112,3 +112,46 @@ def test_unknown_index_keys_are_kept(tmp_path: Path) -> None:
     after = json.loads(index_path.read_text(encoding="utf-8"))
     assert after["x_custom"] == {"kept": True} and list(after)[-1] == "x_custom"
     assert after["entry_count"] == 1
+
+
+def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
+    """Wherever the direct renderer answers, its text equals ruamel's dump of the same mapping."""
+    import random
+
+    from memcore.frontmatter import flow_list, load_yaml, plain_text
+    from memcore_box._yaml import _fast_dump, _ruamel_dump
+
+    rnd = random.Random(11)
+    alphabet = "abcXYZ019 _.,/()+'-:#\"!&*?|>%@`[]{}\t~=<ü\u2028"
+    words = ["yes", "no", "on", "null", "true", "False", "y", "N", "~", "1.5", "0x1f", "2026-01-01", "1e5", ".inf",
+             "a", "it's", "a  b", "a,", "x - y", "a.b.", "e.g. this", "Q2 (draft)", "v1/v2", "c++", "x'", "A-"]
+    def text() -> str:
+        roll = rnd.random()
+        if roll < 0.2:
+            return rnd.choice(words)
+        if roll < 0.9:  # mostly letters: the direct path's territory, with its edge characters
+            return rnd.choice("abXY") + "".join(rnd.choice("abcXYZ019 _.,/()+'-") for _ in range(rnd.randrange(0, 10)))
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12)))
+
+    taken = 0
+    for _ in range(3000):
+        mapping: dict[str, object] = {"id": f"mem_{rnd.randrange(10**6)}", "title": text()}
+        if rnd.random() < 0.5:
+            mapping["created_at"] = plain_text(rnd.choice(["2026-05-22T18:32:00Z", "2026-05-22T18:32:00.123Z",
+                                                            "2026-05-22T18:32:00.123456Z", "2026-05-22"]))
+        mapping["tags"] = flow_list([text() for _ in range(rnd.randrange(1, 4))])
+        mapping["confidence"] = rnd.choice([0.1, 0.5, 0.7, 0.9, 1.0, 0.0, 1e-7, 3, True, False, 10**20, 0.30000000000000004])
+        mapping[rnd.choice(["agent", "team", "x_key", "weird key", "2nd"])] = text()
+        fast = _fast_dump(mapping)
+        if fast is None:
+            continue
+        taken += 1
+        assert fast == _ruamel_dump(mapping), mapping
+        assert load_yaml(fast) is not None
+    assert taken > 300  # the generated mix reaches the direct path often enough to mean something
+    # What a new memory usually is goes the direct way.
+    meta = {"id": "mem_01HXYZA1B2C3D4E5F6G7H8J9K0", "slug": "memo-1-we-decided", "title": "memo 1 we decided",
+            "kind": "decision", "status": "active", "team": "default", "agent": "bench-agent",
+            "created_at": plain_text("2026-11-29T21:00:00.123456Z"), "updated_at": plain_text("2026-11-29T21:00:00Z"),
+            "confidence": 0.7, "tags": flow_list(["auth", "ops"])}
+    assert _fast_dump(meta) == _ruamel_dump(meta) is not None

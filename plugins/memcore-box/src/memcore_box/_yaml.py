@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_IMPLICIT
+from ruamel.yaml.scalarstring import PlainScalarString
 
 try:  # PyYAML's libyaml binding (PyYAML comes with python-frontmatter, a memcore dependency)
     from yaml import YAMLError as _LibYAMLError  # type: ignore[import-untyped]
@@ -84,12 +85,78 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+# What the fast renderer writes itself; anything else goes through ruamel. Plain ASCII text
+# starting with a letter and ending with neither a blank nor a YAML indicator, without ':' '#'
+# or quotes' special cases (ruamel writes these unquoted in block context); flow-list items
+# also without ',', and ISO timestamps marked plain. tests/test_box_golden.py and
+# test_box_files.py check the bytes against ruamel's on fixed and generated mappings.
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BLOCK_TEXT = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _.,/()+'-]{0,998}[A-Za-z0-9_.,/()+'-])?\Z")
+_FLOW_TEXT = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _./()+'-]{0,198}[A-Za-z0-9_./()+'-])?\Z")
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
+_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+\Z")
+
+
+def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
+    if type(value) is str:
+        text: str = value
+        # quote_ambiguous returns the string itself unless a YAML 1.1 reader would misread it.
+        if pattern.match(text) and quote_ambiguous(text) is text:
+            return text
+        return None
+    if type(value) is PlainScalarString and _STAMP.match(value):
+        return str(value)
+    return None
+
+
+def _fast_dump(mapping: Mapping[str, Any]) -> str | None:
+    """Return ``mapping`` as ruamel would dump it, or ``None`` when it holds anything unusual."""
+    lines: list[str] = []
+    for key, value in mapping.items():
+        if type(key) is not str or not _KEY.match(key):
+            return None
+        if value is True or value is False:
+            text: str | None = "true" if value else "false"
+        elif type(value) is int:
+            text = str(value)
+        elif type(value) is float:
+            text = repr(value)
+            if not _DECIMAL.match(text):
+                return None
+        elif type(value) is CommentedSeq:
+            if not value.fa.flow_style() or value.ca.items or value.ca.comment:
+                return None
+            items: list[str] = []
+            for item in value:
+                item_text = _plain_text(item, _FLOW_TEXT)
+                if item_text is None:
+                    return None
+                items.append(item_text)
+            text = "[" + ", ".join(items) + "]"
+        else:
+            text = _plain_text(value, _BLOCK_TEXT)
+            if text is None:
+                return None
+        lines.append(f"{key}: {text}\n")
+    return "".join(lines) or None
+
+
 def dump_mapping(mapping: Mapping[str, Any]) -> str:
     """Dump a mapping as block YAML in the authors' layout, ending with a newline.
 
     Plain strings a YAML 1.1 reader would misread (``yes``, ``0.5``, ``2026-01-01``…) are
-    double-quoted first (:func:`memcore.frontmatter.quote_ambiguous`).
+    double-quoted first (:func:`memcore.frontmatter.quote_ambiguous`). A mapping of plain
+    text, ISO timestamps, booleans, integers, decimals and flow lists of plain text (what a new
+    memory usually is) is written directly, in the bytes ruamel would write; anything else is
+    dumped by ruamel.
     """
+    fast = _fast_dump(mapping)
+    if fast is not None:
+        return fast
+    return _ruamel_dump(mapping)
+
+
+def _ruamel_dump(mapping: Mapping[str, Any]) -> str:
     data = CommentedMap()
     for key, value in mapping.items():
         data[key] = quote_ambiguous(value)
