@@ -99,7 +99,7 @@ _DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+\Z")
 
 def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     if type(value) is str:
-        text: str = value
+        text = str(value)  # the same object: value is exactly a str
         # quote_ambiguous returns the string itself unless a YAML 1.1 reader would misread it.
         if pattern.match(text) and quote_ambiguous(text) is text:
             return text
