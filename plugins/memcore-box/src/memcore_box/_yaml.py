@@ -21,7 +21,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_IMPLICIT
-from ruamel.yaml.scalarstring import PlainScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
 try:  # PyYAML's libyaml binding (PyYAML comes with python-frontmatter, a memcore dependency)
     from yaml import YAMLError as _LibYAMLError  # type: ignore[import-untyped]
@@ -99,9 +99,9 @@ _DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+\Z")
 
 def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     if type(value) is str:
-        text = str(value)  # the same object: value is exactly a str
-        # quote_ambiguous returns the string itself unless a YAML 1.1 reader would misread it.
-        if pattern.match(text) and quote_ambiguous(text) is text:
+        text = str(value)
+        # quote_ambiguous double-quotes what a YAML 1.1 reader would misread (yes, 0.5, null…).
+        if pattern.match(text) and not isinstance(quote_ambiguous(text), DoubleQuotedScalarString):
             return text
         return None
     if type(value) is PlainScalarString and _STAMP.match(value):
