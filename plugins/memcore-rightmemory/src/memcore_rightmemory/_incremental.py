@@ -20,13 +20,14 @@ after every write).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
 
-from memcore_rightmemory._parse import Doc, Heading, Node, Source, parse_doc, split_lines
+from memcore_rightmemory._parse import META_RE, Doc, Heading, Node, Source, parse_doc, split_lines
 
 __all__ = ["LiveSource", "Patch", "apply", "live", "plan"]
 
@@ -130,23 +131,53 @@ def live(doc: Doc) -> LiveSource:
     return source
 
 
+_COL0_NODE = re.compile(r"^-\s+`")
+_ATX = re.compile(r"^#{1,6}\s")
+
+
 def _top_node(node: Node) -> bool:
     return node.prefix.startswith("-")
 
 
-def _reset_before(doc: Doc, line: int) -> tuple[int, str | None, int]:
-    """Return (line, kind "h"/"n"/None, index) of the last reset point at or before ``line``."""
-    best: tuple[int, str | None, int] = (1, None, -1)
+def _reset_before(doc: Doc, line: int, new_first: str | None) -> tuple[int, int | None]:
+    """Return the last reset point at or before ``line`` and the heading open there.
+
+    Reset points: a heading line (the heading is parsed again); the line right after a
+    heading and its memcore comment (an ATX heading is one line and the comment an HTML block
+    that ends on its own line, so nothing is open there; the heading goes into the prefix);
+    a top-level node line. And for an insertion of a node or heading line ``new_first``
+    right after a top-level Memory node's list item: that point (a column-0 ``-`` item or
+    ATX heading closes whatever the item left open; Pursuit files keep ``**Next:**`` state
+    across items, so not there).
+
+    Returns:
+        ``(line, index of the innermost heading open before that line, or None)``.
+    """
+    lines = doc.source.lines
+    best: tuple[int, int | None] = (1, None)
     hi = bisect_right(doc.headings, line, key=lambda h: h.line) - 1
     while hi >= 0 and doc.headings[hi].depth > 6:
         hi -= 1
     if hi >= 0:
-        best = (doc.headings[hi].line, "h", hi)
+        heading = doc.headings[hi]
+        best = (heading.line, heading.parent)
+        soft = (heading.meta_line or heading.line) + 1
+        if soft <= line and not META_RE.match(lines[soft - 1]):
+            best = (soft, hi)
     ni = bisect_right(doc.nodes, line, key=lambda n: n.line) - 1
     while ni >= 0 and not _top_node(doc.nodes[ni]):
         ni -= 1
     if ni >= 0 and doc.nodes[ni].line > best[0]:
-        best = (doc.nodes[ni].line, "n", ni)
+        node = doc.nodes[ni]
+        best = (node.line, node.parent)
+        after = max(node.meta_line or node.line, node.end) + 1
+        if (
+            after == line + 1
+            and new_first is not None
+            and doc.family == "memory"
+            and (_COL0_NODE.match(new_first) or _ATX.match(new_first))
+        ):
+            best = (after, node.parent)
     return best
 
 
@@ -225,22 +256,14 @@ def plan(
     # the window starts at a reset point before the change (at it only for an item rewritten
     # in place, whose new first line is again that item)
     upto = start if keep == start else start - 1
-    first, first_kind, first_index = _reset_before(doc, upto) if upto >= 1 else (1, None, -1)
-    if first_kind is None:
-        first = 1
+    inserted = new_lines[0] if end == start - 1 and new_lines else None
+    first, parent = _reset_before(doc, upto, inserted) if upto >= 1 else (1, None)
     after = _reset_after(doc, end)
     stop = after[0] if after is not None else None
     if stop is not None and stop <= end:  # pragma: no cover - _reset_after looks past end
         return None
     # ancestor chain of the reset point (outermost first)
     chain: list[int] = []
-    parent: int | None
-    if first_kind == "h":
-        parent = headings[first_index].parent
-    elif first_kind == "n":
-        parent = nodes[first_index].parent
-    else:
-        parent = None
     while parent is not None:
         chain.append(parent)
         parent = headings[parent].parent
@@ -456,8 +479,9 @@ def apply(doc: Doc, patch: Patch) -> tuple[int, int]:
     for index, (new_end, first_child, first_node) in patch.chain.items():
         h = headings[index]
         h.end, h.first_child, h.first_node = new_end, first_child, first_node
-    tail_h = headings[hi1:]
-    tail_n = nodes[patch.ni1 :]
+    moved = bool(delta or dh or dn)  # an in-place rewrite of the same size moves nothing after it
+    tail_h = headings[hi1:] if moved else []
+    tail_n = nodes[patch.ni1 :] if moved else []
     for h in tail_h:
         h.line += delta
         h.end += delta
@@ -492,20 +516,23 @@ def apply(doc: Doc, patch: Patch) -> tuple[int, int]:
     past = cut
     while past < len(order) and (order[past][1] < hi1 if order[past][0] == "h" else order[past][1] < patch.ni1):
         past += 1
-    shifted = [("h", i + dh) if kind == "h" else ("n", i + dn) for kind, i in order[past:]]
-    order[cut:] = patch.order + shifted
+    if dh or dn:
+        order[cut:] = patch.order + [("h", i + dh) if kind == "h" else ("n", i + dn) for kind, i in order[past:]]
+    else:
+        order[cut:past] = patch.order
     end_old = stop
-
     focus = doc.focus
-    doc.focus = (
-        [f for f in focus if f[1] < first]
-        + patch.focus
-        + ([(ident, line + delta) for ident, line in focus if end_old is not None and line >= end_old])
-    )
+    if focus or patch.focus:
+        doc.focus = (
+            [f for f in focus if f[1] < first]
+            + patch.focus
+            + ([(ident, line + delta) for ident, line in focus if end_old is not None and line >= end_old])
+        )
     diags = doc.diags
-    doc.diags = (
-        [d for d in diags if d[1] < first]
-        + patch.diags
-        + [(c, w + delta, m, e) for c, w, m, e in diags if end_old is not None and w >= end_old]
-    )
+    if diags or patch.diags:
+        doc.diags = (
+            [d for d in diags if d[1] < first]
+            + patch.diags
+            + [(c, w + delta, m, e) for c, w, m, e in diags if end_old is not None and w >= end_old]
+        )
     return dh, dn
