@@ -11,7 +11,10 @@ without, tags, a few shadowed comments), then measures, interleaved, best of ``-
   ``MemoryEntry``, versions and decay check).
 
 Also reported: one ``add`` into the near-full file (lock, parse, backup, two atomic writes),
-which is dominated by fsync. Ratios are memcore / baseline from the same run.
+which is dominated by fsync; ``read_all()`` (entries + diagnostics from one parse) next to
+``iter_entries()`` + ``validate()``; and ``add`` inside one ``batch()`` filling an empty file
+to the limit: the median time of the first and of the last 100 adds (their ratio is ~1 when an
+add in a batch does not cost the file size). Ratios are memcore / baseline from the same run.
 
 Run: ``/work/venv/bin/python benchmarks/bench_maka.py [--repeat 5] [--json]``
 """
@@ -22,10 +25,13 @@ import argparse
 import json
 import random
 import re
+import statistics
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memcore.errors import StoreLimitError
 from memcore.models import MemoryEntry
 from memcore_maka import MAX_BYTES, MakaProvider, parse_document
 
@@ -78,6 +84,28 @@ def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     return min(times)
 
 
+def batch_adds(path: Path) -> tuple[int, float, float, float]:
+    """Fill an empty store inside one batch(); return (adds, total s, first-100 and last-100 medians s)."""
+    MakaProvider.init_store(str(path))
+    provider = MakaProvider(path).open()
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    times: list[float] = []
+    begin = time.perf_counter()
+    with provider.batch():
+        for i in range(5_000):
+            entry = MemoryEntry(
+                title=f"Item {i}", body=f"Note {i}.", tags=[f"t{i % 5}"], created_at=start + timedelta(hours=i)
+            )
+            t0 = time.perf_counter()
+            try:
+                provider.add(entry)
+            except StoreLimitError:
+                break
+            times.append(time.perf_counter() - t0)
+    total = time.perf_counter() - begin
+    return len(times), total, statistics.median(times[:100]), statistics.median(times[-100:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -98,10 +126,22 @@ def main() -> None:
             rows["entries"] = min(
                 rows["entries"] or 1e9, best(lambda: list(MakaProvider(path, apply_decay=False).iter_entries()), 1)
             )
+        reads: dict[str, float] = {"read_all": 1e9, "iter_validate": 1e9}
+        for _ in range(args.repeat):
+            reader = MakaProvider(path, apply_decay=False)
+            read_all = getattr(reader, "read_all", None)
+            if read_all is not None:
+                reads["read_all"] = min(reads["read_all"], best(read_all, 1))
+            reads["iter_validate"] = min(
+                reads["iter_validate"], best(lambda r=reader: (list(r.iter_entries()), r.validate()), 1)
+            )
         provider = MakaProvider(path)
         start = time.perf_counter()
         provider.add(MemoryEntry(title="One more", body="Benchmark add into a near-full file."))
         add_s = time.perf_counter() - start
+        batch_path = Path(tmp) / "batch" / "MEMORY.md"
+        batch_path.parent.mkdir()
+        batch_n, batch_s, first_med, last_med = batch_adds(batch_path)
     result = {
         "file_bytes": size,
         "entries": entries,
@@ -111,6 +151,13 @@ def main() -> None:
         "parse_ratio": rows["parse"] / rows["baseline"],
         "entries_ratio": rows["entries"] / rows["baseline"],
         "add_ms": add_s * 1e3,
+        "read_all_ms": reads["read_all"] * 1e3,
+        "iter_entries_plus_validate_ms": reads["iter_validate"] * 1e3,
+        "batch_adds": batch_n,
+        "batch_total_ms": batch_s * 1e3,
+        "batch_add_first100_median_us": first_med * 1e6,
+        "batch_add_last100_median_us": last_med * 1e6,
+        "batch_add_last_to_first_ratio": last_med / first_med,
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -120,6 +167,15 @@ def main() -> None:
     print(f"parse_document          {result['parse_ms']:8.2f} ms   x{result['parse_ratio']:.1f}")
     print(f"iter_entries (full)     {result['entries_ms']:8.2f} ms   x{result['entries_ratio']:.1f}")
     print(f"one add (near-full)     {result['add_ms']:8.2f} ms   (lock, parse, backup, 2 atomic writes)")
+    print(
+        f"read_all                {result['read_all_ms']:8.2f} ms   "
+        f"(iter_entries + validate {result['iter_entries_plus_validate_ms']:.2f} ms)"
+    )
+    print(
+        f"batch: {batch_n} adds to the limit in {result['batch_total_ms']:.0f} ms; median add "
+        f"first 100 {result['batch_add_first100_median_us']:.0f} us, last 100 "
+        f"{result['batch_add_last100_median_us']:.0f} us (x{result['batch_add_last_to_first_ratio']:.1f})"
+    )
 
 
 if __name__ == "__main__":

@@ -172,6 +172,25 @@ class MetaComment:
     dropped: tuple[tuple[str, str], ...] = ()
 
 
+_PY_ONLY_WS = re.compile("[\x1c-\x1f]")
+# With re.ASCII, \s is exactly JavaScript's \s within ASCII: for an ASCII comment whose every
+# token is a valid key=value, one C-level match and findall give what the token loop gives.
+_KV = rf"[a-zA-Z][a-zA-Z0-9_-]*=\S{{0,{MAX_VALUE_LENGTH}}}"
+_ALL_VALID = re.compile(rf"(?:{_KV}(?:\s+{_KV})*)?", re.ASCII)
+_PAIR = re.compile(r"([a-zA-Z][a-zA-Z0-9_-]*)=(\S*)", re.ASCII)
+_KEYS_SEEN: dict[str, bool] = {}
+
+
+def _valid_key(key: str) -> bool:
+    """``META_KEY_RE`` on ``key``, remembered for the (few) keys files use."""
+    known = _KEYS_SEEN.get(key)
+    if known is None:
+        known = META_KEY_RE.match(key) is not None
+        if len(_KEYS_SEEN) < 4096:
+            _KEYS_SEEN[key] = known
+    return known
+
+
 def parse_meta_comment(line: str) -> MetaComment | None:
     """Parse ``line`` as a metadata comment, or return ``None`` when it is content.
 
@@ -184,12 +203,24 @@ def parse_meta_comment(line: str) -> MetaComment | None:
     """
     if "maka-memory:" not in line:
         return None
-    match = META_RE.match(js_trim(line))
-    if match is None:
+    # META_RE by hand (the regex's lazy group costs a backtracking step per character):
+    # "<!--", whitespace, "maka-memory:", then the trimmed body without a line terminator, "-->".
+    trimmed = js_trim(line)
+    if not (trimmed.startswith("<!--") and trimmed.endswith("-->")):
+        return None
+    inner = trimmed[4:-3].lstrip(_JS_WS_CHARS)
+    if not inner.startswith("maka-memory:"):
+        return None
+    body = js_trim(inner[12:])
+    if "\r" in body or "\u2028" in body or "\u2029" in body:
         return None
     meta: dict[str, str] = {}
     dropped: list[tuple[str, str]] = []
-    for part in _SPLIT_WS.split(match.group(1)):
+    if body.isascii() and _ALL_VALID.fullmatch(body):
+        return MetaComment(dict(_PAIR.findall(body)))  # repeated key: first position, last value
+    # For ASCII text without U+001C-U+001F, Python's str.split() splits on exactly JavaScript's \s.
+    parts = body.split() if body.isascii() and not _PY_ONLY_WS.search(body) else _SPLIT_WS.split(body)
+    for part in parts:
         if not part:
             continue
         idx = part.find("=")
@@ -197,7 +228,7 @@ def parse_meta_comment(line: str) -> MetaComment | None:
             dropped.append((part, "no key=value"))
             continue
         key, value = part[:idx], part[idx + 1 :]
-        if not META_KEY_RE.match(key):
+        if not _valid_key(key):
             dropped.append((part, "key must match [a-zA-Z][a-zA-Z0-9_-]*"))
             continue
         if len(value) > MAX_VALUE_LENGTH // 2 and _utf16_len(value) > MAX_VALUE_LENGTH:
@@ -214,6 +245,9 @@ def split_lines(text: str) -> tuple[list[str], list[str]]:
         ``(lines, separators)`` with ``len(separators) == len(lines)``; the last separator is
         ``""``. ``"".join(l + s for l, s in zip(lines, separators)) == text``.
     """
+    if "\r" not in text:
+        lines = text.split("\n")
+        return lines, ["\n"] * (len(lines) - 1) + [""]
     parts = _LINE_SPLIT.split(text)
     lines = parts[0::2]
     seps = [*parts[1::2], ""]
@@ -453,26 +487,28 @@ def _parse_region(lines: list[str], lo: int, hi: int) -> tuple[list[Section], li
     current: Section | None = None
     for index in range(lo, hi):
         line = lines[index]
-        heading = HEADING_RE.match(line) if line.startswith("##") else None
-        if heading:
-            if current is not None:
-                current.finish(index)
-                sections.append(current)
-            current = Section(start=index, end=index + 1, title=heading.group(1))
-            continue
+        if line.startswith("##"):
+            heading = HEADING_RE.match(line)
+            if heading:
+                if current is not None:
+                    current.finish(index)
+                    sections.append(current)
+                current = Section(start=index, end=index + 1, title=heading.group(1))
+                continue
         if current is None:
             continue
-        comment = parse_meta_comment(line)
-        if comment is not None:
-            if current.meta is None:
-                current.meta = comment.meta
-                current.meta_index = index
-                current.dropped.extend((index, token, why) for token, why in comment.dropped)
-            else:
-                current.shadow_indices.append(index)
-            continue
-        if "maka-memory" in line and "<!--" in line:
-            malformed.append(index)
+        if "maka-memory" in line:  # the only lines that can be comments, or malformed ones
+            comment = parse_meta_comment(line)
+            if comment is not None:
+                if current.meta is None:
+                    current.meta = comment.meta
+                    current.meta_index = index
+                    current.dropped.extend((index, token, why) for token, why in comment.dropped)
+                else:
+                    current.shadow_indices.append(index)
+                continue
+            if "<!--" in line:
+                malformed.append(index)
         current.body_lines.append(line)
     if current is not None:
         current.finish(hi)
