@@ -6,6 +6,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from memcore import UnsafePathError
 from memcore.errors import ParseError
-from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join
+from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join, scratch_writes
 
 _APPENDER = textwrap.dedent(
     """
@@ -189,3 +190,35 @@ def test_append_repairs_missing_newline_with_the_files_line_ending(tmp_path: Pat
     target.write_bytes(b"\xef\xbb\xbfline one\r\nlast without newline")
     append_record(target, b"record\r\n")
     assert target.read_bytes() == b"\xef\xbb\xbfline one\r\nlast without newline\r\nrecord\r\n"
+
+
+def test_scratch_writes_skip_fsync_only_inside_the_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    target = tmp_path / "f.md"
+    atomic_write(target, b"durable\n")
+    append_record(target, b"record\n")
+    durable = len(synced)
+    assert durable >= 3  # file + folder for the write, file for the append
+
+    seen_in_thread: list[int] = []
+    with pytest.raises(RuntimeError), scratch_writes():
+        atomic_write(target, b"scratch\n")
+        append_record(target, b"more\n")
+        assert len(synced) == durable
+        # another thread keeps durable writes
+        worker = threading.Thread(target=lambda: (atomic_write(tmp_path / "t.md", b"x"), seen_in_thread.append(1)))
+        worker.start()
+        worker.join()
+        assert len(synced) > durable
+        raise RuntimeError("leaving the block by an exception restores durability")
+    assert target.read_bytes() == b"scratch\nmore\n"
+    before = len(synced)
+    atomic_write(target, b"durable again\n")
+    assert len(synced) >= before + 2 and seen_in_thread == [1]

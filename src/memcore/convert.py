@@ -84,6 +84,7 @@ from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
 from memcore.provider import Capability, MemoryProvider, read_all
 from memcore.registry import ProviderRegistry, get_registry
+from memcore.storage import scratch_writes
 
 __all__ = [
     "MEMCORE_NS",
@@ -798,7 +799,11 @@ class _Run:
         """
         cls: Any = type(self.target)
         options = dict(getattr(self.target, "options", {}) or {})
-        with _scratch_copy(os.fspath(self.target.location)) as scratch, cls(scratch, **options) as probe:
+        with (
+            _scratch_copy(os.fspath(self.target.location)) as scratch,
+            scratch_writes(),
+            cls(scratch, **options) as probe,
+        ):
             trial = _Run(self.source, probe, ConversionReport(source="", target=""), None, predict=False)
             trial.hashes, trial.originals, trial.restored = self.hashes, self.originals, self.restored
             trial.write_all(ordered, src_ids)
@@ -1300,7 +1305,7 @@ def migrate(
 
     def scratch_run() -> ConversionReport:
         report = ConversionReport(source=src_url, target=dst_url, dry_run=True, strict=strict)
-        with _scratch_copy(dst_loc) as scratch:
+        with _scratch_copy(dst_loc) as scratch, scratch_writes():
             _run_once(src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress, validate)
         _unscratch(report, scratch, dst_loc)
         return report

@@ -1,6 +1,7 @@
 """Storage primitives every provider uses; none writes files its own way.
 
 - :func:`atomic_write`: replace a file so readers see old or new, never a mix.
+- :func:`scratch_writes`: skip fsync for throw-away stores (dry runs, trial runs).
 - :func:`append_record`: append one whole record under the cross-process lock.
 - :func:`file_lock`: a cross-process lock for read-modify-write, kept outside the store.
 - :func:`safe_join`: build a path from ids, slugs, titles or tags without leaving the store.
@@ -9,7 +10,7 @@
 
 from __future__ import annotations
 
-from memcore.storage._atomic import append_record, atomic_write
+from memcore.storage._atomic import append_record, atomic_write, scratch_writes
 from memcore.storage._lock import file_lock, lock_path_for
 from memcore.storage._paths import check_component, safe_join
 from memcore.storage._text import TextFile
@@ -22,4 +23,5 @@ __all__ = [
     "file_lock",
     "lock_path_for",
     "safe_join",
+    "scratch_writes",
 ]
