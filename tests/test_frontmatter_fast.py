@@ -247,3 +247,116 @@ def test_generated_documents_read_the_same(seed: int) -> None:
         fast_hits += _took_fast_path(text)
     if LIBYAML:
         assert fast_hits > 0
+
+
+# -- fast dump of new documents ------------------------------------------------------------
+_DUMP_STRINGS = [
+    "plain", "Item 18", "whitebox/1.0", "topic-5", "a b", "a  b", "trailing ", " lead", "yes", "No", "true", "null",
+    "~", "2026-01-06T03:00:00Z", "2026-01-06", "10:30", "1.0", "0.5", "007", "1e3", "-x", "- x", "x: y", "x #y",
+    "a#b", "R&D", "*x", "!x", "%x", "@x", "`x", "'q'", '"dq"', "a,b", "[x]", "{x}", "a|b", "a>b", "?x", "x?",
+    "caf\u00e9", "tab\there", "line\nbreak", "", "=", "<<", ".inf", "_under", "/path/x.md", "x.md#3", "a(b)", "a+b",
+    "e@mail.com", "x" * 1200, "y" * 300 + " " + "z" * 300, "back\\slash", "snake_case-1", "UPPER", "Null", "n",
+    "1a", "3fa9c0", "007x", "1-2", "12 monkeys", "0b101", "0o17", "0x1F", "1_000", "+1", "1e", "9:30 am", "a #b",
+    "x.md#13", "#x", "a#", "2026", "2026-1-5", "1.2.3", "v1.2", ".5", "1.", "-1", "e1", "1e-5x",
+]
+
+
+_EASY_STRINGS = [
+    "plain", "Item 18", "whitebox/1.0", "topic-5", "a b", "yes", "2026-01-06T03:00:00Z", "x.md#3", "0.5", "3fa9c0",
+]
+
+
+def _string(rnd: random.Random) -> str:
+    return rnd.choice(_EASY_STRINGS if rnd.random() < 0.7 else _DUMP_STRINGS)
+
+
+def _random_meta(rnd: random.Random, depth: int = 0) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    for _ in range(rnd.randint(1, 5)):
+        key = rnd.choice(["title", "tags", "source", "k", "a-b", "yes", "1", "memcore", "relations", "x y", "_p"])
+        roll = rnd.random()
+        if roll < 0.45:
+            meta[key] = _string(rnd)
+        elif roll < 0.6:
+            meta[key] = rnd.choice([True, False, 0, 7, -3, 0.55, 1.0, 0.1 + 0.2, 1e-7, 1e16, float("inf"), None])
+        elif roll < 0.7:
+            meta[key] = fm.flow_list(_string(rnd) for _ in range(rnd.randint(0, 3)))
+        elif roll < 0.85 and depth < 3:
+            meta[key] = [
+                _random_meta(rnd, depth + 1) if rnd.random() < 0.5 else _string(rnd)
+                for _ in range(rnd.randint(0, 3))
+            ]
+        elif depth < 3:
+            meta[key] = _random_meta(rnd, depth + 1) if rnd.random() < 0.9 else {}
+        else:
+            meta[key] = "leaf"
+    return meta
+
+
+def _dump_both(meta: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    import copy
+
+    fast = fm.FrontmatterDocument.new(copy.deepcopy(meta), "body\n").dumps()
+    with monkeypatch.context() as m:
+        m.setattr(fm, "_dump_simple", lambda mapping: None)
+        slow = fm.FrontmatterDocument.new(copy.deepcopy(meta), "body\n").dumps()
+    return fast, slow
+
+
+def test_new_documents_dump_as_ruamel_dumps_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated metadata (every string style, numbers, nesting, flow lists): same text as ruamel."""
+    rnd = random.Random(11)
+    simple = 0
+    for _ in range(1500):
+        meta = _random_meta(rnd)
+        fast, slow = _dump_both(meta, monkeypatch)
+        assert fast == slow, meta
+        import copy
+
+        doc = fm.FrontmatterDocument.new(copy.deepcopy(meta), "")
+        for key in list(doc.metadata):
+            doc.metadata[key] = fm.quote_ambiguous(doc.metadata[key])
+        simple += fm._dump_simple(doc.metadata) is not None
+    assert simple >= 200  # the fast writer is used, not only its fallback
+
+
+def test_memcore_shaped_documents_take_the_fast_dump(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the WhiteBox writer produces for a stable fact is written without ruamel, identically."""
+    meta = {
+        "schema": "whitebox/1.0",
+        "title": "Item 18",
+        "tags": fm.flow_list(["topic-5", "bench", "2026"]),
+        "source": "bench",
+        "confidence": "high",
+        "memcore": {
+            "kind": "decision",
+            "relations": [{"type": "related", "target": "item-9.md"}, {"type": "x", "target": "y", "resolved": False}],
+            "updated_at": "2026-01-06T03:00:00Z",
+            "confidence": 0.55,
+            "extra": {"box": {"k": [1, 2.5, True], "deep": {"z": ["w", {"a": "b"}]}}},
+        },
+    }
+    fast, slow = _dump_both(meta, monkeypatch)
+    assert fast == slow
+    doc = fm.FrontmatterDocument.new(meta, "")
+    for key in list(doc.metadata):
+        doc.metadata[key] = fm.quote_ambiguous(doc.metadata[key])
+    assert fm._dump_simple(doc.metadata) is not None
+
+
+SHAPES: list[dict[str, Any]] = [
+    {"a": [{"k": {"z": "w"}, "num": 1}, {"k": ["x", "q"]}, "s"]},
+    {"a": {"b": [{"c": [{"d": "e"}]}]}},
+    {"a": [{"k": "v"}], "b": {"c": {"d": {"e": [1, 2]}}}},
+    {"list": ["x", "q"], "flow": fm.flow_list(["x", "y z"]), "f": [1.5, -0.25, 100.0]},
+]
+
+
+@pytest.mark.parametrize("meta", SHAPES, ids=range(len(SHAPES)))
+def test_nested_shapes_dump_as_ruamel_dumps_them(meta: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sequences of mappings, mappings whose first value is a container, deep nesting."""
+    fast, slow = _dump_both(meta, monkeypatch)
+    assert fast == slow
+    import copy
+
+    assert fm._dump_simple(fm.CommentedMap(copy.deepcopy(meta))) is not None

@@ -294,13 +294,124 @@ class FrontmatterDocument:
             for key in list(self.metadata):
                 if before.get(str(key)) != _plain(self.metadata[key]):
                     self.metadata[key] = quote_ambiguous(self.metadata[key])
-            yaml_text = dump_yaml(self.metadata) if self.metadata else ""
+            fast = _dump_simple(self.metadata) if self._raw_yaml is None and self.metadata else None
+            yaml_text = fast if fast is not None else (dump_yaml(self.metadata) if self.metadata else "")
         return f"---\n{yaml_text}---\n{self.body}"
 
     @classmethod
     def new(cls, metadata: Mapping[str, Any], body: str) -> FrontmatterDocument:
         """Build a new document with ``metadata`` in the given key order."""
         return cls(metadata=CommentedMap(metadata), body=body, has_frontmatter=True)
+
+
+# -- fast dump of new documents -----------------------------------------------------------
+# A new document's frontmatter (FrontmatterDocument.new) is usually a few plain strings, a flow
+# list of tags and a small nested object. ruamel.yaml's emitter takes ~5-10 ms for that; this
+# writes the same text directly, for a subset where ruamel's output is beyond doubt: keys and
+# plain strings of "safe" characters (no indicator, no ambiguity, nothing that would resolve to
+# another type), double-quoted strings (quote_ambiguous) of printable ASCII without escapes,
+# bool, int, floats written as digits.digits, non-empty block mappings and sequences (2-space
+# indent, sequence dashes at the key's column), flow lists of scalars. Anything else (None,
+# empty containers, comments or anchors, other scalar styles, non-ASCII text...) returns None
+# and ruamel dumps the document. tests/test_frontmatter_fast.py compares the two.
+_SAFE_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_ ./+@()#-]*")
+_SAFE_DQ = re.compile(r'[\x20-\x21\x23-\x5b\x5d-\x7e]*')
+_SAFE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+# every YAML 1.2 implicit type a plain scalar could take other than str (timestamps included)
+_IMPLICIT_12 = tuple(rx for versions, _tag, rx, _firsts in _RUAMEL_IMPLICIT if (1, 2) in versions)
+
+
+class _NotSimple(Exception):
+    """The value is outside what :func:`_dump_simple` writes."""
+
+
+def _simple_scalar(value: Any, *, key: bool = False) -> str:
+    kind = type(value)
+    if kind is str or kind is PlainScalarString:
+        if (
+            _SAFE_PLAIN.fullmatch(value)
+            and value[-1] != " "
+            and "  " not in value
+            and " #" not in value
+            and not _YAML11_AMBIGUOUS.match(value)
+            and not any(rx.match(value) for rx in _IMPLICIT_12)
+        ):
+            return str(value)
+        raise _NotSimple
+    if key:
+        raise _NotSimple
+    if kind is DoubleQuotedScalarString:
+        if _SAFE_DQ.fullmatch(value):
+            return f'"{value}"'
+        raise _NotSimple
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if kind is float:
+        text = repr(value)
+        if _SAFE_FLOAT.fullmatch(text):
+            return text
+    raise _NotSimple
+
+
+def _is_plain_container(value: Any) -> bool:
+    if type(value) in (dict, list):
+        return True
+    if type(value) in (CommentedMap, CommentedSeq):
+        ca = value.ca
+        return not ca.items and ca.comment is None and not ca.end and value.anchor.value is None
+    return False
+
+
+def _emit(value: Any, indent: int, out: list[str]) -> None:
+    """Append the block lines of a non-empty mapping at column ``indent``."""
+    pad = " " * indent
+    for key, item in value.items():
+        name = _simple_scalar(key, key=True)
+        if isinstance(item, (dict, list)):
+            if not item or not _is_plain_container(item):
+                raise _NotSimple
+            if isinstance(item, dict):
+                out.append(f"{pad}{name}:\n")
+                _emit(item, indent + 2, out)
+            elif isinstance(item, CommentedSeq) and item.fa.flow_style():
+                out.append(f"{pad}{name}: [{', '.join(_simple_scalar(v) for v in item)}]\n")
+            else:
+                out.append(f"{pad}{name}:\n")
+                _emit_seq(item, indent, out)
+        else:
+            out.append(f"{pad}{name}: {_simple_scalar(item)}\n")
+
+
+def _emit_seq(items: list[Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for item in items:
+        if isinstance(item, dict):
+            if not item or not _is_plain_container(item):
+                raise _NotSimple
+            lines: list[str] = []
+            _emit(item, indent + 2, lines)
+            lines[0] = f"{pad}- " + lines[0][indent + 2 :]
+            out.extend(lines)
+        elif isinstance(item, list):
+            raise _NotSimple
+        else:
+            out.append(f"{pad}- {_simple_scalar(item)}\n")
+
+
+def _dump_simple(mapping: CommentedMap) -> str | None:
+    """Return ``dump_yaml(mapping)`` written directly, or ``None`` outside the simple subset."""
+    if not _is_plain_container(mapping):
+        return None
+    out: list[str] = []
+    try:
+        _emit(mapping, 0, out)
+    except _NotSimple:
+        return None
+    if any(len(line) > 1000 for line in out):
+        return None  # far below ruamel's line width (64 Ki), where it would fold
+    return "".join(out)
 
 
 def _plain(value: Any) -> Any:

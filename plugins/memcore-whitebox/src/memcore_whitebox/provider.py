@@ -88,6 +88,7 @@ class _MonthState:
     """What memcore knows about one monthly observation file, so that an add needs no rescan.
 
     Attributes:
+        path: The file (checked with safe_join).
         size: Bytes on disk (as last read or written by this provider).
         crc: CRC-32 of those bytes; with ``size`` it tells whether the file is still the one
             described (another writer changed it otherwise, and it is scanned again).
@@ -102,6 +103,7 @@ class _MonthState:
         pending: Records (``\n`` line endings) acknowledged in a batch, not yet on disk.
     """
 
+    path: Path
     size: int
     crc: int
     count: int
@@ -902,7 +904,7 @@ class WhiteBoxProvider(BaseProvider):
             if groups:
                 self._register_tags(groups)
 
-    def _month_state(self, rel: str, month: str) -> _MonthState:
+    def _month_state(self, rel: str, month: str, path: Path) -> _MonthState:
         """Return the state of ``observations/<month>.md`` (read under its lock by the caller).
 
         A state this provider left behind is reused when the file's size and CRC-32 are still
@@ -912,7 +914,6 @@ class WhiteBoxProvider(BaseProvider):
             ParseError: The file is not UTF-8, or ends inside an unterminated fence (nothing
                 may be appended after it).
         """
-        path = safe_join(self.root, rel)
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -924,7 +925,7 @@ class WhiteBoxProvider(BaseProvider):
         self._months.pop(rel, None)
         if not data.strip():
             # reference appendObservation: a new file starts with the month header
-            return _MonthState(len(data), crc, 0, "\n", month_header(month), "", bool(data))
+            return _MonthState(path, len(data), crc, 0, "\n", month_header(month), "", bool(data))
         tf = TextFile.decode(data, path=rel)
         text = tf.text
 
@@ -945,7 +946,7 @@ class WhiteBoxProvider(BaseProvider):
         # the whitespace already there is counted in.
         lead = "" if tail.endswith("\n\n") else "\n"
         prefix = lead + ("" if dangling else "---\n\n")
-        return _MonthState(len(data), crc, count, tf.newline, prefix, text, False)
+        return _MonthState(path, len(data), crc, count, tf.newline, prefix, text, False)
 
     def _flush_month(self, rel: str, state: _MonthState) -> None:
         """Write ``state.pending`` to the file (one append, or one atomic write) and forget it."""
@@ -954,7 +955,7 @@ class WhiteBoxProvider(BaseProvider):
         if state.newline != "\n":
             payload = payload.replace("\n", state.newline)
         raw = payload.encode("utf-8")
-        path = safe_join(self.root, rel)
+        path = state.path
         self._months.pop(rel, None)  # unknown until written
         if state.rewrite:
             atomic_write(path, raw)
@@ -1066,11 +1067,11 @@ class WhiteBoxProvider(BaseProvider):
             state = batch.months.get(rel)
             if state is None:
                 batch.stack.enter_context(file_lock(path))  # held until the block ends
-                state = batch.months[rel] = self._month_state(rel, month)
+                state = batch.months[rel] = self._month_state(rel, month, path)
             number = state.append(block)
         else:
             with file_lock(path):
-                state = self._month_state(rel, month)
+                state = self._month_state(rel, month, path)
                 number = state.append(block)
                 try:
                     self._flush_month(rel, state)
