@@ -86,6 +86,127 @@ _BACKTICKS = re.compile(r"`+")
 NEXT_ACTIONS = frozenset({"do", "ask", "wait"})
 
 
+_EV_HEADING, _EV_NODE, _EV_TEXT = 0, 1, 2
+_SCAN_HEADING = re.compile(r"#{1,6}[ \t]+\S")
+_SCAN_FENCE = re.compile(r"(`{3,})[^`]*$|(~{3,})")
+_SCAN_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*$")
+_SCAN_BREAK = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$|=+[ \t]*$|-+[ \t]*$")
+_SCAN_ORDERED = re.compile(r"\d{1,9}[.)](?:[ \t]|$)")
+_SCAN_REFDEF = re.compile(r"\[[^\]]*\]:")
+_SCAN_BULLET_TEXT = re.compile(r"- (?:[A-Za-z(\"']|\d(?!\d*[.)])|\*\*[^\s*]|\[(?![^\]]*\]:))")
+_SCAN_BLANK = re.compile(r"[ \t]*$")
+
+
+def _scan_inline_safe(line: str) -> bool:
+    """Whether markdown-it's code spans on ``line`` are exactly the backtick pairs ``_mask`` finds.
+
+    False when the line has raw HTML or an autolink (``<``), a backslash escape near a backtick,
+    or a backtick inside a link destination (``](`` before it): there the two could disagree.
+    """
+    if "<" in line:
+        return False
+    if "`" not in line:
+        return True
+    if "\\" in line:
+        return False
+    link = line.find("](")
+    return link < 0 or "`" not in line[link:]
+
+
+def scan_simple(lines: list[str]) -> list[tuple[int, int, int]] | None:
+    """Classify a file's lines without markdown-it, or return ``None`` when the file is not simple.
+
+    The fast path of :func:`parse_doc`. A file is *simple* when, outside fenced code, every line
+    is blank or starts at column 0 as one of: an ATX heading (1-6 ``#``), a ``- `` bullet, a
+    single-line ``<!-- memcore: … -->`` comment, a fence opener, or paragraph text that starts
+    no other block; the one indented line allowed is a node's own ``  <!-- memcore: … -->``
+    right under it (an HTML block inside the node's list item). For such a file CommonMark's
+    block structure is decided line by line: every heading and bullet starts at the top level,
+    a bullet that starts with a code span is a list item of that line (and its comment; a node
+    line followed by text is refused: the text would continue its paragraph), and a heading's
+    or node's inline code spans are exactly the backtick pairs :func:`_mask` finds
+    (:func:`_scan_inline_safe`). Anything else (indentation, block quotes, HTML blocks, ordered
+    or ``*``/``+`` lists, thematic breaks, setext underlines, link reference definitions,
+    ``#######``, ``#`` not followed by a space) returns ``None`` and the file goes through
+    markdown-it.
+
+    Returns:
+        ``(event, 0-based line, stop)`` for headings (``_EV_HEADING``), bullets starting with a
+        code span (``_EV_NODE``; ``stop``: the list item's last line, 1-based) and paragraph
+        lines (``_EV_TEXT``), in order; or ``None``.
+    """
+    events: list[tuple[int, int, int]] = []
+    fence: str | None = None
+    after_node = False
+    for ln, line in enumerate(lines):
+        if fence is not None:
+            close = _SCAN_CLOSE.match(line)
+            if close is not None and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                fence = None
+            continue
+        if not line:
+            after_node = False
+            continue
+        first = line[0]
+        if first == " " or first == "\t":
+            if _SCAN_BLANK.match(line):
+                after_node = False
+                continue
+            if after_node and events[-1][1] == ln - 1 and line.startswith("  <!--") and META_RE.match(line):
+                events[-1] = (_EV_NODE, ln - 1, ln + 1)  # the node's own memcore comment, inside its item
+                continue
+            return None
+        if first == "#":
+            if not _SCAN_HEADING.match(line) or not _scan_inline_safe(line):
+                return None
+            events.append((_EV_HEADING, ln, 0))
+            after_node = False
+            continue
+        if first == "-":
+            if line.startswith("- `"):
+                if not _scan_inline_safe(line):
+                    return None
+                events.append((_EV_NODE, ln, ln + 1))
+                after_node = True
+                continue
+            if _SCAN_BREAK.match(line):
+                return None
+            if line.startswith("- "):
+                if not _SCAN_BULLET_TEXT.match(line):
+                    return None
+                events.append((_EV_TEXT, ln, 0))
+                after_node = False
+                continue
+            if line[1:2] == "\t":
+                return None
+        elif first == "<":
+            if META_RE.match(line) is None:
+                return None
+            after_node = False
+            continue
+        elif first == "`" or first == "~":
+            opener = _SCAN_FENCE.match(line)
+            if opener is not None:
+                fence = opener.group(1) or opener.group(2)
+                after_node = False
+                continue
+        elif first == ">":
+            return None
+        elif first in "*+_=":
+            if _SCAN_BREAK.match(line) or line[:2] in ("* ", "*\t", "+ ", "+\t") or line in ("*", "+"):
+                return None
+        elif first == "[":
+            if _SCAN_REFDEF.match(line):
+                return None
+        elif first.isdigit():
+            if _SCAN_ORDERED.match(line):
+                return None
+        if after_node:
+            return None  # would continue the node's paragraph (lazy continuation)
+        events.append((_EV_TEXT, ln, 0))
+    return events
+
+
 def make_markdown() -> MarkdownIt:
     """Return the markdown-it-py parser every RightMemory read uses (CommonMark preset)."""
     return MarkdownIt("commonmark")
@@ -372,14 +493,12 @@ class _Parser:
                     start, stop = tok.map
                     if pursuit:
                         for ln in range(start, stop):
-                            field_match = PURSUIT_FIELD_RE.match(self.lines[ln])
-                            if field_match:
-                                self.in_next = field_match.group(1).casefold() == "next"
+                            self.field_line(ln)
                     if lists == 0 and _DEEP_HEADING_RE.match(self.lines[start]):
-                        self.heading(start, tokens[i + 1] if i + 1 < len(tokens) else None)
+                        self.heading(start, *_inline_parts(tokens[i + 1] if i + 1 < len(tokens) else None))
             elif kind == "heading_open":
                 if quote == 0 and tok.markup.startswith("#") and tok.map is not None:
-                    self.heading(tok.map[0], tokens[i + 1])
+                    self.heading(tok.map[0], *_inline_parts(tokens[i + 1]))
             elif kind == "bullet_list_open" or kind == "ordered_list_open":
                 lists += 1
             elif kind == "bullet_list_close" or kind == "ordered_list_close":
@@ -388,9 +507,35 @@ class _Parser:
                 quote += 1
             elif kind == "blockquote_close":
                 quote -= 1
+        self.finish()
+
+    def run_scan(self, events: list[tuple[int, int, int]]) -> None:
+        """Apply the events of :func:`scan_simple` (the same rules as :meth:`run`)."""
+        lines = self.lines
+        pursuit = self.doc.family == "pursuit"
+        for kind, ln, stop in events:
+            raw = lines[ln]
+            if kind == _EV_HEADING:
+                self.heading(ln, 1 if "`" in raw else 0, [])
+            elif kind == _EV_NODE:
+                candidate = NODE_CANDIDATE_RE.match(raw)
+                if candidate is not None:
+                    code = 2 if "`" in raw[candidate.end(1) + 1 :] else 1
+                    self.node(ln, candidate, code, [], stop)
+            elif pursuit:
+                self.field_line(ln)
+        self.finish()
+
+    def finish(self) -> None:
         total = len(self.lines)
         for index in self.stack:
             self.doc.headings[index].end = total
+
+    def field_line(self, ln: int) -> None:
+        """Track Pursuit ``**Next:**`` state from one paragraph line."""
+        field_match = PURSUIT_FIELD_RE.match(self.lines[ln])
+        if field_match:
+            self.in_next = field_match.group(1).casefold() == "next"
 
     def _ancestor(self, terminal: bool) -> Heading | None:
         for index in reversed(self.stack):
@@ -402,7 +547,8 @@ class _Parser:
                 return block
         return None
 
-    def heading(self, ln: int, inline: Token | None) -> None:
+    def heading(self, ln: int, code: int, html: list[str]) -> None:
+        """Record the heading on line ``ln`` (0-based); ``code``/``html``: its inline code spans / HTML."""
         raw = self.lines[ln]
         head = HEADING_RE.match(raw)
         if head is None:
@@ -414,7 +560,6 @@ class _Parser:
             headings[self.stack.pop()].end = lineno - 1
         parent = self.stack[-1] if self.stack else None
         block = Heading(line=lineno, depth=depth, parent=parent, end=lineno)
-        code, html = _inline_parts(inline)
         line = _mask(raw, html) if code or html else raw
         anchor = ANCHOR_RE.match(line)
         if anchor is not None:
@@ -529,6 +674,15 @@ class _Parser:
                 inline = tokens[i + 2]
         if inline is None or not inline.children or inline.children[0].type != "code_inline":
             return
+        code, html = _inline_parts(inline)
+        self.node(ln, candidate, code, html, stop)
+
+    def node(self, ln: int, candidate: re.Match[str], code: int, html: list[str], stop: int) -> None:
+        """Record the list item on line ``ln`` whose paragraph starts with a code span.
+
+        ``code``/``html``: the paragraph's inline code spans / HTML; ``stop``: the item's end.
+        """
+        raw = self.lines[ln]
         lineno = ln + 1
         ident = candidate.group(1)
         if self.in_focus:
@@ -562,7 +716,6 @@ class _Parser:
                 f"invalid node id `{ident}`; use only letters, numbers, dot, underscore, or dash",
             )
             return
-        code, html = _inline_parts(inline)
         line = raw
         if code > 1 or html:
             cut = candidate.end(1) + 1
@@ -608,19 +761,25 @@ class _Parser:
         self.doc.nodes.append(node)
 
 
-def parse_doc(source: Source, family: str, md: MarkdownIt) -> Doc:
+def parse_doc(source: Source, family: str, md: MarkdownIt, *, scan: bool = True) -> Doc:
     """Parse one graph file.
 
     Args:
         source: The file's text.
         family: ``"memory"`` or ``"pursuit"``: the tree the file belongs to.
         md: A parser from :func:`make_markdown`.
+        scan: Use the line scanner (:func:`scan_simple`) when the file is simple; markdown-it
+            parses every other file. ``False``: always markdown-it (the tests compare both).
 
     Returns:
         The file's headings, nodes, Focus references and per-file diagnostics. The source's
         split lines are released (see :meth:`Source.release`); only its bytes stay.
     """
     doc = Doc(source=source, family=family)
-    _Parser(doc, md.parse(source.markdown_text())).run()
+    events = scan_simple(source.lines) if scan else None
+    if events is not None:
+        _Parser(doc, []).run_scan(events)
+    else:
+        _Parser(doc, md.parse(source.markdown_text())).run()
     source.release()
     return doc
