@@ -11,7 +11,10 @@ and put in the ``error`` state. Writing fails closed: a store that could not be 
 take the file over 128 KiB raises :class:`~memcore.errors.StoreLimitError` and changes nothing.
 Every save holds the store lock, copies the old file to ``MEMORY.md.bak``, writes a 0600 temp
 file and renames it over MEMORY.md, and leaves the folder 0700. Inside
-:meth:`MakaProvider.batch` MEMORY.md is read once, kept in memory and saved once at the end.
+:meth:`MakaProvider.batch` MEMORY.md is read and parsed once, kept in memory and saved once at
+the end; each add / update edits the parsed file in place (only the sections it touches are
+parsed again, the size is kept as a running count), so a write costs what it changes, not the
+file size. :meth:`MakaProvider.read_all` gives the entries and the diagnostics of one parse.
 """
 
 from __future__ import annotations
@@ -892,6 +895,9 @@ class MakaProvider(BaseProvider):
         supersede, decay) is checked as it would be alone (ids, conflicts, the 128 KiB limit:
         a write over it raises :class:`StoreLimitError` and leaves the block's earlier writes
         in place) and applied to the in-memory file; reads in the block see those writes.
+        An add or update edits the parsed file in place (cost: the sections it touches, plus
+        moving the line numbers of later sections when an update changes the line count);
+        delete and decay replace the whole text, and the next write parses it once again.
         When the outermost block ends, MEMORY.md is written once (the file as it was before
         the block to ``MEMORY.md.bak``, then one 0600 atomic write), also when the block
         raises: what was applied is written, then the exception propagates. A write to
