@@ -518,21 +518,24 @@ class RightMemoryProvider(BaseProvider):
             info["sections"] = sections[::-1]
         if uncertain:
             info["uncertain"] = True
-        entry = MemoryEntry(
-            id=ref.id,
-            kind=kind_for(ref.family, ref.marker),
-            title=title,
-            body=body,
-            confidence=UNCERTAIN_CONFIDENCE if uncertain else None,
-            relations=[Relation(type=t, target=x, resolved=x in graph.items) for t, x in edges],
-            parent=graph.parent_id(ref),
-        )
-        if meta:
-            apply_meta(entry, meta)
+        values: dict[str, Any] = {
+            "id": ref.id,
+            "kind": kind_for(ref.family, ref.marker),
+            "title": title,
+            "body": body,
+            "confidence": UNCERTAIN_CONFIDENCE if uncertain else None,
+            "relations": [Relation(type=t, target=x, resolved=x in graph.items) for t, x in edges],
+            "parent": graph.parent_id(ref),
+        }
+        version = hashlib.sha256("\n".join([ref.rel, *own]).encode("utf-8")).hexdigest()[:32]
+        if not meta:
+            # One validation: every assignment to a built entry validates the whole entry again.
+            return MemoryEntry(**values, extra={FORMAT: info}, version=version)
+        entry = MemoryEntry(**values)
+        apply_meta(entry, meta)
         stored = entry.extra.get(FORMAT)
         entry.extra[FORMAT] = {**(stored if isinstance(stored, dict) else {}), **info}
-        digest = hashlib.sha256("\n".join([ref.rel, *own]).encode("utf-8")).hexdigest()
-        entry.version = digest[:32]
+        entry.version = version
         return entry
 
     def _correction_entries(self, graph: Graph) -> Iterator[MemoryEntry]:
