@@ -1049,7 +1049,6 @@ class WhiteBoxProvider(BaseProvider):
                 f"whitebox: entry scope {entry.scope!r} is not the active scope {active!r}; it would be "
                 "written where this session cannot read it"
             )
-        path = safe_join(self.root, "observations", f"{month}.md")
         block = render_block(self._observation_lines(entry, date), entry.body)
         blocks = list(scan_blocks(block))
         blk = blocks[0]
@@ -1061,15 +1060,19 @@ class WhiteBoxProvider(BaseProvider):
                 "code block it does not close?); close its fences (nothing was written)"
             )
         assert blk.frontmatter is not None
-        path.parent.mkdir(parents=True, exist_ok=True)
         batch = self._active_batch()
-        if batch is not None:
-            state = batch.months.get(rel)
-            if state is None:
-                batch.stack.enter_context(file_lock(path))  # held until the block ends
-                state = batch.months[rel] = self._month_state(rel, month, path)
+        state = batch.months.get(rel) if batch is not None else None
+        if state is not None:  # the file's path was checked, and is locked, for this block
+            number = state.append(block)
+        elif batch is not None:
+            path = safe_join(self.root, "observations", f"{month}.md")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            batch.stack.enter_context(file_lock(path))  # held until the block ends
+            state = batch.months[rel] = self._month_state(rel, month, path)
             number = state.append(block)
         else:
+            path = safe_join(self.root, "observations", f"{month}.md")
+            path.parent.mkdir(parents=True, exist_ok=True)
             with file_lock(path):
                 state = self._month_state(rel, month, path)
                 number = state.append(block)
