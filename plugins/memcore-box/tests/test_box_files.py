@@ -124,17 +124,20 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
     rnd = random.Random(11)
     alphabet = "abcXYZ019 _.,/()+'-:#\"!&*?|>%@`[]{}\t~=<ü\u2028"
     words = ["yes", "no", "on", "null", "true", "False", "y", "N", "~", "1.5", "0x1f", "2026-01-01", "1e5", ".inf",
-             "a", "it's", "a  b", "a,", "x - y", "a.b.", "e.g. this", "Q2 (draft)", "v1/v2", "c++", "x'", "A-"]
+             "a", "it's", "a  b", "a,", "x - y", "a.b.", "e.g. this", "Q2 (draft)", "v1/v2", "c++", "x'", "A-",
+             "0o17", "1_000", "12:30", "1e-5", "/tmp/x y", "a:b", "a: b", "a:", "a #b", "a#b", "=", "x=y", "@a", "%x",
+             "observations/2026-01.md#37", "d4378506a931ebd845ca9f83", "1234567", "_x", ".hidden", "..", "-", "a/"]
     def text() -> str:
         roll = rnd.random()
         if roll < 0.2:
             return rnd.choice(words)
         if roll < 0.9:  # mostly letters: the direct path's territory, with its edge characters
-            return rnd.choice("abXY") + "".join(rnd.choice("abcXYZ019 _.,/()+'-") for _ in range(rnd.randrange(0, 10)))
+            return rnd.choice("abXY09_/.") + "".join(
+                rnd.choice("abcXYZ019 _.,/()+'-:#=@%") for _ in range(rnd.randrange(0, 10)))
         return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12)))
 
-    taken = 0
-    for _ in range(3000):
+    taken = nested_taken = 0
+    for _ in range(6000):
         mapping: dict[str, object] = {"id": f"mem_{rnd.randrange(10**6)}", "title": text()}
         if rnd.random() < 0.5:
             mapping["created_at"] = plain_text(rnd.choice(["2026-05-22T18:32:00Z", "2026-05-22T18:32:00.123Z",
@@ -142,13 +145,22 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
         mapping["tags"] = flow_list([text() for _ in range(rnd.randrange(1, 4))])
         mapping["confidence"] = rnd.choice([0.1, 0.5, 0.7, 0.9, 1.0, 0.0, 1e-7, 3, True, False, 10**20, 0.30000000000000004])
         mapping[rnd.choice(["agent", "team", "x_key", "weird key", "2nd"])] = text()
+        if rnd.random() < 0.5:  # a nested block like memcore: {extra: {memcore: {migrated_from: …}}, relations: […]}
+            nested: dict[str, object] = {"migrated_from": {"format": text(), "location": text(), "n": rnd.randrange(9)}}
+            if rnd.random() < 0.5:
+                nested["relations"] = [{"type": text(), "target": text(), "resolved": rnd.random() < 0.5}
+                                       for _ in range(rnd.randrange(1, 3))]
+            if rnd.random() < 0.3:
+                nested["items"] = [text() for _ in range(rnd.randrange(0, 3))]
+            mapping["memcore"] = {"extra": nested} if rnd.random() < 0.5 else nested
         fast = _fast_dump(mapping)
         if fast is None:
             continue
         taken += 1
+        nested_taken += "memcore" in mapping
         assert fast == _ruamel_dump(mapping), mapping
         assert load_yaml(fast) is not None
-    assert taken > 300  # the generated mix reaches the direct path often enough to mean something
+    assert taken > 200 and nested_taken > 40  # the mix reaches the direct path often enough to mean something
     # What a new memory usually is goes the direct way.
     meta = {"id": "mem_01HXYZA1B2C3D4E5F6G7H8J9K0", "slug": "memo-1-we-decided", "title": "memo 1 we decided",
             "kind": "decision", "status": "active", "team": "default", "agent": "bench-agent",

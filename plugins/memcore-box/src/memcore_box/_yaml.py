@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_IMPLICIT
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
@@ -85,23 +86,29 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-# What the fast renderer writes itself; anything else goes through ruamel. Plain ASCII text
-# starting with a letter and ending with neither a blank nor a YAML indicator, without ':' '#'
-# or quotes' special cases (ruamel writes these unquoted in block context); flow-list items
-# also without ',', and ISO timestamps marked plain. tests/test_box_golden.py and
-# test_box_files.py check the bytes against ruamel's on fixed and generated mappings.
+# What the direct renderer writes itself; anything else goes through ruamel. Plain ASCII text
+# that ruamel writes unquoted in block context: no leading indicator, no trailing blank, no
+# ': ' or ' #', no trailing ':', and read back as a string by ruamel's own resolver (YAML 1.2)
+# and by a YAML 1.1 reader (quote_ambiguous); flow-list items also without ',' '[' ']'; ISO
+# timestamps marked plain; booleans, integers, decimals; nested mappings and block lists of
+# those. tests/test_box_golden.py and test_box_files.py check the bytes against ruamel's.
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_BLOCK_TEXT = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _.,/()+'-]{0,998}[A-Za-z0-9_.,/()+'-])?\Z")
-_FLOW_TEXT = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _./()+'-]{0,198}[A-Za-z0-9_./()+'-])?\Z")
+_BLOCK_TEXT = re.compile(
+    r"(?!.*(?:: | #|:\Z))[A-Za-z0-9_/.](?:[A-Za-z0-9 _.,/()+'#:=@%-]{0,998}[A-Za-z0-9_.,/()+'#=@%-])?\Z"
+)
+_FLOW_TEXT = re.compile(r"(?!.* #)[A-Za-z0-9_/.](?:[A-Za-z0-9 _./()+'#=@%-]{0,198}[A-Za-z0-9_./()+'#=@%-])?\Z")
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
 _DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+\Z")
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     if type(value) is str:
         text = str(value)
-        # quote_ambiguous double-quotes what a YAML 1.1 reader would misread (yes, 0.5, null…).
-        if pattern.match(text) and not isinstance(quote_ambiguous(text), DoubleQuotedScalarString):
+        # quote_ambiguous double-quotes what a YAML 1.1 reader would misread (yes, 0.5, null…);
+        # ruamel quotes what its YAML 1.2 resolver would read as another type (0o17, 1e5…).
+        if (pattern.match(text) and not isinstance(quote_ambiguous(text), DoubleQuotedScalarString)
+                and str(_YAML.resolver.resolve(ScalarNode, text, (True, False))) == _STR_TAG):
             return text
         return None
     if type(value) is PlainScalarString and _STAMP.match(value):
@@ -109,36 +116,69 @@ def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     return None
 
 
-def _fast_dump(mapping: Mapping[str, Any]) -> str | None:
-    """Return ``mapping`` as ruamel would dump it, or ``None`` when it holds anything unusual."""
-    lines: list[str] = []
+def _scalar(value: Any) -> str | None:
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float:
+        text = repr(value)
+        return text if _DECIMAL.match(text) else None
+    return _plain_text(value, _BLOCK_TEXT)
+
+
+def _block(mapping: Mapping[Any, Any], indent: str, out: list[str]) -> bool:
+    """Append ``mapping``'s lines at ``indent``; return ``False`` for anything unusual."""
+    if not mapping or (isinstance(mapping, CommentedMap) and (mapping.ca.items or mapping.ca.comment)):
+        return False
     for key, value in mapping.items():
         if type(key) is not str or not _KEY.match(key):
-            return None
-        if value is True or value is False:
-            text: str | None = "true" if value else "false"
-        elif type(value) is int:
-            text = str(value)
-        elif type(value) is float:
-            text = repr(value)
-            if not _DECIMAL.match(text):
-                return None
-        elif type(value) is CommentedSeq:
-            if not value.fa.flow_style() or value.ca.items or value.ca.comment:
-                return None
-            items: list[str] = []
+            return False
+        if isinstance(value, Mapping):
+            if not isinstance(value, (dict, CommentedMap)):
+                return False
+            out.append(f"{indent}{key}:\n")
+            if not _block(value, indent + "  ", out):
+                return False
+        elif isinstance(value, list):
+            if not value or (isinstance(value, CommentedSeq) and (value.ca.items or value.ca.comment)):
+                return False
+            if isinstance(value, CommentedSeq) and value.fa.flow_style():
+                items: list[str] = []
+                for item in value:
+                    item_text = _plain_text(item, _FLOW_TEXT)
+                    if item_text is None:
+                        return False
+                    items.append(item_text)
+                out.append(f"{indent}{key}: [" + ", ".join(items) + "]\n")
+                continue
+            out.append(f"{indent}{key}:\n")
             for item in value:
-                item_text = _plain_text(item, _FLOW_TEXT)
-                if item_text is None:
-                    return None
-                items.append(item_text)
-            text = "[" + ", ".join(items) + "]"
+                if isinstance(item, Mapping):
+                    if not isinstance(item, (dict, CommentedMap)):
+                        return False
+                    inner: list[str] = []
+                    if not _block(item, indent + "    ", inner):
+                        return False
+                    out.append(f"{indent}  - " + inner[0][len(indent) + 4:])
+                    out.extend(inner[1:])
+                else:
+                    text = _scalar(item)
+                    if text is None:
+                        return False
+                    out.append(f"{indent}  - {text}\n")
         else:
-            text = _plain_text(value, _BLOCK_TEXT)
+            text = _scalar(value)
             if text is None:
-                return None
-        lines.append(f"{key}: {text}\n")
-    return "".join(lines) or None
+                return False
+            out.append(f"{indent}{key}: {text}\n")
+    return True
+
+
+def _fast_dump(mapping: Mapping[str, Any]) -> str | None:
+    """Return ``mapping`` as ruamel would dump it, or ``None`` when it holds anything unusual."""
+    out: list[str] = []
+    return "".join(out) if _block(mapping, "", out) else None
 
 
 def dump_mapping(mapping: Mapping[str, Any]) -> str:

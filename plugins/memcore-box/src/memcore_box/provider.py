@@ -76,6 +76,9 @@ _INDEX_KEYS = frozenset({"version", "folder_id", "folder_path", "updated_at", "t
                          *INDEX_MAPS})
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _RECENT_PATHS = 1024
+# Where YAML could hold an anchor (``&name`` starting a node): such frontmatter is parsed
+# round-trip (an anchored ``true`` is the integer 1 there). Catches some plain text too.
+_ANCHOR = re.compile(r"(?:^|[\s,\[{:])&", re.MULTILINE)
 
 
 def _fold(text: str) -> str:
@@ -114,19 +117,31 @@ class _Folder:
 
 @dataclass
 class _File:
-    """One parsed memory file."""
+    """One parsed memory file.
+
+    ``meta`` is the frontmatter. Files parsed for writing (``_parse(..., fast=False)``, what
+    writes use) hold the round-trip ``CommentedMap`` of ``doc`` (line information for
+    :func:`~memcore_box._yaml.patch_yaml`); files parsed by the checking path (``fast=True``)
+    hold the plain dict :func:`~memcore_box._yaml.load_fast` gave, equal to
+    ``plain(doc.metadata)``, and parse ``doc`` only if something asks for it.
+    """
 
     path: str
     version: str
     size: int
     text: TextFile
-    doc: FrontmatterDocument
     yaml_text: str
+    meta: Any
+    body: str
     file_id: str | None = None
+    _doc: FrontmatterDocument | None = field(default=None, repr=False)
 
     @property
-    def meta(self) -> Any:
-        return self.doc.metadata
+    def doc(self) -> FrontmatterDocument:
+        """The round-trip document (parsed on first use for files of the checking path)."""
+        if self._doc is None:
+            self._doc = parse_frontmatter(self.text.text, path=self.path)
+        return self._doc
 
     @property
     def folder(self) -> str:
@@ -135,6 +150,62 @@ class _File:
     @property
     def name(self) -> str:
         return posixpath.basename(self.path)
+
+
+class _KeyLines:
+    """``lc`` of a :class:`_PlainMeta`: ``key(k)`` gives ``(line, column)`` like ruamel's maps."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines: dict[str, int]) -> None:
+        self.lines = lines
+
+    def key(self, key: str) -> tuple[int, int]:
+        """Return the 0-based line in the YAML text and the column (0) of top-level ``key``.
+
+        Raises:
+            KeyError: No such key.
+        """
+        return self.lines[key], 0
+
+
+class _PlainMeta(dict[Any, Any]):
+    """Plain frontmatter (from :func:`load_fast`) that knows its top-level keys' lines.
+
+    Diagnostics name the line of the field they are about (``record._line_of`` asks
+    ``meta.lc.key(k)``); this gives the line ruamel's round-trip map gives.
+    """
+
+    __slots__ = ("lc",)
+
+    def __init__(self, meta: dict[Any, Any], lines: dict[str, int]) -> None:
+        super().__init__(meta)
+        self.lc = _KeyLines(lines)
+
+
+# A top-level key at column 0 in the form ``key:`` (plain key, followed by a blank or the end).
+_TOP_KEY = re.compile(r"([A-Za-z0-9_][^:#\n]*?):(?:[ ]|\Z)")
+
+
+def _key_lines(yaml_text: str, keys: list[Any]) -> dict[str, int] | None:
+    """Return each top-level key's 0-based line in ``yaml_text``, or ``None`` when unsure.
+
+    Sure only for a block mapping at column 0 whose every column-0 line (other than comments
+    and ``- `` items of a key's sequence) is ``key:`` for the next key of ``keys`` in order,
+    and without carriage returns (another line break for YAML). Anything else: ``None``.
+    """
+    if "\r" in yaml_text:
+        return None
+    lines: dict[str, int] = {}
+    expected = iter(keys)
+    for number, line in enumerate(yaml_text.split("\n")):
+        if not line or line[0] in " \t#" or (line[0] == "-" and line[1:2] in ("", " ")):
+            continue
+        found = _TOP_KEY.match(line)
+        if found is None or found.group(1) != next(expected, None):
+            return None
+        lines[found.group(1)] = number
+    return lines if len(lines) == len(keys) else None
 
 
 def _is_memory_name(name: str) -> bool:
@@ -196,6 +267,10 @@ class BoxMemoryProvider(BaseProvider):
     """
 
     format_name: ClassVar[str] = "box"
+    #: Whether reads and checks take plain frontmatter from libyaml (:func:`load_fast`) where
+    #: it is exact; ``False`` parses every file round-trip (same results, slower; tests
+    #: compare both).
+    fast_yaml: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {
             Capability.ADD,
@@ -795,7 +870,60 @@ class BoxMemoryProvider(BaseProvider):
             yield
 
     # -- reading ----------------------------------------------------------------------
-    def _parse(self, path: str, data: bytes, version: str, file_id: str | None = None) -> _File | Diagnostic:
+    def _plain_meta(self, yaml_text: str | None) -> dict[Any, Any] | None:
+        """Return frontmatter YAML as plain Python from libyaml, or ``None``: parse it round-trip.
+
+        :func:`load_fast` where it is exact; ``None`` also for no frontmatter, when
+        :attr:`fast_yaml` is off, and for a text that may hold an anchor (``&name``): ruamel
+        gives an anchored ``true`` as the integer 1, libyaml as ``True``.
+        """
+        if yaml_text is None or not self.fast_yaml or _ANCHOR.search(yaml_text):
+            return None
+        return load_fast(yaml_text)
+
+    def _parse_fast(self, path: str, data: bytes, version: str, file_id: str | None) -> _File | None:
+        """Return the memory file with plain frontmatter (``doc`` left unparsed), or ``None``.
+
+        ``None`` whenever :meth:`_parse`'s round-trip parse must decide: undecodable bytes, no
+        frontmatter or unclosed frontmatter, YAML outside :func:`load_fast`'s exact subset or
+        malformed, no ``id`` or ``kind`` (the orphans, whose diagnostics come from there), a
+        layout whose key lines :func:`_key_lines` cannot tell.
+        """
+        try:
+            text = TextFile.decode(data, path=path)
+            yaml_text, body, _ = split_frontmatter(text.text)
+        except ParseError:
+            return None
+        meta = self._plain_meta(yaml_text)
+        if meta is None or yaml_text is None:
+            return None
+        for key in ("id", "kind"):
+            if meta.get(key) is None or not str(meta.get(key)).strip():
+                return None
+        lines = _key_lines(yaml_text, list(meta))
+        if lines is None:
+            return None
+        return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text,
+                     meta=_PlainMeta(meta, lines), body=body, file_id=file_id)
+
+    def _parse(self, path: str, data: bytes, version: str, file_id: str | None = None, *,
+               fast: bool = False) -> _File | Diagnostic:
+        """Return the parsed memory file, or the ``box.orphan`` diagnostic of a file that is none.
+
+        Args:
+            path: Workspace-relative path (for the diagnostic and messages).
+            data: The file's bytes.
+            version: The storage's version token of those bytes.
+            file_id: The storage's id of the file, if any.
+            fast: Read-only use (checking): take plain frontmatter from :meth:`_parse_fast`
+                when it can; the file's ``doc`` is then parsed only if asked for. Writes keep
+                the default (round-trip ``meta`` with line information).
+        """
+        if fast:
+            quick = self._parse_fast(path, data, version, file_id)
+            if quick is not None:
+                return quick
+
         def orphan(message: str, line: int | None = None) -> Diagnostic:
             return Diagnostic(
                 path=path, line=line, code="box.orphan", severity=Severity.ERROR,
@@ -815,8 +943,8 @@ class BoxMemoryProvider(BaseProvider):
             return orphan("frontmatter has no 'id'", 1)
         if meta.get("kind") is None or not str(meta.get("kind")).strip():
             return orphan("frontmatter has no 'kind'", 1)
-        return _File(path=path, version=version, size=len(data), text=text, doc=doc, yaml_text=yaml_text,
-                     file_id=file_id)
+        return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text, meta=meta,
+                     body=doc.body, file_id=file_id, _doc=doc)
 
     def _read_meta(self, path: str, data: bytes) -> tuple[Mapping[str, Any], str] | None:
         """Return ``(frontmatter, body)`` of a memory file for reading, or ``None`` for an orphan.
@@ -831,16 +959,24 @@ class BoxMemoryProvider(BaseProvider):
             yaml_text, body, _ = split_frontmatter(text)
         except ParseError:
             return None
-        meta = load_fast(yaml_text) if yaml_text is not None else None
+        meta = self._plain_meta(yaml_text)
         if meta is None:
             parsed = self._parse(path, data, "")
-            return (parsed.meta, parsed.doc.body) if isinstance(parsed, _File) else None
+            return (parsed.meta, parsed.body) if isinstance(parsed, _File) else None
         for key in ("id", "kind"):
             if meta.get(key) is None or not str(meta.get(key)).strip():
                 return None
         return meta, body
 
-    def _scan_folder(self, folder: str, items: list[Any] | None = None) -> tuple[list[_File], list[Diagnostic]]:
+    def _scan_folder(self, folder: str, items: list[Any] | None = None, *,
+                     fast: bool = False) -> tuple[list[_File], list[Diagnostic]]:
+        """Return a folder's memory files and orphan diagnostics, in listing order.
+
+        Args:
+            folder: Workspace-relative folder.
+            items: Its listing, when already known.
+            fast: Parse for reading only (see :meth:`_parse`); writes keep the default.
+        """
         files: list[_File] = []
         orphans: list[Diagnostic] = []
         if items is None:
@@ -856,15 +992,20 @@ class BoxMemoryProvider(BaseProvider):
                 data, version = self.storage.read(path)
             except FileNotFoundError:
                 continue
-            parsed = self._parse(path, data, version, item.id)
+            parsed = self._parse(path, data, version, item.id, fast=fast)
             (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
         return files, orphans
 
-    def _scan(self) -> tuple[list[_File], list[Diagnostic]]:
+    def _scan(self, *, fast: bool = False) -> tuple[list[_File], list[Diagnostic]]:
+        """Return every memory file (folders sorted) and the orphans' diagnostics.
+
+        Args:
+            fast: Parse for reading only (see :meth:`_parse`); writes keep the default.
+        """
         files: list[_File] = []
         orphans: list[Diagnostic] = []
         for folder, items in sorted(self._discover().items()):
-            found, bad = self._scan_folder(folder, items)
+            found, bad = self._scan_folder(folder, items, fast=fast)
             files += found
             orphans += bad
         return files, orphans
@@ -879,7 +1020,7 @@ class BoxMemoryProvider(BaseProvider):
     def _entry_of(self, f: _File, resolve: Callable[[str], str | None] | None = None,
                   known: Callable[[str], bool] | None = None) -> tuple[MemoryEntry, list[Diagnostic]]:
         return entry_from_meta(
-            f.meta, f.doc.body, path=f.path, version=f.version,
+            f.meta, f.body, path=f.path, version=f.version,
             resolve=resolve or self._resolve, is_known_id=known or self._is_known,
         )
 
@@ -1493,7 +1634,7 @@ class BoxMemoryProvider(BaseProvider):
         if self._config_problem is not None:
             diags.append(Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR,
                                     message=self._config_problem))
-        files, orphans = self._scan()
+        files, orphans = self._scan(fast=True)
         diags += orphans
         diags += self._content_diags(files, entries)
         diags += self._drift_diags(files)
