@@ -264,3 +264,30 @@ def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
     for missing in ("empty", "nope"):
         with pytest.raises(EntryNotFoundError):
             provider.get(missing)
+
+
+def test_a_lone_surrogate_goes_the_same_way_in_a_batch(tmp_path: Path) -> None:
+    """Text that is not valid UTF-8 is not spliced: the batch falls back to whole text, as single writes do."""
+    out = {}
+    for mode in ("single", "batch"):
+        path = tmp_path / mode / "MEMORY.md"
+        MakaProvider.init_store(str(path))
+        provider = MakaProvider(path).open()
+        provider._now = lambda: CLOCK_MS
+        results: list[str] = []
+
+        def write(p: MakaProvider = provider, res: list[str] = results) -> None:
+            for body in ("Fine.", "Bad \ud800 here.", "After."):
+                try:
+                    res.append(p.add(MemoryEntry(title="T", body=body)).model_dump_json())
+                except Exception as exc:  # noqa: BLE001 - the error type is what is compared
+                    res.append(type(exc).__name__)
+
+        if mode == "batch":
+            with provider.batch():
+                write()
+        else:
+            write()
+        out[mode] = (results, path.read_bytes())
+    assert out["batch"] == out["single"]
+    assert out["single"][0][-1] == "ReadOnlyStoreError"  # the file no longer reads as UTF-8
