@@ -14,6 +14,15 @@ Providers that implement :class:`memcore.provider.FileBackedProvider` (``source_
 ``iter_file_entries``) are refreshed file by file; any other provider is re-read whole when any
 file under its location changed.
 
+Gates (issue 10; tests/test_index_gates.py): entries are read only through the opened
+provider, and the database is keyed by its options, so a WhiteBox index built with
+``scope=work`` holds what that session may see and is never used by a session with another
+scope or none (``sensitive/`` stays out unless the scope names it). scopes.md is not recorded
+as a source file: a change to it changes which files the provider lists, and the next refresh
+drops or reads those files. A provider whose store may not be read at all (``incognito`` is
+``True``, as Maka's) is refused before any file is hashed or database created
+(:func:`read_denied`).
+
 Concurrency: WAL journal, a busy timeout and a bounded retry around each transaction; a refresh
 runs in one ``BEGIN IMMEDIATE`` transaction, so two processes refreshing at once serialise and
 neither drops the other's update.
@@ -32,11 +41,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memcore.errors import UnsupportedOperationError
+from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import MemoryEntry, Query, text_terms
 from memcore.provider import Capability, FileBackedProvider, MemoryProvider
 
-__all__ = ["IndexStatus", "SearchHit", "SearchIndex", "default_cache_dir", "index_path_for", "search_if_indexed"]
+__all__ = [
+    "IndexStatus",
+    "SearchHit",
+    "SearchIndex",
+    "default_cache_dir",
+    "index_path_for",
+    "read_denied",
+    "search_if_indexed",
+]
 
 SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 30_000
@@ -136,6 +153,9 @@ class SearchIndex:
 
     Raises:
         UnsupportedOperationError: The provider is remote (``Capability.REMOTE``).
+        ReadOnlyStoreError: The provider says its store may not be read at all (an
+            ``incognito`` attribute that is ``True``, as Maka's): raised here, before any
+            store file is opened or hashed and before a database is created.
 
     Example::
 
@@ -150,6 +170,9 @@ class SearchIndex:
                 f"{provider.format_name}: the local search index covers file stores only; "
                 "search a remote store through its provider"
             )
+        denied = read_denied(provider)
+        if denied is not None:
+            raise ReadOnlyStoreError(denied)
         self.provider = provider
         self.path = path or index_path_for(provider, cache_dir)
         self._conn: sqlite3.Connection | None = None
@@ -446,12 +469,35 @@ def _fts_query(text: str) -> str:
     return " AND ".join(f'"{w}"*' for w in text_terms(text))
 
 
+def read_denied(provider: MemoryProvider) -> str | None:
+    """Return why nothing of ``provider``'s store may be read (so not indexed), or ``None``.
+
+    The index hashes the store's files before it asks the provider for entries, so a provider
+    whose store may not be read at all must be asked first. The contract is the ``incognito``
+    attribute :func:`memcore.context.agent_read_denied` documents: ``True`` means no read of
+    any kind, by a user or an agent (Maka's ``incognito_blocked``: "no read happens"). The
+    agent-only switch (``agent_read_enabled``) is not checked: a user's own search is not an
+    agent read.
+
+    Returns:
+        One sentence naming the format, the store and the switch, or ``None``.
+    """
+    if getattr(provider, "incognito", False) is True:
+        return (
+            f"{provider.format_name}: incognito is on for {provider.location}; the search index neither "
+            "reads the store nor keeps a database for it (turn incognito off)"
+        )
+    return None
+
+
 def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntry] | None:
     """Search through the store's index if one was built; ``None`` when there is none.
 
-    The index is refreshed first, so the answer reflects the files as they are now.
+    The index is refreshed first, so the answer reflects the files as they are now. ``None``
+    too when :func:`read_denied` says the store may not be read: the caller's own read then
+    refuses with the provider's error, and no index file is opened.
     """
-    if Capability.REMOTE in provider.capabilities:
+    if Capability.REMOTE in provider.capabilities or read_denied(provider) is not None:
         return None
     path = index_path_for(provider)
     if not path.exists():
