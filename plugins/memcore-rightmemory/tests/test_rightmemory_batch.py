@@ -319,3 +319,27 @@ def test_update_with_stale_version_in_batch_is_refused(tmp_path: Path) -> None:
             p.update(first.model_copy(update={"body": "Three.\n"}), expected_version=first.version)
     with RightMemoryProvider(root) as reopened:
         assert reopened.get("versioned").body == "Two.\n"
+
+
+def test_single_write_outside_a_batch_parses_no_whole_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write outside a batch is a batch of one: parsed files come from the cache, only the window is parsed."""
+    import memcore_rightmemory._graph as graph_module
+
+    root = _store(tmp_path / "s")
+    with RightMemoryProvider(root) as p:
+        p.add(_e("Warm", "Loads and caches every file.\n", id="warm"))
+        whole: list[str] = []
+        parse = graph_module.parse_doc
+
+        def counting(source: Source, family: str, md: Any, **kw: Any) -> Any:
+            whole.append(source.rel)
+            return parse(source, family, md, **kw)
+
+        monkeypatch.setattr(graph_module, "parse_doc", counting)
+        second = p.add(_e("Second", "Body.\n", id="second", relations=[Relation(type="dep", target="warm")]))
+        node = p.add(_e("A node", id="a-node", parent="warm"))
+        updated = p.update(second.model_copy(update={"title": "Second, renamed"}), expected_version=second.version)
+        assert whole == []
+    with RightMemoryProvider(root) as reopened:
+        assert reopened.get("a-node").model_dump() == node.model_dump()
+        assert reopened.get("second").model_dump() == updated.model_dump()

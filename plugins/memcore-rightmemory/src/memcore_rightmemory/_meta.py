@@ -125,6 +125,7 @@ def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
         out of range (``body_pad`` is checked here but applied by the body reader).
     """
     problems: dict[str, str] = {}
+    known: dict[str, Any] = {}
     for key, value in meta.items():
         if key == "body_pad":
             if not _body_pad_ok(value):
@@ -133,6 +134,10 @@ def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
         if key not in META_FIELDS:
             problems[key] = "unknown key"
             continue
+        known[key] = value
+    if _apply_all(entry, known):
+        return problems
+    for key, value in known.items():
         try:
             if key == "kind":
                 entry.kind = Kind(value)
@@ -149,6 +154,38 @@ def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
         except (ValueError, TypeError, IndexError) as exc:
             problems[key] = _reason(exc)
     return problems
+
+
+def _apply_all(entry: MemoryEntry, known: dict[str, Any]) -> bool:
+    """Set every key of ``known`` with one validation of the whole entry; False if any is bad.
+
+    Same result as setting the keys one by one (each assignment would re-run the entry's
+    model validators, e.g. the JSON check of ``extra``, once per key); on any bad value
+    nothing is changed and the caller sets the keys one by one to find which.
+    """
+    if not known:
+        return True
+    merged = dict(entry.__dict__)
+    try:
+        for key, value in known.items():
+            if key == "kind":
+                merged["kind"] = Kind(value)
+            elif key == "status":
+                merged["status"] = Status(value)
+            elif key == "relations":
+                merged["relations"] = [*entry.relations, *_relations(value)]
+            elif key == "extra":
+                if not isinstance(value, dict):
+                    return False
+                merged["extra"] = {**value, **entry.extra}
+            else:
+                merged[key] = value
+        checked = MemoryEntry.model_validate(merged)
+    except (ValueError, TypeError, IndexError):
+        return False
+    entry.__dict__.update(checked.__dict__)
+    entry.__pydantic_fields_set__.update(known)
+    return True
 
 
 def _reason(exc: Exception) -> str:

@@ -670,6 +670,12 @@ class RightMemoryProvider(BaseProvider):
             if data is None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(safe_join(self.root, rel))
+        if session.graph is not None:
+            # the parse cache keeps only bytes, like a read (the edited line lists go)
+            for rel, doc in session.graph.docs.items():
+                data = outputs.get(rel)
+                if isinstance(doc.source, _incremental.LiveSource) and data is not None:
+                    doc.source = Source.from_bytes(rel, data)
 
     def _exists(self, rel: str) -> bool:
         """Whether ``rel`` exists (on disk, or created by the running batch)."""
@@ -832,23 +838,30 @@ class RightMemoryProvider(BaseProvider):
         session.files.pop(rel, None)
         session.dirty.add(rel)
         session.stale = True
-        dh, dn = _incremental.apply(doc, patch)
-        _reindex(graph, rel, doc, patch, dh, dn)
-        try:
-            added = Counter(graph.item_problems(graph.items[fast.item])) - old_problems
-            if added:
-                raise InvalidEntryError(f"{FORMAT}: edge errors {sorted(added)}")
-            if check is not None:
-                check(graph)
-        except InvalidEntryError:
-            # put the text back; the whole-file path parses it again and reports the error
+
+        def undo() -> None:
+            # put the text back; the next read of the batch's graph parses the file again
             count = len(lines)
             raw[start - 1 : start - 1 + count] = saved[1]
             text[start - 1 : start - 1 + count] = saved[2]
             if saved[0] is not None:
                 raw[start - 2] = saved[0]
             session.reparse.add(rel)
+
+        try:
+            dh, dn = _incremental.apply(doc, patch)
+            _reindex(graph, rel, doc, patch, dh, dn)
+            added = Counter(graph.item_problems(graph.items[fast.item])) - old_problems
+            if added:
+                raise InvalidEntryError(f"{FORMAT}: edge errors {sorted(added)}")
+            if check is not None:
+                check(graph)
+        except InvalidEntryError:
+            undo()  # the whole-file path decides and reports the precise error
             return False
+        except BaseException:
+            undo()  # never write the text of a write that did not return
+            raise
         return True
 
     # -- writing: layout ----------------------------------------------------------------
