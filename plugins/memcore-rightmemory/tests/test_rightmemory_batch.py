@@ -343,3 +343,33 @@ def test_single_write_outside_a_batch_parses_no_whole_file(tmp_path: Path, monke
     with RightMemoryProvider(root) as reopened:
         assert reopened.get("a-node").model_dump() == node.model_dump()
         assert reopened.get("second").model_dump() == updated.model_dump()
+
+
+def test_next_write_reuses_the_graph_only_while_the_files_are_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _store(tmp_path / "s")
+    loads: list[int] = []
+    original = Graph.load.__func__  # type: ignore[attr-defined]
+
+    def counting_load(cls: type[Graph], *args: Any, **kwargs: Any) -> Graph:
+        loads.append(1)
+        return original(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Graph, "load", classmethod(counting_load))
+    with RightMemoryProvider(root) as p:
+        p.add(_e("First", "One.\n", id="first"))
+        assert len(loads) == 1
+        p.add(_e("Second", id="second", relations=[Relation(type="dep", target="first")]))
+        assert len(loads) == 1  # same bytes on disk: the graph the last write left is reused
+        # another writer adds a node: the next write sees it
+        memory = root / "MEMORY.md"
+        memory.write_text(memory.read_text() + "\n- `external` Added by hand → []\n")
+        linked = p.add(_e("Third", id="third", relations=[Relation(type="dep", target="external")]))
+        assert len(loads) == 2
+        assert [r.target for r in linked.relations] == ["external"]
+        with pytest.raises(GraphInvariantError):
+            p.add(_e("Fourth", id="fourth", relations=[Relation(type="dep", target="never-written")]))
+    with RightMemoryProvider(root) as reopened:
+        assert reopened.get("third").model_dump() == linked.model_dump()
+        assert [d for d in reopened.validate() if d.severity.value == "error"] == []

@@ -134,15 +134,30 @@ class _Session:
         dirty: Files whose parsed doc was changed in place (bytes made from it when needed).
         created: Files the batch creates (written before the others).
         reparse: Files whose doc must be parsed again from its text (a fast write rolled back).
+        seen: Every file the graph was built from, as it was read (``None``: absent).
     """
 
     thread: int
     graph: Graph | None = None
     stale: bool = False
+    seen: dict[str, bytes | None] = field(default_factory=dict)
     files: dict[str, bytes | None] = field(default_factory=dict)
     dirty: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
     reparse: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Memo:
+    """The graph a batch left, and the bytes of every file it was built from.
+
+    The next write reuses it when every one of those files still has exactly those bytes
+    (one read and compare per file instead of validating the whole graph again).
+    """
+
+    graph: Graph
+    files: dict[str, bytes | None]
+    stale: bool
 
 
 @dataclass(frozen=True)
@@ -274,6 +289,7 @@ class RightMemoryProvider(BaseProvider):
         self._md = make_markdown()
         self._cache: ParseCache = {}
         self._session: _Session | None = None
+        self._memo: _Memo | None = None
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -345,6 +361,7 @@ class RightMemoryProvider(BaseProvider):
     def close(self) -> None:
         """Forget parsed files; nothing is written."""
         self._cache.clear()
+        self._memo = None
         super().close()
 
     # -- reading ----------------------------------------------------------------------
@@ -637,14 +654,27 @@ class RightMemoryProvider(BaseProvider):
         return data
 
     def _session_read(self, session: _Session, rel: str) -> bytes | None:
+        data: bytes | None
         if rel in session.dirty:
-            return self._materialize(session, rel)
-        if rel in session.files:
-            return session.files[rel]
-        return self._read(rel)
+            data = self._materialize(session, rel)
+        elif rel in session.files:
+            data = session.files[rel]
+        else:
+            data = self._read(rel)
+        session.seen[rel] = data
+        return data
 
     def _session_graph(self, session: _Session, *, fresh: bool = False) -> Graph:
-        """Return the batch's graph; ``fresh``: with diagnostics that are up to date."""
+        """Return the batch's graph; ``fresh``: with diagnostics that are up to date.
+
+        The first call of a batch reuses the graph the previous batch left when every file it
+        was built from is unchanged on disk (byte for byte); otherwise it loads the graph
+        (files whose bytes are cached are not parsed again).
+        """
+        if session.graph is None:
+            memo, self._memo = self._memo, None
+            if memo is not None and all(self._read(rel) == data for rel, data in memo.files.items()):
+                session.graph, session.stale, session.seen = memo.graph, memo.stale, dict(memo.files)
         if session.graph is None or (fresh and session.stale):
             for rel in list(session.dirty):
                 self._materialize(session, rel)
@@ -676,6 +706,8 @@ class RightMemoryProvider(BaseProvider):
                 data = outputs.get(rel)
                 if isinstance(doc.source, _incremental.LiveSource) and data is not None:
                     doc.source = Source.from_bytes(rel, data)
+            if not session.reparse:
+                self._memo = _Memo(session.graph, {**session.seen, **outputs}, session.stale)
 
     def _exists(self, rel: str) -> bool:
         """Whether ``rel`` exists (on disk, or created by the running batch)."""
