@@ -10,11 +10,16 @@ serve each other; and that indexing never writes into the store.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +28,12 @@ from click.testing import CliRunner
 from tests.conftest import SAMPLES
 
 import memcore
-from memcore import Query, Status
+from memcore import BaseProvider, MemoryEntry, Query, Status
 from memcore.cli import _load_plugin_commands, cli
 from memcore.errors import ReadOnlyStoreError
 from memcore.index import SearchIndex, index_path_for, read_denied, search_if_indexed
 from memcore.mcp_server import MemoryToolbox
+from memcore.models import utc_now
 from memcore.provider import MemoryProvider
 
 # -- watching file opens (a real observation of the process, not a mock) --------------------
@@ -403,3 +409,97 @@ def test_maka_indexing_writes_nothing_next_to_memory_md(maka: Path, cache: Path)
 def test_maka_folder_location_indexes_memory_md(maka: Path, cache: Path) -> None:
     with memcore.open(f"maka:{maka.parent}") as provider, SearchIndex(provider) as index:
         assert _ids(index.search(Query())) == _ids(provider.iter_entries()) == MAKA_IDS
+
+
+def _wait_until(moment: datetime) -> None:
+    """Sleep until ``moment`` (UTC) has passed; the test then reads the files as they are."""
+    while utc_now() <= moment:
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_maka_entry_expiring_after_indexing_is_seen_as_the_provider_sees_it(
+    maka: Path, cache: Path, read_only: bool
+) -> None:
+    """An entry whose decay time passes after it was indexed: the file did not change, but the
+    provider's view of it did (Maka archives it on the next load of a writable store)."""
+    created = int(utc_now().timestamp() * 1000) - 60_000
+    with maka.open("a", encoding="utf-8") as fh:
+        fh.write(
+            f"\n\n## Short lived\n<!-- maka-memory: id=decay status=active createdAt={created} decayTtlMs=61500 -->\n"
+            "Zephyr reminder that decays.\n"
+        )
+    url = f"maka:{maka}"
+    with memcore.open(url, read_only=read_only) as provider, SearchIndex(provider) as index:
+        [hit] = index.search("zephyr")
+        assert hit.entry.status is Status.ACTIVE and hit.entry.expires_at is not None
+        expires = hit.entry.expires_at
+    _wait_until(expires)
+    with memcore.open(url, read_only=read_only) as provider:
+        via_index = {e.id: e.status for e in provider.search(Query(text="zephyr"))}
+        active = _ids(provider.search(Query(statuses=[Status.ACTIVE])))
+        scanned = {e.id: e.status for e in provider.iter_entries(Query(text="zephyr"))}
+    assert via_index == scanned
+    assert via_index == {"decay": Status.ACTIVE if read_only else Status.ARCHIVED}
+    assert ("decay" in active) is read_only
+    assert ("archiveReason=decayTtlMs-expired" in maka.read_text(encoding="utf-8")) is not read_only
+    # the expiry cost the first search one re-read (the writable store's decay rewrite, the second
+    # one more); it is not re-read on every search
+    with memcore.open(url, read_only=read_only) as provider:
+        index = SearchIndex(provider)
+        try:
+            assert index.refresh().reread == 0
+            assert {h.entry.id: h.entry.status for h in index.search("zephyr")} == scanned
+        finally:
+            index.close()
+
+
+class ExpiringDirProvider(BaseProvider):
+    """A provider without per-file reads (the index re-reads it whole) that hides expired entries."""
+
+    format_name = "expiringdir"
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        rows = json.loads((Path(self.location) / "entries.json").read_text(encoding="utf-8"))
+        entries = [MemoryEntry.model_validate(row) for row in rows]
+        now = utc_now()
+        yield from (query or Query()).apply(e for e in entries if e.expires_at is None or e.expires_at > now)
+
+
+def test_whole_store_reread_once_an_entry_expires(tmp_path: Path, cache: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    expires = utc_now() + timedelta(seconds=1)
+    rows = [
+        MemoryEntry(id="keep", title="Zephyr kept", body="stays").model_dump(mode="json"),
+        MemoryEntry(id="gone", title="Zephyr gone", body="expires", expires_at=expires).model_dump(mode="json"),
+    ]
+    (store / "entries.json").write_text(json.dumps(rows), encoding="utf-8")
+    provider = ExpiringDirProvider(store)
+    with SearchIndex(provider) as index:
+        assert _ids(index.search("zephyr")) == {"keep", "gone"}
+    _wait_until(expires)
+    with SearchIndex(provider) as index:
+        assert index.last_status is not None and index.last_status.rebuilt == "entries expired"
+        assert _ids(index.search("zephyr")) == _ids(provider.iter_entries()) == {"keep"}
+        assert index.refresh().rebuilt is None  # once
+
+
+def test_index_database_of_schema_1_is_rebuilt(tmp_path: Path, cache: Path) -> None:
+    """Databases written before entries had ``expires_at`` are dropped and built again."""
+    vault_root = tmp_path / "vault"
+    shutil.copytree(SAMPLES / "whitebox" / "vault-example", vault_root)
+    with memcore.open(f"whitebox:{vault_root}") as provider:
+        path = index_path_for(provider)
+        path.parent.mkdir(parents=True)
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            conn.executescript(
+                "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO meta VALUES ('schema', '1');"
+                "CREATE TABLE entries (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL,"
+                " seq INTEGER NOT NULL, kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL);"
+            )
+        with SearchIndex(provider) as index:
+            assert index.last_status is not None
+            assert index.last_status.rebuilt == "the index database was unreadable"
+            assert _ids(index.search(Query())) == _ids(provider.iter_entries())

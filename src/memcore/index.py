@@ -21,7 +21,10 @@ scope or none (``sensitive/`` stays out unless the scope names it). scopes.md is
 as a source file: a change to it changes which files the provider lists, and the next refresh
 drops or reads those files. A provider whose store may not be read at all (``incognito`` is
 ``True``, as Maka's) is refused before any file is hashed or database created
-(:func:`read_denied`).
+(:func:`read_denied`). Time is a gate too: each entry row keeps its ``expires_at`` and when it
+was indexed, and a file holding an entry that expired since is re-read once through the
+provider, unchanged or not (Maka archives such an entry on load; the index must not keep
+serving it as active).
 
 Concurrency: WAL journal, a busy timeout and a bounded retry around each transaction; a refresh
 runs in one ``BEGIN IMMEDIATE`` transaction, so two processes refreshing at once serialise and
@@ -38,11 +41,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
-from memcore.models import MemoryEntry, Query, text_terms
+from memcore.models import MemoryEntry, Query, text_terms, utc_now
 from memcore.provider import Capability, FileBackedProvider, MemoryProvider
 
 __all__ = [
@@ -55,7 +59,8 @@ __all__ = [
     "search_if_indexed",
 ]
 
-SCHEMA_VERSION = 1
+#: 2: ``entries.expires_at`` / ``entries.indexed_at`` (re-read a file once an entry in it expires).
+SCHEMA_VERSION = 2
 _BUSY_TIMEOUT_MS = 30_000
 _RETRIES = 20
 T = TypeVar("T")
@@ -127,9 +132,11 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE TABLE IF NOT EXISTS entries (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, seq INTEGER NOT NULL,
-    kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL
+    kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL,
+    expires_at TEXT, indexed_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_file ON entries(file);
+CREATE INDEX IF NOT EXISTS entries_expires ON entries(expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
 CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
@@ -281,7 +288,8 @@ class SearchIndex:
         """Bring the index up to date with the files; returns what it did.
 
         Re-reads changed, added and removed files only (size or mtime changed and sha256
-        differs); rebuilds from scratch when the database was unreadable or the provider
+        differs), plus files holding an entry whose ``expires_at`` passed since it was
+        indexed; rebuilds from scratch when the database was unreadable or the provider
         cannot be re-read file by file.
         """
         conn = self.conn
@@ -325,9 +333,21 @@ class SearchIndex:
             else:
                 conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime, rel))
         removed = [rel for rel in recorded if rel not in now]
+        # A file is re-read, unchanged, once an entry in it expires after it was indexed: the
+        # provider's view of that entry may have changed with time (Maka archives it on load).
+        stamp = _utc_text(utc_now())
+        expired = [
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT file FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ?"
+                " AND expires_at > indexed_at",
+                (stamp,),
+            )
+            if row[0] not in changed and (row[0] in now or row[0] == _WHOLE_STORE)
+        ]
         if not recorded and now and reason is None:
             reason = "no index yet"
-        whole = reason is not None or (not per_file and (changed or removed))
+        whole = reason is not None or (not per_file and bool(changed or removed or expired))
         if whole:
             conn.execute("DELETE FROM entries")
             conn.execute("DELETE FROM tags")
@@ -335,29 +355,34 @@ class SearchIndex:
             conn.execute("DELETE FROM files")
             for rel in now:
                 hashes.setdefault(rel, self._sha256(rel))
-            self._insert_entries(conn, _WHOLE_STORE if not per_file else None, self.provider.iter_entries())
+            self._insert_entries(conn, _WHOLE_STORE if not per_file else None, self.provider.iter_entries(), stamp)
             for rel, (size, mtime) in now.items():
                 conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
             reread = len(now)
         else:
+            for rel in expired:
+                hashes.setdefault(rel, recorded[rel][2] if rel in recorded else self._sha256(rel))
+            changed.extend(expired)
             for rel in [*changed, *removed]:
                 self._delete_file_entries(conn, rel)
             for rel in removed:
                 conn.execute("DELETE FROM files WHERE path = ?", (rel,))
             for rel in changed:
                 assert isinstance(self.provider, FileBackedProvider)
-                self._insert_entries(conn, rel, self.provider.iter_file_entries(rel))
+                self._insert_entries(conn, rel, self.provider.iter_file_entries(rel), stamp)
                 size, mtime = now[rel]
                 conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
             reread = len(changed)
         count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        if whole and not reason:
+            reason = "files changed" if changed or removed else "entries expired"
         return IndexStatus(
             path=str(self.path),
             files=len(now),
             entries=count,
             reread=reread,
             removed=len(removed),
-            rebuilt=reason if whole and reason else ("files changed" if whole else None),
+            rebuilt=reason if whole else None,
         )
 
     def _delete_file_entries(self, conn: sqlite3.Connection, rel: str) -> None:
@@ -367,12 +392,14 @@ class SearchIndex:
             conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM entries WHERE file = ?", (rel,))
 
-    def _insert_entries(self, conn: sqlite3.Connection, rel: str | None, entries: Iterator[MemoryEntry]) -> None:
+    def _insert_entries(
+        self, conn: sqlite3.Connection, rel: str | None, entries: Iterator[MemoryEntry], stamp: str
+    ) -> None:
         for seq, entry in enumerate(entries):
             file = rel if rel is not None else self._file_of(entry)
             cur = conn.execute(
-                "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data, expires_at, indexed_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     entry.id or "",
                     file,
@@ -382,6 +409,8 @@ class SearchIndex:
                     entry.scope,
                     entry.created_at.isoformat() if entry.created_at else None,
                     entry.model_dump_json(),
+                    _utc_text(entry.expires_at) if entry.expires_at is not None else None,
+                    stamp,
                 ),
             )
             rowid = cur.lastrowid
@@ -462,6 +491,11 @@ class SearchIndex:
         self._drop_database()
         self._rebuild_reason = "rebuild requested"
         return self.refresh()
+
+
+def _utc_text(moment: datetime) -> str:
+    """``moment`` as fixed-width UTC text (``2026-01-01T00:00:00.000000Z``), so text order is time order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _fts_query(text: str) -> str:
