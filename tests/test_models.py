@@ -107,3 +107,15 @@ def test_text_matches_term_prefixes_like_the_index() -> None:
     assert [e.id for e in Query(text="case").apply(entries)] == ["c"]
     assert [e.id for e in Query(text="FRI dep").apply(entries)] == ["b"]
     assert [e.id for e in Query(text="?!").apply(entries)] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("field", ["title", "body", "source", "scope", "id", "parent"])
+def test_lone_surrogates_are_refused_with_their_position(field: str) -> None:
+    """No UTF-8 file can hold a lone surrogate: the model refuses it before any writer sees it."""
+    with pytest.raises(ValidationError, match=r"lone surrogate U\+DC80 at character 3"):
+        MemoryEntry(**{field: "abc\udc80"})
+    with pytest.raises(ValidationError, match=r"lone surrogate U\+D800 at character 0"):
+        MemoryEntry(tags=["ok", "\ud800x"])
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        Relation(type="related", target="x\udfff")
+    assert MemoryEntry(title="😀 é", body="\U0010ffff").title == "😀 é"  # paired / astral text is fine

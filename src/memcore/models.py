@@ -108,6 +108,22 @@ class Status(enum.StrEnum):
     UNKNOWN = "unknown"
 
 
+def _refuse_surrogates(text: str) -> None:
+    """Raise ValueError when ``text`` holds a lone surrogate (U+D800-U+DFFF).
+
+    Such a string is not Unicode text: no UTF-8 file can hold it, so a writer would either fail
+    half-way or write bytes no reader decodes. Typical cause: text decoded with
+    ``errors="surrogateescape"`` or a JSON/YAML ``\\ud800`` escape.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"text holds a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start}: "
+            "not valid Unicode; decode the source with errors='replace' or remove the character"
+        ) from None
+
+
 class Relation(BaseModel):
     """A typed edge from one entry to another.
 
@@ -123,6 +139,13 @@ class Relation(BaseModel):
     type: str = Field(min_length=1)
     target: str = Field(min_length=1)
     resolved: bool = True
+
+    @field_validator("type", "target", mode="before")
+    @classmethod
+    def _unicode_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            _refuse_surrogates(value)
+        return value
 
     @field_validator("type", "target")
     @classmethod
@@ -175,6 +198,14 @@ class MemoryEntry(BaseModel):
     expires_at: datetime | None = None
     extra: Extra = Field(default_factory=dict)
     version: str | None = None
+
+    @field_validator("id", "parent", "title", "body", "source", "scope", "tags", mode="before")
+    @classmethod
+    def _unicode_text(cls, value: Any) -> Any:
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                _refuse_surrogates(text)
+        return value
 
     @field_validator("id", "parent")
     @classmethod

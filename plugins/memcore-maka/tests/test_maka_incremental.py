@@ -267,7 +267,7 @@ def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
 
 
 def test_a_lone_surrogate_goes_the_same_way_in_a_batch(tmp_path: Path) -> None:
-    """Text that is not valid UTF-8 is not spliced: the batch falls back to whole text, as single writes do."""
+    """Text that is not valid Unicode never reaches the file: refused the same way in a batch and outside one."""
     out = {}
     for mode in ("single", "batch"):
         path = tmp_path / mode / "MEMORY.md"
@@ -290,4 +290,7 @@ def test_a_lone_surrogate_goes_the_same_way_in_a_batch(tmp_path: Path) -> None:
             write()
         out[mode] = (results, path.read_bytes())
     assert out["batch"] == out["single"]
-    assert out["single"][0][-1] == "ReadOnlyStoreError"  # the file no longer reads as UTF-8
+    results, data = out["single"]
+    assert results[1] == "ValidationError"  # MemoryEntry refuses a lone surrogate
+    assert results[2].startswith("{")  # and the store stays writable
+    data.decode("utf-8")  # the file is still UTF-8

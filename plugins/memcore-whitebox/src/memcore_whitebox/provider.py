@@ -786,7 +786,16 @@ class WhiteBoxProvider(BaseProvider):
             kw["kind"] = kind
             kw["status"] = status
             kw["created_at"] = None
-            return MemoryEntry(**kw)
+            try:
+                return MemoryEntry(**kw)
+            except ValidationError as again:  # e.g. a lone surrogate from a "\ud800" YAML escape
+                if diags is not None:
+                    first = again.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"])
+                    diags.append(_diag(rel, 1, "wb.invalid", Severity.ERROR,
+                                       f"cannot read as an entry ({where}: {first['msg']}); fix the frontmatter",
+                                       rel))
+                return None
 
     # -- writing ----------------------------------------------------------------------
     def _check_writable(self, rel: str) -> None:
