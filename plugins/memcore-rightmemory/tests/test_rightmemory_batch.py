@@ -373,3 +373,23 @@ def test_next_write_reuses_the_graph_only_while_the_files_are_unchanged(
     with RightMemoryProvider(root) as reopened:
         assert reopened.get("third").model_dump() == linked.model_dump()
         assert [d for d in reopened.validate() if d.severity.value == "error"] == []
+
+
+def test_add_and_update_leave_the_callers_entry_alone(tmp_path: Path) -> None:
+    root = _store(tmp_path / "s")
+    entry = _e(
+        "Caller's",
+        "Body.\n",
+        tags=["a"],
+        relations=[Relation(type="dep", target="sample-app"), Relation(type="related", target="sample-infra")],
+        extra={"other": {"k": [1]}, "rightmemory": {"depth": 2}},
+    )
+    before = entry.model_dump()
+    with RightMemoryProvider(root) as p:
+        stored = p.add(entry)
+        assert entry.model_dump() == before
+        assert stored.id == "caller-s" and entry.id is None
+        changed = stored.model_copy(update={"title": "Changed"})
+        dumped = changed.model_dump()
+        p.update(changed, expected_version=stored.version)
+        assert changed.model_dump() == dumped

@@ -1162,12 +1162,14 @@ class RightMemoryProvider(BaseProvider):
         """
         self.require(Capability.ADD, "add")
         self._writable("add")
-        entry = entry.model_copy(deep=True)
-        now = utc_now()
+        # A shallow copy: add never changes the entry's lists or dicts, and model_copy(update=)
+        # skips re-running the entry's validators (the values set are already valid).
+        stamps: dict[str, Any] = {}
         if entry.created_at is None:
-            entry.created_at = now
+            stamps["created_at"] = utc_now()
         if entry.updated_at is None:
-            entry.updated_at = entry.created_at
+            stamps["updated_at"] = stamps.get("created_at", entry.created_at)
+        entry = entry.model_copy(update=stamps)
         with self.batch():
             graph = self._write_graph()
             family = "pursuit" if entry.kind == Kind.PURSUIT else "memory"
@@ -1184,7 +1186,7 @@ class RightMemoryProvider(BaseProvider):
                 raise InvalidEntryError(f"{FORMAT}: a node has no body; add it as a heading instead")
             marker = marker or ("#" if as_heading else "node")
             ident: str = self._new_id(graph, entry)
-            entry.id = ident
+            entry = entry.model_copy(update={"id": ident})
             title = entry.title.strip()
             self._check_text(title, entry.body, family)
             core, pad = split_body(entry.body)
@@ -1237,8 +1239,7 @@ class RightMemoryProvider(BaseProvider):
         if entry.id is None:
             raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
         ident: str = entry.id
-        entry = entry.model_copy(deep=True)
-        entry.updated_at = utc_now()
+        entry = entry.model_copy(update={"updated_at": utc_now()})  # shallow: see add
         with self.batch():
             graph = self._write_graph()
             ref = graph.items.get(ident)
