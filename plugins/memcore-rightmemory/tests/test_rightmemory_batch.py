@@ -393,3 +393,53 @@ def test_add_and_update_leave_the_callers_entry_alone(tmp_path: Path) -> None:
         dumped = changed.model_dump()
         p.update(changed, expected_version=stored.version)
         assert changed.model_dump() == dumped
+
+
+TRICKY_BODIES = [
+    "<div>\nan HTML block\n</div>\n",
+    "<!-- a comment that\nspans lines -->\n",
+    "> quoted\n> - `q` not a node → []\n",
+    "Setext title\n===\n\nand a rule\n\n---\n",
+    "    indented code\n    # not a heading\n",
+    "- a list\n  - nested `code` item\n- `x` escaped node → []\n",
+    "~~~\nfenced ~\n# in code\n~~~\n",
+    "Trailing paragraph without newline",
+    "\n\nLeading and trailing blanks\n\n\n",
+    "**State:** open\n**Next:**\n- `do` something\n",
+]
+
+
+def test_incremental_graph_with_tricky_bodies_and_nested_nodes(tmp_path: Path) -> None:
+    root = _store(tmp_path / "s")
+    memory = root / "MEMORY.md"
+    # nested node items and a lazy continuation line in the file already
+    memory.write_text(
+        memory.read_text()
+        + "\n# Nested {#nested}\n\n- `outer` Outer → []\n  - `inner` Inner → []\n  continued text\n\n## Child {#nested-child}\n"
+    )
+    with RightMemoryProvider(root) as p, p.batch():
+        p.graph()
+        _check_graph(p)
+        for i, body in enumerate(TRICKY_BODIES):
+            p.add(_e(f"Tricky {i}", body, id=f"tricky-{i}"))
+            _check_graph(p)
+            p.add(_e(f"After tricky {i}", id=f"after-{i}", parent=f"tricky-{i}"))
+            _check_graph(p)
+            p.add(_e(f"Pursuit {i}", body, id=f"pursuit-{i}", kind=Kind.PURSUIT))
+            _check_graph(p)
+            p.add(_e(f"Under pursuit {i}", id=f"under-pursuit-{i}", parent=f"pursuit-{i}"))
+            _check_graph(p)
+        p.add(_e("Beside outer", id="beside", parent="nested"))
+        _check_graph(p)
+        p.add(_e("Second child", "Text.\n", id="nested-child-2", parent="nested"))
+        _check_graph(p)
+        for i, body in enumerate(reversed(TRICKY_BODIES)):
+            current = p.get(f"tricky-{i}")
+            p.update(current.model_copy(update={"body": body}), expected_version=current.version)
+            _check_graph(p)
+    with RightMemoryProvider(root) as reopened:
+        for i, body in enumerate(reversed(TRICKY_BODIES)):
+            assert reopened.get(f"tricky-{i}").body == body
+            assert reopened.get(f"after-{i}").parent == f"tricky-{i}"
+        assert reopened.get("beside").parent == "nested"
+        assert [d for d in reopened.validate() if d.severity.value == "error"] == []
