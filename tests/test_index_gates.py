@@ -349,6 +349,11 @@ def test_maka_incognito_refuses_before_touching_anything(maka: Path, cache: Path
         assert opens.seen == []  # MEMORY.md never opened (not even hashed), no database connected
     assert _tree(maka.parent) == before
     assert _databases(cache) == databases
+    # control: the watch does see a read of MEMORY.md and a database connection
+    with _Opens(maka.parent, cache) as control:
+        maka.read_bytes()
+        sqlite3.connect(cache / "control.sqlite").close()
+    assert [s.split(" ", 1)[0] for s in control.seen] == ["open", "sqlite3.connect"]
 
 
 def test_maka_disabled_returns_nothing_even_with_an_enabled_index(maka: Path, cache: Path) -> None:
