@@ -358,6 +358,8 @@ def _simple_scalar(value: Any, *, key: bool = False) -> str:
 def _is_plain_container(value: Any) -> bool:
     if type(value) in (dict, list):
         return True
+    if type(value) is CommentedMap and value.fa.flow_style():
+        return False  # a mapping marked flow style ({a: 1}) is dumped so by ruamel
     if type(value) in (CommentedMap, CommentedSeq):
         ca = value.ca
         return not ca.items and ca.comment is None and not ca.end and value.anchor.value is None
