@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -370,7 +371,11 @@ class Doc:
 
 
 def parse_edges(text: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """Split an edge list's inner text into ``(type, target)`` pairs and malformed pieces."""
+    """Split an edge list's inner text into ``(type, target)`` pairs and malformed pieces.
+
+    Types and targets are interned (as are node ids and prefixes): a big graph holds each id
+    string once, however many edges point at it.
+    """
     edges: list[tuple[str, str]] = []
     malformed: list[str] = []
     for raw in text.split(","):
@@ -381,7 +386,7 @@ def parse_edges(text: str) -> tuple[list[tuple[str, str]], list[str]]:
         if match is None:
             malformed.append(value)
         else:
-            edges.append((match.group(1), match.group(2)))
+            edges.append((sys.intern(match.group(1)), sys.intern(match.group(2))))
     return edges, malformed
 
 
@@ -564,7 +569,7 @@ class _Parser:
         anchor = ANCHOR_RE.match(line)
         if anchor is not None:
             block.marker = anchor.group(3)
-            block.id = anchor.group(4)
+            block.id = sys.intern(anchor.group(4))
             start, end = anchor.span(2)
             block.title_span = (start, start + len(raw[start:end].rstrip()))
             block.title = raw[block.title_span[0] : block.title_span[1]].strip()
@@ -684,7 +689,7 @@ class _Parser:
         """
         raw = self.lines[ln]
         lineno = ln + 1
-        ident = candidate.group(1)
+        ident = sys.intern(candidate.group(1))
         if self.in_focus:
             if not ID_RE.match(ident):
                 self.err("rm.focus-invalid-id", lineno, f"invalid Focus reference id `{ident}`")
@@ -739,7 +744,7 @@ class _Parser:
             line=lineno,
             id=ident,
             parent=parent,
-            prefix=match.group(1),
+            prefix=sys.intern(match.group(1)),
             title=text.strip(),
             title_span=title_span,
             edges=edges,

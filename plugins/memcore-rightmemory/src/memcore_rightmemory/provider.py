@@ -64,6 +64,9 @@ DEFAULT_MEMORY_HEADING = "Memory"
 #: Plain ``#`` heading in PURSUITS.md that receives Pursuit entries added without a parent.
 DEFAULT_PURSUIT_HEADING = "Pursuits"
 _EDGE_TYPES = frozenset(EDGE_TYPES)
+#: Bytes of files whose parse a provider keeps between reads (outside a batch): about 30,000
+#: nodes. A bigger store is parsed again, beyond that, on each read.
+READ_CACHE_BYTES = 4 * 1024 * 1024
 _SLUG_RE = re.compile(r"[^a-z0-9_.-]+")
 _LINE_NO_RE = re.compile(r":\d+")
 _ANCHOR_IN_LINE = re.compile(r"\{(F#|M#|S#|MF#|MQ#|#)([A-Za-z0-9_.-]+)\}")
@@ -378,12 +381,16 @@ class RightMemoryProvider(BaseProvider):
     def graph(self) -> Graph:
         """Parse and validate the store as it is on disk now (in a :meth:`batch`: as the batch left it).
 
-        Files whose bytes did not change since the last call are not re-parsed.
+        Files whose bytes did not change since the last call are not re-parsed, up to
+        :data:`READ_CACHE_BYTES` of files: outside a batch, what a read keeps parsed between
+        calls is bounded, so that an open provider never holds a big store's whole graph.
         """
         session = self._active()
         if session is not None:
             return self._session_graph(session, fresh=True)
-        return Graph.load(self.root, self._read, self._md, self._cache)
+        graph = Graph.load(self.root, self._read, self._md, self._cache)
+        _trim_cache(self._cache, READ_CACHE_BYTES)
+        return graph
 
     def validate(self) -> list[Diagnostic]:
         """Return every diagnostic the validator finds (reference rules + corrections files).
@@ -1503,6 +1510,15 @@ class RightMemoryProvider(BaseProvider):
             raise InvalidEntryError(f"{FORMAT}: `{heading_id}` is not a {{{marker}…}} heading")
         doc = graph.docs[ref.rel]
         return ref, doc.headings[ref.index], doc
+
+
+def _trim_cache(cache: ParseCache, budget: int) -> None:
+    """Drop parsed files from ``cache`` beyond the first ``budget`` bytes of files (roots first)."""
+    total = 0
+    for key in list(cache):
+        total += len(cache[key][0])
+        if total > budget:
+            del cache[key]
 
 
 def _attach_chain(graph: Graph, rel: str) -> set[str]:
