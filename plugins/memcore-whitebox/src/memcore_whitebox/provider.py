@@ -12,6 +12,10 @@ A vault is a folder of markdown files:
 - ``tags.md`` (registry), ``scopes.md`` (named scopes), ``AGENTS.md``/``README.md`` (for
   agents and people) are the vault's machinery and are not entries.
 
+Writing many entries: :meth:`WhiteBoxProvider.batch` appends each monthly file's records in one
+write and updates tags.md once; :meth:`WhiteBoxProvider.read_all` reads the vault and checks it
+in one pass.
+
 Options: ``scope`` (active scope; an unknown one is a :class:`~memcore.errors.ConfigError`),
 ``as_user`` (edit stable files in place), ``source`` (source written on observations that have
 none; default ``memcore``), ``read_only``.
@@ -813,7 +817,10 @@ class WhiteBoxProvider(BaseProvider):
         a slug of the title); ``kind=proposal`` with a target (a ``proposes`` relation or
         ``extra["whitebox"]["target"]``) writes a proposal file; every other entry is appended
         as an observation to ``observations/YYYY-MM.md`` (month of ``created_at``, default
-        today UTC). New tags are added to tags.md under Proposed.
+        today UTC). New tags are added to tags.md under Proposed. An add costs the same whatever
+        the size of the monthly file: the block count is kept from the previous add while the
+        file is unchanged (same size and CRC-32), and inside :meth:`batch` the file is not read
+        again at all.
 
         Returns:
             The entry as stored (id, version, timestamps set).
@@ -823,8 +830,10 @@ class WhiteBoxProvider(BaseProvider):
             ConflictError: A stable file with that path exists.
             ReadOnlyStoreError: The store was opened read-only.
             UnsafePathError: The entry has tags and tags.md is a symlink (nothing written).
-            InvalidEntryError: A tag tags.md cannot hold (backtick, line break), or a file
-                name over 255 bytes.
+            InvalidEntryError: A tag tags.md cannot hold (backtick, line break), a file name
+                over 255 bytes, or an observation body that cannot be one block (it opens a
+                fenced code block it does not close).
+            ParseError: The monthly file is not UTF-8 or ends inside an unterminated fence.
         """
         self.require(Capability.ADD, "add")
         unlisted = [t for t in entry.tags if not registrable(t)]
