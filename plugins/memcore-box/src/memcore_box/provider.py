@@ -1615,9 +1615,10 @@ class BoxMemoryProvider(BaseProvider):
         """Return every memory and the workspace's diagnostics from one read of each file.
 
         Equals ``StoreSnapshot(list(self.iter_entries()), self.validate())``: each memory file
-        is read and parsed once (the round-trip parse :meth:`validate` uses, which gives the
-        same entries as the read path of :meth:`iter_entries`), and both are built from it.
-        Holds every parsed file at once, like :meth:`validate`.
+        is read and parsed once, as :meth:`validate` parses it (plain frontmatter from libyaml
+        where :func:`load_fast` is exact, with the keys' lines for diagnostics; else the
+        round-trip parse; both give the same values), and both are built from it. Holds every
+        parsed file at once (its text and plain frontmatter), like :meth:`validate`.
 
         Returns:
             The entries in ``(created_at, id)`` order (orphans left out, of files sharing an
