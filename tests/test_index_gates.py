@@ -406,11 +406,6 @@ def test_maka_indexing_writes_nothing_next_to_memory_md(maka: Path, cache: Path)
     assert len(_databases(cache)) == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maka plugin: source_files() names the folder, not MEMORY.md, "
-    "when the store is opened by its folder (reported; plugins are not this test's to edit)",
-)
 def test_maka_folder_location_indexes_memory_md(maka: Path, cache: Path) -> None:
     with memcore.open(f"maka:{maka.parent}") as provider, SearchIndex(provider) as index:
         assert _ids(index.search(Query())) == _ids(provider.iter_entries()) == MAKA_IDS

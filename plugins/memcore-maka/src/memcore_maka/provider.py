@@ -691,8 +691,8 @@ class MakaProvider(BaseProvider):
 
     # memcore.provider.FileBackedProvider: lets memcore.index refresh without a directory walk.
     def source_files(self) -> list[str]:
-        """Return the one memory file, relative to its folder."""
-        return [Path(self.location).name] if Path(self.location).exists() else []
+        """Return the one memory file, relative to its folder (also when opened by the folder)."""
+        return [self.path.name] if self.path.is_file() else []
 
     def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
         """Yield the file's entries (there is only one file)."""
@@ -700,7 +700,7 @@ class MakaProvider(BaseProvider):
 
     def file_of(self, entry: MemoryEntry) -> str:
         """Return the memory file's name."""
-        return Path(self.location).name
+        return self.path.name
 
     def validate(self) -> list[Diagnostic]:
         """Return what Maka's rules find in MEMORY.md and PENDING.md (never raises for bad files).
