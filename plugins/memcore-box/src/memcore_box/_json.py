@@ -132,7 +132,8 @@ class IndexWriter:
         return hit[1]
 
     def dumps(self, index: Mapping[str, Any] | Iterable[tuple[str, Any]],
-              sources: Sequence[tuple[dict[str, Any] | _Row, str | None]]) -> bytearray:
+              sources: Sequence[tuple[dict[str, Any] | _Row, str | None]] = (), *,
+              groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = ()) -> bytearray:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
         Args:
@@ -141,12 +142,17 @@ class IndexWriter:
                 ``entries`` is not read (``sources`` gives it).
             sources: ``(entry, folder_path)`` in order; a ``folder_path`` (rollup) is written as
                 the entry's last key.
+            groups: Instead of ``sources``: ``(entries, folder_path)`` per folder, in order
+                (no tuple per entry).
 
         Returns:
             UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
         """
         items = index.items() if isinstance(index, Mapping) else index
-        seen: dict[int, tuple[Any, str]] | None = {} if len(sources) <= CACHE_MAX_ENTRIES else None
+        count = len(sources) + sum(len(entries) for entries, _ in groups)
+        pairs: Iterable[tuple[dict[str, Any] | _Row, str | None]] = sources or (
+            (entry, folder_path) for entries, folder_path in groups for entry in entries)
+        seen: dict[int, tuple[Any, str]] | None = {} if count <= CACHE_MAX_ENTRIES else None
         buf = bytearray(b"{")
         first = True
         for key, value in items:
@@ -158,11 +164,11 @@ class IndexWriter:
                 _emit(value, 1, 2 + len(head), out)
                 buf += "".join(out).encode("utf-8")
                 continue
-            if not sources:
+            if not count:
                 buf += b"[]"
                 continue
             buf += b"[\n"
-            for i, (entry, folder_path) in enumerate(sources):
+            for i, (entry, folder_path) in enumerate(pairs):
                 text = self._entry(entry, seen)
                 if folder_path is not None:
                     tail = json.dumps(folder_path, ensure_ascii=False)

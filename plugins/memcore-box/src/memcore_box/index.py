@@ -21,7 +21,7 @@ The rollup (box-init step 6) has the same top level with ``folder_path: "/"``, a
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -139,6 +139,23 @@ class IndexRow(NamedTuple):
         }
 
 
+_TAG_TUPLES: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _shared(tags: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Return one shared tuple per distinct tag list (a workspace repeats a few combinations)."""
+    try:
+        found = _TAG_TUPLES.get(tags)
+    except TypeError:  # an unhashable tag (a list in a foreign index): keep this tuple
+        return tags
+    if found is not None:
+        return found
+    if len(_TAG_TUPLES) >= 4096:
+        _TAG_TUPLES.clear()
+    _TAG_TUPLES[tags] = tags
+    return tags
+
+
 def _compact(values: Mapping[str, Any]) -> IndexRow:
     """Return the row of an entry dict that has exactly :data:`ENTRY_FIELDS` with list tags/related."""
     kind, slug, filename = values["kind"], values["slug"], values["filename"]
@@ -153,7 +170,7 @@ def _compact(values: Mapping[str, Any]) -> IndexRow:
         kind=sys.intern(kind) if isinstance(kind, str) else kind,
         status=sys.intern(values["status"]) if isinstance(values["status"], str) else values["status"],
         team=values["team"],
-        tags=tuple(sys.intern(t) if isinstance(t, str) else t for t in tags) if tags else (),
+        tags=_shared(tuple(sys.intern(t) if isinstance(t, str) else t for t in tags)) if tags else (),
         related=tuple(values["related"]) if values["related"] else (),
         companion_for=values["companion_for"],
         sha256=values["sha256"],
@@ -258,15 +275,43 @@ def _maps(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     )
 
 
-def row_maps(rows: Iterable[IndexRow]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(name, map)`` for :data:`INDEX_MAPS` over ``rows``, as :func:`build_index` computes them.
+def row_maps(rows: Sequence[IndexRow]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(name, map)`` for :data:`INDEX_MAPS` over ``rows``, the maps :func:`build_index` builds.
 
-    The maps are computed together, then handed out one at a time and forgotten, so that a
-    writer streaming them holds each map's text only while writing it.
+    Each map is built just before it is handed out and dropped after, so that a writer
+    streaming them holds one map (and ``by_id``) at a time, not all seven.
     """
-    maps = _build_maps((r.id, r.status, r.slug, r.title, r.kind, r.tags, r.companion_for) for r in rows)
-    for name in INDEX_MAPS:
-        yield name, maps.pop(name)
+    first: dict[str, int] = {}
+    for pos, row in enumerate(rows):
+        first.setdefault(row.id, pos)
+    yield "by_id", first
+
+    def preferred(key_of: Callable[[IndexRow], Any]) -> dict[str, Any]:
+        table: dict[str, Any] = {}
+        for row in rows:
+            key = key_of(row)
+            if not key:
+                continue
+            held = table.get(key)
+            if held is None:
+                table[key] = row.id
+            elif row.status == "active" and rows[first[held]].status != "active":
+                table[key] = row.id
+        return table
+
+    def grouped(keys_of: Callable[[IndexRow], Iterable[Any]]) -> dict[str, Any]:
+        table: dict[str, Any] = {}
+        for row in rows:
+            for key in keys_of(row):
+                table.setdefault(key, []).append(row.id)
+        return table
+
+    yield "by_slug", preferred(lambda r: r.slug)
+    yield "by_wikilink", preferred(lambda r: r.title)
+    yield "by_kind", grouped(lambda r: (r.kind,) if r.kind else ())
+    yield "by_tag", grouped(lambda r: dict.fromkeys(r.tags or []))
+    yield "by_status", grouped(lambda r: (r.status,) if r.status else ())
+    yield "by_companion_for", preferred(lambda r: r.companion_for)
 
 
 def build_index(

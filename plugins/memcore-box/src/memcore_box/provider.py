@@ -208,6 +208,29 @@ def _key_lines(yaml_text: str, keys: list[Any]) -> dict[str, int] | None:
     return lines if len(lines) == len(keys) else None
 
 
+class _Where:
+    """Id -> folder path through the folders' ``pos`` maps (no id -> path dict of its own).
+
+    The first folder in path order holding the id wins. A workspace has a few folders, so a
+    lookup is a few dict probes; a dict of every id would cost ~50 bytes per memory.
+    """
+
+    __slots__ = ("folders",)
+
+    def __init__(self, folders: list[_Folder]) -> None:
+        self.folders = folders
+
+    def get(self, entry_id: str) -> str | None:
+        """Return the path of the folder holding ``entry_id``, or ``None``."""
+        for folder in self.folders:
+            if entry_id in folder.pos:
+                return folder.path
+        return None
+
+    def __contains__(self, entry_id: object) -> bool:
+        return any(entry_id in folder.pos for folder in self.folders)
+
+
 def _is_memory_name(name: str) -> bool:
     # The authors' rebuild reads every *.md except README.md (and never _*.json); dot files are
     # hidden or the temp files of interrupted atomic writes.
@@ -300,7 +323,6 @@ class BoxMemoryProvider(BaseProvider):
         self._rollup_dirty = False
         self._rollup_writer = IndexWriter()
         self._depth = 0
-        self._where: dict[str, str] | None = None
         self._titles: tuple[dict[str, str], dict[str, str]] | None = None
         self._slugs: set[str] | None = None
         # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
@@ -682,18 +704,11 @@ class BoxMemoryProvider(BaseProvider):
 
     def _invalidate(self) -> None:
         self._recent.clear()
-        self._where = None
         self._titles = None
         self._slugs = None
 
-    def _where_map(self) -> dict[str, str]:
-        if self._where is None:
-            where: dict[str, str] = {}
-            for path in sorted(self._folders):
-                for entry in self._loaded(self._folders[path]).entries:
-                    where.setdefault(entry.id, path)
-            self._where = where
-        return self._where
+    def _where_map(self) -> _Where:
+        return _Where([self._loaded(self._folders[path]) for path in sorted(self._folders)])
 
     def _title_maps(self) -> tuple[dict[str, str], dict[str, str]]:
         if self._titles is None:
@@ -747,8 +762,6 @@ class BoxMemoryProvider(BaseProvider):
         else:
             folder.entries.append(entry)
             folder.pos[entry_id] = len(folder.entries) - 1
-            if self._where is not None:
-                self._where.setdefault(entry_id, folder.path)
             title = unicodedata.normalize("NFC", str(entry.title or ""))
             if self._titles is not None and title:
                 # Incremental, so that a batch of adds does not rebuild the maps per add.
@@ -792,7 +805,7 @@ class BoxMemoryProvider(BaseProvider):
             if not folder.dirty:
                 continue
             expected = folder.version if folder.version is not None else CREATE
-            payload = folder.writer.dumps(self._index_items(folder, now), [(e, None) for e in folder.entries])
+            payload = folder.writer.dumps(self._index_items(folder, now), groups=[(folder.entries, None)])
             item = self._put_index(join(path, INDEX_FILE), payload, expected)
             del payload
             if folder.repaired == folder.version:
@@ -812,17 +825,16 @@ class BoxMemoryProvider(BaseProvider):
         return [f for _, f in sorted(self._folders.items())
                 if not (self._loaded(f).version is None and not f.entries)]
 
-    def _rollup_items(self, folders: list[_Folder], sources: list[tuple[IndexRow, str]],
-                      now: str) -> Iterator[tuple[str, Any]]:
+    def _rollup_items(self, folders: list[_Folder], rows: list[IndexRow], now: str) -> Iterator[tuple[str, Any]]:
         """Yield the rollup's keys and values in order (see :func:`memcore_box.index.build_rollup`)."""
         ids = self._config.get("folder_ids")
         root_id = ids.get("root") if isinstance(ids, dict) else None
         children = [{"folder_path": f.path + "/", "folder_id": f.folder_id, "index_file_id": f.index_id}
                     for f in folders]
         yield from (("version", 1), ("folder_id", root_id if isinstance(root_id, str) else None),
-                    ("folder_path", "/"), ("updated_at", now), ("tier", self.tier), ("entry_count", len(sources)),
+                    ("folder_path", "/"), ("updated_at", now), ("tier", self.tier), ("entry_count", len(rows)),
                     ("child_indexes", children), ("entries", None))
-        yield from row_maps(row for row, _ in sources)
+        yield from row_maps(rows)
         for key, value in self._rollup_keep.items():
             if key not in _ROLLUP_KEYS:
                 yield key, value
@@ -838,9 +850,10 @@ class BoxMemoryProvider(BaseProvider):
         if self._rollup_problem not in (None, "missing"):
             expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
         folders = self._rollup_folders()
-        sources = [(entry, f.path + "/") for f in folders for entry in f.entries]
-        payload = self._rollup_writer.dumps(self._rollup_items(folders, sources, now), sources)
-        del sources
+        rows = [row for f in folders for row in f.entries]  # one reference per entry, for the maps
+        groups: list[tuple[list[IndexRow], str | None]] = [(f.entries, f.path + "/") for f in folders]
+        payload = self._rollup_writer.dumps(self._rollup_items(folders, rows, now), groups=groups)
+        del rows
         item = self._put_index(INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
 
