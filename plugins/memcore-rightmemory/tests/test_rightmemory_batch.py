@@ -443,3 +443,34 @@ def test_incremental_graph_with_tricky_bodies_and_nested_nodes(tmp_path: Path) -
             assert reopened.get(f"after-{i}").parent == f"tricky-{i}"
         assert reopened.get("beside").parent == "nested"
         assert [d for d in reopened.validate() if d.severity.value == "error"] == []
+
+
+def test_batch_holds_the_store_lock_so_no_write_is_lost(tmp_path: Path) -> None:
+    """Another writer waits for the batch to end, then sees its writes (nothing overwritten)."""
+    import threading
+
+    root = _store(tmp_path / "s")
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def other_writer() -> None:
+        try:
+            with RightMemoryProvider(root) as other:
+                other.add(_e("From the other writer", id="other-writer"))
+        except Exception as exc:  # noqa: BLE001 - any failure in the thread is reported below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    with RightMemoryProvider(root) as p:
+        with p.batch():
+            p.add(_e("From the batch", id="from-batch"))
+            thread = threading.Thread(target=other_writer)
+            thread.start()
+            assert not done.wait(0.3)  # blocked on the store lock while the batch is open
+            p.add(_e("Also from the batch", id="from-batch-2"))
+        thread.join(timeout=60)
+    assert errors == []
+    with RightMemoryProvider(root) as reopened:
+        ids = {e.id for e in reopened.iter_entries()}
+        assert {"from-batch", "from-batch-2", "other-writer"} <= ids
