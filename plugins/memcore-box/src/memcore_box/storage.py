@@ -42,6 +42,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,6 +237,7 @@ class LocalStorage:
         self.root = Path(root)
         self.description = str(self.root)
         self._known: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        self._holder: int | None = None  # thread id holding the lock through this storage
         self._skipped: dict[str, str] = {}
 
     @property
@@ -463,8 +465,28 @@ class LocalStorage:
         return "sha256", h.hexdigest(), size
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Return the workspace's cross-process lock (re-entrant within one thread)."""
-        return file_lock(self.root)
+        """Return the workspace's cross-process lock (re-entrant within one thread).
+
+        While this storage's thread already holds it (every write inside a provider's
+        ``batch()``), entering it again only counts: no lock-file path to resolve, no
+        ``filelock`` call per write.
+        """
+        if self._holder == threading.get_ident():
+            return self._nested()
+        return self._outer()
+
+    @contextlib.contextmanager
+    def _nested(self) -> Iterator[None]:
+        yield
+
+    @contextlib.contextmanager
+    def _outer(self) -> Iterator[None]:
+        with file_lock(self.root):
+            self._holder = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._holder = None
 
 
 def _conforms(storage: LocalStorage) -> Storage:  # pragma: no cover - mypy checks the protocol
