@@ -370,11 +370,22 @@ class Doc:
     diags: list[tuple[str, int, str, str | None]] = field(default_factory=list)
 
 
+#: The ``malformed`` list of every item without malformed edge pieces (read, never changed).
+_NO_PIECES: list[str] = []
+_NODE_KEYS: dict[int, tuple[str, int]] = {}
+
+
+def _node_key(index: int) -> tuple[str, int]:
+    """Return ``("n", index)``, one shared tuple per index (a big graph has one per node)."""
+    return _NODE_KEYS.setdefault(index, ("n", index))
+
+
 def parse_edges(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     """Split an edge list's inner text into ``(type, target)`` pairs and malformed pieces.
 
     Types and targets are interned (as are node ids and prefixes): a big graph holds each id
-    string once, however many edges point at it.
+    string once, however many edges point at it. No malformed piece: one shared empty list,
+    which callers read and never change.
     """
     edges: list[tuple[str, str]] = []
     malformed: list[str] = []
@@ -387,7 +398,7 @@ def parse_edges(text: str) -> tuple[list[tuple[str, str]], list[str]]:
             malformed.append(value)
         else:
             edges.append((sys.intern(match.group(1)), sys.intern(match.group(2))))
-    return edges, malformed
+    return edges, malformed or _NO_PIECES
 
 
 def _mask(text: str, html: list[str]) -> str:
@@ -762,7 +773,7 @@ class _Parser:
             self._check_meta(meta, lineno + 1, ident)
         if parent is not None and self.doc.headings[parent].first_node is None:
             self.doc.headings[parent].first_node = lineno
-        self.doc.order.append(("n", len(self.doc.nodes)))
+        self.doc.order.append(_node_key(len(self.doc.nodes)))
         self.doc.nodes.append(node)
 
 

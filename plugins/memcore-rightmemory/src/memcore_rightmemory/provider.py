@@ -64,9 +64,9 @@ DEFAULT_MEMORY_HEADING = "Memory"
 #: Plain ``#`` heading in PURSUITS.md that receives Pursuit entries added without a parent.
 DEFAULT_PURSUIT_HEADING = "Pursuits"
 _EDGE_TYPES = frozenset(EDGE_TYPES)
-#: Bytes of files whose parse a provider keeps between reads (outside a batch): about 30,000
+#: Bytes of files whose parse a provider keeps between reads (outside a batch): about 15,000
 #: nodes. A bigger store is parsed again, beyond that, on each read.
-READ_CACHE_BYTES = 4 * 1024 * 1024
+READ_CACHE_BYTES = 2 * 1024 * 1024
 _SLUG_RE = re.compile(r"[^a-z0-9_.-]+")
 _LINE_NO_RE = re.compile(r":\d+")
 _ANCHOR_IN_LINE = re.compile(r"\{(F#|M#|S#|MF#|MQ#|#)([A-Za-z0-9_.-]+)\}")
