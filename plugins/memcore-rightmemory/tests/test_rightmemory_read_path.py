@@ -309,3 +309,24 @@ def test_written_entries_read_back_through_the_scanner(tmp_path: Path) -> None:
     for path in sorted(tmp_path.glob("*.md")):
         family = "pursuit" if path.name.startswith("PURSUIT") else "memory"
         assert _assert_same(path.read_bytes(), family), path.read_text(encoding="utf-8")
+
+
+def test_reads_with_a_bounded_parse_cache_give_the_same_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond READ_CACHE_BYTES a read parses files again: same entries, diagnostics, versions."""
+    import memcore_rightmemory.provider as provider_module
+
+    store = _copy(STORES["authors-examples"], tmp_path / "s")
+    with RightMemoryProvider(store) as provider:
+        whole = provider.read_all()
+    monkeypatch.setattr(provider_module, "READ_CACHE_BYTES", 1)
+    with RightMemoryProvider(store) as provider:
+        first = provider.read_all()
+        assert list(provider._cache) == []  # nothing kept between reads
+        second = provider.read_all()
+        entries = list(provider.iter_entries())
+        assert provider.get("sample-app").model_dump() == next(e for e in entries if e.id == "sample-app").model_dump()
+    for snapshot in (first, second):
+        assert [e.model_dump() for e in snapshot.entries] == [e.model_dump() for e in whole.entries]
+        assert snapshot.diagnostics == whole.diagnostics
