@@ -118,6 +118,9 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
     """Wherever the direct renderer answers, its text equals ruamel's dump of the same mapping."""
     import random
 
+    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
     from memcore.frontmatter import flow_list, load_yaml, plain_text
     from memcore_box._yaml import _fast_dump, _ruamel_dump
 
@@ -126,7 +129,9 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
     words = ["yes", "no", "on", "null", "true", "False", "y", "N", "~", "1.5", "0x1f", "2026-01-01", "1e5", ".inf",
              "a", "it's", "a  b", "a,", "x - y", "a.b.", "e.g. this", "Q2 (draft)", "v1/v2", "c++", "x'", "A-",
              "0o17", "1_000", "12:30", "1e-5", "/tmp/x y", "a:b", "a: b", "a:", "a #b", "a#b", "=", "x=y", "@a", "%x",
-             "observations/2026-01.md#37", "d4378506a931ebd845ca9f83", "1234567", "_x", ".hidden", "..", "-", "a/"]
+             "observations/2026-01.md#37", "d4378506a931ebd845ca9f83", "1234567", "_x", ".hidden", "..", "-", "a/",
+             " lead", "trail ", "-x", "- x", "?x", "? x", "&a", "*a", "!a", "|a", ">a", "'a", '"a', "%a", "@a", "`a",
+             "a: b", "a #b", "a:", "it's: x", "[x]", "{x}", "a\\b", 'say "hi"', "x: 'y'", "a\tb", "é: x"]
     def text() -> str:
         roll = rnd.random()
         if roll < 0.2:
@@ -152,6 +157,8 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
                                        for _ in range(rnd.randrange(1, 3))]
             if rnd.random() < 0.3:
                 nested["items"] = [text() for _ in range(rnd.randrange(0, 3))]
+            if rnd.random() < 0.3:  # related: ["[[Title]]", …] as the provider writes it
+                mapping["related"] = CommentedSeq(DoubleQuotedScalarString(f"[[{text()}]]") for _ in range(2))
             mapping["memcore"] = {"extra": nested} if rnd.random() < 0.5 else nested
         fast = _fast_dump(mapping)
         if fast is None:

@@ -89,31 +89,61 @@ def plain(value: Any) -> Any:
 # What the direct renderer writes itself; anything else goes through ruamel. Plain ASCII text
 # that ruamel writes unquoted in block context: no leading indicator, no trailing blank, no
 # ': ' or ' #', no trailing ':', and read back as a string by ruamel's own resolver (YAML 1.2)
-# and by a YAML 1.1 reader (quote_ambiguous); flow-list items also without ',' '[' ']'; ISO
-# timestamps marked plain; booleans, integers, decimals; nested mappings and block lists of
-# those. tests/test_box_golden.py and test_box_files.py check the bytes against ruamel's.
+# and by a YAML 1.1 reader (quote_ambiguous); flow-list items also without ',' '[' ']';
+# double-quoted strings (the "[[Title]]" wikilinks, what quote_ambiguous quotes) with nothing
+# to escape; in block context, printable ASCII that surely cannot be plain (': ', ' #', a
+# leading indicator, edge blanks) single-quoted; ISO timestamps marked plain; booleans,
+# integers, decimals; nested mappings and block lists of those. tests/test_box_golden.py and
+# test_box_files.py check the bytes against ruamel's.
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _BLOCK_TEXT = re.compile(
-    r"(?!.*(?:: | #|:\Z))[A-Za-z0-9_/.](?:[A-Za-z0-9 _.,/()+'#:=@%-]{0,998}[A-Za-z0-9_.,/()+'#=@%-])?\Z"
+    r"(?!.*(?:: | #|:\Z))[A-Za-z0-9_/](?:[A-Za-z0-9 _.,/()+'#:=@%-]{0,998}[A-Za-z0-9_.,/()+'#=@%-])?\Z"
 )
-_FLOW_TEXT = re.compile(r"(?!.* #)[A-Za-z0-9_/.](?:[A-Za-z0-9 _./()+'#=@%-]{0,198}[A-Za-z0-9_./()+'#=@%-])?\Z")
+_FLOW_TEXT = re.compile(r"(?!.* #)[A-Za-z0-9_/](?:[A-Za-z0-9 _./()+'#=@%-]{0,198}[A-Za-z0-9_./()+'#=@%-])?\Z")
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
 _DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+\Z")
 _STR_TAG = "tag:yaml.org,2002:str"
+_PRINTABLE = re.compile(r"[ -~]{0,1000}\Z")
+_SIMPLE_QUOTED = re.compile(r"[ !#-\[\]-~]{0,1000}\Z")  # printable ASCII but '"' and '\'
+_ALWAYS_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 
 
 def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     if type(value) is str:
         text = str(value)
-        # quote_ambiguous double-quotes what a YAML 1.1 reader would misread (yes, 0.5, null…);
+        quoted = quote_ambiguous(text)
+        if isinstance(quoted, DoubleQuotedScalarString):
+            return _double_quoted(quoted)
         # ruamel quotes what its YAML 1.2 resolver would read as another type (0o17, 1e5…).
-        if (pattern.match(text) and not isinstance(quote_ambiguous(text), DoubleQuotedScalarString)
-                and str(_YAML.resolver.resolve(ScalarNode, text, (True, False))) == _STR_TAG):
+        if pattern.match(text) and str(_YAML.resolver.resolve(ScalarNode, text, (True, False))) == _STR_TAG:
             return text
         return None
     if type(value) is PlainScalarString and _STAMP.match(value):
         return str(value)
+    if type(value) is DoubleQuotedScalarString:
+        return _double_quoted(value)
     return None
+
+
+def _double_quoted(value: str) -> str | None:
+    """``"value"`` for printable ASCII without quotes or backslashes (nothing to escape)."""
+    return f'"{value}"' if _SIMPLE_QUOTED.match(value) else None
+
+
+def _single_quoted(value: str) -> str | None:
+    """``'value'`` (``"value"`` if it holds ``'``) where ruamel surely cannot write it plain, else ``None``.
+
+    Sure: printable ASCII (no line break) that holds ``': '`` or ``' #'``, ends with ``':'``,
+    starts or ends with a blank, or starts with an indicator that is one whatever follows.
+    """
+    if not _PRINTABLE.match(value) or not value or not (
+        ": " in value or " #" in value or value.endswith(":") or value[0] in _ALWAYS_INDICATORS
+        or value[0] == " " or value[-1] == " " or value.startswith(("---", "..."))
+    ):
+        return None
+    if "'" in value:  # ruamel then prefers double quotes
+        return _double_quoted(value)
+    return "'" + value + "'"
 
 
 def _scalar(value: Any) -> str | None:
@@ -124,7 +154,10 @@ def _scalar(value: Any) -> str | None:
     if type(value) is float:
         text = repr(value)
         return text if _DECIMAL.match(text) else None
-    return _plain_text(value, _BLOCK_TEXT)
+    found = _plain_text(value, _BLOCK_TEXT)
+    if found is None and type(value) is str:
+        found = _single_quoted(value)
+    return found
 
 
 def _block(mapping: Mapping[Any, Any], indent: str, out: list[str]) -> bool:
