@@ -174,3 +174,50 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
             "created_at": plain_text("2026-11-29T21:00:00.123456Z"), "updated_at": plain_text("2026-11-29T21:00:00Z"),
             "confidence": 0.7, "tags": flow_list(["auth", "ops"])}
     assert _fast_dump(meta) == _ruamel_dump(meta) is not None
+
+
+def test_index_rows_give_back_the_entries_they_were_read_from() -> None:
+    from memcore_box.index import ENTRY_FIELDS, IndexRow, row_from_json
+
+    example = loads_json((SAMPLES / "example-_index.json").read_bytes())
+    for entry in example["entries"]:
+        row = row_from_json(entry)
+        assert isinstance(row, IndexRow) and row.as_dict() == entry and list(row.as_dict()) == list(entry)
+        assert row.filename == entry["filename"] and row.id == entry["id"]
+    ours = dict(zip(ENTRY_FIELDS, ["mem_1", None, "fact__x.md", "X", "x", "fact", "active", None, ["a"], [], None,
+                                   None, 12, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"], strict=True))
+    row = row_from_json(ours)
+    assert row.raw is None and row.fname is None and row.updated_at is row.created_at  # compact
+    assert row.as_dict() == ours and list(row.as_dict()) == list(ours)
+    foreign = {"filename": "fact__x.md", "id": "mem_2", "tags": "solo", "x_extra": {"k": 1}}
+    row = row_from_json(foreign)
+    assert row.raw is foreign and row.as_dict() is foreign and row.tags == "solo" and row.title is None
+
+
+def test_open_and_iterate_read_no_index(tmp_path: Path) -> None:
+    """Opening and iterating read only memory files; a get reads each folder index once."""
+    from memcore_box.storage import LocalStorage
+
+    class Recording(LocalStorage):
+        def __init__(self, root: Path) -> None:
+            super().__init__(root)
+            self.reads: list[str] = []
+
+        def read(self, path: str) -> tuple[bytes, str]:
+            self.reads.append(path)
+            return super().read(path)
+
+    root = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(root))
+    with BoxMemoryProvider(str(root)) as store, store.batch():
+        ids = [store.add(MemoryEntry(title=f"Note {n}", body="b\n")).id for n in range(3)]
+    storage = Recording(root)
+    with BoxMemoryProvider(str(root), storage=storage) as store:
+        entries = list(store.iter_entries())
+        assert [e.id for e in entries] == ids
+        assert [store.file_of(e) for e in entries] == [f"memories/note__note-{n}.md" for n in range(3)]
+        assert not [p for p in storage.reads if p.endswith("_index.json")]
+        assert store.get(ids[1] or "").title == "Note 1"
+        store.get(ids[2] or "")
+        assert [p for p in storage.reads if p.endswith("_index.json")] == [
+            "memories/_index.json", "teams/default/memories/_index.json"]
