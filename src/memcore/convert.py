@@ -65,6 +65,7 @@ no local scratch copy of it).
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import inspect
 import json
@@ -528,6 +529,8 @@ class _Run:
         self.validate = validate
         #: where this run's target diagnostics start in report.diagnostics
         self.diagnostics_from = 0
+        #: whether run() freezes the collector's view of the source (see run)
+        self.freeze_gc = False
         #: source id -> target id a trial run assigned (append-only targets, see predict_ids)
         self.predicted: dict[str, str] = {}
         #: source id -> full relation list, for entries written with predicted ids
@@ -709,8 +712,22 @@ class _Run:
 
     # -- the run -----------------------------------------------------------------------
     def run(self) -> None:
+        """Read, write, link and verify (module docstring, steps 1-4)."""
+        self.freeze_gc = gc.get_freeze_count() == 0  # never undo a host application's own freeze
+        try:
+            self._run()
+        finally:
+            if self.freeze_gc:
+                gc.unfreeze()
+
+    def _run(self) -> None:
         report = self.report
         source_entries = self.read_source()
+        # the source's entries live until the end: moved out of the collector's sight, every
+        # collection during the writes stops rescanning them (a 10,000-entry run spent more
+        # time in the cyclic GC than in the target's writes)
+        if self.freeze_gc:
+            gc.freeze()
         src_ids = {e.id for e in source_entries if e.id is not None}
         self.originals = {e.id: e for e in source_entries if e.id is not None}
         # fields kept in free data by an earlier migration come back before anything else
