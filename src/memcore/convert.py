@@ -410,12 +410,15 @@ def restore_kept(entry: MemoryEntry) -> MemoryEntry:
         entry: An entry read from a store that memcore migrated into.
 
     Returns:
-        A new entry; ``entry`` is not modified.
+        A new entry; ``entry`` is not modified. When nothing was kept (most entries), a
+        shallow copy: its lists and ``extra`` are ``entry``'s own, so do not mutate them.
     """
+    found = entry.extra.get(MEMCORE_NS)
+    if not isinstance(found, dict) or not isinstance(found.get("kept"), dict):
+        return entry.model_copy()
     out = entry.model_copy(deep=True)
-    meta = out.extra.get(MEMCORE_NS)
-    if not isinstance(meta, dict) or not isinstance(meta.get("kept"), dict):
-        return out
+    meta = out.extra[MEMCORE_NS]
+    assert isinstance(meta, dict)
     kept = meta.pop("kept")
     assert isinstance(kept, dict)
     data = out.model_dump(mode="json")
