@@ -530,8 +530,6 @@ class _Run:
         self.predict = predict
         self.check_source = check_source
         self.validate = validate
-        #: where this run's target diagnostics start in report.diagnostics
-        self.diagnostics_from = 0
         #: whether run() freezes the collector's view of the source (see run)
         self.freeze_gc = False
         #: source id -> target id a trial run assigned (append-only targets, see predict_ids)
@@ -924,19 +922,25 @@ class _Run:
         self.pending.clear()
 
     def verify(self) -> None:
-        """Read the target back once: compare every written entry, collect its diagnostics."""
+        """Keep what the target changed, then read the target back once and measure every entry.
+
+        The fields a target changed are found from what ``add``/``update`` returned (the
+        conformance suite checks that equals a read) and kept in free data first (:meth:`keep`);
+        the one read-back that follows (``read_all``: entries and the target's diagnostics)
+        measures every entry, kept fields included, so the report never rests on a returned value.
+        """
         if not self.sent and not self.validate:
             return
         self.progress("verify", 0, len(self.sent))
+        kept = self.keep()
         if self.validate:
             entries, diagnostics = read_all(self.target)
-            self.diagnostics_from = len(self.report.diagnostics)
             self.report.diagnostics.extend(d for d in diagnostics if d.severity is not Severity.INFO)
         else:
             entries = list(self.target.iter_entries())
         stored_all = {e.id: e for e in entries if e.id is not None}
-        stash: dict[str, list[FieldChange]] = {}
         provenance_lost = False
+        where = f"extra.{MEMCORE_NS}.kept"
         total = len(self.sent)
         for done, (src_id, (written, _returned)) in enumerate(self.sent.items(), 1):
             rep = self.reports[src_id]
@@ -950,10 +954,12 @@ class _Run:
             if _provenance(got) is None:
                 provenance_lost = True
             changes = compare_entries(written, got)
-            core = [c for c in changes if not c.field.startswith("extra.")]
-            if core and Capability.UPDATE in self.caps and _provenance(got) is not None:
-                stash[src_id] = core
-            rep.losses = changes
+            if src_id in kept:
+                after = {c.field for c in compare_entries(written, restore_kept(got))}
+                rep.losses = [c for c in changes if c.field in after]
+                rep.kept = [c.model_copy(update={"kept_in": where}) for c in changes if c.field not in after]
+            else:
+                rep.losses = changes
             if done % 200 == 0 or done == total:
                 self.progress("verify", done, total)
         if provenance_lost:
@@ -961,20 +967,29 @@ class _Run:
                 f"{self.tgt_fmt}: the target did not keep extra.memcore.migrated_from; a second run "
                 "matches entries by title and body instead of by source id"
             )
-        if stash:
-            self.keep(stash, stored_all)
 
-    def keep(self, stash: dict[str, list[FieldChange]], stored_all: dict[str, MemoryEntry]) -> None:
-        """Write ``extra.memcore.kept`` for fields the target changed, then measure again."""
-        again: dict[str, MemoryEntry] = {}
+    def keep(self) -> set[str]:
+        """Write ``extra.memcore.kept`` for core fields the target changed; return whose.
+
+        Judged from the entries ``add``/``update`` returned; :meth:`verify` then measures the
+        result by reading the target.
+        """
+        if Capability.UPDATE not in self.caps:
+            return set()
+        stash: dict[str, list[FieldChange]] = {}
+        for src_id, (written, returned) in self.sent.items():
+            if _provenance(returned) is None:
+                continue
+            core = [c for c in compare_entries(written, returned) if not c.field.startswith("extra.")]
+            if core:
+                stash[src_id] = core
+        done: set[str] = set()
         with _batch(self.target):
             for src_id, changes in stash.items():
-                rep = self.reports[src_id]
-                assert rep.target_id is not None
-                got = stored_all[rep.target_id].model_copy(deep=True)
+                written, returned = self.sent[src_id]
+                got = returned.model_copy(deep=True)
                 meta = dict(got.extra.get(MEMCORE_NS, {}))
                 kept: dict[str, JsonValue] = {c.field: _stash_for(c, got) for c in changes}
-                written = self.sent[src_id][0]
                 if "updated_at" not in kept and written.updated_at is not None:
                     # this update stamps updated_at on most targets: keep the original too
                     kept["updated_at"] = {
@@ -984,28 +999,11 @@ class _Run:
                 meta["kept"] = kept
                 got.extra[MEMCORE_NS] = meta
                 try:
-                    # update returns the entry as stored (the conformance suite checks it
-                    # equals what a read gives), so no second read of the target is needed
-                    again[src_id] = self.target.update(got, expected_version=got.version)
+                    self.target.update(got, expected_version=got.version)
                 except MemcoreError:
-                    stash[src_id] = []
-        if again and self.validate:
-            # the updates changed the store after verify() read its diagnostics: check again
-            fresh = [d for d in self.target.validate() if d.severity is not Severity.INFO]
-            self.report.diagnostics[self.diagnostics_from :] = fresh
-        for src_id, changes in stash.items():
-            if not changes:
-                continue
-            rep = self.reports[src_id]
-            written = self.sent[src_id][0]
-            again_got = again.get(src_id)
-            if again_got is None:
-                continue
-            after = {c.field for c in compare_entries(written, restore_kept(again_got))}
-            now = compare_entries(written, again_got)
-            rep.losses = [c for c in now if c.field in after]
-            where = f"extra.{MEMCORE_NS}.kept"
-            rep.kept = [c.model_copy(update={"kept_in": where}) for c in now if c.field not in after]
+                    continue
+                done.add(src_id)
+        return done
 
 
 def convert(
