@@ -247,7 +247,7 @@ class _Titles:
 
     def __init__(self) -> None:
         self.exact: dict[str, str] = {}
-        self.folded: dict[str, str] = {}
+        self._folded: dict[str, str] | None = None
         self.ids: set[str] = set()
 
     def add(self, meta: Mapping[str, Any]) -> str:
@@ -258,8 +258,22 @@ class _Titles:
         if title is not None:
             title = unicodedata.normalize("NFC", str(title))
             self.exact.setdefault(title, entry_id)
-            self.folded.setdefault(title.casefold(), entry_id)
+            if self._folded is not None:
+                self._folded.setdefault(_fold(title), entry_id)
         return entry_id
+
+    @property
+    def folded(self) -> dict[str, str]:
+        """Case-folded title -> id, built at the first lookup the exact titles miss.
+
+        Built from :attr:`exact` in its insertion order (each title's first file), which gives
+        every folded title the first file that has it, as building it file by file would.
+        """
+        if self._folded is None:
+            self._folded = {}
+            for title, entry_id in self.exact.items():
+                self._folded.setdefault(_fold(title), entry_id)
+        return self._folded
 
     def resolve(self, title: str) -> str | None:
         """Return the id a wikilink title names, or ``None``."""
@@ -1147,8 +1161,11 @@ class BoxMemoryProvider(BaseProvider):
         A file that became an orphan between the passes (a concurrent writer) is skipped.
         """
         titles = _Titles()
-        order: list[tuple[tuple[datetime, str], int, str]] = []
-        for folder, items in sorted(self._discover().items()):
+        # (created_at, id, scan position, folder number, file name): one flat tuple per file,
+        # the name shared with the listing; the path is joined again in pass 2.
+        order: list[tuple[datetime, str, int, int, str]] = []
+        folders = sorted(self._discover().items())
+        for number, (folder, items) in enumerate(folders):
             for item in items:
                 if item.is_folder or not _is_memory_name(item.name):
                     continue
@@ -1161,13 +1178,17 @@ class BoxMemoryProvider(BaseProvider):
                 if found is None:
                     continue
                 entry_id = titles.add(found[0])
-                order.append((_sort_key(found[0].get("created_at"), entry_id), len(order), path))
+                created, _ = _sort_key(found[0].get("created_at"), entry_id)
+                order.append((created, entry_id, len(order), number, item.name))
+        names = [folder for folder, _ in folders]
+        del folders  # the listings
         order.sort()
         seen: set[str] = set()
-        for (_, entry_id), _, path in order:
+        for _, entry_id, _, number, name in order:
             if entry_id in seen:
                 continue
             seen.add(entry_id)
+            path = join(names[number], name)
             try:
                 data, version = self.storage.read(path)
             except (FileNotFoundError, UnsafePathError):

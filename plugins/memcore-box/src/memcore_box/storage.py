@@ -66,7 +66,7 @@ CREATE: Final = None
 ANY_VERSION: Final = "*"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """One file or folder as the storage sees it.
 
