@@ -112,3 +112,16 @@ def test_store_url_must_be_a_clean_string(runner: CliRunner) -> None:
         memcore.open(5)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="NUL"):
         memcore.open("dictfmt:x\x00y")
+
+
+def test_a_mistyped_provider_option_is_refused_with_the_closest_name(tmp_path: Path) -> None:
+    """``-o scoep=work`` must not silently open an unscoped store."""
+    if "whitebox" not in memcore.registry.get_registry().names():
+        pytest.skip("whitebox is not installed")
+    memcore.registry.get_registry().get("whitebox").init_store(str(tmp_path))
+    result = CliRunner().invoke(cli, ["ls", "--store", f"whitebox:{tmp_path}", "-o", "scoep=work"])
+    assert result.exit_code == 2
+    assert "unknown option 'scoep'; did you mean 'scope'?" in result.output
+    assert "known options: as_user, index, read_only, scope, source, stable_files" in result.output
+    ok = CliRunner().invoke(cli, ["ls", "--store", f"whitebox:{tmp_path}", "-o", "index=false", "--json"])
+    assert ok.exit_code == 0, ok.output

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import difflib
 import enum
 import os
 from collections.abc import Iterator
@@ -17,10 +18,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 
-from memcore.errors import EntryNotFoundError, UnsupportedOperationError
+from memcore.errors import ConfigError, EntryNotFoundError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
 
-__all__ = ["BaseProvider", "Capability", "FileBackedProvider", "MemoryProvider", "StoreSnapshot", "read_all"]
+__all__ = [
+    "CORE_OPTIONS",
+    "BaseProvider",
+    "Capability",
+    "FileBackedProvider",
+    "MemoryProvider",
+    "StoreSnapshot",
+    "read_all",
+]
 
 
 class Capability(enum.StrEnum):
@@ -179,6 +188,12 @@ class FileBackedProvider(Protocol):
         """Return the source file ``entry`` was read from."""
 
 
+#: Options every :class:`BaseProvider` accepts, whatever its :attr:`~BaseProvider.option_names`:
+#: ``read_only`` (conversions open every source with it) and ``index`` (``false``: :meth:`BaseProvider.search`
+#: scans instead of using a search index).
+CORE_OPTIONS: frozenset[str] = frozenset({"read_only", "index"})
+
+
 class BaseProvider(abc.ABC):
     """Defaults for the :class:`MemoryProvider` contract.
 
@@ -196,11 +211,34 @@ class BaseProvider(abc.ABC):
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     #: Distribution that ships this provider; filled in by the registry when known.
     distribution: ClassVar[str | None] = None
+    #: The options this provider understands; ``None`` (the default) checks nothing. When set,
+    #: an unknown option is a :class:`~memcore.errors.ConfigError` naming the closest known one,
+    #: so a typo (``-o scoep=work``) fails instead of silently opening an unscoped store.
+    #: :data:`CORE_OPTIONS` are always accepted.
+    option_names: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        """Keep the location and options (checked against :attr:`option_names` when set).
+
+        Raises:
+            ConfigError: An option is not in :attr:`option_names`.
+        """
         self.location = os.fspath(location)
         self.options: dict[str, Any] = dict(options)
         self._is_open = False
+        if self.option_names is not None:
+            self._check_option_names()
+
+    def _check_option_names(self) -> None:
+        known = set(self.option_names or ()) | CORE_OPTIONS
+        for name in self.options:
+            if name in known:
+                continue
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"{self.format_name}: unknown option {name!r}; {hint}known options: {', '.join(sorted(known))}"
+            )
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -364,4 +402,3 @@ class BaseProvider(abc.ABC):
     def reindex(self) -> list[Diagnostic]:
         """Rebuild derived indexes; default: nothing to rebuild."""
         return []
-

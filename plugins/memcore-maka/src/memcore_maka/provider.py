@@ -288,6 +288,9 @@ class MakaProvider(BaseProvider):
         }
     )
 
+    #: what ``-o name=value`` may set (``read_only`` too); anything else is a ConfigError
+    option_names = frozenset({"agent_read_enabled", "apply_decay", "enabled", "incognito"})
+
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         super().__init__(location, **options)
         path = Path(self.location)

@@ -283,6 +283,9 @@ class RightMemoryProvider(BaseProvider):
         }
     )
 
+    #: no options but ``read_only``; anything else is a ConfigError
+    option_names: ClassVar[frozenset[str] | None] = frozenset()
+
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         path = Path(location)
         if path.name == "MEMORY.md" and not path.is_dir():

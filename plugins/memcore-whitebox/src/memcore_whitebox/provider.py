@@ -245,6 +245,9 @@ class WhiteBoxProvider(BaseProvider):
         }
     )
 
+    #: what ``-o name=value`` may set (``read_only`` too); anything else is a ConfigError
+    option_names = frozenset({"as_user", "scope", "source", "stable_files"})
+
     def __init__(self, location: str | os.PathLike[str], *, read_only: bool = False, **options: Any) -> None:
         # ``read_only`` is a named parameter so that a conversion opens a WhiteBox source
         # read-only (memcore.convert.source_options_for looks for it).
