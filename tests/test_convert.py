@@ -30,7 +30,7 @@ from memcore.convert import (
     source_options_for,
 )
 from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError
-from memcore.models import Kind, MemoryEntry, Query, Relation, Status
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status
 from memcore.plugins import get_plugin_manager
 from memcore.provider import BaseProvider, Capability
 from memcore.registry import ProviderRegistry
@@ -220,7 +220,9 @@ def _entries() -> list[MemoryEntry]:
             Relation(type="related", target="ghost-id"),
         ],
     )
-    child = MemoryEntry(id="fact-tz-note", kind=Kind.NOTE, title="DST", body="Clocks change in March.", parent="fact-tz")
+    child = MemoryEntry(
+        id="fact-tz-note", kind=Kind.NOTE, title="DST", body="Clocks change in March.", parent="fact-tz"
+    )
     return [old, new, fact, child]
 
 
@@ -274,9 +276,7 @@ def test_full_to_full_copies_every_field_and_keeps_ids(registry: ProviderRegistr
     }
 
 
-def test_second_run_writes_nothing_and_a_changed_entry_is_updated(
-    registry: ProviderRegistry, tmp_path: Path
-) -> None:
+def test_second_run_writes_nothing_and_a_changed_entry_is_updated(registry: ProviderRegistry, tmp_path: Path) -> None:
     src = _make_store(registry, "full", tmp_path / "a", _entries())
     dst = f"tiny:{tmp_path / 'b'}"
     first = migrate(src, dst, registry=registry)
@@ -299,9 +299,7 @@ def test_second_run_writes_nothing_and_a_changed_entry_is_updated(
     assert len(bodies) == 4
 
 
-def test_lossy_target_report_is_measured_and_kept_fields_come_back(
-    registry: ProviderRegistry, tmp_path: Path
-) -> None:
+def test_lossy_target_report_is_measured_and_kept_fields_come_back(registry: ProviderRegistry, tmp_path: Path) -> None:
     originals = _entries()
     src = _make_store(registry, "full", tmp_path / "a", originals)
     there = migrate(src, f"tiny:{tmp_path / 'b'}", registry=registry)
@@ -369,9 +367,7 @@ def test_strict_refuses_and_writes_nothing(registry: ProviderRegistry, tmp_path:
     assert len(_read(registry, f"full:{tmp_path / 'c'}")) == 4
 
 
-def test_dry_run_measures_on_a_copy_and_leaves_the_target_alone(
-    registry: ProviderRegistry, tmp_path: Path
-) -> None:
+def test_dry_run_measures_on_a_copy_and_leaves_the_target_alone(registry: ProviderRegistry, tmp_path: Path) -> None:
     src = _make_store(registry, "full", tmp_path / "a", _entries())
     dst = _make_store(registry, "full", tmp_path / "b", [MemoryEntry(title="already there")])
     before = _hash_tree(tmp_path / "b")
@@ -534,3 +530,25 @@ def test_dry_run_and_strict_refuse_a_remote_target(registry: ProviderRegistry, t
     for flags in ({"dry_run": True}, {"strict": True}):
         with pytest.raises(ConfigError, match="remote store"):
             migrate(src, Remote("folder-123"), registry=registry, **flags)  # type: ignore[arg-type]
+
+
+def test_source_text_in_no_entry_is_reported_and_strict_refuses(
+    registry: ProviderRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader's ``*.unread-text`` warnings are losses: listed, counted, never "nothing lost"."""
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+    prose = Diagnostic(
+        path="entries.json",
+        line=3,
+        code="full.unread-text",
+        severity=Severity.WARNING,
+        message="text outside every entry",
+    )
+    other = Diagnostic(path="entries.json", line=1, code="full.style", severity=Severity.WARNING, message="style")
+    monkeypatch.setattr(FullProvider, "validate", lambda self: [prose, other] if Path(self.location).name == "a" else [])
+    report = migrate(src, f"full:{tmp_path / 'b'}", registry=registry)
+    assert report.unread_text == [prose] and report.counts["unread_text"] == 1
+    assert report.ok and not report.lossless  # every entry written, but not every byte of text
+    assert report.counts["written"] == 4
+    refused = migrate(src, f"full:{tmp_path / 'c'}", registry=registry, strict=True)
+    assert refused.refused and not (tmp_path / "c").exists()

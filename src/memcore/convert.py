@@ -230,6 +230,11 @@ class ConversionReport(BaseModel):
             before converting: files or entries the source could not read, which therefore
             were not migrated (counted as ``counts["unreadable"]``; they make the run not
             :attr:`ok` and ``strict`` refuse).
+        unread_text: The source's ``validate()`` warnings with a code ending in ``.unread-text``:
+            text in the source files that its reader puts in no entry (free prose between
+            entries, text inside a graph node's list item), so no conversion carries it. Counted
+            as ``counts["unread_text"]``; a run with any is not :attr:`lossless` (``--strict``
+            refuses it).
     """
 
     source: str
@@ -245,6 +250,7 @@ class ConversionReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     source_errors: list[Diagnostic] = Field(default_factory=list)
+    unread_text: list[Diagnostic] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -252,7 +258,8 @@ class ConversionReport(BaseModel):
         """Totals by action and outcome.
 
         Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``failed``, ``lossy``, ``kept``,
-        ``unresolved_links`` and ``unreadable`` (source error diagnostics, :attr:`source_errors`).
+        ``unresolved_links``, ``unreadable`` (source error diagnostics, :attr:`source_errors`)
+        and ``unread_text`` (passages of source text in no entry, :attr:`unread_text`).
         """
         out = {"read": len(self.entries), "written": 0, "updated": 0, "unchanged": 0, "failed": 0}
         for entry in self.entries:
@@ -261,6 +268,7 @@ class ConversionReport(BaseModel):
         out["kept"] = sum(1 for e in self.entries if e.kept)
         out["unresolved_links"] = len(self.unresolved_links)
         out["unreadable"] = len(self.source_errors)
+        out["unread_text"] = len(self.unread_text)
         return out
 
     @computed_field  # type: ignore[prop-decorator]
@@ -295,8 +303,8 @@ class ConversionReport(BaseModel):
 
     @property
     def lossless(self) -> bool:
-        """No entry lost a field and none failed."""
-        return self.ok and not any(e.losses for e in self.entries)
+        """No entry lost a field, none failed, and no source text was outside every entry."""
+        return self.ok and not self.unread_text and not any(e.losses for e in self.entries)
 
     def entry(self, source_id: str) -> EntryReport:
         """Return the report of the entry with ``source_id``.
@@ -566,7 +574,7 @@ class _Run:
         self.progress("read", 0, 0)
         if self.check_source:
             entries, diagnostics = read_all(self.source)
-            self.report.source_errors.extend(d for d in diagnostics if d.severity is Severity.ERROR)
+            _collect_source_diagnostics(diagnostics, self.report)
         else:
             entries = list(self.source.iter_entries())
         self.progress("read", len(entries), len(entries))
@@ -1048,8 +1056,20 @@ def convert(
 
 
 def _collect_source_errors(source: MemoryProvider, report: ConversionReport) -> None:
-    """Add the source's ``validate()`` errors to ``report.source_errors`` (validate never raises)."""
-    report.source_errors.extend(d for d in source.validate() if d.severity is Severity.ERROR)
+    """Add the source's ``validate()`` errors and unread text to the report (validate never raises)."""
+    _collect_source_diagnostics(source.validate(), report)
+
+
+#: Suffix of the diagnostic code a reader gives text it puts in no entry (``rm.unread-text``)
+UNREAD_TEXT_CODE = ".unread-text"
+
+
+def _collect_source_diagnostics(diagnostics: Iterable[Diagnostic], report: ConversionReport) -> None:
+    for diag in diagnostics:
+        if diag.severity is Severity.ERROR:
+            report.source_errors.append(diag)
+        elif diag.code.endswith(UNREAD_TEXT_CODE):
+            report.unread_text.append(diag)
 
 
 def _url(provider: MemoryProvider) -> str:

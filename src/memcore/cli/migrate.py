@@ -93,6 +93,16 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
             console.print(f"  {diag}", markup=False)
         if len(report.source_errors) > max_rows:
             console.print(f"  … {len(report.source_errors) - max_rows} more in the full report", markup=False)
+    if report.unread_text:
+        console.print(
+            f"[yellow]source: {len(report.unread_text)} passage(s) of text belong to no entry and were not "
+            "migrated[/yellow] (move them into an entry to carry them):",
+            highlight=False,
+        )
+        for diag in report.unread_text[:max_rows]:
+            console.print(f"  {diag}", markup=False)
+        if len(report.unread_text) > max_rows:
+            console.print(f"  … {len(report.unread_text) - max_rows} more in the full report", markup=False)
     kept: dict[str, int] = {}
     for entry in report.entries:
         for change in entry.kept:
@@ -124,10 +134,11 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
             console.print(f"  … {total - shown} more in the full report (--report FILE or --json)", markup=False)
     failed = [e for e in report.entries if e.action == "failed"]
     if not report.lost_fields:
-        if failed or report.source_errors:
+        if failed or report.source_errors or report.unread_text:
             console.print(
                 "no field lost in the entries written, but not everything moved: "
-                f"{len(failed)} entr(ies) failed, {len(report.source_errors)} source error(s)",
+                f"{len(failed)} entr(ies) failed, {len(report.source_errors)} source error(s), "
+                f"{len(report.unread_text)} passage(s) of text outside every entry",
                 markup=False,
             )
         elif kept:
