@@ -159,3 +159,52 @@ def test_approve_in_a_batch_writes_memory_before_pending(tmp_path: Path) -> None
         assert on_disk == [added.id, approved.id]
         assert provider.pending() == []
     assert len(list(MakaProvider(provider.path).iter_entries())) == 2
+
+
+EXTERNAL = (
+    "\n## External section\n"
+    "<!-- maka-memory: id=ext1 origin=manual createdAt=1770000000000 updatedAt=1770000000000 "
+    "status=active -->\nEXTERNAL TEXT\n"
+)
+
+
+def test_external_append_during_a_batch_is_kept_and_the_batch_refused(tmp_path: Path) -> None:
+    from memcore.errors import ConflictError
+
+    provider = store(tmp_path, "ext")
+    first, second = entries(2)
+    with pytest.raises(ConflictError, match=r"changed on disk during the batch.*2 writes were not saved"):
+        with provider.batch():
+            provider.add(first)
+            with open(provider.path, "a", encoding="utf-8") as fh:
+                fh.write(EXTERNAL)  # a tool that does not take memcore's lock
+            provider.add(second)
+    text = provider.path.read_text(encoding="utf-8")
+    assert text.endswith(EXTERNAL)
+    assert "Fact 0" not in text
+    assert [e.body for e in MakaProvider(provider.path).open().iter_entries()] == ["EXTERNAL TEXT"]
+
+
+def test_second_provider_in_the_same_thread_keeps_its_write(tmp_path: Path) -> None:
+    from memcore.errors import ConflictError
+
+    a = store(tmp_path, "two")
+    b = MakaProvider(a.path).open()
+    one, two, three = entries(3)
+    with pytest.raises(ConflictError, match=str(a.path)):
+        with a.batch():
+            a.add(one)
+            b.add(two)  # memcore's lock is re-entrant in this thread: b writes the file at once
+            a.add(three)
+    assert [e.title for e in MakaProvider(a.path).open().iter_entries()] == ["Fact 1"]
+    # the provider is usable again and a plain write still works
+    a.add(one)
+    assert sorted(e.title for e in MakaProvider(a.path).open().iter_entries()) == ["Fact 0", "Fact 1"]
+
+
+def test_batch_without_outside_writes_still_saves(tmp_path: Path) -> None:
+    provider = store(tmp_path, "plain")
+    with provider.batch():
+        for entry in entries(3):
+            provider.add(entry)
+    assert len(list(MakaProvider(provider.path).open().iter_entries())) == 3

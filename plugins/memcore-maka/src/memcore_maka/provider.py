@@ -162,6 +162,7 @@ class _Batch:
             ``None`` until the file was read, and after a write that replaced the whole text.
         stale: Whether ``doc`` has writes ``data`` does not have yet.
         backup: ``MEMORY.md.bak``'s path, once a write in the batch built it.
+        writes: Writes applied in memory and not saved yet (named by the conflict error).
     """
 
     thread: int
@@ -172,6 +173,7 @@ class _Batch:
     doc: Document | None = None
     stale: bool = False
     backup: Path | None = None
+    writes: int = 0
 
     def current(self) -> bytes | None:
         """Return MEMORY.md's bytes with every write applied (encodes ``doc`` when stale)."""
@@ -822,6 +824,7 @@ class MakaProvider(BaseProvider):
                 batch = None
             if batch is not None and isinstance(result, _Edit) and batch.doc is loaded.doc:
                 if self._splice(batch, result):
+                    batch.writes += 1
                     return batch.doc if reread else None
             text = result if isinstance(result, str) else result.apply(loaded.doc)
             data = self._encode_checked(path, text)
@@ -829,6 +832,7 @@ class MakaProvider(BaseProvider):
                 self._write(path, loaded.data, data)
             else:
                 batch.data, batch.doc, batch.stale, batch.dirty = data, None, False, True
+                batch.writes += 1
             return parse_document(text, size=len(data)) if reread else None
 
     def _splice(self, batch: _Batch, edit: _Edit) -> bool:
@@ -886,8 +890,34 @@ class MakaProvider(BaseProvider):
         data = batch.current()
         if data is None:
             return
+        self._check_unchanged(batch)
         self._write(self.path, batch.old, data)
-        batch.old, batch.dirty = data, False
+        batch.old, batch.dirty, batch.writes = data, False, 0
+
+    def _check_unchanged(self, batch: _Batch) -> None:
+        """Refuse to save the batch when MEMORY.md changed on disk since the batch read it.
+
+        The batch holds memcore's lock, but a tool that does not take it (an editor, Maka
+        itself) or a second provider on the same file in the same thread (the lock is
+        re-entrant per thread) may have written meanwhile; saving would silently drop that.
+
+        Raises:
+            ConflictError: The file's bytes differ from those the batch read (or last saved);
+                nothing is written and the batch's writes are lost (re-run them).
+        """
+        try:
+            with open(self.path, "rb") as fh:
+                now: bytes | None = fh.read()
+        except FileNotFoundError:
+            now = None
+        if now != batch.old:
+            count = batch.writes
+            batch.dirty, batch.writes = False, 0
+            raise ConflictError(
+                f"maka: {self.path} changed on disk during the batch (another writer); the batch's "
+                f"{count} write{'s' if count != 1 else ''} were not saved and the file was left as "
+                "it is now; re-run the batch"
+            )
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -914,6 +944,9 @@ class MakaProvider(BaseProvider):
 
         Raises:
             OSError: Writing MEMORY.md at the end of the block failed.
+            ConflictError: MEMORY.md changed on disk during the block (a writer that does not
+                take memcore's lock, or another provider on the same file in this thread): the
+                block's writes are not saved, the file is left as it is.
         """
         if self._active_batch() is not None or self.incognito or not self.enabled or self.read_only:
             yield
@@ -927,6 +960,7 @@ class MakaProvider(BaseProvider):
                 self._batch_state = None
                 data = batch.current() if batch.dirty else None
                 if data is not None:
+                    self._check_unchanged(batch)
                     self._write(self.path, batch.old, data)
 
     @staticmethod
