@@ -119,3 +119,10 @@ def test_lone_surrogates_are_refused_with_their_position(field: str) -> None:
     with pytest.raises(ValidationError, match="lone surrogate"):
         Relation(type="related", target="x\udfff")
     assert MemoryEntry(title="😀 é", body="\U0010ffff").title == "😀 é"  # paired / astral text is fine
+
+
+def test_lone_surrogates_in_extra_are_refused() -> None:
+    for extra in ({"memcore": {"k": "x\ud800"}}, {"memcore": {"k\udc80": 1}}, {"box": {"list": ["ok", "\udfff"]}}):
+        with pytest.raises(ValidationError, match="extra holds a lone surrogate"):
+            MemoryEntry(extra=extra)
+    assert MemoryEntry(extra={"box": {"k": "é 😀"}}).extra == {"box": {"k": "é 😀"}}

@@ -222,3 +222,13 @@ def test_scratch_writes_skip_fsync_only_inside_the_block(tmp_path: Path, monkeyp
     before = len(synced)
     atomic_write(target, b"durable again\n")
     assert len(synced) >= before + 2 and seen_in_thread == [1]
+
+
+def test_encoding_a_lone_surrogate_is_an_invalid_entry_before_any_write() -> None:
+    """Text that got past the model (a list mutated after validation) still never reaches a file."""
+    from memcore.errors import InvalidEntryError
+
+    crlf = TextFile.decode(b"a\r\nb\r\n")
+    with pytest.raises(InvalidEntryError, match=r"lone surrogate U\+DC80 \(line 2 of the file to write\)"):
+        crlf.encode("ok\nbad \udc80\n")
+    assert crlf.encode("ok\n") == b"ok\r\n"

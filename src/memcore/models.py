@@ -246,7 +246,11 @@ class MemoryEntry(BaseModel):
         # (and serialised extra) on every attribute assignment, ~14 times per migrated entry
         if value:
             try:
-                json.dumps(value, allow_nan=False)
+                json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "extra holds a lone surrogate (U+D800-U+DFFF): not valid Unicode, no file can hold it"
+                ) from None
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"extra must be JSON-serialisable: {exc}") from exc
         return value

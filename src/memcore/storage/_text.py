@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memcore.errors import ParseError
+from memcore.errors import InvalidEntryError, ParseError
 
 __all__ = ["TextFile"]
 
@@ -60,8 +60,20 @@ class TextFile:
         return cls(text=text, bom=bom, newline=newline, mixed=mixed)
 
     def encode(self, text: str | None = None) -> bytes:
-        """Encode ``text`` (default: this file's text) with this file's BOM and line ending."""
+        """Encode ``text`` (default: this file's text) with this file's BOM and line ending.
+
+        Raises:
+            InvalidEntryError: The text holds a lone surrogate (U+D800-U+DFFF), which no UTF-8
+                file can hold; nothing is written, since writers encode before writing.
+        """
         out = self.text if text is None else text
         if self.newline != "\n":
             out = out.replace("\n", self.newline)
-        return ((_BOM if self.bom else "") + out).encode("utf-8")
+        try:
+            return ((_BOM if self.bom else "") + out).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            line = out.count("\n", 0, exc.start) + 1
+            raise InvalidEntryError(
+                f"text holds a lone surrogate U+{ord(out[exc.start]):04X} (line {line} of the file to write): "
+                "not valid Unicode, so it cannot be written as UTF-8; nothing was written"
+            ) from None
