@@ -474,3 +474,42 @@ def test_batch_holds_the_store_lock_so_no_write_is_lost(tmp_path: Path) -> None:
     with RightMemoryProvider(root) as reopened:
         ids = {e.id for e in reopened.iter_entries()}
         assert {"from-batch", "from-batch-2", "other-writer"} <= ids
+
+
+def _fresh(root: Path) -> RightMemoryProvider:
+    RightMemoryProvider.init_store(str(root))
+    return RightMemoryProvider(root).open()
+
+
+def test_external_append_during_a_batch_is_kept_and_the_batch_refused(tmp_path: Path) -> None:
+    from memcore.errors import ConflictError
+
+    root = tmp_path / "rm"
+    provider = _fresh(root)
+    outside = "\n# External heading {#ext1}\n\nEXTERNAL TEXT\n"
+    with pytest.raises(ConflictError, match=r"MEMORY\.md changed on disk during the batch.*2 writes were not saved"):
+        with provider.batch():
+            provider.add(_e("A1", "a1"))
+            with open(root / "MEMORY.md", "a", encoding="utf-8") as fh:
+                fh.write(outside)  # a tool that does not take memcore's lock
+            provider.add(_e("A2", "a2"))
+    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.endswith(outside)
+    assert "A1" not in text and "A2" not in text
+    assert [e.title for e in RightMemoryProvider(root).open().iter_entries()] == ["External heading"]
+
+
+def test_second_provider_in_the_same_thread_keeps_its_write(tmp_path: Path) -> None:
+    from memcore.errors import ConflictError
+
+    root = tmp_path / "rm"
+    a = _fresh(root)
+    b = RightMemoryProvider(root).open()
+    with pytest.raises(ConflictError, match=r"MEMORY\.md"):
+        with a.batch():
+            a.add(_e("A1", "a1"))
+            b.add(_e("B1", "b1"))  # the lock is re-entrant in this thread: b writes at once
+            a.add(_e("A2", "a2"))
+    assert [e.title for e in RightMemoryProvider(root).open().iter_entries()] == ["B1"]
+    a.add(_e("A3", "a3"))  # a plain write after the refused batch reads the file afresh
+    assert sorted(e.title for e in RightMemoryProvider(root).open().iter_entries()) == ["A3", "B1"]

@@ -138,6 +138,9 @@ class _Session:
         created: Files the batch creates (written before the others).
         reparse: Files whose doc must be parsed again from its text (a fast write rolled back).
         seen: Every file the graph was built from, as it was read (``None``: absent).
+        disk: Every file as the batch first read it from disk (``None``: absent); checked
+            before the batch is saved.
+        writes: Writes applied in memory (named by the conflict error).
     """
 
     thread: int
@@ -148,6 +151,8 @@ class _Session:
     dirty: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
     reparse: set[str] = field(default_factory=set)
+    disk: dict[str, bytes | None] = field(default_factory=dict)
+    writes: int = 0
 
 
 @dataclass
@@ -671,6 +676,7 @@ class RightMemoryProvider(BaseProvider):
             data = session.files[rel]
         else:
             data = self._read(rel)
+            session.disk.setdefault(rel, data)
         session.seen[rel] = data
         return data
 
@@ -685,6 +691,8 @@ class RightMemoryProvider(BaseProvider):
             memo, self._memo = self._memo, None
             if memo is not None and all(self._read(rel) == data for rel, data in memo.files.items()):
                 session.graph, session.stale, session.seen = memo.graph, memo.stale, dict(memo.files)
+                for rel, data in memo.files.items():
+                    session.disk.setdefault(rel, data)
         if session.graph is None or (fresh and session.stale):
             for rel in list(session.dirty):
                 self._materialize(session, rel)
@@ -702,6 +710,7 @@ class RightMemoryProvider(BaseProvider):
             for rel in list(session.dirty):
                 self._materialize(session, rel)
         outputs = session.files
+        self._check_unchanged(session)
         for rel in sorted(outputs, key=lambda rel: rel not in session.created):
             data = outputs[rel]
             if data is not None:
@@ -718,6 +727,31 @@ class RightMemoryProvider(BaseProvider):
                     doc.source = Source.from_bytes(rel, data)
             if not session.reparse:
                 self._memo = _Memo(session.graph, {**session.seen, **outputs}, session.stale)
+
+    def _check_unchanged(self, session: _Session) -> None:
+        """Refuse to save a batch when a file it writes changed on disk since the batch read it.
+
+        The batch holds memcore's lock, but a tool that does not take it, or a second provider
+        on the same store in the same thread (the lock is re-entrant per thread), may have
+        written meanwhile; saving the batch's copy would silently drop that text.
+
+        Raises:
+            ConflictError: A file to write or remove differs from what the batch read (a file
+                the batch creates must still be absent); nothing at all is written.
+        """
+        changed = [
+            rel
+            for rel in sorted(session.files)
+            if self._read(rel) != session.disk.get(rel)
+            or (rel not in session.disk and os.path.lexists(self.root / rel))
+        ]
+        if changed:
+            count = session.writes
+            raise ConflictError(
+                f"{FORMAT}: {', '.join(str(self.root / rel) for rel in changed)} changed on disk during the "
+                f"batch (another writer); the batch's {count} write{'s' if count != 1 else ''} were not saved "
+                "and the files were left as they are now; re-run the batch"
+            )
 
     def _exists(self, rel: str) -> bool:
         """Whether ``rel`` exists (on disk, or created by the running batch)."""
@@ -802,6 +836,7 @@ class RightMemoryProvider(BaseProvider):
         assert session is not None, "writes run inside batch()"
         if fast is not None and self._fast_commit(session, graph, change, fast, check):
             assert session.graph is not None
+            session.writes += 1
             return session.graph
         graph = self._session_graph(session, fresh=True)
         self._check_roots(graph)
@@ -831,6 +866,7 @@ class RightMemoryProvider(BaseProvider):
             if rel in change.created:
                 session.created.add(rel)
         session.graph = new
+        session.writes += 1
         return new
 
     def _fast_commit(
