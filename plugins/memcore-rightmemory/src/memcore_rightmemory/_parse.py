@@ -51,6 +51,61 @@ UNSUPPORTED_ANCHOR_RE = re.compile(r"^(#+)\s+.*?\{([A-Za-z]+#)([^}]*)\}")
 #: Node line (groups: prefix, id, text, edge text).
 NODE_RE = re.compile(r"^(\s*-\s+)`([^`]+)`(.*?)\s(?:\u2192|->)\s*\[(.*?)\]\s*$")
 NODE_CANDIDATE_RE = re.compile(r"^\s*-\s+`([^`]+)`(?:\s|$)")
+#: The same two patterns with possessive leads, for :func:`match_anchor` / :func:`match_node`.
+_ANCHOR_EDGES_RE = re.compile(
+    rf"^(#++)\s++(.*?)\{{(F#|M#|S#|MF#|MQ#|#)({_ID})\}}(?:\s*(?:\u2192|->)\s*\[(.*?)\])?\s*$"
+)
+#: An anchored heading with no edge list: group 5 never takes part (``(?!)`` fails at once).
+_ANCHOR_BARE_RE = re.compile(rf"^(#++)\s++(.*?)\{{(F#|M#|S#|MF#|MQ#|#)({_ID})\}}(?:(?!)(.*))?\s*$")
+
+
+def match_anchor(line: str) -> re.Match[str] | None:
+    """Match :data:`ANCHOR_RE` on ``line`` in time linear in its length (same groups, spans).
+
+    :data:`ANCHOR_RE` itself is quadratic on a line of many ``{#id} -> [`` without a closing
+    ``]`` (each anchor scans to the end for one; 90 KB took 10 s). The line is cut first with
+    string methods: a match must end in ``}`` or ``]`` followed only by whitespace, so the
+    regex runs on the line up to that last ``]`` (the edge list's end) or, when it ends in
+    ``}``, on the line without trailing whitespace and without trying an edge list. Spans
+    index ``line`` (the match's ``string`` may be a prefix of it).
+    """
+    if "\n" in line:
+        return ANCHOR_RE.match(line)  # not a line from split_lines; the reference pattern
+    head = line.rstrip()
+    if head.endswith("]"):
+        return _ANCHOR_EDGES_RE.match(head)
+    if head.endswith("}"):
+        return _ANCHOR_BARE_RE.match(head)
+    return None
+
+
+def match_node(line: str) -> re.Match[str] | None:
+    """Match :data:`NODE_RE` on ``line`` in time linear in its length (same groups, spans).
+
+    :data:`NODE_RE` is quadratic on a line of many `` -> [`` without a closing ``]`` (48 KB:
+    3.6 s). A node line must end in ``]`` plus whitespace, so the regex runs on the line up to
+    that ``]``: each candidate arrow then either fails at once or ends the search.
+    """
+    if "\n" in line:
+        return NODE_RE.match(line)
+    head = line.rstrip()
+    if not head.endswith("]"):
+        return None
+    return NODE_RE.match(head)
+
+
+def match_anchor_candidate(pattern: re.Pattern[str], line: str) -> re.Match[str] | None:
+    """Match :data:`ANCHOR_CANDIDATE_RE` or :data:`UNSUPPORTED_ANCHOR_RE` in linear time.
+
+    Both end at a ``}``: the regex runs on the line up to its last ``}`` (none: no match), so
+    an anchor start without a closing brace no longer scans to the end of the line.
+    """
+    if "\n" in line:
+        return pattern.match(line)
+    last = line.rfind("}")
+    return None if last < 0 else pattern.match(line[: last + 1])
+
+
 PURSUIT_FIELD_RE = re.compile(r"^\s*\*\*(State|Next|Done when|Status):\*\*", re.IGNORECASE)
 
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -577,7 +632,7 @@ class _Parser:
         parent = self.stack[-1] if self.stack else None
         block = Heading(line=lineno, depth=depth, parent=parent, end=lineno)
         line = _mask(raw, html) if code or html else raw
-        anchor = ANCHOR_RE.match(line)
+        anchor = match_anchor(line)
         if anchor is not None:
             block.marker = anchor.group(3)
             block.id = sys.intern(anchor.group(4))
@@ -588,7 +643,7 @@ class _Parser:
                 block.edge_span = anchor.span(5)
                 block.edges, block.malformed = parse_edges(raw[slice(*anchor.span(5))])
         else:
-            candidate = ANCHOR_CANDIDATE_RE.match(line)
+            candidate = match_anchor_candidate(ANCHOR_CANDIDATE_RE, line)
             if candidate is not None:
                 block.marker = candidate.group(2)
                 cid = candidate.group(3)
@@ -612,7 +667,7 @@ class _Parser:
                         f"invalid heading id `{cid}`; use only letters, numbers, dot, underscore, or dash",
                     )
             else:
-                unsupported = UNSUPPORTED_ANCHOR_RE.match(line)
+                unsupported = match_anchor_candidate(UNSUPPORTED_ANCHOR_RE, line)
                 if unsupported is not None:
                     self.err(
                         "rm.unsupported-marker",
@@ -736,7 +791,7 @@ class _Parser:
         if code > 1 or html:
             cut = candidate.end(1) + 1
             line = raw[:cut] + _mask(raw[cut:], html)
-        match = NODE_RE.match(line)
+        match = match_node(line)
         if match is None:
             self.err(
                 "rm.node-missing-edges",
