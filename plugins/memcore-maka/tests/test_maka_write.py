@@ -298,3 +298,23 @@ def test_empty_body_is_shown_with_its_title(tmp_path: Path) -> None:
     )
     assert again.get(unowned.id or "").scope == "session"
     assert provider.render_prompt() == "## Title only\nTitle only\n\n## Untitled memory\nUntitled memory"
+
+
+def test_lone_surrogate_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    MakaProvider.init_store(str(path))
+    provider = MakaProvider(path).open()
+    good = provider.add(MemoryEntry(title="Good", body="good entry"))
+    before = path.read_bytes()
+    bad = MemoryEntry(title="t", body="b").model_copy(update={"body": "bad \ud800 body"})
+    with pytest.raises(InvalidEntryError, match=r"entry\.body has a lone surrogate \(U\+D800\) at character 4"):
+        provider.add(bad)
+    tagged = good.model_copy(update={"tags": ["ok", "x\udfff"]})
+    with pytest.raises(InvalidEntryError, match=r"entry\.tags\[1\]"):
+        provider.update(tagged)
+    with pytest.raises(InvalidEntryError, match=r"entry\.extra\.maka\.note"):
+        with provider.batch():
+            provider.add(bad.model_copy(update={"body": "fine", "extra": {"maka": {"note": "\ud800"}}}))
+    assert path.read_bytes() == before
+    before.decode("utf-8")
+    assert [e.title for e in MakaProvider(path).open().iter_entries()] == ["Good"]

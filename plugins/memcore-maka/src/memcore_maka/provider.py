@@ -753,7 +753,14 @@ class MakaProvider(BaseProvider):
     @staticmethod
     def _encode_checked(path: Path, text: str) -> bytes:
         """Return ``text`` as UTF-8; raise :class:`StoreLimitError` over 128 KiB (nothing written)."""
-        data = text.encode("utf-8", "surrogatepass")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            line = text.count("\n", 0, exc.start) + 1
+            raise InvalidEntryError(
+                f"maka: the new text of {path} has a lone surrogate (U+{ord(text[exc.start]):04X}) on line "
+                f"{line}: not UTF-8, nothing written"
+            ) from None
         if len(data) > MAX_BYTES:
             raise _over_limit(path, len(data))
         return data
@@ -985,7 +992,14 @@ class MakaProvider(BaseProvider):
 
     @staticmethod
     def _prepare(entry: MemoryEntry) -> MemoryEntry:
-        """Return a copy of ``entry`` with secrets redacted from its title, body and strings."""
+        """Return a copy of ``entry`` with secrets redacted from its title, body and strings.
+
+        Raises:
+            InvalidEntryError: A string of the entry has a lone surrogate (not UTF-8; one can
+                get past the model's validation through ``model_copy(update=...)`` or list
+                mutation); nothing is written.
+        """
+        _check_utf8(entry.model_dump(), "entry")
         return entry.model_copy(
             update={
                 "title": redact_secrets(entry.title),
@@ -1351,6 +1365,28 @@ class MakaProvider(BaseProvider):
 
         self._mutate(self.pending_path, change, "reject", pending=True)
         return self._find(self._load(self.pending_path, pending=True, full=False), found[0]).entry
+
+
+def _check_utf8(value: Any, where: str) -> None:
+    """Raise :class:`InvalidEntryError` naming the first string under ``value`` that is not UTF-8.
+
+    ``value`` is a model dump (dicts, lists, strings, scalars); ``where`` its dotted name.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidEntryError(
+                f"maka: {where} has a lone surrogate (U+{ord(value[exc.start]):04X}) at character "
+                f"{exc.start}; it cannot be written as UTF-8, nothing written"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_utf8(key, f"{where} key")
+            _check_utf8(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple | set | frozenset):
+        for index, item in enumerate(value):
+            _check_utf8(item, f"{where}[{index}]")
 
 
 def _over_limit(path: Path, size: int) -> StoreLimitError:
