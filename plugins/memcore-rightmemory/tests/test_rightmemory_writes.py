@@ -418,3 +418,17 @@ def test_every_kind_and_status_round_trips(tmp_path: Path) -> None:
         assert p.validate() == []
     assert kind_for("memory", "S#") == Kind.SKILL and kind_for("memory", "M#") == Kind.REFERENCE
     assert kind_for("pursuit", "#") == Kind.PURSUIT and kind_for("memory", "node") == Kind.FACT
+
+
+def test_lone_surrogate_is_refused_as_invalid_entry_before_anything_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "rm"
+    RightMemoryProvider.init_store(str(root))
+    provider = RightMemoryProvider(root).open()
+    good = provider.add(MemoryEntry(title="Good", body="", kind=Kind.FACT))
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    bad = MemoryEntry(title="t", kind=Kind.FACT).model_copy(update={"title": "bad \ud800"})
+    with pytest.raises(InvalidEntryError, match=r"entry\.title has a lone surrogate \(U\+D800\) at character 4"):
+        provider.add(bad)
+    with pytest.raises(InvalidEntryError, match=r"entry\.tags\[0\]"):
+        provider.update(good.model_copy(update={"tags": ["\udfff"]}))
+    assert {p.name: p.read_bytes() for p in root.iterdir()} == before
