@@ -517,6 +517,7 @@ class MakaProvider(BaseProvider):
         shown = str(loaded.path)
         out: list[Diagnostic] = []
         doc = loaded.doc
+        out.extend(_unread_text(doc, shown))
         for index in doc.malformed:
             out.append(
                 Diagnostic(
@@ -1365,6 +1366,37 @@ class MakaProvider(BaseProvider):
 
         self._mutate(self.pending_path, change, "reject", pending=True)
         return self._find(self._load(self.pending_path, pending=True, full=False), found[0]).entry
+
+
+def _unread_text(doc: Document, shown: str) -> list[Diagnostic]:
+    """Return a ``maka.unread-text`` warning for each paragraph before the first ``##`` section.
+
+    Maka reads only ``##`` sections: prose between the ``# Maka Memory`` title and the first
+    section belongs to no entry, so no conversion carries it. Blank lines and the file's own
+    title (``# Maka Memory`` / ``# Maka Pending Memory``) are not reported.
+    """
+    end = doc.sections[0].start if doc.sections else len(doc.lines)
+    out: list[Diagnostic] = []
+    inside = False
+    for index in range(end):
+        line = doc.lines[index].lstrip("\ufeff") if index == 0 else doc.lines[index]
+        text = line.strip()
+        if not text or text in (MEMORY_HEADER, PENDING_HEADER):
+            inside = False
+            continue
+        if not inside:
+            out.append(
+                Diagnostic(
+                    path=shown,
+                    line=index + 1,
+                    code="maka.unread-text",
+                    severity=Severity.WARNING,
+                    message=f"text before the first `## ` section ({text[:40]!r}) is not part of any entry: "
+                    "Maka ignores it and conversions do not carry it",
+                )
+            )
+        inside = True
+    return out
 
 
 def _check_utf8(value: Any, where: str) -> None:
