@@ -46,7 +46,7 @@ def test_yaml_12_semantics_and_dates_as_text() -> None:
     assert m["quote"] == 'abc "def" ghi'
     assert m["content"] == "body-key" and m["handler"] == "h"
     assert list(m["tags"]) == ["a", "b c"]
-    assert doc.body == '\n  leading blank line and indented text stay  \n--- a dash line in the body ---\n\n'
+    assert doc.body == "\n  leading blank line and indented text stay  \n--- a dash line in the body ---\n\n"
     assert doc.body_line == 17
 
 
@@ -66,7 +66,7 @@ def test_touched_document_changes_only_what_was_touched() -> None:
     assert changed == [('quote: abc "def" ghi', "quote: changed")]
     assert after[15:18] == ['new: "no"', "when: 2026-04-19T10:00:00Z", "---"]
     assert after[18:] == before[16:]
-    assert "tags: [a, \"b c\"]  # keep this comment" in after
+    assert 'tags: [a, "b c"]  # keep this comment' in after
     again = parse_frontmatter(out)
     assert again.metadata["new"] == "no" and again.metadata["when"] == "2026-04-19T10:00:00Z"
 
@@ -129,3 +129,32 @@ def test_deep_nesting_is_a_parse_error(yaml: str) -> None:
 def test_small_aliases_still_read() -> None:
     doc = parse_frontmatter("---\nbase: &b [a, b]\ncopy: *b\n---\n")
     assert list(doc.metadata["copy"]) == ["a", "b"]
+
+
+def test_values_the_emitter_would_mangle_are_double_quoted_and_read_back() -> None:
+    """``: x`` / ``? y`` in a flow list and U+0085 / U+2028 anywhere read back exactly."""
+    from memcore.frontmatter import flow_list, load_plain_yaml
+
+    meta = {"title": "Caf\x85e", "note": "a\u2028b", "tags": flow_list([": x", "? y", "?z", "a, b", "ok"])}
+    text = FrontmatterDocument.new(meta, "body\n").dumps()
+    assert 'tags: [": x", "? y", "?z", \'a, b\', ok]' in text
+    assert 'title: "Caf\\Ne"' in text
+    yaml_text = text.split("---\n")[1]
+    assert load_plain_yaml(yaml_text) == {
+        "title": "Caf\x85e",
+        "note": "a\u2028b",
+        "tags": [": x", "? y", "?z", "a, b", "ok"],
+    }
+
+
+def test_frontmatter_that_would_not_read_back_is_refused_before_writing() -> None:
+    from ruamel.yaml.scalarstring import PlainScalarString
+
+    from memcore.errors import InvalidEntryError
+    from memcore.frontmatter import flow_list
+
+    forced_plain = flow_list([PlainScalarString(": x")])  # a caller forcing the plain style
+    with pytest.raises(InvalidEntryError, match="would not parse"):
+        FrontmatterDocument.new({"tags": forced_plain}, "").dumps()
+    with pytest.raises(InvalidEntryError, match="for tags would read back differently"):
+        FrontmatterDocument.new({"tags": flow_list([PlainScalarString("? y")])}, "").dumps()

@@ -36,7 +36,7 @@ try:  # libyaml through PyYAML (PyYAML comes with python-frontmatter, a memcore 
 except ImportError:  # pragma: no cover - no libyaml: every read takes the round-trip path
     _CParser = None
 
-from memcore.errors import ParseError
+from memcore.errors import InvalidEntryError, ParseError
 
 __all__ = [
     "LIBYAML",
@@ -183,17 +183,39 @@ def _check_size(data: Any, *, path: str | None, line: int) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-def quote_ambiguous(value: Any) -> Any:
-    """Return ``value`` with every plain string a YAML 1.1 reader would misread double-quoted.
+#: Items of a flow list (``[a, b]``) that ruamel.yaml's emitter writes plain although they do
+#: not read back the same (checked over every YAML indicator): ``: x`` (unparseable) and
+#: ``?x`` / ``? x`` (read as a mapping).
+_FLOW_UNSAFE = re.compile(r"^(?:\?|:\s)")
 
+
+def _needs_double_quotes(value: str, *, flow: bool) -> bool:
+    if _YAML11_AMBIGUOUS.match(value) or (flow and _FLOW_UNSAFE.search(value)):
+        return True
+    # U+0085 (NEL), U+2028, U+2029 and other non-printables: a single-quoted scalar folds them
+    return not value.replace("\n", "").isprintable()
+
+
+def quote_ambiguous(value: Any) -> Any:
+    """Return ``value`` with every plain string that could read back differently double-quoted.
+
+    Quoted: what a YAML 1.1 reader would misread (``yes``, ``1:30``, ``2026-01-01``), text with
+    non-printable characters like U+0085 (a single-quoted scalar folds them into a space), and
+    in flow lists (:func:`flow_list`) the items ruamel.yaml's emitter would write plain although
+    they read back differently (a leading ``?`` or ``: ``); double quotes escape all of them
+    (``"\\N"``); :meth:`FrontmatterDocument.dumps` then checks the result reads back the same.
     Strings already carrying a style from the source (ruamel ``ScalarString``) are left alone.
     Recurses into lists and mappings (in place for ruamel containers).
     """
     if isinstance(value, str) and not isinstance(value, ScalarString):
-        return DoubleQuotedScalarString(value) if _YAML11_AMBIGUOUS.match(value) else value
+        return DoubleQuotedScalarString(value) if _needs_double_quotes(value, flow=False) else value
     if isinstance(value, list):
+        flow = isinstance(value, CommentedSeq) and bool(value.fa.flow_style())
         for i, item in enumerate(value):
-            value[i] = quote_ambiguous(item)
+            if flow and isinstance(item, str) and not isinstance(item, ScalarString):
+                value[i] = DoubleQuotedScalarString(item) if _needs_double_quotes(item, flow=True) else item
+            else:
+                value[i] = quote_ambiguous(item)
     elif isinstance(value, dict):
         for key in list(value):
             value[key] = quote_ambiguous(value[key])
@@ -296,7 +318,32 @@ class FrontmatterDocument:
                     self.metadata[key] = quote_ambiguous(self.metadata[key])
             fast = _dump_simple(self.metadata) if self._raw_yaml is None and self.metadata else None
             yaml_text = fast if fast is not None else (dump_yaml(self.metadata) if self.metadata else "")
+            self._check_reads_back(yaml_text)
         return f"---\n{yaml_text}---\n{self.body}"
+
+    def _check_reads_back(self, yaml_text: str) -> None:
+        """Raise unless ``yaml_text`` reads back as the metadata it was dumped from.
+
+        The guard behind :func:`quote_ambiguous`: a value the emitter writes in a form that
+        parses differently (or not at all) is refused before any file is written.
+
+        Raises:
+            InvalidEntryError: The dumped frontmatter would not read back the same.
+        """
+        wanted = to_plain(self.metadata)
+        try:
+            got = load_plain_yaml(yaml_text, path=self.path) if yaml_text.strip() else {}
+        except ParseError as exc:
+            raise InvalidEntryError(
+                f"{self.path or 'frontmatter'}: the YAML written for these values would not parse ({exc}); "
+                "nothing was written"
+            ) from None
+        if got != wanted:
+            keys = sorted(k for k in set(wanted) | set(got) if wanted.get(k) != got.get(k))
+            raise InvalidEntryError(
+                f"{self.path or 'frontmatter'}: the YAML written for {', '.join(keys)} would read back "
+                "differently; nothing was written"
+            )
 
     @classmethod
     def new(cls, metadata: Mapping[str, Any], body: str) -> FrontmatterDocument:
