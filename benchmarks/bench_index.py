@@ -167,7 +167,8 @@ def measure(fmt: str, n: int) -> dict[str, Any]:
             out["search_scan_p50_ms"] = _pct(scan, 0.5) * 1000
             out["search_ratio_pct"] = 100 * _pct(indexed, 0.5) / max(out["scan_full_s"], 1e-9)
 
-            edited = sorted(p for p in files if p.suffix == ".md" and p.name not in {"AGENTS.md", "tags.md"})[-1]
+            edited = Path(sorted(p for p in files if p.endswith(".md")
+                                 and os.path.basename(p) not in {"AGENTS.md", "tags.md"})[-1])
             _words_file(edited, random.Random(1))
             index = SearchIndex(store)
             t0 = time.perf_counter()
