@@ -661,7 +661,8 @@ class WhiteBoxProvider(BaseProvider):
         label = values.get("confidence")
         if label in (None, ""):
             diags.append(_diag(rel, blk.line, "wb.missing-confidence", Severity.WARNING,
-                               "observation has no confidence (low | medium | high)", entry_id))
+                               "observation has no confidence; add `confidence: <"
+                               + " | ".join(CONFIDENCE_LABELS) + ">`", entry_id))
         elif not isinstance(label, str) or confidence_from_label(label) is None:
             diags.append(
                 _diag(rel, at("confidence"), "wb.unknown-confidence", Severity.ERROR,
