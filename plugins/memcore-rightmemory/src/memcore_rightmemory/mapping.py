@@ -113,6 +113,8 @@ DIAGNOSTIC_CODES: dict[str, str] = {
     "rm.missing-root": "MEMORY.md or PURSUITS.md is missing from the store root",
     "rm.foreign-root": "MEMORY.md or PURSUITS.md holds no RightMemory item but is another format's file (Maka)",
     "rm.unreadable": "a graph file is not UTF-8 text (it is not parsed and never rewritten)",
+    "rm.unread-text": "text in no entry (continuation lines or nested plain bullets of a node, paragraphs "
+    "after a node list, text under a plain heading or before a file's first heading): not carried by conversions",
     "rm.irregular-file": "a graph file is a symlink, not a regular file, or outside the root",
     "rm.invalid-id": "a heading, node or Focus id outside [A-Za-z0-9_.-]+",
     "rm.malformed-heading-edges": "an anchored heading with text after the anchor that is not an edge list",

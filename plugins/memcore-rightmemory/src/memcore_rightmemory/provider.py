@@ -39,7 +39,16 @@ from memcore_rightmemory import _incremental
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
-from memcore_rightmemory._parse import PURSUIT_FIELD_RE, Doc, Heading, Node, Source, fenced_lines, make_markdown
+from memcore_rightmemory._parse import (
+    META_RE,
+    PURSUIT_FIELD_RE,
+    Doc,
+    Heading,
+    Node,
+    Source,
+    fenced_lines,
+    make_markdown,
+)
 from memcore_rightmemory.mapping import (
     AGENT_CORRECTION_FILES,
     EDGE_TYPES,
@@ -74,7 +83,9 @@ _NODE_LINE_RE = re.compile(r"^\s*-\s+`")
 _HEADING_LINE = re.compile(r"^#+\s+")
 _TITLE_SYNTAX = re.compile(r"\{[A-Za-z]*#|(?:\u2192|->)\s*\[")
 _EMPTY_MEMORY = "# Memory\n"
-_EMPTY_PURSUITS = "# Pursuits\n\n## Focus\n\nNo Pursuit is focused yet.\n"
+#: The reference template's text under an empty ``## Focus`` (format text, in no entry).
+_FOCUS_PLACEHOLDER = "No Pursuit is focused yet."
+_EMPTY_PURSUITS = f"# Pursuits\n\n## Focus\n\n{_FOCUS_PLACEHOLDER}\n"
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 #: Keys of ``extra["rightmemory"]`` computed on read (never stored in the memcore comment).
 COMPUTED_KEYS = ("item", "marker", "module", "file", "backing", "depth", "sections", "fields", "uncertain")
@@ -405,7 +416,8 @@ class RightMemoryProvider(BaseProvider):
 
         Never raises for bad files: unreadable files are reported as ``rm.unreadable``.
         """
-        return list(self.graph().diags)
+        graph = self.graph()
+        return [*graph.diags, *unread_text(graph)]
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield entries matching ``query`` in reading order.
@@ -424,7 +436,8 @@ class RightMemoryProvider(BaseProvider):
         loaded (and validated) once, and the entries are built from that same load.
         """
         graph = self.graph()
-        return StoreSnapshot(list(self._all_entries(graph)), list(graph.diags))
+        entries = list(self._all_entries(graph))
+        return StoreSnapshot(entries, [*graph.diags, *unread_text(graph)])
 
     def _all_entries(self, graph: Graph, only: str | None = None) -> Iterator[MemoryEntry]:
         """Yield the graph items (reading order), then the Agent Corrections entries.
@@ -1551,6 +1564,80 @@ class RightMemoryProvider(BaseProvider):
             raise InvalidEntryError(f"{FORMAT}: `{heading_id}` is not a {{{marker}…}} heading")
         doc = graph.docs[ref.rel]
         return ref, doc.headings[ref.index], doc
+
+
+#: Marks the reference installer puts in its starter-template text (``<!-- rightmemory:example:start -->``).
+_TEMPLATE_MARK = "<!-- rightmemory:"
+_THEMATIC_BREAK = re.compile(r"^(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+
+
+def _format_text(text: str) -> bool:
+    """Whether a stripped line is format markup, not content: a thematic break, a template mark."""
+    return (
+        text == _FOCUS_PLACEHOLDER
+        or _THEMATIC_BREAK.match(text) is not None
+        or (text.startswith(_TEMPLATE_MARK) and text.endswith("-->"))
+    )
+
+
+def unread_text(graph: Graph) -> list[Diagnostic]:
+    """Return an ``rm.unread-text`` warning for each run of lines no entry reads.
+
+    An entry carries its heading line and, for an anchored heading, the lead up to its first
+    node or child heading (its body); a node carries its one line and its memcore comment.
+    Anything else that is not blank, a memcore comment, a Focus reference or format markup
+    (a thematic break, the reference's ``No Pursuit is focused yet.`` and starter-template
+    notes marked ``<!-- rightmemory:...-->``) is in no entry
+    and no conversion carries it: continuation lines and nested plain bullets of a node's
+    list item, paragraphs after a node list, text under a plain heading or before the first
+    heading of a file. One warning per run of such lines (blank or read lines end a run), at
+    its first line (1-based), path root-relative like the other diagnostics.
+    """
+    out: list[Diagnostic] = []
+    for rel in sorted(graph.docs):
+        doc = graph.docs[rel]
+        covered: set[int] = {line for _ident, line in doc.focus}
+        for heading in doc.headings:
+            covered.add(heading.line)
+            if heading.id is not None:
+                covered.update(range(heading.line + 1, heading.lead_end + 1))
+        for node in doc.nodes:
+            covered.add(node.line)
+            if node.meta_line is not None:
+                covered.add(node.meta_line)
+        source = doc.source
+        unsplit = type(source) is Source and getattr(source, "_lines", None) is None
+        runs: list[list[tuple[int, str]]] = []
+        inside = False
+        for number, line, in_code in fenced_lines(source.lines):
+            text = line.strip()
+            if in_code and inside and number not in covered:
+                runs[-1].append((number, text))  # a code block is one passage, blank lines and all
+                continue
+            if number in covered or not text or META_RE.match(line) or _format_text(text):
+                inside = False
+                continue
+            if not inside:
+                runs.append([])
+            runs[-1].append((number, text))
+            inside = True
+        for run in runs:
+            if any(_TEMPLATE_MARK in text for _number, text in run):
+                continue  # the reference installer's starter-template note
+            number, text = run[0]
+            out.append(
+                Diagnostic(
+                    path=rel,
+                    line=number,
+                    code="rm.unread-text",
+                    severity=Severity.WARNING,
+                    message=f"text {text[:40]!r} is not part of any entry (not a heading's body nor a "
+                    "node line): conversions do not carry it",
+                )
+            )
+        if unsplit:
+            source.release()
+    return out
 
 
 def _check_utf8(value: Any, where: str) -> None:
