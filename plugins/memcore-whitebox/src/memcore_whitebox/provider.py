@@ -1448,7 +1448,8 @@ class WhiteBoxProvider(BaseProvider):
         (a stable file's YAML), ``wb.not-utf8`` error, ``wb.unregistered-tag`` warning (a tag
         not in tags.md), ``wb.outside-scopes`` warning (a file no scope of scopes.md covers),
         ``wb.missing-confidence`` / ``wb.missing-tags`` / ``wb.yaml`` / ``wb.fence-info`` /
-        ``wb.month-file-name`` warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
+        ``wb.month-file-name`` / ``wb.unread-text`` (prose in a month file outside every block)
+        warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
         Each names the file (vault-relative) and line.
         """
         return self._scan(entries=None)
@@ -1525,7 +1526,11 @@ def _numbered(
     """
     number = 0
     file_meta: dict[str, Any] | None = None
+    gaps = _Gaps(text, rel) if diags is not None else None
     for blk in scan_blocks(text):
+        if gaps is not None:
+            assert diags is not None
+            gaps.before(blk, diags)
         if not blk.is_observation:
             if diags is not None and on_problem is not None:
                 on_problem(rel, blk, diags)
@@ -1538,6 +1543,77 @@ def _numbered(
                 continue
         number += 1
         yield number, blk, fields, file_meta
+    if gaps is not None:
+        assert diags is not None
+        gaps.finish(diags)
+
+
+#: Month-file text that is the format's own: the ``# Observations — <Month YYYY>`` header, its
+#: ``Append-only. ...`` sentence (the writer's and the reference vault's wording) and ``---``.
+_MONTH_FORMAT_LINE = re.compile(r"^(?:# Observations\b.*|Append-only\..*|---[ \t]*)$")
+
+
+class _Gaps:
+    """Report text between and after a month file's blocks as ``wb.unread-text`` warnings.
+
+    Only fenced or bare blocks are read; prose outside them (an agent appending a paragraph
+    by hand) is in no entry and no conversion carries it. One warning per run of such lines
+    (blank lines and the month header, its sentence and ``---`` separators end a run and are
+    never reported), at its first line. Non-observation fenced code is reported as well,
+    unless it already has a ``wb.block-malformed`` / ``wb.fence-info`` diagnostic.
+    """
+
+    __slots__ = ("_line", "_pos", "_prev", "_rel", "_text")
+
+    def __init__(self, text: str, rel: str) -> None:
+        self._text, self._rel = text, rel
+        self._prev = 0  # end of the last block seen
+        self._pos, self._line = 0, 1  # line-number cursor
+
+    def _line_at(self, pos: int) -> int:
+        if pos >= self._pos:
+            self._line += self._text.count("\n", self._pos, pos)
+            self._pos = pos
+            return self._line
+        return self._text.count("\n", 0, pos) + 1
+
+    def _report(self, start: int, end: int, diags: list[Diagnostic]) -> None:
+        if start >= end or not self._text[start:end].strip():
+            return
+        first = self._line_at(start)
+        inside = False
+        for offset, line in enumerate(self._text[start:end].split("\n")):
+            stripped = line.strip()
+            if not stripped or _MONTH_FORMAT_LINE.match(stripped):
+                inside = False
+                continue
+            if not inside:
+                diags.append(
+                    _diag(
+                        self._rel, first + offset, "wb.unread-text", Severity.WARNING,
+                        f"text {stripped[:40]!r} outside every observation block is not part of any entry: "
+                        "conversions do not carry it (put it in a block of its own)",
+                    )
+                )
+            inside = True
+
+    def before(self, blk: RawBlock, diags: list[Diagnostic]) -> None:
+        """Report the gap before ``blk``, and ``blk`` itself when it is plain fenced code."""
+        self._report(self._prev, blk.start, diags)
+        self._prev = max(self._prev, blk.end)
+        plain_code = blk.frontmatter is None and blk.problem is None and blk.info
+        if plain_code and not blk.body.lstrip().startswith("---"):
+            diags.append(
+                _diag(
+                    self._rel, self._line_at(blk.start), "wb.unread-text", Severity.WARNING,
+                    f"fenced code ({blk.info!r}) outside every observation block is not part of any entry: "
+                    "conversions do not carry it",
+                )
+            )
+
+    def finish(self, diags: list[Diagnostic]) -> None:
+        """Report the text after the last block."""
+        self._report(self._prev, len(self._text), diags)
 
 
 #: Longest file or folder name most file systems take (NAME_MAX), in UTF-8 bytes.
