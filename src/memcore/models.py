@@ -27,6 +27,7 @@ __all__ = [
     "Relation",
     "Severity",
     "Status",
+    "require_unicode",
     "text_terms",
     "utc_now",
 ]
@@ -44,6 +45,7 @@ def text_terms(text: str) -> list[str]:
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _TERM.findall(stripped)
+
 
 Extra: TypeAlias = dict[str, dict[str, JsonValue]]
 """``extra`` maps a format name (``"box"``, ``"whitebox"``…) to that format's own fields."""
@@ -106,6 +108,42 @@ class Status(enum.StrEnum):
     REJECTED = "rejected"
     DONE = "done"
     UNKNOWN = "unknown"
+
+
+def require_unicode(value: Any, where: str = "entry", *, prefix: str = "") -> None:
+    """Raise :class:`~memcore.errors.InvalidEntryError` at the first string under ``value`` that is not Unicode text.
+
+    A lone surrogate can get past the model's validation (``model_copy(update=...)``, a list
+    mutated after validation); a writer calls this on ``entry.model_dump()`` before it touches
+    any file, so nothing is written.
+
+    Args:
+        value: A model dump (dicts, lists, strings, scalars) or a single string.
+        where: Dotted name of ``value`` for the message (``entry`` -> ``entry.tags[1]``).
+        prefix: Format name to start the message with (``maka``).
+
+    Raises:
+        InvalidEntryError: A string (or mapping key) holds a lone surrogate; the message names
+            its place and character position.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            from memcore.errors import InvalidEntryError
+
+            head = f"{prefix}: " if prefix else ""
+            raise InvalidEntryError(
+                f"{head}{where} has a lone surrogate (U+{ord(value[exc.start]):04X}) at character "
+                f"{exc.start}; it cannot be written as UTF-8, nothing written"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            require_unicode(key, f"{where} key", prefix=prefix)
+            require_unicode(item, f"{where}.{key}", prefix=prefix)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for index, item in enumerate(value):
+            require_unicode(item, f"{where}[{index}]", prefix=prefix)
 
 
 def _refuse_surrogates(text: str) -> None:
@@ -377,13 +415,9 @@ class Query(BaseModel):
             return False
         if self.parent is not None and entry.parent != self.parent:
             return False
-        if self.created_after is not None and (
-            entry.created_at is None or entry.created_at < self.created_after
-        ):
+        if self.created_after is not None and (entry.created_at is None or entry.created_at < self.created_after):
             return False
-        if self.created_before is not None and (
-            entry.created_at is None or entry.created_at >= self.created_before
-        ):
+        if self.created_before is not None and (entry.created_at is None or entry.created_at >= self.created_before):
             return False
         if self.text:
             words = text_terms(self.text)
@@ -402,4 +436,3 @@ class Query(BaseModel):
             if self.matches(entry):
                 count += 1
                 yield entry
-

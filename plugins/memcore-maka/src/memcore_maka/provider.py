@@ -39,7 +39,7 @@ from memcore.errors import (
     StoreLimitError,
     UnsafePathError,
 )
-from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, utc_now
+from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_maka._parser import (
@@ -1000,7 +1000,7 @@ class MakaProvider(BaseProvider):
                 get past the model's validation through ``model_copy(update=...)`` or list
                 mutation); nothing is written.
         """
-        _check_utf8(entry.model_dump(), "entry")
+        require_unicode(entry.model_dump(), "entry", prefix="maka")
         return entry.model_copy(
             update={
                 "title": redact_secrets(entry.title),
@@ -1397,28 +1397,6 @@ def _unread_text(doc: Document, shown: str) -> list[Diagnostic]:
             )
         inside = True
     return out
-
-
-def _check_utf8(value: Any, where: str) -> None:
-    """Raise :class:`InvalidEntryError` naming the first string under ``value`` that is not UTF-8.
-
-    ``value`` is a model dump (dicts, lists, strings, scalars); ``where`` its dotted name.
-    """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidEntryError(
-                f"maka: {where} has a lone surrogate (U+{ord(value[exc.start]):04X}) at character "
-                f"{exc.start}; it cannot be written as UTF-8, nothing written"
-            ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_utf8(key, f"{where} key")
-            _check_utf8(item, f"{where}.{key}")
-    elif isinstance(value, list | tuple | set | frozenset):
-        for index, item in enumerate(value):
-            _check_utf8(item, f"{where}[{index}]")
 
 
 def _over_limit(path: Path, size: int) -> StoreLimitError:

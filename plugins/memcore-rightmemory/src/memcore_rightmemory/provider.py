@@ -32,7 +32,7 @@ from memcore.errors import (
     InvalidEntryError,
     UnsupportedOperationError,
 )
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory import _incremental
@@ -1221,7 +1221,7 @@ class RightMemoryProvider(BaseProvider):
         """
         self.require(Capability.ADD, "add")
         self._writable("add")
-        _check_utf8(entry.model_dump(), "entry")
+        require_unicode(entry.model_dump(), "entry", prefix=FORMAT)
         # A shallow copy: add never changes the entry's lists or dicts, and model_copy(update=)
         # skips re-running the entry's validators (the values set are already valid).
         stamps: dict[str, Any] = {}
@@ -1296,7 +1296,7 @@ class RightMemoryProvider(BaseProvider):
         """
         self.require(Capability.UPDATE, "update")
         self._writable("update")
-        _check_utf8(entry.model_dump(), "entry")
+        require_unicode(entry.model_dump(), "entry", prefix=FORMAT)
         if entry.id is None:
             raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
         ident: str = entry.id
@@ -1638,30 +1638,6 @@ def unread_text(graph: Graph) -> list[Diagnostic]:
         if unsplit:
             source.release()
     return out
-
-
-def _check_utf8(value: Any, where: str) -> None:
-    """Raise :class:`InvalidEntryError` naming the first string under ``value`` that is not UTF-8.
-
-    ``value`` is a model dump (dicts, lists, strings, scalars), ``where`` its dotted name. A lone
-    surrogate can get past the model's validation (``model_copy(update=...)``, list mutation);
-    checked before a write touches anything.
-    """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidEntryError(
-                f"{FORMAT}: {where} has a lone surrogate (U+{ord(value[exc.start]):04X}) at character "
-                f"{exc.start}; it cannot be written as UTF-8, nothing written"
-            ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_utf8(key, f"{where} key")
-            _check_utf8(item, f"{where}.{key}")
-    elif isinstance(value, list | tuple | set | frozenset):
-        for index, item in enumerate(value):
-            _check_utf8(item, f"{where}[{index}]")
 
 
 def _trim_cache(cache: ParseCache, budget: int) -> None:
