@@ -643,16 +643,6 @@ class _Run:
         if record_out:
             meta[_RENAMED] = record_out
         return out
-        out, record_out = [], {}
-        for rel in relations:
-            name = translate_relation_type(rel.type, src_types, tgt_types)
-            if name != rel.type:
-                record_out[rel.target] = rel.type
-                rel = rel.model_copy(update={"type": name})
-            out.append(rel)
-        if record_out:
-            meta[_RENAMED] = dict(record_out)
-        return out
 
     def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
         """Return the entry to send for ``src`` (relations mapped where possible)."""
