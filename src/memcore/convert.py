@@ -52,9 +52,11 @@ temporary folder, so their report is as measured as a real run's. ``strict`` wri
 target only when that scratch run lost nothing and failed nothing.
 
 A target that is the source, lies inside it or contains it is refused before anything is
-written (:func:`_refuse_overlap`). The source's own ``validate()`` errors (files or entries it
-could not read, which ``iter_entries`` skips) are collected first into
-``ConversionReport.source_errors``, so they cannot vanish silently.
+written (:func:`_refuse_overlap`). Both stores are read with ``read_all()`` (entries and
+``validate()`` diagnostics from one pass): the source's errors (files or entries it could not
+read, which ``iter_entries`` skips) go to ``ConversionReport.source_errors`` and its
+``*.unread-text`` warnings (text in no entry) to ``ConversionReport.unread_text``, so neither
+can vanish silently; the target's read-back measures every entry written.
 
 The source is only read. It is opened with ``read_only=True`` when its provider takes that
 option (:func:`source_options_for`). A remote target (``REMOTE``) is set up by
@@ -1027,7 +1029,7 @@ def convert(
         progress: Called as ``progress(phase, done, total)`` while running.
         validate: Run the target's ``validate()`` afterwards and add its errors and warnings
             to the report.
-        check_source: First run the source's ``validate()`` (one more read of the source)
+        check_source: Read the source with ``read_all()`` (its ``validate()`` in the same pass)
             and put its errors in ``report.source_errors``: entries a provider could not read
             are skipped by ``iter_entries`` and would otherwise vanish without a word.
 
