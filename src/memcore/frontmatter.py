@@ -39,9 +39,9 @@ except ImportError:  # pragma: no cover - no libyaml: every read takes the round
 from memcore.errors import InvalidEntryError, ParseError
 
 __all__ = [
-    "LIBYAML",
     "FrontmatterData",
     "FrontmatterDocument",
+    "LIBYAML",
     "RoundTripYAMLHandler",
     "dump_yaml",
     "flow_list",
@@ -53,6 +53,7 @@ __all__ = [
     "read_frontmatter",
     "split_frontmatter",
     "to_plain",
+    "try_load_plain_yaml",
 ]
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -608,6 +609,21 @@ def _load_fast(text: str) -> Any:
         raise _Unsure from exc
     finally:
         loader.dispose()
+
+
+def try_load_plain_yaml(text: str) -> dict[str, Any] | None:
+    """Return the plain mapping libyaml reads from ``text``, or ``None`` when unsure.
+
+    The fast half of :func:`load_plain_yaml` for callers with their own fallback (Box-memory
+    decides orphans with the round-trip parse): whenever the result is not ``None`` it equals
+    ``to_plain(load_yaml(text))``. ``None``: libyaml is unavailable, the text is outside the
+    subset the two parsers agree on (see the comment above), blank, or not a mapping.
+    """
+    try:
+        value = _load_fast(text)
+    except _Unsure:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def to_plain(value: Any) -> Any:

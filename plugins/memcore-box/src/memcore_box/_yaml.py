@@ -15,23 +15,15 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
-from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_IMPLICIT
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
-try:  # PyYAML's libyaml binding (PyYAML comes with python-frontmatter, a memcore dependency)
-    from yaml import YAMLError as _LibYAMLError  # type: ignore[import-untyped]
-    from yaml.cyaml import CParser as _CParser  # type: ignore[import-untyped]
-    from yaml.resolver import BaseResolver as _BaseResolver  # type: ignore[import-untyped]
-except ImportError:  # pragma: no cover - no libyaml: every read takes the round-trip path
-    _CParser = None
-
-from memcore.frontmatter import load_yaml, quote_ambiguous
+from memcore.frontmatter import LIBYAML, load_yaml, quote_ambiguous, try_load_plain_yaml
 
 __all__ = ["dump_mapping", "load_fast", "patch_yaml", "plain"]
 
@@ -325,83 +317,10 @@ def patch_yaml(yaml_text: str, old: CommentedMap, new: Mapping[str, Any], order:
 
 # -- fast read path -----------------------------------------------------------------------
 # Reading a memory needs plain values, not ruamel's round-trip objects (those are for byte-
-# preserving writes). libyaml (through PyYAML's C parser) parses about ten times faster than
-# ruamel's pure-Python loader. Tags are resolved with ruamel's own YAML 1.2 implicit rules
-# (timestamps excluded: dates stay text, as in memcore.frontmatter), and values are built here
-# only for the forms whose value is beyond doubt: strings, true/false, null, decimal integers
-# and plain decimal floats, block/flow sequences and mappings with unique scalar keys.
-# Everything else -- a tag, an alias or merge key, a duplicate key, an octal/hex/underscored/
-# special number, a character YAML 1.1 and 1.2 read differently, any libyaml error -- makes
-# load_fast() return None and the caller parses the text with the round-trip loader, so the
-# values (and the orphan decisions) are those of the round-trip path.
-
-_STR = "tag:yaml.org,2002:str"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-_DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_DECIMAL_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+)")
-# Characters YAML 1.1 (libyaml) and 1.2 (ruamel) may treat differently (line breaks NEL/LS/PS,
-# BOM), tag indicators, tabs, and directives or document markers (``%YAML 1.1`` changes the
-# rules): such texts take the round-trip path.
-_UNSURE = re.compile(r"[\x85\u2028\u2029\ufeff!\t]|^(?:%|---|\.\.\.)", re.MULTILINE)
-
-
-class _Fallback(Exception):
-    """The text is not in the subset :func:`load_fast` reads exactly."""
-
-
-if _CParser is not None:
-
-    class _Loader(_CParser, _BaseResolver):  # type: ignore[misc]
-        """libyaml parser + composer with ruamel's YAML 1.2 implicit tag rules (no timestamps)."""
-
-        yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {}
-
-        def __init__(self, stream: str) -> None:
-            _CParser.__init__(self, stream)
-            _BaseResolver.__init__(self)
-
-    for _versions, _tag, _regexp, _firsts in _RUAMEL_IMPLICIT:
-        if (1, 2) in _versions and _tag != _TIMESTAMP_TAG:
-            for _first in _firsts:
-                _Loader.yaml_implicit_resolvers.setdefault(_first, []).append((_tag, _regexp))
-
-
-def _build(node: Any, seen: set[int]) -> Any:
-    if id(node) in seen:  # an alias: the round-trip path decides what it means
-        raise _Fallback
-    seen.add(id(node))
-    tag = node.tag
-    if tag == _STR:
-        if not isinstance(node.value, str):
-            raise _Fallback
-        return node.value
-    if tag == _MAP:
-        out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag != _STR:
-                raise _Fallback  # merge keys, complex keys, tagged or non-string keys
-            key = _build(key_node, seen)
-            if key in out:
-                raise _Fallback  # duplicate key: the round-trip loader refuses the file
-            out[key] = _build(value_node, seen)
-        return out
-    if tag == _SEQ:
-        return [_build(item, seen) for item in node.value]
-    value = node.value
-    if tag == _NULL and value in ("", "~", "null", "Null", "NULL"):
-        return None
-    if tag == _BOOL and value in ("true", "True", "TRUE", "false", "False", "FALSE"):
-        return value[0] in "tT"
-    if tag == _INT and _DECIMAL_INT.fullmatch(value):
-        return int(value)
-    if tag == _FLOAT and _DECIMAL_FLOAT.fullmatch(value):
-        return float(value)
-    raise _Fallback
+# preserving writes): memcore.frontmatter.try_load_plain_yaml reads them with libyaml, with
+# ruamel's YAML 1.2 rules and dates as text, and says "unsure" (None) for anything where the
+# two parsers could differ; the caller then parses with the round-trip loader, so the values
+# and the orphan decisions are those of the round-trip path.
 
 
 def load_fast(yaml_text: str) -> dict[Any, Any] | None:
@@ -416,20 +335,12 @@ def load_fast(yaml_text: str) -> dict[Any, Any] | None:
 
     Returns:
         A dict (key order kept; ``{}`` for blank text), or ``None``: not a mapping, or outside
-        the subset read exactly here (see the comment above), or libyaml is unavailable.
+        the subset :func:`memcore.frontmatter.try_load_plain_yaml` reads exactly, or libyaml is
+        unavailable.
     """
-    if _CParser is None or _UNSURE.search(yaml_text):
+    if not LIBYAML:
         return None
     if not yaml_text.strip():
-        return {}
-    loader = _Loader(yaml_text)
-    try:
-        node = loader.get_single_node()
-        if node is None or node.tag != _MAP:
-            return None
-        result = _build(node, set())
-    except (_Fallback, _LibYAMLError, ValueError, TypeError, RecursionError):
-        return None
-    finally:
-        loader.dispose()
-    return result if isinstance(result, dict) else None
+        # blank: {} unless it holds a character the two parsers read differently
+        return None if any(c in yaml_text for c in "\t\x85\u2028\u2029") else {}
+    return try_load_plain_yaml(yaml_text)
