@@ -236,6 +236,8 @@ def _blocks(yaml_text: str, meta: CommentedMap) -> tuple[list[str], dict[str, tu
     lines = yaml_text.splitlines(keepends=True)
     starts: list[tuple[int, str]] = []
     for key in meta:
+        if not isinstance(key, str):
+            return None  # a key like ``1:`` or ``true:``: patch by key name is unsafe, dump whole
         try:
             line, col = meta.lc.key(key)
         except (KeyError, TypeError, AttributeError):
