@@ -232,3 +232,30 @@ def test_encoding_a_lone_surrogate_is_an_invalid_entry_before_any_write() -> Non
     with pytest.raises(InvalidEntryError, match=r"lone surrogate U\+DC80 \(line 2 of the file to write\)"):
         crlf.encode("ok\nbad \udc80\n")
     assert crlf.encode("ok\n") == b"ok\r\n"
+
+
+def test_a_lock_held_too_long_is_a_store_busy_error_naming_the_store(tmp_path: Path) -> None:
+    from memcore.errors import MemcoreError, StoreBusyError
+
+    store = tmp_path / "MEMORY.md"
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with file_lock(store):
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(StoreBusyError) as caught, file_lock(store, timeout=0.2):
+            pass
+    finally:
+        release.set()
+        holder.join()
+    message = str(caught.value)
+    assert message.startswith(f"{store}: another process") and "more than 0.2 s" in message
+    assert isinstance(caught.value, MemcoreError) and isinstance(caught.value, TimeoutError)
+    with file_lock(store, timeout=1):  # free again
+        pass

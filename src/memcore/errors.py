@@ -16,6 +16,7 @@ __all__ = [
     "MemcoreError",
     "ParseError",
     "ReadOnlyStoreError",
+    "StoreBusyError",
     "StoreLimitError",
     "UnknownFormatError",
     "UnsafePathError",
@@ -45,6 +46,10 @@ class DuplicateFormatError(MemcoreError):
 
 class EntryNotFoundError(MemcoreError, LookupError):
     """No entry with the requested id exists in the store."""
+
+
+class StoreBusyError(MemcoreError, TimeoutError):
+    """Another process held the store's lock for longer than the wait allowed (60 s by default)."""
 
 
 class ConflictError(MemcoreError):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import filelock
 
+from memcore.errors import StoreBusyError
+
 __all__ = ["file_lock", "lock_path_for"]
 
 _DEFAULT_TIMEOUT_S = 60.0
@@ -41,7 +43,8 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT
         timeout: Seconds to wait before giving up.
 
     Raises:
-        filelock.Timeout: Another process held the lock for longer than ``timeout`` seconds.
+        StoreBusyError: Another process held the lock for longer than ``timeout`` seconds; the
+            message names what is locked and the lock file.
     """
     lock_file = lock_path_for(path)
     held: dict[Path, filelock.BaseFileLock] = getattr(_local, "held", None) or {}
@@ -52,5 +55,14 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT
         held[lock_file] = lock
     # filelock polls every 50 ms by default; memcore's critical sections last a few ms, so a
     # 2 ms poll cuts the wait of contended writers by an order of magnitude.
-    with lock.acquire(poll_interval=0.002):
+    try:
+        lock.acquire(poll_interval=0.002)
+    except filelock.Timeout:
+        raise StoreBusyError(
+            f"{os.fspath(path)}: another process (a memcore batch or writer) has held this store's lock "
+            f"for more than {timeout:g} s; wait for it to finish or stop it, then retry (lock file {lock_file})"
+        ) from None
+    try:
         yield
+    finally:
+        lock.release()
