@@ -20,6 +20,7 @@ from rich.table import Table
 
 from memcore.cli._common import handle_errors, json_option, parse_options
 from memcore.convert import ConversionReport, ProgressCallback, migrate
+from memcore.models import Diagnostic
 from memcore.registry import get_registry
 
 __all__ = ["register", "render_report"]
@@ -83,26 +84,20 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         *(f"[bold]{c[k]}[/bold]" for k in ("read", "written", "updated", "unchanged", "lossy", "failed")),
     )
     console.print(table)
-    if report.source_errors:
-        console.print(
-            f"[red]source: {len(report.source_errors)} error(s); what they name could not be read "
-            "and was not migrated[/red] (fix the source, then run again):",
-            highlight=False,
-        )
-        for diag in report.source_errors[:max_rows]:
-            console.print(f"  {diag}", markup=False)
-        if len(report.source_errors) > max_rows:
-            console.print(f"  … {len(report.source_errors) - max_rows} more in the full report", markup=False)
-    if report.unread_text:
-        console.print(
-            f"[yellow]source: {len(report.unread_text)} passage(s) of text belong to no entry and were not "
-            "migrated[/yellow] (move them into an entry to carry them):",
-            highlight=False,
-        )
-        for diag in report.unread_text[:max_rows]:
-            console.print(f"  {diag}", markup=False)
-        if len(report.unread_text) > max_rows:
-            console.print(f"  … {len(report.unread_text) - max_rows} more in the full report", markup=False)
+    _print_diagnostics(
+        console,
+        report.source_errors,
+        f"[red]source: {len(report.source_errors)} error(s); what they name could not be read "
+        "and was not migrated[/red] (fix the source, then run again):",
+        max_rows,
+    )
+    _print_diagnostics(
+        console,
+        report.unread_text,
+        f"[yellow]source: {len(report.unread_text)} passage(s) of text belong to no entry and were not "
+        "migrated[/yellow] (move them into an entry to carry them):",
+        max_rows,
+    )
     kept: dict[str, int] = {}
     for entry in report.entries:
         for change in entry.kept:
@@ -166,6 +161,17 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print(f"took {report.duration_ms / 1000:.2f} s", markup=False)
+
+
+def _print_diagnostics(console: Console, diagnostics: list[Diagnostic], heading: str, max_rows: int) -> None:
+    """Print ``heading`` and up to ``max_rows`` diagnostics (nothing when there are none)."""
+    if not diagnostics:
+        return
+    console.print(heading, highlight=False)
+    for diag in diagnostics[:max_rows]:
+        console.print(f"  {diag}", markup=False)
+    if len(diagnostics) > max_rows:
+        console.print(f"  … {len(diagnostics) - max_rows} more in the full report", markup=False)
 
 
 def _short(value: Any, width: int = 50) -> str:
