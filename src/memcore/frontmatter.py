@@ -250,18 +250,22 @@ def flow_list(items: Iterable[Any]) -> CommentedSeq:
     return seq
 
 
-def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+def split_frontmatter(text: str, *, path: str | None = None) -> tuple[str | None, str, int]:
     """Split ``text`` into (frontmatter YAML, body, body's first line number).
 
     Frontmatter exists only when the text starts with a ``---`` line; it ends at the next
     line that is exactly ``---`` or ``...`` (trailing blanks allowed). The body is returned
     byte for byte, leading and trailing whitespace included.
 
+    Args:
+        text: Document text with ``\\n`` line endings.
+        path: File name for the error message.
+
     Returns:
         ``(None, text, 1)`` when there is no frontmatter.
 
     Raises:
-        ParseError: The frontmatter is opened but never closed (line 1).
+        ParseError: The frontmatter is opened but never closed (line 1 of ``path``).
     """
     opening = _OPEN.match(text)
     if opening is None:
@@ -270,6 +274,7 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     if closing is None:
         raise ParseError(
             "frontmatter opened with '---' on line 1 is never closed; add a '---' line after it",
+            path=path,
             line=1,
         )
     yaml_text = text[opening.end() : closing.start()]
@@ -483,10 +488,7 @@ def parse_frontmatter(text: str, *, path: str | None = None) -> FrontmatterDocum
         ParseError: Unterminated frontmatter, malformed YAML, or frontmatter that is not a
             mapping; the message names the file and line.
     """
-    try:
-        yaml_text, body, body_line = split_frontmatter(text)
-    except ParseError as exc:
-        raise ParseError(str(exc).removeprefix(":1: "), path=path, line=1) from exc
+    yaml_text, body, body_line = split_frontmatter(text, path=path)
     if yaml_text is None:
         return FrontmatterDocument(metadata=CommentedMap(), body=body, path=path)
     data = load_yaml(yaml_text, path=path, first_line=2) if yaml_text.strip() else CommentedMap()
@@ -705,10 +707,7 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
         ParseError: Unterminated frontmatter, malformed YAML, or frontmatter that is not a
             mapping; the message names the file and line.
     """
-    try:
-        yaml_text, body, body_line = split_frontmatter(text)
-    except ParseError as exc:
-        raise ParseError(str(exc).removeprefix(":1: "), path=path, line=1) from exc
+    yaml_text, body, body_line = split_frontmatter(text, path=path)
     if yaml_text is None:
         return FrontmatterData({}, body, False, 1)
     if not yaml_text.strip():
