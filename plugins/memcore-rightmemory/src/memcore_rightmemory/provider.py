@@ -1094,11 +1094,23 @@ class RightMemoryProvider(BaseProvider):
 
     # -- writing: entries -> lines ----------------------------------------------------------
     def _split_relations(self, entry: MemoryEntry) -> tuple[list[tuple[str, str]], list[Relation]]:
+        """Return (the edges written on the item's line, the relations kept in its comment).
+
+        An edge is a resolved relation of one of the fifteen edge types to an item id. The
+        schema allows "no duplicate edges on one item" ("Graph Invariants"), so a relation equal
+        to an earlier edge (same type and target) is written once: the entry reads back with
+        that relation once, and a conversion's read-back compare reports the ``relations``
+        change. Relations that are not edges are all kept, duplicates included.
+        """
         edges: list[tuple[str, str]] = []
+        seen: set[tuple[str, str]] = set()
         other: list[Relation] = []
         for rel in entry.relations:
             if rel.type in _EDGE_TYPES and rel.resolved and ITEM_ID_RE.match(rel.target):
-                edges.append((rel.type, rel.target))
+                edge = (rel.type, rel.target)
+                if edge not in seen:
+                    seen.add(edge)
+                    edges.append(edge)
             else:
                 other.append(rel)
         return edges, other
@@ -1456,12 +1468,24 @@ class RightMemoryProvider(BaseProvider):
     def add_edge(self, item_id: str, edge_type: str, target: str) -> MemoryEntry:
         """Add the edge ``edge_type:target`` to an item (refused if it breaks an invariant)."""
         entry = self.get(item_id)
-        entry.relations = [*entry.relations, Relation(type=edge_type, target=target)]
         if edge_type not in _EDGE_TYPES:
             raise GraphInvariantError(
                 f"{FORMAT}: write refused; it would break the graph:",
                 [Diagnostic(code="rm.unknown-edge-type", message=f"unknown edge type `{edge_type}`", entry_id=item_id)],
             )
+        if any(r.type == edge_type and r.target == target and r.resolved for r in entry.relations):
+            # update() writes a repeated edge once; asked for explicitly, it is refused
+            raise GraphInvariantError(
+                f"{FORMAT}: write refused; it would break the graph:",
+                [
+                    Diagnostic(
+                        code="rm.duplicate-edge",
+                        message=f"duplicate edge `{edge_type}:{target}` on `{item_id}`",
+                        entry_id=item_id,
+                    )
+                ],
+            )
+        entry.relations = [*entry.relations, Relation(type=edge_type, target=target)]
         return self.update(entry, expected_version=entry.version)
 
     def remove_edge(self, item_id: str, edge_type: str, target: str) -> MemoryEntry:
