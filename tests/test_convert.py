@@ -22,6 +22,7 @@ import pytest
 from memcore import hookimpl
 from memcore.convert import (
     ConversionReport,
+    _Run,
     compare_entries,
     convert,
     find_converter,
@@ -552,3 +553,26 @@ def test_source_text_in_no_entry_is_reported_and_strict_refuses(
     assert report.counts["written"] == 4
     refused = migrate(src, f"full:{tmp_path / 'c'}", registry=registry, strict=True)
     assert refused.refused and not (tmp_path / "c").exists()
+
+
+def test_an_append_only_target_that_plans_ids_needs_no_trial_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """WhiteBox observations cannot be updated: their forward links come from plan_ids(), not a trial."""
+    pm = get_plugin_manager()  # the installed formats, found through their entry points
+    pm.register(_Plugin(), name="fakes")
+    registry = ProviderRegistry(pm)
+    src = _make_store(registry, "full", tmp_path / "a", _entries())
+
+    def no_trial(*args: Any, **kwargs: Any) -> dict[str, str]:
+        raise AssertionError("a trial run was made")
+
+    monkeypatch.setattr(_Run, "predict_ids", no_trial)
+    report = migrate(src, f"whitebox:{tmp_path / 'b'}", registry=registry)
+    assert report.ok and report.counts["written"] == 4
+    old, new = report.entry("pref-editor-old"), report.entry("pref-editor")
+    assert old.target_id is not None and "#" in old.target_id  # an observation: append-only
+    assert new.target_id is not None
+    with registry.get("whitebox")(str(tmp_path / "b")) as wb:
+        stored = wb.get(old.target_id)
+    # written once, by add, already pointing at an entry added after it
+    assert Relation(type="superseded_by", target=new.target_id) in stored.relations
+    assert not [c for c in old.losses if c.field == "relations"]

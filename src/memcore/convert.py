@@ -86,6 +86,7 @@ from memcore.errors import ConfigError, MemcoreError
 from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
 from memcore.provider import Capability, MemoryProvider, read_all
+from memcore.provider import plan_ids as plan_target_ids
 from memcore.registry import ProviderRegistry, get_registry
 from memcore.storage import scratch_writes
 
@@ -776,8 +777,9 @@ class _Run:
         ):
             # a target that can update gets its forward links in the second pass (one update
             # per such entry); one that cannot (append-only entries) would lose them, so the
-            # ids it will assign are learnt by a trial run first
-            self.predicted = self.predict_ids(ordered, src_ids)
+            # ids it will assign are asked for first (plan_ids), or learnt by a trial run
+            planned = self.plan_ids(ordered, src_ids, index)
+            self.predicted = planned if planned is not None else self.predict_ids(ordered, src_ids)
         self.write_all(ordered, src_ids, index)
         self.verify()
         # report in source order
@@ -806,6 +808,41 @@ class _Run:
                 if done % 50 == 0 or done == total:
                     self.progress("write", done, total)
             self.second_pass()
+
+    def plan_ids(
+        self,
+        ordered: list[MemoryEntry],
+        src_ids: set[str],
+        index: tuple[dict[tuple[str, str], MemoryEntry], dict[tuple[str, str], MemoryEntry], set[str]],
+    ) -> dict[str, str] | None:
+        """Return the ids the target will assign, from its ``plan_ids()`` (nothing written).
+
+        The entries are built as the first pass will send them, skipping those it will not
+        add (migrated by an earlier run, or matched by content). ``None`` when the target
+        cannot plan ids; a wrong plan is caught as ids are assigned, as a trial's would be.
+        """
+        if not callable(getattr(self.target, "plan_ids", None)):
+            return None
+        by_origin, by_content, existing_ids = index
+        unmatched = dict(by_content)
+        ids = set(existing_ids)
+        sends: list[MemoryEntry] = []
+        keys: list[str] = []
+        for src in ordered:
+            assert src.id is not None
+            if (self.src_fmt, src.id) in by_origin:
+                continue  # migrated before: its id is known, updated in place if changed
+            entry = self.build(src, src_ids, ids)
+            if unmatched.pop(_content_key(entry), None) is not None:
+                continue
+            sends.append(entry)
+            keys.append(src.id)
+        self.pending.clear()  # build() noted relations to link; the first pass notes them again
+        self.used_predictions.clear()
+        planned = plan_target_ids(self.target, sends)
+        if planned is None:
+            return None
+        return {key: tid for key, tid in zip(keys, planned, strict=True) if tid is not None}
 
     def predict_ids(self, ordered: list[MemoryEntry], src_ids: set[str]) -> dict[str, str]:
         """Return the ids the target will assign, learnt by a trial run into a scratch copy.

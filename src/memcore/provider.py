@@ -13,7 +13,7 @@ import contextlib
 import difflib
 import enum
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
@@ -167,6 +167,33 @@ def read_all(provider: MemoryProvider) -> StoreSnapshot:
         entries, diagnostics = result
         return StoreSnapshot(list(entries), list(diagnostics))
     return StoreSnapshot(list(provider.iter_entries()), provider.validate())
+
+
+def plan_ids(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[str | None] | None:
+    """Return the ids ``add`` would give ``entries``, added in this order now, writing nothing.
+
+    Uses the provider's own ``plan_ids()`` when it has one (the method is optional, like
+    ``read_all``): :func:`memcore.convert.migrate` asks it for the ids of an append-only
+    target, whose entries cannot be updated with their forward links afterwards.
+
+    Args:
+        provider: An open store.
+        entries: Entries about to be added, in order.
+
+    Returns:
+        One id (or ``None``: this entry's id cannot be told, e.g. its add would fail) per
+        entry, in order; ``None`` when the provider cannot plan ids without writing.
+    """
+    method = getattr(provider, "plan_ids", None)
+    if not callable(method):
+        return None
+    planned = method(entries)
+    if planned is None:
+        return None
+    planned = list(planned)
+    if len(planned) != len(entries):
+        raise ValueError(f"{provider.format_name}: plan_ids returned {len(planned)} ids for {len(entries)} entries")
+    return planned
 
 
 @runtime_checkable
@@ -398,6 +425,24 @@ class BaseProvider(abc.ABC):
             A :class:`StoreSnapshot` of every entry (store order) and every diagnostic.
         """
         return StoreSnapshot(list(self.iter_entries()), self.validate())
+
+    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None] | None:
+        """Return the ids :meth:`add` would give ``entries`` added in this order now; write nothing.
+
+        Optional. A provider whose ids are assigned by position or by name (WhiteBox's
+        ``observations/2026-03.md#4``) can tell them in advance; the conformance suite checks
+        that adding the same entries, in order, in one :meth:`batch`, gives exactly the ids
+        planned (an item may be ``None``: that id cannot be told, e.g. the add would fail).
+        The default returns ``None``: cannot plan (a migration then learns the ids of an
+        append-only target by a trial run into a scratch copy).
+
+        Args:
+            entries: Entries about to be added, in order.
+
+        Returns:
+            One id or ``None`` per entry, or ``None`` for all.
+        """
+        return None
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild derived indexes; default: nothing to rebuild."""

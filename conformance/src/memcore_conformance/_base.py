@@ -37,7 +37,7 @@ from memcore.errors import (
     UnsupportedOperationError,
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status
-from memcore.provider import Capability, MemoryProvider, read_all
+from memcore.provider import Capability, MemoryProvider, plan_ids, read_all
 from memcore.storage import check_component
 from memcore_conformance._checks import (
     CONTENT_FIELDS,
@@ -554,6 +554,24 @@ class ProviderConformance:
         for entry in stored:
             assert_entry_matches(other.get(entry.id), entry, self._fields(), "added in batch(), read after reopen")
         assert errors_of(other.validate()) == []
+
+    @requires(C.ADD, C.BATCH)
+    def test_plan_ids_match_add(self, memcore_provider: Any, memcore_make_entry: Any) -> None:
+        """plan_ids() writes nothing, and adds of the same entries in order get exactly the ids it planned."""
+        memcore_provider.add(memcore_make_entry(title="Already there"))
+        entries = [memcore_make_entry(title=f"Planned {n % 3}", body=f"Planned body {n}.") for n in range(6)]
+        before = sorted(self._ids(memcore_provider))
+        planned = plan_ids(memcore_provider, entries)
+        if planned is None:
+            pytest.skip(f"{memcore_provider.format_name} does not plan ids (optional; migrations use a trial run)")
+        assert len(planned) == len(entries)
+        assert sorted(self._ids(memcore_provider)) == before, "plan_ids() changed the store"
+        assert any(p is not None for p in planned), "plan_ids() planned no id at all"
+        with memcore_provider.batch():
+            stored = [memcore_provider.add(e) for e in entries]
+        for n, (want, got) in enumerate(zip(planned, stored, strict=True)):
+            if want is not None:
+                assert got.id == want, f"entry {n}: planned {want!r}, add gave {got.id!r}"
 
     @requires(C.ADD)
     def test_read_all_is_iter_entries_plus_validate(

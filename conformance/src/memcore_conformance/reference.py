@@ -36,7 +36,8 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,6 +50,7 @@ from memcore.errors import (
     EntryNotFoundError,
     ImmutableEntryError,
     InvalidEntryError,
+    MemcoreError,
     ParseError,
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
@@ -110,6 +112,11 @@ class ReferenceProvider(BaseProvider):
 
     #: Kinds whose entries can only be appended (never updated or deleted).
     append_only_kinds: ClassVar[frozenset[Kind]] = frozenset({Kind.OBSERVATION})
+
+    def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(location, **options)
+        #: ids plan_ids() handed out, for the next adds without an id (in order)
+        self._reserved: deque[str] = deque()
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -251,7 +258,36 @@ class ReferenceProvider(BaseProvider):
         return (like or TextFile(text="")).encode(text)
 
     def _new_id(self) -> str:
+        reserved = self._reserved
+        while reserved:  # ids handed out by plan_ids(), in order
+            planned = reserved.popleft()
+            if not self._path_for(planned).exists():
+                return planned
         return f"ref-{time.time_ns():x}-{secrets.token_hex(4)}"
+
+    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
+        """Return the ids :meth:`add` will give ``entries`` added in this order; write nothing.
+
+        An entry with an id keeps it (``None`` when that id is taken or cannot be a file
+        name: add would refuse it); the others get fresh ids, reserved for the next adds
+        without an id, in order.
+        """
+        reserved = self._reserved
+        planned: list[str | None] = []
+        seen: set[str] = set()
+        for entry in entries:
+            if entry.id is None:
+                new_id = f"ref-{time.time_ns():x}-{secrets.token_hex(4)}"
+                reserved.append(new_id)
+                planned.append(new_id)
+                continue
+            try:
+                taken = entry.id in seen or self._path_for(entry.id).exists()
+            except MemcoreError:
+                taken = True
+            planned.append(None if taken else entry.id)
+            seen.add(entry.id)
+        return planned
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new entry file; assign an id (``ref-<hex time>-<hex>``) when none is given.

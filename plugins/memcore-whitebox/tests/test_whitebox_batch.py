@@ -205,3 +205,44 @@ def test_read_all_equals_iter_entries_plus_validate(vault: Path, tmp_path: Path)
         assert snapshot.diagnostics == reader.validate()
         if scope is None:
             assert snapshot.entries
+
+
+def test_plan_ids_are_the_ids_add_gives(tmp_path: Path) -> None:
+    """plan_ids() over oddly seeded monthly files, colliding fact titles and refused entries."""
+    entries = _entries(80)
+    # a fact whose slug is taken twice over, an entry add() refuses (a tag tags.md cannot
+    # hold) and a proposal: the refused one gets None and takes no number
+    entries[10:10] = [
+        MemoryEntry(kind=Kind.FACT, title="Item 1", body="Same title as entry 1."),
+        MemoryEntry(kind=Kind.OBSERVATION, body="Refused.", tags=["bad`tag"], created_at=START),
+        MemoryEntry(kind=Kind.PROPOSAL, title="Why", body="New text.", relations=[Relation(type="proposes", target="identity.md")]),
+    ]
+    vault = _vault(tmp_path / "v")
+    before = _files(vault)
+    with WhiteBoxProvider(vault).open() as store:
+        planned = store.plan_ids(entries)
+        assert _files(vault) == before  # nothing written
+        assert planned[11] is None and planned[12] is None
+        assert "observations/2026-05.md#2" in planned  # the unclosed bare block counted as the reader counts
+        stored: list[str | None] = []
+        with store.batch():
+            for entry in entries:
+                try:
+                    stored.append(store.add(entry).id)
+                except InvalidEntryError:
+                    stored.append(None)
+    assert stored[11] is None
+    assert [p for p in planned if p is not None] == [s for p, s in zip(planned, stored, strict=True) if p is not None]
+    assert "item-1-2.md" in planned  # the second "Item 1" fact
+
+
+def test_plan_ids_inside_a_batch_continue_its_numbering(tmp_path: Path) -> None:
+    """Planned in an open batch (records pending, not on disk): the numbers follow the pending ones."""
+    entries = _entries(40)
+    vault = _vault(tmp_path / "v")
+    with WhiteBoxProvider(vault).open() as store, store.batch():
+        first = [store.add(e).id for e in entries[:20]]
+        planned = store.plan_ids(entries[20:])
+        rest = [store.add(e).id for e in entries[20:]]
+    assert planned == rest
+    assert len(set(first) | set(rest)) == 40

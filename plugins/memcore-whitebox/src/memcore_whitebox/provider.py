@@ -29,8 +29,8 @@ import re
 import threading
 import unicodedata
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Self
@@ -42,6 +42,7 @@ from memcore.errors import (
     ConflictError,
     EntryNotFoundError,
     InvalidEntryError,
+    MemcoreError,
     ParseError,
     ReadOnlyStoreError,
     UnsafePathError,
@@ -840,6 +841,23 @@ class WhiteBoxProvider(BaseProvider):
             ParseError: The monthly file is not UTF-8 or ends inside an unterminated fence.
         """
         self.require(Capability.ADD, "add")
+        entry = self._check_new(entry)
+        if entry.kind is Kind.FACT:
+            stored = self._add_file(entry)
+        elif entry.kind is Kind.PROPOSAL and _proposal_target(entry):
+            stored = self._add_proposal_entry(entry)
+        else:
+            stored = self._add_observation(entry)
+        batch = self._active_batch()
+        if batch is not None:
+            if stored.tags:
+                batch.tags.append((list(stored.tags), stored.source or self.default_source))
+        else:
+            self._register_tags([(list(stored.tags), stored.source or self.default_source)])
+        return stored
+
+    def _check_new(self, entry: MemoryEntry) -> MemoryEntry:
+        """Refuse what add() cannot write whatever the kind; return the entry with its kind set."""
         unlisted = [t for t in entry.tags if not registrable(t)]
         if unlisted:
             raise InvalidEntryError(
@@ -854,19 +872,64 @@ class WhiteBoxProvider(BaseProvider):
         if "kind" not in entry.model_fields_set and entry.kind is Kind.NOTE:
             # No kind chosen: WhiteBox's own default is an observation.
             entry = entry.model_copy(update={"kind": Kind.OBSERVATION})
-        if entry.kind is Kind.FACT:
-            stored = self._add_file(entry)
-        elif entry.kind is Kind.PROPOSAL and _proposal_target(entry):
-            stored = self._add_proposal_entry(entry)
-        else:
-            stored = self._add_observation(entry)
+        return entry
+
+    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
+        """Return the ids :meth:`add` would give ``entries``, added in this order now (nothing written).
+
+        An observation's id is its position, ``observations/<YYYY-MM>.md#<N>`` (N counts the
+        blocks of the monthly file, spec "Observations"); a stable fact's is its path (a slug
+        of the title, ``-2``, ``-3``... when taken). Each entry goes through the checks
+        :meth:`add` makes first, so one that add would refuse gets ``None`` and takes no
+        number. A proposal gets ``None``: its file name carries the time of the write.
+
+        Args:
+            entries: Entries about to be added, in order.
+
+        Returns:
+            One id or ``None`` per entry, in order.
+        """
+        self.require(Capability.ADD, "plan_ids")
         batch = self._active_batch()
-        if batch is not None:
-            if stored.tags:
-                batch.tags.append((list(stored.tags), stored.source or self.default_source))
-        else:
-            self._register_tags([(list(stored.tags), stored.source or self.default_source)])
-        return stored
+        months: dict[str, _MonthState] = {}
+        taken: set[str] = set()
+        planned: list[str | None] = []
+        for entry in entries:
+            try:
+                entry = self._check_new(entry)
+                if entry.kind is Kind.FACT:
+                    planned.append(self._plan_fact(entry, taken))
+                elif entry.kind is Kind.PROPOSAL and _proposal_target(entry):
+                    planned.append(None)
+                else:
+                    rel, month, block, _blk = self._observation_block(entry)
+                    state = months.get(rel)
+                    if state is None:
+                        known = batch.months.get(rel) if batch is not None else None
+                        if known is None:
+                            known = self._month_state(rel, month, safe_join(self.root, "observations", f"{month}.md"))
+                        state = months[rel] = replace(known, pending=[])  # a copy: append() changes it
+                    planned.append(f"{rel}#{state.append(block)}")
+            except (MemcoreError, ValueError, OSError):
+                planned.append(None)
+        return planned
+
+    def _plan_fact(self, entry: MemoryEntry, taken: set[str]) -> str | None:
+        """The path :meth:`_add_file` would write ``entry`` to, given the paths ``taken`` before it."""
+        rel, explicit = self._fact_rel(entry)
+        _check_name_lengths(rel)
+        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
+            return None
+        self._check_writable(rel)
+        if rel in taken or safe_join(self.root, rel).exists():
+            if explicit:
+                return None
+            stem, n = rel.removesuffix(".md"), 2
+            while rel in taken or safe_join(self.root, rel).exists():
+                rel = f"{stem}-{n}.md"
+                n += 1
+        taken.add(rel)
+        return rel
 
     # batches
     def _active_batch(self) -> _Batch | None:
@@ -1056,7 +1119,14 @@ class WhiteBoxProvider(BaseProvider):
             lines.append(f"memcore: {json_line(memcore)}")
         return lines
 
-    def _add_observation(self, entry: MemoryEntry) -> MemoryEntry:
+    def _observation_block(self, entry: MemoryEntry) -> tuple[str, str, str, RawBlock]:
+        """Return (monthly file, ``YYYY-MM``, block text, its scan) of a new observation; check it.
+
+        Raises:
+            ReadOnlyStoreError: The store was opened read-only.
+            OutOfScopeError: The monthly file or the entry's scope is outside the active scope.
+            InvalidEntryError: The body cannot be one block (an unclosed fenced code block).
+        """
         if entry.created_at is not None:
             date = entry.created_at.astimezone(UTC).date().isoformat()
         else:
@@ -1081,6 +1151,10 @@ class WhiteBoxProvider(BaseProvider):
                 "whitebox: this body cannot be written as one observation block (it opens a fenced "
                 "code block it does not close?); close its fences (nothing was written)"
             )
+        return rel, month, block, blk
+
+    def _add_observation(self, entry: MemoryEntry) -> MemoryEntry:
+        rel, month, block, blk = self._observation_block(entry)
         assert blk.frontmatter is not None
         batch = self._active_batch()
         state = batch.months.get(rel) if batch is not None else None
