@@ -13,13 +13,16 @@ What the conversion does, in order (docs/migration.md explains each step for use
    parent when it came before it), so documents keep their order and positional ids (WhiteBox
    observations ``observations/2026-03.md#2``) come out the same in a same-format copy. When
    a relation points forward (at an entry written later; ``supersedes`` / ``superseded_by``
-   pairs always do one way), a **trial run** into a scratch copy of the target first learns
-   the id the target gives each entry; the real run proposes those ids and writes every
-   relation at once, so each entry is written exactly once, by ``add`` (an ``update`` would
-   stamp ``updated_at`` on most formats, and append-only entries cannot be updated at all).
-   If the target assigns another id than predicted, the relations concerned are rewritten in
-   a second pass through ``update``; so are forward edges into a graph format (``GRAPH``),
-   which refuses an edge to an entry that does not exist yet.
+   pairs always do one way), the ids the target will give are asked for first, with the
+   provider's optional :meth:`~memcore.provider.BaseProvider.plan_ids` (a format that names
+   entries by position or path tells them without writing); the real run proposes those ids
+   and writes every relation at once, so each entry is written exactly once, by ``add`` (an
+   ``update`` would stamp ``updated_at`` on most formats, and append-only entries cannot be
+   updated at all). A target that cannot plan ids gets those relations in a second pass
+   through ``update``, and so does a graph format (``GRAPH``), which refuses an edge to an
+   entry that does not exist yet; one that can neither plan ids nor update gets
+   them from a **trial run** into a scratch copy of the target. If the target assigns another
+   id than planned, the relations concerned are rewritten in the second pass.
 2. **Provenance.** Each written entry carries ``extra["memcore"]["migrated_from"] =
    {"format", "location", "id", "sha256"}``: the source format, location (an absolute path
    for file stores: it travels with the target; docs/migration.md says why it is absolute), id
@@ -85,7 +88,7 @@ from pydantic import BaseModel, Field, JsonValue, computed_field
 from memcore.errors import ConfigError, MemcoreError
 from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
-from memcore.provider import Capability, MemoryProvider, read_all
+from memcore.provider import BaseProvider, Capability, MemoryProvider, read_all
 from memcore.provider import plan_ids as plan_target_ids
 from memcore.registry import ProviderRegistry, get_registry
 from memcore.storage import scratch_writes
@@ -770,16 +773,18 @@ class _Run:
             if (self.src_fmt, src.id) not in by_origin
             or (_provenance(by_origin[(self.src_fmt, src.id or "")]) or {}).get("sha256") != self.hashes[src.id or ""]
         }
-        if (
-            self.predict
-            and (Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps)
-            and _forward_links(ordered, self.restored, to_write)
-        ):
-            # a target that can update gets its forward links in the second pass (one update
-            # per such entry); one that cannot (append-only entries) would lose them, so the
-            # ids it will assign are asked for first (plan_ids), or learnt by a trial run
-            planned = self.plan_ids(ordered, src_ids, index)
-            self.predicted = planned if planned is not None else self.predict_ids(ordered, src_ids)
+        if self.predict and _forward_links(ordered, self.restored, to_write):
+            # Relations that point forward in the write order: the ids the target will assign
+            # are asked for first (plan_ids), so every entry is written once, by add. A target
+            # that cannot plan them gets those links in the second pass (one update per such
+            # entry); one that cannot update either (append-only entries) would lose them, so
+            # its ids are learnt by a trial run into a scratch copy.
+            # (not into a graph: it refuses an edge to an entry that does not exist yet)
+            planned = self.plan_ids(ordered, src_ids, index) if Capability.GRAPH not in self.caps else None
+            if planned is not None:
+                self.predicted = planned
+            elif Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps:
+                self.predicted = self.predict_ids(ordered, src_ids)
         self.write_all(ordered, src_ids, index)
         self.verify()
         # report in source order
@@ -821,8 +826,9 @@ class _Run:
         add (migrated by an earlier run, or matched by content). ``None`` when the target
         cannot plan ids; a wrong plan is caught as ids are assigned, as a trial's would be.
         """
-        if not callable(getattr(self.target, "plan_ids", None)):
-            return None
+        method = getattr(type(self.target), "plan_ids", None)
+        if not callable(method) or method is BaseProvider.plan_ids:
+            return None  # BaseProvider's default plans nothing: skip building the entries
         by_origin, by_content, existing_ids = index
         unmatched = dict(by_content)
         ids = set(existing_ids)
