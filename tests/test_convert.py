@@ -576,3 +576,14 @@ def test_an_append_only_target_that_plans_ids_needs_no_trial_run(tmp_path: Path,
     # written once, by add, already pointing at an entry added after it
     assert Relation(type="superseded_by", target=new.target_id) in stored.relations
     assert not [c for c in old.losses if c.field == "relations"]
+
+
+def test_json_same_is_equality_of_canonical_json() -> None:
+    """compare_entries' fast extra comparison agrees with comparing canonical JSON text."""
+    from memcore.convert import _canon, _json_same
+
+    values: list[Any] = [1, 1.0, True, False, 0, 0.0, None, "1", "", [1], [1.0], [True], (1,), [], [[]], [{}]]
+    values += [{}, {"a": 1}, {"a": 1.0}, {"b": 1}, {"a": [1, {"c": True}]}, {"a": [1, {"c": 1}]}, {"a": 1, "b": 2}]
+    pairs = [(a, b) for a in values for b in values]
+    assert [(_json_same(a, b), a, b) for a, b in pairs] == [(_canon(a) == _canon(b), a, b) for a, b in pairs]
+    assert not _json_same({"a": 1}, {"a": True})

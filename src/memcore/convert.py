@@ -70,6 +70,7 @@ no local scratch copy of it).
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import hashlib
 import inspect
@@ -342,11 +343,46 @@ def _field_json(entry: MemoryEntry, name: str) -> JsonValue:
     return data
 
 
+_ALL_FIELDS = frozenset(MemoryEntry.model_fields)
+
+
+def _copy_all_set(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of a validated entry with every field marked explicitly set.
+
+    A value the source left at its default is still the value to send (``kind`` unset means
+    "the target's default kind" to some providers). Not validated again: every value comes
+    from a validated entry; the lists and ``extra`` are copies (relations are immutable).
+    """
+    values = {name: getattr(entry, name) for name in _ALL_FIELDS}
+    values["tags"] = list(entry.tags)
+    values["relations"] = list(entry.relations)
+    values["extra"] = copy.deepcopy(entry.extra)
+    return MemoryEntry.model_construct(_fields_set=set(_ALL_FIELDS), **values)
+
+
+def _json_same(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same JSON (``_canon(a) == _canon(b)``, without serialising).
+
+    Stricter than ``==``: ``1``, ``1.0`` and ``True`` differ, as their JSON does.
+    """
+    if a is b:
+        return True
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(map(_json_same, a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_json_same(value, b[key]) for key, value in a.items())
+    return bool(a == b)
+
+
 def _same(name: str, a: MemoryEntry, b: MemoryEntry) -> bool:
     left, right = getattr(a, name), getattr(b, name)
     if name == "confidence" and left is not None and right is not None:
         return abs(float(left) - float(right)) < 1e-9
     if name == "relations":  # an entry's relations are a set of edges: order is not data
+        if left == right:
+            return True
         return sorted(_canon(r.model_dump()) for r in left) == sorted(_canon(r.model_dump()) for r in right)
     return bool(left == right)
 
@@ -377,7 +413,7 @@ def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChan
             continue
         got = stored.extra.get(ns, {})
         for key, value in values.items():
-            if key not in got or _canon(got[key]) != _canon(value):
+            if key not in got or not _json_same(got[key], value):
                 changes.append(FieldChange(field=f"extra.{ns}.{key}", written=value, stored=got.get(key)))
     return changes
 
@@ -653,8 +689,7 @@ class _Run:
     def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
         """Return the entry to send for ``src`` (relations mapped where possible)."""
         assert src.id is not None
-        # every field explicitly set: a value the source left at its default is still the value
-        entry = MemoryEntry(**self.restored[src.id].model_dump())
+        entry = _copy_all_set(self.restored[src.id])
         origin = _provenance(entry)
         meta = dict(entry.extra.get(MEMCORE_NS, {}))
         meta.pop("migrated_from", None)
