@@ -602,6 +602,9 @@ class _Run:
         self.reports: dict[str, EntryReport] = {}
         #: source id -> (entry as last sent, entry as returned by the provider)
         self.sent: dict[str, tuple[MemoryEntry, MemoryEntry]] = {}
+        #: source id -> compare_entries(sent, returned), judged by keep() (verify reuses it
+        #: when the entry read back equals the one returned)
+        self.returned_changes: dict[str, list[FieldChange]] = {}
         #: source id -> the full relation list still to write in the second pass
         self.pending: dict[str, list[Relation]] = {}
         #: source id -> content hash of the source entry
@@ -1020,7 +1023,7 @@ class _Run:
         provenance_lost = False
         where = f"extra.{MEMCORE_NS}.kept"
         total = len(self.sent)
-        for done, (src_id, (written, _returned)) in enumerate(self.sent.items(), 1):
+        for done, (src_id, (written, returned)) in enumerate(self.sent.items(), 1):
             rep = self.reports[src_id]
             tid = rep.target_id
             got = stored_all.get(tid) if tid is not None else None
@@ -1031,7 +1034,9 @@ class _Run:
                 continue
             if _provenance(got) is None:
                 provenance_lost = True
-            changes = compare_entries(written, got)
+            changes = self.returned_changes.get(src_id)
+            if changes is None or src_id in kept or got != returned:
+                changes = compare_entries(written, got)  # else: read back as returned, same comparison
             if src_id in kept:
                 after = {c.field for c in compare_entries(written, restore_kept(got))}
                 rep.losses = [c for c in changes if c.field in after]
@@ -1058,7 +1063,8 @@ class _Run:
         for src_id, (written, returned) in self.sent.items():
             if _provenance(returned) is None:
                 continue
-            core = [c for c in compare_entries(written, returned) if not c.field.startswith("extra.")]
+            changes = self.returned_changes[src_id] = compare_entries(written, returned)
+            core = [c for c in changes if not c.field.startswith("extra.")]
             if core:
                 stash[src_id] = core
         done: set[str] = set()
