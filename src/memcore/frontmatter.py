@@ -370,8 +370,18 @@ class FrontmatterDocument:
 _SAFE_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_ ./+@()#-]*")
 _SAFE_DQ = re.compile(r'[\x20-\x21\x23-\x5b\x5d-\x7e]*')
 _SAFE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
-# every YAML 1.2 implicit type a plain scalar could take other than str (timestamps included)
-_IMPLICIT_12 = tuple(rx for versions, _tag, rx, _firsts in _RUAMEL_IMPLICIT if (1, 2) in versions)
+# every YAML 1.2 implicit type a plain scalar could take other than str (timestamps included),
+# by first character, as ruamel's resolver looks them up
+def _implicit_12_by_first() -> dict[str, tuple[Any, ...]]:
+    table: dict[str, tuple[Any, ...]] = {}
+    for versions, _tag, regexp, firsts in _RUAMEL_IMPLICIT:
+        if (1, 2) in versions:
+            for first in firsts:
+                table[first] = (*table.get(first, ()), regexp)
+    return table
+
+
+_IMPLICIT_12 = _implicit_12_by_first()
 
 
 class _NotSimple(Exception):
@@ -387,7 +397,7 @@ def _simple_scalar(value: Any, *, key: bool = False) -> str:
             and "  " not in value
             and " #" not in value
             and not _YAML11_AMBIGUOUS.match(value)
-            and not any(rx.match(value) for rx in _IMPLICIT_12)
+            and not any(rx.match(value) for rx in _IMPLICIT_12.get(value[0], ()))
         ):
             return str(value)
         raise _NotSimple
