@@ -273,8 +273,7 @@ def plan(
     body = lines[first - 1 : start - 1] + new_lines + (lines[end:stop] if stop is not None else lines[end:])
     window = prefix + body
     total = len(window)
-    text = "\n".join(window) + "\n"
-    parsed = parse_doc(Source.from_bytes(doc.source.rel, text.encode("utf-8")), doc.family, md)
+    parsed = parse_doc(Source.from_lines(doc.source.rel, window), doc.family, md)
 
     def to_doc(w: int) -> int:
         return w - k - 1 + first

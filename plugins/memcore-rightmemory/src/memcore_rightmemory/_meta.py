@@ -23,12 +23,22 @@ an update writes them back unchanged unless the caller set that field itself.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 from memcore.models import Kind, MemoryEntry, Relation, Status
 
-__all__ = ["META_FIELDS", "apply_meta", "dump_meta", "kept_meta", "meta_for", "meta_problems"]
+__all__ = [
+    "META_FIELDS",
+    "apply_meta",
+    "body_pad_ok",
+    "dump_meta",
+    "kept_meta",
+    "meta_for",
+    "meta_problems",
+    "meta_values",
+]
 
 META_FIELDS = (
     "kind", "status", "tags", "confidence", "source", "created_at", "updated_at",
@@ -91,9 +101,15 @@ def meta_for(
     return meta
 
 
+#: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"), allow_nan=False)``, built once.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+#: ``json.dumps(..., ensure_ascii=False, allow_nan=False)``: the entry's own check of ``extra``.
+_CHECKER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def dump_meta(meta: dict[str, Any]) -> str:
     """Return the comment text (without indentation) for a meta object."""
-    blob = json.dumps(meta, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    blob = _ENCODER.encode(meta)
     blob = blob.replace("-->", "--\\u003e")
     return f"<!-- memcore: {blob} -->"
 
@@ -109,7 +125,8 @@ def _relations(value: Any) -> list[Relation]:
     return rels
 
 
-def _body_pad_ok(value: Any) -> bool:
+def body_pad_ok(value: Any) -> bool:
+    """Whether ``value`` is a usable ``body_pad``: ``[before, after]``, two strings."""
     return isinstance(value, list) and len(value) == 2 and all(isinstance(x, str) for x in value)
 
 
@@ -128,7 +145,7 @@ def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
     known: dict[str, Any] = {}
     for key, value in meta.items():
         if key == "body_pad":
-            if not _body_pad_ok(value):
+            if not body_pad_ok(value):
                 problems[key] = "expected [before, after] strings"
             continue
         if key not in META_FIELDS:
@@ -199,11 +216,130 @@ def _reason(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+_KIND_VALUES = frozenset(kind.value for kind in Kind)
+_STATUS_VALUES = frozenset(status.value for status in Status)
+_DATE_KEYS = frozenset({"created_at", "updated_at", "expires_at"})
+#: The UTC timestamps memcore writes (``_iso``): read here as the entry's validator reads them.
+_UTC_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
+
+
+def _text(value: Any) -> bool:
+    """Whether ``value`` is a ``str`` that UTF-8 can hold (no lone surrogate)."""
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plain_relations(value: Any) -> list[Relation] | None:
+    if type(value) is not list:
+        return None
+    rels = []
+    for item in value:
+        if type(item) is not list or len(item) not in (2, 3) or not (_text(item[0]) and _text(item[1])):
+            return None
+        if not item[0] or not item[1] or (len(item) == 3 and type(item[2]) is not bool):
+            return None
+        rels.append(Relation(type=item[0], target=item[1], resolved=item[2] if len(item) == 3 else True))
+    return rels
+
+
+def _plain_extra(value: Any) -> bool:
+    if type(value) is not dict or not all(type(k) is str and type(v) is dict for k, v in value.items()):
+        return False
+    try:
+        _CHECKER.encode(value).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return False
+    return True
+
+
+def meta_values(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the entry fields a meta object sets, when every key is plainly valid; else ``None``.
+
+    The fast path of :func:`apply_meta` and :func:`meta_problems` for what memcore itself
+    writes: each value is checked with plain type tests that accept only values the entry's
+    own validation accepts unchanged in meaning (a known kind or status string, non-blank tags,
+    a number in 0..1, a UTC timestamp ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, ``[type, target]``
+    lists, ``extra`` of format namespaces that serialise to UTF-8 JSON). Anything else (an
+    unknown key, ``true`` as a confidence, a date as a number…) gives ``None`` and the caller
+    takes the pydantic path, which decides and names the problem. ``body_pad`` is ignored (the
+    body reader applies it).
+
+    Args:
+        meta: The comment's JSON object, as ``json.loads`` returns it.
+
+    Returns:
+        ``{field: value}``, a new dict: values ready for ``MemoryEntry(**fields)`` (relations
+        as :class:`~memcore.models.Relation`, dates as UTC datetimes), or ``None``.
+    """
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if key == "body_pad":
+            continue
+        if key in _DATE_KEYS:
+            if value is None:
+                out[key] = None
+                continue
+            if type(value) is not str or not _UTC_TEXT.match(value):
+                return None
+            try:
+                out[key] = datetime.fromisoformat(value[:-1] + "+00:00").astimezone(UTC)
+            except ValueError:
+                return None
+        elif key == "kind":
+            if type(value) is not str or value not in _KIND_VALUES:
+                return None
+            out[key] = Kind(value)
+        elif key == "status":
+            if type(value) is not str or value not in _STATUS_VALUES:
+                return None
+            out[key] = Status(value)
+        elif key == "tags":
+            if type(value) is not list or not all(_text(tag) and tag.strip() for tag in value):
+                return None
+            out[key] = value
+        elif key == "confidence":
+            if value is not None and (type(value) not in (int, float) or not 0.0 <= value <= 1.0):
+                return None
+            out[key] = value
+        elif key in ("source", "scope"):
+            if value is not None and not _text(value):
+                return None
+            out[key] = value
+        elif key == "date_only":
+            if type(value) is not bool:
+                return None
+            out[key] = value
+        elif key == "relations":
+            rels = _plain_relations(value)
+            if rels is None:
+                return None
+            out[key] = rels
+        elif key == "extra":
+            if not _plain_extra(value):
+                return None
+            out[key] = value
+        else:
+            return None
+    return out
+
+
 def meta_problems(meta: dict[str, Any]) -> dict[str, str]:
     """Return ``{key: reason}`` for the keys of ``meta`` that a reader cannot use.
 
-    Applies ``meta`` to a scratch entry, so it reports exactly what :func:`apply_meta` skips.
+    When :func:`meta_values` accepts every key there is none (but a bad ``body_pad``);
+    otherwise ``meta`` is applied to a scratch entry, so this reports exactly what
+    :func:`apply_meta` skips.
     """
+    if meta_values(meta) is not None:
+        pad = meta.get("body_pad", ["", ""])
+        return {} if body_pad_ok(pad) else {"body_pad": "expected [before, after] strings"}
     return apply_meta(MemoryEntry(), meta)
 
 

@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from memcore.storage import TextFile
-from memcore_rightmemory._meta import meta_problems
+from memcore_rightmemory._meta import body_pad_ok, meta_problems, meta_values
 from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
 
 __all__ = [
@@ -309,6 +309,25 @@ class Source:
         tf = TextFile.decode(data, path=rel)
         return cls(rel, data, tf.bom, tf.newline)
 
+    @classmethod
+    def from_lines(cls, rel: str, lines: list[str]) -> Source:
+        """Return the source of the text ``"\\n".join(lines) + "\\n"`` without splitting it again.
+
+        The same as ``from_bytes(rel, that text encoded)`` (``\\n`` endings, the same
+        :attr:`lines`), for text built from lines that hold no line break (the write path's
+        windows); when a line holds ``\\r`` or ``\\n``, or the first starts with a BOM
+        character, the text is split (and the BOM taken off) exactly as :meth:`from_bytes` does.
+
+        Raises:
+            UnicodeEncodeError: A line holds a lone surrogate (as encoding the text would).
+        """
+        text = "\n".join(lines) + "\n"
+        source = cls(rel, text.encode("utf-8"), False, "\n")
+        if text.startswith("\ufeff") or any("\r" in line or "\n" in line for line in lines):
+            return cls.from_bytes(rel, source.data)
+        source._lines = list(lines) if lines else [""]
+        return source
+
     @property
     def raw(self) -> list[str]:
         """Lines with their original terminators (split from :attr:`data` on first use)."""
@@ -376,6 +395,8 @@ class Heading:
     first_node: int | None = None
     meta_line: int | None = None
     meta: dict[str, Any] | None = None
+    #: ``meta``'s entry fields when every key is plainly valid (:func:`meta_values`), else None.
+    fields: dict[str, Any] | None = None
 
     @property
     def lead_end(self) -> int:
@@ -400,6 +421,8 @@ class Node:
     meta_line: int | None = None
     meta: dict[str, Any] | None = None
     end: int = 0  # last non-blank line of the list item (continuations, nested items)
+    #: ``meta``'s entry fields when every key is plainly valid (:func:`meta_values`), else None.
+    fields: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -536,11 +559,19 @@ class _Parser:
     def err(self, code: str, line: int, message: str, entry_id: str | None = None) -> None:
         self.doc.diags.append((code, line, message, entry_id))
 
-    def _check_meta(self, meta: dict[str, Any] | None, line: int, entry_id: str | None) -> None:
-        """Report a memcore comment that is not a JSON object, or each key a reader cannot use."""
+    def _check_meta(self, meta: dict[str, Any] | None, line: int, entry_id: str | None) -> dict[str, Any] | None:
+        """Report a memcore comment that is not a JSON object, or each key a reader cannot use.
+
+        Returns:
+            The comment's entry fields when every key is plainly valid (:func:`meta_values`;
+            the item keeps them, so building its entry checks nothing again), else ``None``.
+        """
         if meta is None:
             self.err("rm.bad-meta", line, "memcore comment is not a JSON object", entry_id)
-            return
+            return None
+        fields = meta_values(meta)
+        if fields is not None and body_pad_ok(meta.get("body_pad", ["", ""])):
+            return fields
         for key, reason in meta_problems(meta).items():
             self.err(
                 "rm.bad-meta",
@@ -548,6 +579,7 @@ class _Parser:
                 f"memcore comment key `{key}` ignored ({reason}); an update keeps it as written",
                 entry_id,
             )
+        return fields
 
     def run(self) -> None:
         tokens = self.tokens
@@ -714,7 +746,7 @@ class _Parser:
             if is_meta:
                 block.meta_line = lineno + 1
                 block.meta = meta
-                self._check_meta(meta, lineno + 1, block.id)
+                block.fields = self._check_meta(meta, lineno + 1, block.id)
             if block.marker in MEMORY_ONLY_MARKERS and self.doc.family != "memory":
                 self.err(
                     "rm.memory-only-marker",
@@ -825,7 +857,7 @@ class _Parser:
         if is_meta:
             node.meta_line = lineno + 1
             node.meta = meta
-            self._check_meta(meta, lineno + 1, ident)
+            node.fields = self._check_meta(meta, lineno + 1, ident)
         if parent is not None and self.doc.headings[parent].first_node is None:
             self.doc.headings[parent].first_node = lineno
         self.doc.order.append(_node_key(len(self.doc.nodes)))

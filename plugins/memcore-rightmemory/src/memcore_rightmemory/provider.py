@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import threading
@@ -269,6 +270,34 @@ def _blank(line: str) -> bool:
 
 def _edge_text(edges: list[tuple[str, str]]) -> str:
     return ", ".join(f"{t}:{x}" for t, x in edges)
+
+
+def _require_unicode(entry: MemoryEntry) -> None:
+    """``require_unicode(entry.model_dump())`` without the dump when every string encodes.
+
+    Every string of the dump (id, title, body, source, scope, parent, version, tags, relation
+    types and targets, ``extra`` keys and values) is encoded as UTF-8 where it is; only when
+    one fails (or ``extra`` does not serialise) is the entry dumped and walked, so that the
+    error names the field exactly as before.
+
+    Raises:
+        InvalidEntryError: A string holds a lone surrogate; nothing is written.
+    """
+    try:
+        for text in (entry.id, entry.title, entry.body, entry.source, entry.scope, entry.parent, entry.version):
+            if text is not None:
+                text.encode("utf-8")
+        for tag in entry.tags:
+            tag.encode("utf-8")
+        for relation in entry.relations:
+            relation.type.encode("utf-8")
+            relation.target.encode("utf-8")
+        if entry.extra:
+            json.dumps(entry.extra, ensure_ascii=False).encode("utf-8")
+        return
+    except (ValueError, TypeError, AttributeError, RecursionError):  # UnicodeEncodeError is a ValueError
+        pass
+    require_unicode(entry.model_dump(), "entry", prefix=FORMAT)
 
 
 class RightMemoryProvider(BaseProvider):
@@ -534,10 +563,11 @@ class RightMemoryProvider(BaseProvider):
             "file": ref.rel,
         }
         meta: dict[str, Any] | None
+        checked: dict[str, Any] | None
         if ref.is_heading:
             heading = doc.headings[ref.index]
             _first, last, body_lines = self._lead(doc, heading)
-            title, meta = heading.title, heading.meta
+            title, meta, checked = heading.title, heading.meta, heading.fields
             body_lines = unescape_body(body_lines, ref.family)
             body = read_body(body_lines, meta)
             edges = heading.edges
@@ -555,7 +585,7 @@ class RightMemoryProvider(BaseProvider):
             uncertain = body.startswith(UNCERTAIN_PREFIX)
         else:
             node = doc.nodes[ref.index]
-            title, body, meta, edges = node.title, "", node.meta, node.edges
+            title, body, meta, edges, checked = node.title, "", node.meta, node.edges, node.fields
             own = lines[node.line - 1 : (node.meta_line or node.line)]
             uncertain = title.startswith(UNCERTAIN_PREFIX)
         sections = [graph.heading(k).title for k in graph.ancestors(ref) if graph.heading(k).id is None]
@@ -576,6 +606,18 @@ class RightMemoryProvider(BaseProvider):
         if not meta:
             # One validation: every assignment to a built entry validates the whole entry again.
             return MemoryEntry(**values, extra={FORMAT: info}, version=version)
+        if checked is not None:
+            # The parser found the comment's values plainly valid (meta_values): the same entry
+            # as apply_meta gives, with one validation instead of two (the comment's values
+            # override the item's own).
+            checked = dict(checked)
+            extra = checked.pop("extra", {})
+            if "relations" in checked:
+                values["relations"] = [*values["relations"], *checked.pop("relations")]
+            values.update(checked)
+            stored = extra.get(FORMAT)
+            own_keys = stored if isinstance(stored, dict) else {}
+            return MemoryEntry(**values, extra={**extra, FORMAT: {**own_keys, **info}}, version=version)
         entry = MemoryEntry(**values)
         apply_meta(entry, meta)
         stored = entry.extra.get(FORMAT)
@@ -1233,15 +1275,12 @@ class RightMemoryProvider(BaseProvider):
         """
         self.require(Capability.ADD, "add")
         self._writable("add")
-        require_unicode(entry.model_dump(), "entry", prefix=FORMAT)
-        # A shallow copy: add never changes the entry's lists or dicts, and model_copy(update=)
-        # skips re-running the entry's validators (the values set are already valid).
+        _require_unicode(entry)
         stamps: dict[str, Any] = {}
         if entry.created_at is None:
             stamps["created_at"] = utc_now()
         if entry.updated_at is None:
             stamps["updated_at"] = stamps.get("created_at", entry.created_at)
-        entry = entry.model_copy(update=stamps)
         with self.batch():
             graph = self._write_graph()
             family = "pursuit" if entry.kind == Kind.PURSUIT else "memory"
@@ -1258,7 +1297,10 @@ class RightMemoryProvider(BaseProvider):
                 raise InvalidEntryError(f"{FORMAT}: a node has no body; add it as a heading instead")
             marker = marker or ("#" if as_heading else "node")
             ident: str = self._new_id(graph, entry)
-            entry = entry.model_copy(update={"id": ident})
+            # A shallow copy (the caller's entry is only read): add never changes the entry's
+            # lists or dicts, and model_copy(update=) skips re-running the entry's validators
+            # (the values set are already valid).
+            entry = entry.model_copy(update={**stamps, "id": ident})
             title = entry.title.strip()
             self._check_text(title, entry.body, family)
             core, pad = split_body(entry.body)
@@ -1308,7 +1350,7 @@ class RightMemoryProvider(BaseProvider):
         """
         self.require(Capability.UPDATE, "update")
         self._writable("update")
-        require_unicode(entry.model_dump(), "entry", prefix=FORMAT)
+        _require_unicode(entry)
         if entry.id is None:
             raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
         ident: str = entry.id
