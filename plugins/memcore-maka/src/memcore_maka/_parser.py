@@ -21,12 +21,14 @@ the same here as in Maka. This module is pure: no I/O.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "MAX_BYTES",
@@ -35,6 +37,7 @@ __all__ = [
     "IdIndex",
     "MetaComment",
     "Section",
+    "is_meta_key",
     "js_number",
     "js_trim",
     "js_trim_end",
@@ -42,6 +45,7 @@ __all__ = [
     "parse_finite_number",
     "parse_meta_comment",
     "parse_tags",
+    "section_text",
     "slug_id",
     "split_lines",
 ]
@@ -153,7 +157,8 @@ def parse_finite_number(raw: str | None) -> float | None:
     """
     if not raw:
         return None
-    value = js_number(raw)
+    # plain ASCII digits (what writers put there): Number() and float() agree, overflow included
+    value = float(raw) if raw.isascii() and raw.isdigit() else js_number(raw)
     if math.isfinite(value) and value >= 0:
         return value
     return None
@@ -213,8 +218,8 @@ _PAIR = re.compile(r"([a-zA-Z][a-zA-Z0-9_-]*)=(\S*)", re.ASCII)
 _KEYS_SEEN: dict[str, bool] = {}
 
 
-def _valid_key(key: str) -> bool:
-    """``META_KEY_RE`` on ``key``, remembered for the (few) keys files use."""
+def is_meta_key(key: str) -> bool:
+    """Return whether ``key`` matches ``META_KEY_RE`` (remembered for the few keys files use)."""
     known = _KEYS_SEEN.get(key)
     if known is None:
         known = META_KEY_RE.match(key) is not None
@@ -260,7 +265,7 @@ def parse_meta_comment(line: str) -> MetaComment | None:
             dropped.append((part, "no key=value"))
             continue
         key, value = part[:idx], part[idx + 1 :]
-        if not _valid_key(key):
+        if not is_meta_key(key):
             dropped.append((part, "key must match [a-zA-Z][a-zA-Z0-9_-]*"))
             continue
         if len(value) > MAX_VALUE_LENGTH // 2 and _utf16_len(value) > MAX_VALUE_LENGTH:
@@ -300,6 +305,9 @@ class Section:
         dropped: ``(line index, token, reason)`` for comment tokens Maka drops.
         body_lines: The section's lines after the heading, comments removed.
         content: ``body_lines`` joined with ``\\n`` and trimmed (Maka's ``promptContent``).
+        views: What the section reads as, filled by the reader (``pending`` flag -> its entry
+            view): the section's text never changes (an edit replaces the section object), so
+            the entry is built once per section, not once per read. Not compared.
     """
 
     start: int
@@ -311,6 +319,7 @@ class Section:
     dropped: list[tuple[int, str, str]] = field(default_factory=list)
     body_lines: list[str] = field(default_factory=list)
     content: str = ""
+    views: dict[bool, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -326,6 +335,12 @@ class Section:
         """Close the section at line ``end`` (exclusive) and compute its ``content``."""
         self.end = end
         self.content = js_trim("\n".join(self.body_lines))
+
+    def clone(self) -> Section:
+        """Return a copy whose line indices can move without moving this section's."""
+        twin = copy.copy(self)
+        twin.views = dict(self.views)
+        return twin
 
     def shift(self, delta: int) -> None:
         """Move every line index of the section by ``delta`` lines."""
@@ -428,6 +443,25 @@ class Document:
             self._terminators = Counter(self.separators)
         return "\r\n" if self._terminators["\r\n"] > self._terminators["\n"] else "\n"
 
+    def clone(self) -> Document:
+        """Return a copy that :meth:`splice` can edit without changing this document.
+
+        Cost: a list copy of the lines and one small copy per section (no parsing); the
+        sections' built entries (:attr:`Section.views`) come along.
+        """
+        twin = Document(
+            size=self.size,
+            safe_mode=self.safe_mode,
+            reason=self.reason,
+            lines=list(self.lines),
+            separators=list(self.separators),
+            sections=[section.clone() for section in self.sections],
+            malformed=list(self.malformed),
+        )
+        if self._terminators is not None:
+            twin._terminators = Counter(self._terminators)
+        return twin
+
     def text(self) -> str:
         """Return the document's text (lines and their terminators joined)."""
         return "".join(line + sep for line, sep in zip(self.lines, self.separators, strict=True))
@@ -485,9 +519,17 @@ class Document:
         last = bisect_left(sections, end, lo=first, key=lambda s: s.start)
         hi_old = sections[last].start if last < len(sections) else len(self.lines)
         delta = len(lines) - (end - start)
+        # entries already built on a touched section whose text comes back unchanged (the
+        # section before an append) are kept on its new parse
+        built = {section_text(self.lines, s): s.views for s in sections[first:last] if s.views}
         self.lines[start:end] = lines
         self.separators[start:end] = seps
         fresh, malformed = _parse_region(self.lines, lo, hi_old + delta)
+        if built:
+            for section in fresh:
+                views = built.get(section_text(self.lines, section))
+                if views is not None:
+                    section.views = dict(views)
         if self._index is not None:
             for section in sections[first:last]:
                 self._index.remove(section)
@@ -506,6 +548,18 @@ class Document:
         elif removed_content:
             self.reason = None if any(js_trim(line) for line in self.lines) else "empty"
         return fresh
+
+
+def section_text(lines: list[str], section: Section) -> str:
+    """Return ``section``'s lines joined with ``\\n``, trailing blank lines left out.
+
+    Two sections with the same text read the same (title, comment, content): the text is what
+    the provider's version token hashes.
+    """
+    end = section.end
+    while end - 1 > section.start and not js_trim(lines[end - 1]):
+        end -= 1
+    return "\n".join(lines[section.start : end])
 
 
 def _parse_region(lines: list[str], lo: int, hi: int) -> tuple[list[Section], list[int]]:

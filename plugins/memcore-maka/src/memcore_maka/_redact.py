@@ -55,6 +55,23 @@ _VENDOR_KEYS = [
 ]
 
 
+#: Every pattern above needs one of these words (case-insensitive: checked on ``casefold()``,
+#: which maps each character those patterns' IGNORECASE matching equates with an ASCII
+#: letter, such as U+212A KELVIN SIGN or U+017F LONG S, onto that letter)…
+_CASELESS_HINTS = ("key", "token", "secret", "passw", "pwd", "auth", "bearer")
+#: …or one of these case-sensitive prefixes (the private key block and the vendor key shapes).
+_CASED_HINT = re.compile(r"-----BEGIN |sk-|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|glpat-")
+
+
+def may_hold_secret(text: str) -> bool:
+    """Return False when no redaction pattern can match ``text`` (then it is returned as is).
+
+    A cheap necessary condition: each pattern contains one of the hint words or prefixes.
+    """
+    folded = text.casefold()
+    return any(hint in folded for hint in _CASELESS_HINTS) or _CASED_HINT.search(text) is not None
+
+
 def redact_secrets(text: str) -> str:
     """Return ``text`` with secrets replaced by ``[redacted]``.
 
@@ -65,6 +82,11 @@ def redact_secrets(text: str) -> str:
         The text with private key blocks, bearer tokens, password/API-key assignments, URL query
         secrets and well-known API key shapes redacted. Idempotent.
     """
+    return _apply_patterns(text) if may_hold_secret(text) else text
+
+
+def _apply_patterns(text: str) -> str:
+    """Run every redaction pattern over ``text`` (what :func:`redact_secrets` does when needed)."""
     out = _PRIVATE_KEY.sub("[redacted private key]", text)
     out = _JSON_ASSIGNMENT.sub(lambda m: m.group(1) + REDACTED, out)
     out = _URL_QUERY.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}", out)

@@ -53,6 +53,7 @@ from memcore_maka._parser import (
     HEADING_RE,
     META_KEY_RE,
     Section,
+    is_meta_key,
     js_trim,
     parse_finite_number,
     parse_meta_comment,
@@ -106,6 +107,8 @@ KEY_ORDER: tuple[str, ...] = (
     "decayTtlMs",
 )
 
+_KEY_ORDER_SET = frozenset(KEY_ORDER)
+
 #: Maka's statuses (HEAD) and the memcore status each maps to, both ways.
 STATUS_FROM_MAKA: dict[str, Status] = {
     "draft": Status.DRAFT,
@@ -146,6 +149,8 @@ _NATIVE_KEYS = frozenset(
 # -- small helpers ----------------------------------------------------------------------
 def normalize_meta_value(value: str) -> str:
     """Return Maka's ``normalizeMetaValue(value)``: whitespace/``<``/``>`` runs -> ``-``, edges trimmed, <= 128."""
+    if value and value[0] != "-" and value[-1] != "-" and _UNSAFE_RUN.search(value) is None:
+        return value[:128]  # nothing to replace or trim (the usual case)
     return _EDGE_DASHES.sub("", _UNSAFE_RUN.sub("-", value))[:128]
 
 
@@ -209,15 +214,12 @@ def serialize_meta(meta: dict[str, str], extra_tokens: tuple[str, ...] = ()) -> 
             over-long values): appended verbatim so no text is lost.
     """
     parts: list[str] = []
-    seen: set[str] = set()
-    for key in [*KEY_ORDER, *sorted(k for k in meta if k not in KEY_ORDER)]:
-        if key in seen or key not in meta or not META_KEY_RE.match(key):
-            continue
+    known = [key for key in KEY_ORDER if key in meta]  # KEY_ORDER's keys are all valid
+    others = sorted(key for key in meta if key not in _KEY_ORDER_SET and is_meta_key(key))
+    for key in (*known, *others):
         value = normalize_meta_value(meta[key])
-        if not value:
-            continue
-        seen.add(key)
-        parts.append(f"{key}={value}")
+        if value:
+            parts.append(f"{key}={value}")
     parts.extend(extra_tokens)
     return " ".join(parts)
 
@@ -240,7 +242,7 @@ def _encode_data(data: dict[str, Any]) -> dict[str, str]:
 def _decode_data(meta: dict[str, str]) -> tuple[dict[str, Any], str | None]:
     chunks: list[tuple[int, str]] = []
     for key, value in meta.items():
-        match = MC_DATA_RE.match(key)
+        match = MC_DATA_RE.match(key) if key.startswith(MC_DATA) else None
         if match:
             chunks.append((int(match.group(1)) if match.group(1) else -1, value))
     if not chunks:
@@ -436,7 +438,7 @@ def entry_from_section(section: Section, *, pending: bool = False, version: str 
     if isinstance(data.get("e"), dict):
         extra.update({k: v for k, v in data["e"].items() if isinstance(v, dict) and k != FORMAT})
     for key, raw in meta.items():
-        if key in _NATIVE_KEYS or MC_DATA_RE.match(key):
+        if key in _NATIVE_KEYS or (key.startswith(MC_DATA) and MC_DATA_RE.match(key)):
             continue
         maka[key] = raw
     stashed = data.get("m")

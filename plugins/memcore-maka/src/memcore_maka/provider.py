@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import threading
@@ -51,6 +52,7 @@ from memcore_maka._parser import (
     parse_document,
     parse_finite_number,
     parse_tags,
+    section_text,
 )
 from memcore_maka._redact import redact_secrets
 from memcore_maka.mapping import (
@@ -238,10 +240,7 @@ def _fail_closed(value: Any) -> bool:
 
 
 def _version(doc: Document, section: Section) -> str:
-    end = section.end
-    while end - 1 > section.start and not js_trim(doc.lines[end - 1]):
-        end -= 1
-    raw = "\n".join(doc.lines[section.start : end])
+    raw = section_text(doc.lines, section)
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -313,6 +312,10 @@ class MakaProvider(BaseProvider):
         self.apply_decay = _unless_false(options.get("apply_decay"))
         self._now: Callable[[], int] = lambda: to_ms(utc_now())
         self._batch_state: _Batch | None = None
+        # MEMORY.md's bytes as this provider last read or wrote them, and their parse (never
+        # edited: a batch edits a clone). A read of the same bytes reuses it and the entries
+        # already built on its sections, so reading back what was just written costs a copy.
+        self._parsed: tuple[bytes, Document] | None = None
 
     @property
     def backup_path(self) -> Path:
@@ -486,6 +489,11 @@ class MakaProvider(BaseProvider):
                 )
             )
             return loaded
+        cached = self._parsed if path == self.path else None
+        if cached is not None and cached[0] == data:
+            # the bytes this provider last parsed or wrote: the same parse (never edited in place)
+            self._use_parse(loaded, cached[1], batch, full=full)
+            return loaded
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -503,15 +511,22 @@ class MakaProvider(BaseProvider):
                 )
             )
         doc = parse_document(text, size=len(data))
+        if path == self.path and loaded.writable:
+            self._parsed = (data, doc)
+        self._use_parse(loaded, doc, batch, full=full)
+        return loaded
+
+    def _use_parse(self, loaded: _Loaded, doc: Document, batch: _Batch | None, *, full: bool) -> None:
+        """Fill ``loaded`` from ``doc``; an open batch takes its own copy of ``doc`` to edit."""
+        if batch is not None and loaded.writable:
+            doc = doc.clone()  # the batch edits its copy in place; ``_parsed`` keeps the file's
+            batch.doc, batch.stale = doc, False
         loaded.doc = doc
         if doc.reason == "empty" and loaded.reason is None:
             loaded.reason = "empty"
-        if batch is not None and loaded.writable:
-            batch.doc, batch.stale = doc, False
         if full:
-            loaded.views = [_view(doc, section, pending) for section in doc.entries]
+            loaded.views = [_view(doc, section, loaded.pending) for section in doc.entries]
             loaded.diagnostics.extend(self._diagnose(loaded))
-        return loaded
 
     def _diagnose(self, loaded: _Loaded) -> list[Diagnostic]:
         shown = str(loaded.path)
@@ -841,7 +856,12 @@ class MakaProvider(BaseProvider):
             else:
                 batch.data, batch.doc, batch.stale, batch.dirty = data, None, False, True
                 batch.writes += 1
-            return parse_document(text, size=len(data)) if reread else None
+            if not reread:
+                return None
+            doc = parse_document(text, size=len(data))
+            if batch is None and path == self.path:
+                self._parsed = (data, doc)
+            return doc
 
     def _splice(self, batch: _Batch, edit: _Edit) -> bool:
         """Apply ``edit`` to the batch's document in place; False when it must go as text.
@@ -970,6 +990,8 @@ class MakaProvider(BaseProvider):
                 if data is not None:
                     self._check_unchanged(batch)
                     self._write(self.path, batch.old, data)
+                    if batch.doc is not None:
+                        self._parsed = (data, batch.doc)  # the batch is over: no more edits
 
     @staticmethod
     def _find(loaded: _Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
@@ -1000,7 +1022,8 @@ class MakaProvider(BaseProvider):
                 get past the model's validation through ``model_copy(update=...)`` or list
                 mutation); nothing is written.
         """
-        require_unicode(entry.model_dump(), "entry", prefix="maka")
+        if not _all_unicode(entry):
+            require_unicode(entry.model_dump(), "entry", prefix="maka")
         return entry.model_copy(
             update={
                 "title": redact_secrets(entry.title),
@@ -1408,7 +1431,42 @@ def _over_limit(path: Path, size: int) -> StoreLimitError:
 
 
 def _view(doc: Document, section: Section, pending: bool) -> EntryView:
-    return entry_from_section(section, pending=pending, version=_version(doc, section))
+    """Return ``section`` read as an entry: built once per section, then copied.
+
+    A section's text never changes (an edit re-parses what it touches into new sections), so
+    the entry built the first time is kept on it (:attr:`Section.views`) and each later read
+    gets a copy of it (its own lists and ``extra``), as if built again.
+    """
+    built: EntryView | None = section.views.get(pending)
+    if built is None:
+        built = entry_from_section(section, pending=pending, version=_version(doc, section))
+        section.views[pending] = built
+    return EntryView(
+        entry=_fresh(built.entry),
+        section=section,
+        meta=built.meta,
+        applied=built.applied,
+        problems=built.problems,
+    )
+
+
+def _fresh(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` sharing nothing a caller can change (lists, ``extra``)."""
+    twin = entry.__copy__()
+    fields = twin.__dict__
+    fields["tags"] = list(entry.tags)
+    fields["relations"] = list(entry.relations)  # Relation is frozen
+    fields["extra"] = _json_copy(entry.extra)
+    return twin
+
+
+def _json_copy(value: Any) -> Any:
+    """Return a copy of JSON data (dicts and lists copied all the way down)."""
+    if isinstance(value, dict):
+        return {key: _json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(item) for item in value]
+    return value
 
 
 def _unchanged(rendered: RenderedSection) -> bool:
@@ -1426,6 +1484,25 @@ def _remove_section(doc: Document, section: Section) -> str:
     before = re.sub(r"(?:\r?\n){3,}\Z", newline * 2, text[: offsets[section.start]])
     after = re.sub(r"\A(?:\r?\n){2,}", newline, text[offsets[section.end] :])
     return js_trim_end(before + after) + newline
+
+
+def _all_unicode(entry: MemoryEntry) -> bool:
+    """Return True when every string of ``entry`` encodes as UTF-8 (no lone surrogate).
+
+    One join and one ``json.dumps`` instead of a walk over ``model_dump()``; False also for
+    anything odd (a non-string tag, data ``json`` cannot write), which the full check
+    (:func:`~memcore.models.require_unicode`) then looks at.
+    """
+    texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
+    texts.append(entry.version or "")
+    for relation in entry.relations:
+        texts += (relation.type, relation.target)
+    try:
+        "\n".join([*texts, *entry.tags]).encode("utf-8")
+        json.dumps(entry.extra, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return False
+    return True
 
 
 def _redact_tree(value: Any) -> Any:
