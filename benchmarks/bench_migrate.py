@@ -230,12 +230,12 @@ def render(rows: list[dict[str, Any]]) -> str:
     """The docs/migration.md table of benchmark rows (one per pair)."""
     lines = [
         "| pair | entries | migrate (s) | baseline read + write (s) | ratio | inside providers (s) "
-        "| memcore logic / baseline | read / write / link / verify (s) |",
+        "| memcore logic / baseline | read / plan / write / link / verify (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         phases = row.get("phases_s", {})
-        split = " / ".join(f"{phases.get(name, 0):.2f}" for name in ("read", "write", "link", "verify"))
+        split = " / ".join(f"{phases.get(name, 0):.2f}" for name in ("read", "plan", "write", "link", "verify"))
         baseline = row["baseline_read_s"] + row["baseline_write_s"]
         lines.append(
             f"| {row['pair']} | {row['entries']:,} | {row['migrate_s']:.2f} | {baseline:.2f} | "

@@ -566,8 +566,15 @@ def test_an_append_only_target_that_plans_ids_needs_no_trial_run(tmp_path: Path,
         raise AssertionError("a trial run was made")
 
     monkeypatch.setattr(_Run, "predict_ids", no_trial)
-    report = migrate(src, f"whitebox:{tmp_path / 'b'}", registry=registry)
+    phases: list[str] = []
+    report = migrate(
+        src,
+        f"whitebox:{tmp_path / 'b'}",
+        registry=registry,
+        progress=lambda phase, done, total: phases.append(phase) if phase not in phases else None,
+    )
     assert report.ok and report.counts["written"] == 4
+    assert phases == ["read", "plan", "write", "verify"]  # no second pass ("link")
     old, new = report.entry("pref-editor-old"), report.entry("pref-editor")
     assert old.target_id is not None and "#" in old.target_id  # an observation: append-only
     assert new.target_id is not None

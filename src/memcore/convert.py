@@ -131,7 +131,9 @@ CORE_FIELDS: tuple[str, ...] = (
     "expires_at",
 )
 
-#: ``progress(phase, done, total)``: phase is ``"read"``, ``"write"``, ``"link"`` or ``"verify"``.
+#: ``progress(phase, done, total)``: phase is ``"read"``, ``"plan"`` (ids asked of the target
+#: or learnt by a trial run, only when relations point forward), ``"write"``, ``"link"`` or
+#: ``"verify"``.
 ProgressCallback = Callable[[str, int, int], None]
 
 Action = Literal["written", "updated", "unchanged", "failed"]
@@ -818,6 +820,7 @@ class _Run:
             # entry); one that cannot update either (append-only entries) would lose them, so
             # its ids are learnt by a trial run into a scratch copy.
             # (not into a graph: it refuses an edge to an entry that does not exist yet)
+            self.progress("plan", 0, len(to_write))
             planned = self.plan_ids(ordered, src_ids, index) if Capability.GRAPH not in self.caps else None
             if planned is not None:
                 self.predicted = planned

@@ -25,7 +25,13 @@ from memcore.registry import get_registry
 
 __all__ = ["register", "render_report"]
 
-_PHASES = {"read": "reading source", "write": "writing target", "link": "linking", "verify": "reading back"}
+_PHASES = {
+    "read": "reading source",
+    "plan": "planning ids",
+    "write": "writing target",
+    "link": "linking",
+    "verify": "reading back",
+}
 #: Runs with fewer entries than this finish before a bar is worth drawing.
 _BAR_MIN_ENTRIES = 200
 
