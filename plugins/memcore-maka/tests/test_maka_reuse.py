@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.errors import InvalidEntryError
+from memcore.errors import InvalidEntryError, UnsafePathError
 from memcore.models import Kind, MemoryEntry, Relation
 from memcore_maka import MakaProvider
 from memcore_maka._parser import js_number, parse_document, parse_finite_number
@@ -227,4 +227,29 @@ def test_a_lone_surrogate_in_any_text_field_is_refused(tmp_path: Path, name: str
     bad = MemoryEntry(title="t", body="b").model_copy(update={name: "x\ud800"})
     with pytest.raises(InvalidEntryError, match=rf"entry\.{name} has a lone surrogate \(U\+D800\)"):
         provider.add(bad)
+    assert path.read_bytes() == b"# Maka Memory\n"
+
+
+def test_a_lone_surrogate_put_into_extra_after_validation_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    MakaProvider.init_store(str(path))
+    provider = MakaProvider(path).open()
+    entry = MemoryEntry(title="t", body="b", extra={"other": {"ok": "fine"}})
+    entry.extra["other"]["bad"] = ["fine", "x\udfff"]  # type: ignore[index]
+    with pytest.raises(InvalidEntryError, match=r"entry\.extra\.other\.bad\[1\] has a lone surrogate"):
+        provider.add(entry)
+    assert path.read_bytes() == b"# Maka Memory\n"
+
+
+def test_a_symlink_swapped_in_during_a_batch_is_never_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    MakaProvider.init_store(str(path))
+    provider = MakaProvider(path).open()
+    outside = tmp_path / "outside.md"
+    with pytest.raises(UnsafePathError, match=r"MEMORY\.md\.bak is a symlink.*`batch` refused"):
+        with provider.batch():
+            provider.add(MemoryEntry(id="one", title="One", body="first"))
+            provider.backup_path.symlink_to(outside)  # after the first write's check
+            provider.add(MemoryEntry(id="two", title="Two", body="second"))
+    assert provider.backup_path.is_symlink() and not outside.exists()
     assert path.read_bytes() == b"# Maka Memory\n"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import threading
@@ -164,6 +163,8 @@ class _Batch:
             ``None`` until the file was read, and after a write that replaced the whole text.
         stale: Whether ``doc`` has writes ``data`` does not have yet.
         backup: ``MEMORY.md.bak``'s path, once a write in the batch built it.
+        checked: Whether a write in the batch checked that MEMORY.md and its backup are not
+            symlinks (checked again just before the batch is saved).
         writes: Writes applied in memory and not saved yet (named by the conflict error).
     """
 
@@ -175,6 +176,7 @@ class _Batch:
     doc: Document | None = None
     stale: bool = False
     backup: Path | None = None
+    checked: bool = False
     writes: int = 0
 
     def current(self) -> bytes | None:
@@ -828,12 +830,11 @@ class MakaProvider(BaseProvider):
                 backup = batch.backup
             else:
                 backup = self.backup_path
-            for target in (path, backup):
-                if target.is_symlink():
-                    raise UnsafePathError(
-                        f"maka: {target} is a symlink; memcore never writes through or replaces one, "
-                        f"`{operation}` refused"
-                    )
+            if batch is None or path != self.path or not batch.checked:
+                # in a batch MEMORY.md is checked by its first write and again just before it is saved
+                _refuse_symlinks((path, backup), operation)
+                if batch is not None and path == self.path:
+                    batch.checked = True
             loaded = self._load(path, pending=pending, full=False)
             if not loaded.writable:
                 raise ReadOnlyStoreError(
@@ -918,9 +919,19 @@ class MakaProvider(BaseProvider):
         data = batch.current()
         if data is None:
             return
-        self._check_unchanged(batch)
-        self._write(self.path, batch.old, data)
+        self._save_batch(batch, data)
         batch.old, batch.dirty, batch.writes = data, False, 0
+
+    def _save_batch(self, batch: _Batch, data: bytes) -> None:
+        """Write the batch's MEMORY.md: refused when the file changed or became a symlink.
+
+        Raises:
+            ConflictError: See :meth:`_check_unchanged`.
+            UnsafePathError: MEMORY.md or its backup is now a symlink (nothing written).
+        """
+        self._check_unchanged(batch)
+        _refuse_symlinks((self.path, batch.backup or self.backup_path), "batch")
+        self._write(self.path, batch.old, data)
 
     def _check_unchanged(self, batch: _Batch) -> None:
         """Refuse to save the batch when MEMORY.md changed on disk since the batch read it.
@@ -975,6 +986,8 @@ class MakaProvider(BaseProvider):
             ConflictError: MEMORY.md changed on disk during the block (a writer that does not
                 take memcore's lock, or another provider on the same file in this thread): the
                 block's writes are not saved, the file is left as it is.
+            UnsafePathError: MEMORY.md or MEMORY.md.bak was replaced by a symlink during the
+                block (checked by the block's first write and again before saving): nothing saved.
         """
         if self._active_batch() is not None or self.incognito or not self.enabled or self.read_only:
             yield
@@ -988,8 +1001,7 @@ class MakaProvider(BaseProvider):
                 self._batch_state = None
                 data = batch.current() if batch.dirty else None
                 if data is not None:
-                    self._check_unchanged(batch)
-                    self._write(self.path, batch.old, data)
+                    self._save_batch(batch, data)
                     if batch.doc is not None:
                         self._parsed = (data, batch.doc)  # the batch is over: no more edits
 
@@ -1022,7 +1034,14 @@ class MakaProvider(BaseProvider):
                 get past the model's validation through ``model_copy(update=...)`` or list
                 mutation); nothing is written.
         """
-        if not _all_unicode(entry):
+        texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
+        texts.append(entry.version or "")
+        for relation in entry.relations:
+            texts += (relation.type, relation.target)
+        texts += entry.tags
+        extra = _redact_tree(entry.extra, texts)  # new dicts and lists all the way down
+        if not _all_text(texts):
+            # the full walk names the place of the bad character (or finds nothing to refuse)
             require_unicode(entry.model_dump(), "entry", prefix="maka")
         return entry.model_copy(
             update={
@@ -1030,7 +1049,7 @@ class MakaProvider(BaseProvider):
                 "body": redact_secrets(entry.body),
                 "tags": list(entry.tags),
                 "relations": [relation.model_copy() for relation in entry.relations],
-                "extra": _redact_tree(entry.extra),  # new dicts and lists all the way down
+                "extra": extra,
             }
         )
 
@@ -1422,6 +1441,15 @@ def _unread_text(doc: Document, shown: str) -> list[Diagnostic]:
     return out
 
 
+def _refuse_symlinks(targets: tuple[Path, ...], operation: str) -> None:
+    """Raise :class:`UnsafePathError` when one of ``targets`` is a symlink (a write would replace it)."""
+    for target in targets:
+        if target.is_symlink():
+            raise UnsafePathError(
+                f"maka: {target} is a symlink; memcore never writes through or replaces one, `{operation}` refused"
+            )
+
+
 def _over_limit(path: Path, size: int) -> StoreLimitError:
     """The error for a write that would make ``path`` ``size`` bytes (over 128 KiB)."""
     return StoreLimitError(
@@ -1486,30 +1514,33 @@ def _remove_section(doc: Document, section: Section) -> str:
     return js_trim_end(before + after) + newline
 
 
-def _all_unicode(entry: MemoryEntry) -> bool:
-    """Return True when every string of ``entry`` encodes as UTF-8 (no lone surrogate).
+def _all_text(texts: list[Any]) -> bool:
+    """Return True when ``texts`` are all strings that encode as UTF-8 (no lone surrogate).
 
-    One join and one ``json.dumps`` instead of a walk over ``model_dump()``; False also for
-    anything odd (a non-string tag, data ``json`` cannot write), which the full check
-    (:func:`~memcore.models.require_unicode`) then looks at.
+    One join and one encode for every string of an entry; False also for anything that is
+    not a string, which the full check (:func:`~memcore.models.require_unicode`) then walks.
     """
-    texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
-    texts.append(entry.version or "")
-    for relation in entry.relations:
-        texts += (relation.type, relation.target)
     try:
-        "\n".join([*texts, *entry.tags]).encode("utf-8")
-        json.dumps(entry.extra, ensure_ascii=False).encode("utf-8")
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        "\n".join(texts).encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
         return False
     return True
 
 
-def _redact_tree(value: Any) -> Any:
+def _redact_tree(value: Any, texts: list[Any]) -> Any:
+    """Return a copy of JSON data with every string redacted; its keys and strings go to ``texts``.
+
+    A value of another type (a tuple, a set: not JSON) goes to ``texts`` as is, so that the
+    surrogate check walks the entry in full.
+    """
     if isinstance(value, str):
+        texts.append(value)
         return redact_secrets(value)
     if isinstance(value, dict):
-        return {k: _redact_tree(v) for k, v in value.items()}
+        texts.extend(value)
+        return {k: _redact_tree(v, texts) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_tree(v) for v in value]
+        return [_redact_tree(v, texts) for v in value]
+    if isinstance(value, tuple | set | frozenset):
+        texts.append(value)
     return value
