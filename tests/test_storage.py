@@ -162,6 +162,33 @@ def test_file_lock_is_reentrant_and_outside_the_store(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_nested_lock_leaves_the_outer_one_held(tmp_path: Path) -> None:
+    """Leaving a nested block of the same lock (an add in a batch) does not release the batch's."""
+    import threading
+
+    def other_thread_gets_it() -> bool:
+        got: list[bool] = []
+
+        def attempt() -> None:
+            try:
+                with file_lock(tmp_path, timeout=0.05):
+                    got.append(True)
+            except TimeoutError:
+                got.append(False)
+
+        worker = threading.Thread(target=attempt)
+        worker.start()
+        worker.join()
+        return got == [True]
+
+    with file_lock(tmp_path):
+        for _ in range(3):
+            with file_lock(tmp_path), file_lock(str(tmp_path)):
+                pass
+        assert not other_thread_gets_it()
+    assert other_thread_gets_it()
+
+
 @pytest.mark.parametrize(
     ("raw", "bom", "newline", "mixed"),
     [
