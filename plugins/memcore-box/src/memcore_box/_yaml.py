@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, overload
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
 from memcore.frontmatter import LIBYAML, load_yaml, quote_ambiguous, try_load_plain_yaml
 
-__all__ = ["dump_mapping", "load_fast", "patch_yaml", "plain"]
+__all__ = ["dump_mapping", "load_fast", "load_own", "patch_yaml", "plain"]
 
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -100,6 +99,35 @@ _SIMPLE_QUOTED = re.compile(r"[ !#-\[\]-~]{0,1000}\Z")  # printable ASCII but '"
 _ALWAYS_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 
 
+# First character -> ((is the str tag, the rule's match function), ...): ruamel's implicit
+# resolver rules for plain scalars starting with it, then its rules for any character.
+_RULES: dict[str, tuple[tuple[bool, Callable[[str], Any]], ...]] = {}
+
+
+def _reads_as_str(text: str) -> bool:
+    """Return whether ruamel's resolver (:data:`_YAML`'s, YAML 1.2, dates as text) reads plain ``text`` as a string.
+
+    The same answer as ``_YAML.resolver.resolve(ScalarNode, text, (True, False))`` being the
+    ``str`` tag: the implicit rules for the text's first character (then those for any
+    character) are tried in order, the first whose regular expression matches decides, and
+    no match means ``str``. The rules are taken from the resolver once per first character
+    (the dumper's version is fixed), not looked up through ruamel's properties per scalar.
+    """
+    first = text[0] if text else ""
+    rules = _RULES.get(first)
+    if rules is None:
+        table = _YAML.resolver.versioned_resolver
+        rules = tuple((str(tag) == _STR_TAG, regexp.match)
+                      for tag, regexp in (*table.get(first, ()), *table.get(None, ())))
+        if len(_RULES) >= 1024:
+            _RULES.clear()
+        _RULES[first] = rules
+    for is_str, match in rules:
+        if match(text):
+            return is_str
+    return True
+
+
 def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     if type(value) is str:
         text = str(value)
@@ -107,7 +135,7 @@ def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
         if isinstance(quoted, DoubleQuotedScalarString):
             return _double_quoted(quoted)
         # ruamel quotes what its YAML 1.2 resolver would read as another type (0o17, 1e5…).
-        if pattern.match(text) and str(_YAML.resolver.resolve(ScalarNode, text, (True, False))) == _STR_TAG:
+        if pattern.match(text) and _reads_as_str(text):
             return text
         return None
     if type(value) is PlainScalarString and _STAMP.match(value):
@@ -232,14 +260,14 @@ def _ruamel_dump(mapping: Mapping[str, Any]) -> str:
     return buf.getvalue()
 
 
-def _blocks(yaml_text: str, meta: CommentedMap) -> tuple[list[str], dict[str, tuple[int, int]]] | None:
+def _blocks(yaml_text: str, meta: Mapping[Any, Any]) -> tuple[list[str], dict[str, tuple[int, int]]] | None:
     lines = yaml_text.splitlines(keepends=True)
     starts: list[tuple[int, str]] = []
     for key in meta:
         if not isinstance(key, str):
             return None  # a key like ``1:`` or ``true:``: patch by key name is unsafe, dump whole
         try:
-            line, col = meta.lc.key(key)
+            line, col = meta.lc.key(key)  # type: ignore[attr-defined]
         except (KeyError, TypeError, AttributeError):
             return None
         if col != 0:
@@ -256,23 +284,37 @@ def _blocks(yaml_text: str, meta: CommentedMap) -> tuple[list[str], dict[str, tu
     return lines, spans
 
 
-def patch_yaml(yaml_text: str, old: CommentedMap, new: Mapping[str, Any], order: tuple[str, ...]) -> str:
+@overload
+def patch_yaml(yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
+               *, fallback: Literal[True] = ...) -> str: ...
+@overload
+def patch_yaml(yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
+               *, fallback: bool) -> str | None: ...
+def patch_yaml(yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
+               *, fallback: bool = True) -> str | None:
     """Return ``yaml_text`` changed so that it loads as ``new``, touching only changed keys.
+
+    The patched text is loaded back (libyaml where :func:`load_fast` reads it exactly, else the
+    round-trip loader) and must give ``new``'s values.
 
     Args:
         yaml_text: The frontmatter YAML as it is in the file (no ``---`` lines).
-        old: That text, parsed (ruamel round-trip map with line information).
+        old: That text, parsed, with line information: ruamel's round-trip map, or any mapping
+            whose ``lc.key(key)`` gives each top-level key's ``(line, column)`` the same way.
         new: The wanted mapping, in the wanted key order for keys that are new.
         order: Canonical key order used to place new keys.
+        fallback: When the text cannot be patched (keys without line information, or a
+            patch that does not load back as ``new``): ``True`` dumps the whole of ``new``
+            instead, ``False`` returns ``None``.
 
     Returns:
-        The new YAML text (ends with a newline when not empty).
+        The new YAML text (ends with a newline when not empty), or ``None`` (see ``fallback``).
     """
     if not yaml_text.endswith("\n") and yaml_text:
         yaml_text += "\n"
     found = _blocks(yaml_text, old)
     if found is None:
-        return dump_mapping(new)
+        return dump_mapping(new) if fallback else None
     lines, spans = found
     replace: dict[int, list[str]] = {}
     drop: set[int] = set()
@@ -308,12 +350,14 @@ def patch_yaml(yaml_text: str, old: CommentedMap, new: Mapping[str, Any], order:
     for fragments in inserts.values():
         out.extend(fragments)
     text = "".join(out)
-    try:
-        check = load_yaml(text) if text.strip() else CommentedMap()
-    except Exception:  # noqa: BLE001 - any failure means: fall back to a full dump
-        return dump_mapping(new)
+    check = load_fast(text)  # equals plain(load_yaml(text)) when not None
+    if check is None:
+        try:
+            check = load_yaml(text) if text.strip() else CommentedMap()
+        except Exception:  # noqa: BLE001 - any failure means: fall back to a full dump
+            return dump_mapping(new) if fallback else None
     if plain(check or {}) != plain(new):
-        return dump_mapping(new)
+        return dump_mapping(new) if fallback else None
     return text
 
 
@@ -323,6 +367,141 @@ def patch_yaml(yaml_text: str, old: CommentedMap, new: Mapping[str, Any], order:
 # ruamel's YAML 1.2 rules and dates as text, and says "unsure" (None) for anything where the
 # two parsers could differ; the caller then parses with the round-trip loader, so the values
 # and the orphan decisions are those of the round-trip path.
+
+
+# Where YAML could hold an anchor (``&name`` starting a node). Catches some plain text too.
+_ANCHOR = re.compile(r"(?:^|[\s,\[{:])&", re.MULTILINE)
+
+# -- memcore's own layout -------------------------------------------------------------------
+# What the direct renderer above writes (the frontmatter of nearly every memory memcore wrote)
+# is read by a small line reader, without libyaml: ``key: value`` lines, ``key:`` opening a
+# nested mapping two columns in or a block list of ``- item`` lines two columns in (items may
+# be mappings, ``- key: value`` with their other keys under the first), flow lists
+# ``[a, "b"]``. Values: double-quoted text with nothing to escape, single-quoted text without
+# quotes inside, decimal integers and decimals, ``true``/``false``, and plain text that the
+# direct renderer itself would write plain (:data:`_BLOCK_TEXT`, in lists :data:`_FLOW_TEXT`)
+# and that ruamel's resolver reads as a string. Printable ASCII only, no blank or comment
+# lines, no duplicate keys, keys that read as strings. Anything else: ``None`` (libyaml, then
+# ruamel, decide). tests/test_box_read_path.py compares it with the round-trip loader.
+_OWN_TEXT = re.compile(r"[ -~\n]*\Z")
+_OWN_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\Z")
+_OWN_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
+_OWN_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17}\Z")
+_OWN_DQ = re.compile(r'"([ !#-\[\]-~]*)"\Z')  # printable ASCII but '"' and '\'
+_OWN_SQ = re.compile(r"'([ -&(-~]*)'\Z")  # printable ASCII but "'"
+_OWN_NUMERIC = frozenset("-0123456789")
+_OWN_FLOW_DQ = re.compile(r'"([ !#-+\--\[\]-~]*)"\Z')  # nor ','
+
+
+class _NotOwn(Exception):
+    """The text is not in memcore's own layout (see above)."""
+
+
+def _own_scalar(text: str, *, flow: bool = False) -> Any:
+    first = text[:1]
+    if first == '"':
+        found = (_OWN_FLOW_DQ if flow else _OWN_DQ).match(text)
+        if found is not None:
+            return found.group(1)
+        raise _NotOwn
+    if not flow:
+        if first == "'":
+            found = _OWN_SQ.match(text)
+            if found is not None:
+                return found.group(1)
+            raise _NotOwn
+        if first in _OWN_NUMERIC:
+            if _OWN_INT.match(text):
+                return int(text)
+            if _OWN_FLOAT.match(text):
+                return float(text)
+        elif text == "true" or text == "false":
+            return text == "true"
+    if (_FLOW_TEXT if flow else _BLOCK_TEXT).match(text) and _reads_as_str(text):
+        return text
+    raise _NotOwn
+
+
+def _own_value(text: str) -> Any:
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1]
+        if not inner:
+            raise _NotOwn
+        return [_own_scalar(item, flow=True) for item in inner.split(", ")]
+    return _own_scalar(text)
+
+
+def _own_mapping(lines: list[str], i: int, indent: int, keys: dict[str, int] | None) -> tuple[dict[str, Any], int]:
+    """Read the mapping whose keys start at column ``indent`` from line ``i``; return it and the next line."""
+    out: dict[str, Any] = {}
+    pad = " " * indent
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith(pad) or (line[indent:indent + 1] == " " and out):
+            break  # a shallower line ends the mapping (a deeper one is an error below)
+        found = _OWN_KEY.match(line, indent)
+        if found is None or line[indent:indent + 1] == " ":
+            raise _NotOwn
+        key, rest = found.group(1), found.group(2)
+        if key in out or not _reads_as_str(key):
+            raise _NotOwn
+        if keys is not None:
+            keys[key] = i
+        if rest is not None:
+            out[key] = _own_value(rest)
+            i += 1
+            continue
+        child = pad + "  "
+        after = lines[i + 1] if i + 1 < len(lines) else ""
+        if after.startswith(child + "- "):
+            out[key], i = _own_list(lines, i + 1, indent + 2)
+        elif after.startswith(child) and after[indent + 2:indent + 3] not in ("", " "):
+            out[key], i = _own_mapping(lines, i + 1, indent + 2, None)
+        else:
+            raise _NotOwn  # an empty value (null), or another layout
+    return out, i
+
+
+def _own_list(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
+    """Read the block list whose ``- `` items start at column ``indent``; return it and the next line."""
+    out: list[Any] = []
+    head = " " * indent + "- "
+    while i < len(lines) and lines[i].startswith(head):
+        rest = lines[i][indent + 2:]
+        if _OWN_KEY.match(rest) is not None:
+            # "- key: value": a mapping whose keys start two columns in, the first on this line
+            lines[i] = " " * (indent + 2) + rest
+            item, i = _own_mapping(lines, i, indent + 2, None)
+            out.append(item)
+        else:
+            out.append(_own_scalar(rest))
+            i += 1
+    return out, i
+
+
+def load_own(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """Read frontmatter in memcore's own layout, without libyaml; ``None`` for any other text.
+
+    Whenever the result is not ``None``, its mapping equals ``plain(load_yaml(yaml_text))`` (the
+    round-trip loader's values, dates as text), key order included. The layout is what
+    :func:`dump_mapping` writes directly (see the comment above this function).
+
+    Args:
+        yaml_text: The frontmatter between the ``---`` lines.
+
+    Returns:
+        ``(mapping, lines)``: ``lines`` gives each top-level key's 0-based line in
+        ``yaml_text`` (for diagnostics); or ``None``.
+    """
+    if not yaml_text.endswith("\n") or not _OWN_TEXT.match(yaml_text):
+        return None
+    lines = yaml_text[:-1].split("\n")
+    keys: dict[str, int] = {}
+    try:
+        out, end = _own_mapping(lines, 0, 0, keys)
+    except _NotOwn:
+        return None
+    return (out, keys) if end == len(lines) and out else None
 
 
 def load_fast(yaml_text: str) -> dict[Any, Any] | None:
@@ -337,10 +516,14 @@ def load_fast(yaml_text: str) -> dict[Any, Any] | None:
 
     Returns:
         A dict (key order kept; ``{}`` for blank text), or ``None``: not a mapping, or outside
-        the subset :func:`memcore.frontmatter.try_load_plain_yaml` reads exactly, or libyaml is
-        unavailable.
+        the subset :func:`memcore.frontmatter.try_load_plain_yaml` reads exactly, a text that
+        may hold an anchor (``&name``: ruamel reads an anchored ``true`` as the integer 1,
+        libyaml as ``True``), or libyaml is unavailable.
     """
-    if not LIBYAML:
+    own = load_own(yaml_text)
+    if own is not None:
+        return own[0]
+    if not LIBYAML or _ANCHOR.search(yaml_text):
         return None
     if not yaml_text.strip():
         # blank: {} unless it holds a character the two parsers read differently

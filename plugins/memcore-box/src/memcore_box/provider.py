@@ -24,6 +24,7 @@ Ids are ``mem_`` + a ULID. An id is never reused: a deleted id goes into the tom
 from __future__ import annotations
 
 import contextlib
+import copy
 import mimetypes
 import posixpath
 import re
@@ -50,7 +51,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_n
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import dump_mapping, load_fast, patch_yaml, plain
+from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain
 from memcore_box.index import (
     ENTRY_FIELDS,
     INDEX_MAPS,
@@ -76,9 +77,8 @@ _INDEX_KEYS = frozenset({"version", "folder_id", "folder_path", "updated_at", "t
                          *INDEX_MAPS})
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _RECENT_PATHS = 1024
-# Where YAML could hold an anchor (``&name`` starting a node): such frontmatter is parsed
-# round-trip (an anchored ``true`` is the integer 1 there). Catches some plain text too.
-_ANCHOR = re.compile(r"(?:^|[\s,\[{:])&", re.MULTILINE)
+# Line breaks str.splitlines() knows besides "\n" (patch_yaml numbers lines with it).
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _fold(text: str) -> str:
@@ -282,6 +282,16 @@ class _Titles:
     def known(self, entry_id: str) -> bool:
         """Return whether some memory file has ``entry_id``."""
         return entry_id in self.ids
+
+
+def _working_copy(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` that a write may change without touching the caller's.
+
+    Field assignments change only the copy; ``extra`` is copied deeply, the only nested data a
+    write changes in place (a companion's checksums, quoting while dumping). ``tags`` and
+    ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
+    """
+    return entry.model_copy(update={"extra": copy.deepcopy(entry.extra)})
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
@@ -900,11 +910,11 @@ class BoxMemoryProvider(BaseProvider):
     def _plain_meta(self, yaml_text: str | None) -> dict[Any, Any] | None:
         """Return frontmatter YAML as plain Python from libyaml, or ``None``: parse it round-trip.
 
-        :func:`load_fast` where it is exact; ``None`` also for no frontmatter, when
-        :attr:`fast_yaml` is off, and for a text that may hold an anchor (``&name``): ruamel
-        gives an anchored ``true`` as the integer 1, libyaml as ``True``.
+        :func:`load_fast` where it is exact (it says ``None`` for a text that may hold an
+        anchor, ``&name``, too); ``None`` also for no frontmatter and when :attr:`fast_yaml` is
+        off.
         """
-        if yaml_text is None or not self.fast_yaml or _ANCHOR.search(yaml_text):
+        if yaml_text is None or not self.fast_yaml:
             return None
         return load_fast(yaml_text)
 
@@ -921,15 +931,22 @@ class BoxMemoryProvider(BaseProvider):
             yaml_text, body, _ = split_frontmatter(text.text)
         except ParseError:
             return None
-        meta = self._plain_meta(yaml_text)
-        if meta is None or yaml_text is None:
+        if yaml_text is None or not self.fast_yaml:
             return None
+        own = load_own(yaml_text)  # memcore's own layout: the keys' lines come with it
+        if own is not None:
+            meta, lines = own
+        else:
+            found = self._plain_meta(yaml_text)
+            if found is None:
+                return None
+            meta, key_lines = found, _key_lines(yaml_text, list(found))
+            if key_lines is None:
+                return None
+            lines = key_lines
         for key in ("id", "kind"):
             if meta.get(key) is None or not str(meta.get(key)).strip():
                 return None
-        lines = _key_lines(yaml_text, list(meta))
-        if lines is None:
-            return None
         return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text,
                      meta=_PlainMeta(meta, lines), body=body, file_id=file_id)
 
@@ -1069,7 +1086,9 @@ class BoxMemoryProvider(BaseProvider):
                     data = b""
                     version = ""
                 if data:
-                    parsed = self._parse(path, data, version)
+                    # Plain frontmatter where libyaml reads it exactly (update() turns to the
+                    # round-trip parse when it cannot patch the text from that).
+                    parsed = self._parse(path, data, version, fast=True)
                     if isinstance(parsed, _File) and str(parsed.meta["id"]) == entry_id:
                         return parsed
             if attempt == 0:
@@ -1313,7 +1332,7 @@ class BoxMemoryProvider(BaseProvider):
             ConflictError: The id exists, or belonged to a deleted memory.
             InvalidEntryError: The id is not usable.
         """
-        entry = entry.model_copy(deep=True)
+        entry = _working_copy(entry)
         with self._writing():
             entry.id = self._new_id() if entry.id is None else self._check_new_id(entry.id)
             now = utc_now()
@@ -1367,6 +1386,28 @@ class BoxMemoryProvider(BaseProvider):
                 f"changed; `{operation}` refused. Release the hold in Box first."
             )
 
+    def _patched(self, current: _File, entry: MemoryEntry, slug: str) -> tuple[dict[str, Any], str]:
+        """Return the frontmatter mapping for ``entry`` and the file's YAML text patched to it.
+
+        From the plain frontmatter of the read path (``current.meta`` a :class:`_PlainMeta`,
+        its keys' lines known) when the patch works on it: unchanged keys keep their lines
+        byte for byte either way. When it does not (:func:`patch_yaml` would dump the whole
+        mapping, where values kept from the file keep their quoting only as ruamel's
+        round-trip objects), and for any text with a line break other than ``\n``, both are
+        made again from the round-trip parse, as before.
+        """
+        if isinstance(current.meta, _PlainMeta) and not _OTHER_BREAKS.search(current.yaml_text):
+            meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=current.meta,
+                                   resolve=self._resolve)
+            patched = patch_yaml(current.yaml_text, current.meta, meta, FIELD_ORDER, fallback=False)
+            if patched is not None:
+                return meta, patched
+        old = current.doc.metadata
+        meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=old, resolve=self._resolve)
+        patched = patch_yaml(current.yaml_text, old, meta, FIELD_ORDER)
+        assert patched is not None
+        return meta, patched
+
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite a memory file, changing only what changed, and re-index it.
 
@@ -1387,7 +1428,7 @@ class BoxMemoryProvider(BaseProvider):
         if entry.id is None:
             raise InvalidEntryError("box: update() needs an entry with an id; use add() for new memories")
         entry_id: str = entry.id
-        entry = entry.model_copy(deep=True)
+        entry = _working_copy(entry)
         with self._writing():
             current = self._read_file(entry_id)
             self._refuse_held(current, "update")
@@ -1401,9 +1442,7 @@ class BoxMemoryProvider(BaseProvider):
                 entry.created_at = self._entry_of(current)[0].created_at or utc_now()
             entry.updated_at = utc_now()
             slug = str(current.meta.get("slug") or "") or self._unique_slug(slugify(entry.title))
-            meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=current.meta,
-                                   resolve=self._resolve)
-            yaml_text = patch_yaml(current.yaml_text, current.meta, meta, FIELD_ORDER)
+            meta, yaml_text = self._patched(current, entry, slug)
             data = current.text.encode(f"---\n{yaml_text}---\n{entry.body}")
             old_folder = self._folder(current.folder)
             self._ensure_fresh(old_folder)

@@ -42,6 +42,8 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -49,7 +51,7 @@ from pathlib import Path
 from typing import Final, Protocol, runtime_checkable
 
 from memcore.errors import ConflictError, UnsafePathError
-from memcore.storage import atomic_write, file_lock, safe_join
+from memcore.storage import atomic_write, check_component, file_lock, safe_join
 
 __all__ = [
     "ANY_VERSION",
@@ -190,6 +192,12 @@ class Storage(Protocol):
 
 
 _REMEMBER_FROM_BYTES = 64 * 1024
+# A workspace-relative path of plain ASCII components (what memcore's own folders and
+# ``<kind>__<slug>.md`` names usually are): nothing in it can be absolute, a drive letter, NUL,
+# a backslash, ``.``/``..``, empty, or change under NFC. :meth:`LocalStorage._path` checks such a
+# path without resolving it (see there); anything else goes to ``safe_join`` as it is.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*(?:/[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*)*\Z")
+_FAST_PATHS = os.name == "posix"
 
 
 def _version_of(data: bytes) -> str:
@@ -239,6 +247,8 @@ class LocalStorage:
         self._known: dict[Path, tuple[tuple[int, int, int], str]] = {}
         self._holder: int | None = None  # thread id holding the lock through this storage
         self._skipped: dict[str, str] = {}
+        self._root_text = os.fspath(self.root)
+        self._components: dict[str, tuple[str, ...]] = {}
 
     @property
     def skipped(self) -> builtins.list[tuple[str, str]]:
@@ -261,10 +271,52 @@ class LocalStorage:
         """
         if not path:
             return self.root
+        found = self._plain_path(path)
+        if found is not None:
+            return found
         try:
             return safe_join(self.root, path)
         except RuntimeError as exc:  # Path.resolve() meeting a symlink loop (Python < 3.13)
             raise UnsafePathError(f"box: {path}: symbolic link loop") from exc
+
+    def _plain_path(self, path: str) -> Path | None:
+        """Return what ``safe_join(self.root, path)`` returns, checked cheaply, or ``None``.
+
+        For a path of plain ASCII components (:data:`_PLAIN_PATH`): each component goes through
+        :func:`memcore.storage.check_component` (cached: it depends on the text only), and no
+        component below the root may be a symbolic link (one ``lstat`` each, from the root
+        down, stopping at the first that does not exist). Without links and ``..`` the path
+        resolves to the resolved root plus those components, inside the workspace, which is
+        the containment ``safe_join`` checks by resolving both whole paths (a ``realpath`` of
+        every component of the absolute path, twice, per call: most of a small file's read or
+        write). ``None`` (let ``safe_join`` decide, and raise) for other paths, a link, any
+        other ``lstat`` error, or a platform other than POSIX.
+
+        Raises:
+            UnsafePathError: A component is one ``check_component`` refuses (as ``safe_join``).
+        """
+        if not _FAST_PATHS:
+            return None
+        parts = self._components.get(path)
+        if parts is None:
+            if not _PLAIN_PATH.match(path):
+                return None
+            parts = tuple(check_component(part) for part in path.split("/"))
+            if len(self._components) >= 4096:
+                self._components.clear()
+            self._components[path] = parts
+        local = self._root_text
+        for part in parts:
+            local = os.path.join(local, part)
+            try:
+                mode = os.lstat(local).st_mode
+            except FileNotFoundError:
+                break  # nothing below exists, so no link either
+            except OSError:
+                return None
+            if stat.S_ISLNK(mode):
+                return None
+        return Path(self._root_text, *parts)
 
     @staticmethod
     def _key(st: os.stat_result) -> tuple[int, int, int]:
@@ -418,8 +470,9 @@ class LocalStorage:
                 raise FileNotFoundError(f"{p.parent}: folder does not exist; create it first")
             atomic_write(p, data)
             version = _version_of(data)
-            with contextlib.suppress(FileNotFoundError):
-                self._remember(p, self._key(os.stat(p)), version)
+            if len(data) >= _REMEMBER_FROM_BYTES:  # only large files' versions are remembered
+                with contextlib.suppress(FileNotFoundError):
+                    self._remember(p, self._key(os.stat(p)), version)
         return Item(name=p.name, is_folder=False, version=version, size=len(data))
 
     def delete(self, path: str, *, expected_version: str | None = None) -> None:
