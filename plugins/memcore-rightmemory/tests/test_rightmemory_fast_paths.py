@@ -4,12 +4,14 @@
   (:func:`apply_meta` on a scratch entry): the same problems, the same entries.
 - :meth:`Source.from_lines` against :meth:`Source.from_bytes` of the same text.
 - the provider's ``_require_unicode`` against ``require_unicode(entry.model_dump())``.
+- entries whose ``extra`` is set without validation (``_with_extra``) against validating them.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from memcore_rightmemory import _parse as parse_module
 from memcore_rightmemory import provider as provider_module
 from memcore_rightmemory._meta import apply_meta, meta_problems, meta_values
 from memcore_rightmemory._parse import Source
+
+SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "rightmemory"
 
 #: Values per key: plainly valid ones and every kind of bad or unusual one.
 CHOICES: dict[str, list[Any]] = {
@@ -216,3 +220,98 @@ def test_require_unicode_shortcut_raises_as_the_dump_walk(entry: MemoryEntry) ->
 
     expected = outcome(lambda: require_unicode(entry.model_dump(), "entry", prefix="rightmemory"))
     assert outcome(lambda: provider_module._require_unicode(entry)) == expected
+
+
+def _assert_validated(entries: list[MemoryEntry]) -> None:
+    """Each entry equals the entry validation makes of its values (``extra`` included)."""
+    for entry in entries:
+        again = MemoryEntry.model_validate(dict(entry.__dict__))
+        assert again == entry
+        assert again.model_dump() == entry.model_dump()
+
+
+def test_entries_equal_fully_validated_ones(tmp_path: Path) -> None:
+    """Samples (nodes, headings, F# files, Pursuit fields, plain sections) and odd comments."""
+    fixture = tmp_path / "fixture"
+    shutil.copytree(SAMPLES / "test-fixture-extracted-test_graph", fixture)
+    example = tmp_path / "example"
+    example.mkdir()
+    shutil.copyfile(SAMPLES / "MEMORY.example.at-0fad0d5.md", example / "MEMORY.md")
+    shutil.copyfile(SAMPLES / "PURSUITS.example.at-23141ba.md", example / "PURSUITS.md")
+    (tmp_path / "odd").mkdir()
+    odd = _store(tmp_path / "odd", _metas())
+    for root in (fixture, example, odd):
+        with RightMemoryProvider(root) as p:
+            entries = p.read_all().entries
+            assert entries
+            _assert_validated(entries)
+            with p.batch():  # entries add() returns (built from the write window's parse)
+                added = p.add(MemoryEntry(title="New", body="Uncertain: body\n", tags=["t"], extra={"x": {"k": [1]}}))
+                _assert_validated([added])
+    with RightMemoryProvider(example) as p:
+        assert any(isinstance(e.extra["rightmemory"].get("fields"), dict) for e in p.read_all().entries)
+        assert any(e.extra["rightmemory"].get("sections") for e in p.read_all().entries)
+
+
+def test_entries_share_no_extra_with_the_parsed_store(tmp_path: Path) -> None:
+    RightMemoryProvider.init_store(str(tmp_path))
+    with RightMemoryProvider(tmp_path) as p:
+        added = p.add(MemoryEntry(id="a", title="A", extra={"box": {"nested": {"list": [1, {"k": "v"}]}}}))
+        first = p.get("a")
+        second = p.get("a")
+        assert first == second == added
+        first.extra["box"]["nested"]["list"][1]["k"] = "changed"
+        first.extra["rightmemory"]["file"] = "changed"
+        first.extra["box"]["new"] = 1
+        assert p.get("a") == second
+        assert second.extra["box"] == {"nested": {"list": [1, {"k": "v"}]}}
+
+
+def test_plain_section_chains_are_remembered_not_rescanned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adds under plain section headings (``extra.rightmemory.sections``) find the section without
+    scanning every heading each time, and write the same bytes as fresh providers one by one."""
+    start = "# Top\n\n## Sub\n\n- `first` First \u2192 []\n"
+    entries = []
+    for section, count in ((["Domain A"], 30), (["Top", "Sub"], 20), (["Domain B"], 30), (["Domain A"], 5)):
+        for i in range(count):
+            n = len(entries)
+            body = f"Body {n}.\n" if i % 3 == 0 else ""
+            entries.append(
+                MemoryEntry(
+                    id=f"e{n}",
+                    title=f"T {n}",
+                    body=body,
+                    created_at="2026-01-05T09:00:00Z",
+                    updated_at="2026-01-05T09:00:00Z",
+                    extra={"rightmemory": {"sections": section}},
+                )
+            )
+    scans = []
+    real = RightMemoryProvider._scan_plain_chain
+
+    def counting(doc: Any, titles: list[str]) -> int | None:
+        scans.append(tuple(titles))
+        return real(doc, titles)
+
+    stores = []
+    for name in ("batch", "one-by-one"):
+        root = tmp_path / name
+        RightMemoryProvider.init_store(str(root))
+        (root / "MEMORY.md").write_text(start)
+        stores.append(root)
+    monkeypatch.setattr(RightMemoryProvider, "_scan_plain_chain", staticmethod(counting))
+    with RightMemoryProvider(stores[0]) as p, p.batch():
+        batch = [p.add(e) for e in entries]
+    # per chain: a miss (the section is then created), the first find, and once more when a
+    # write's window parsed the section heading again (a new object); never once per add
+    assert len(scans) <= 3 * 3
+    for entry in entries:
+        with RightMemoryProvider(stores[1]) as p:
+            p.add(entry)
+    assert (stores[0] / "MEMORY.md").read_bytes() == (stores[1] / "MEMORY.md").read_bytes()
+    with RightMemoryProvider(stores[0]) as p:
+        assert p.validate() == []
+        assert {e.id: e for e in p.read_all().entries if e.id in {b.id for b in batch}} == {e.id: e for e in batch}
+        assert [e.extra["rightmemory"].get("sections") for e in batch] == [
+            e.extra["rightmemory"]["sections"] for e in entries
+        ]
