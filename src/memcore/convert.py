@@ -87,6 +87,7 @@ import pluggy
 from pydantic import BaseModel, Field, JsonValue, computed_field
 
 from memcore.errors import ConfigError, MemcoreError
+from memcore.journal import EditCheck, load_journal, save_journal
 from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, MemoryProvider, read_all
@@ -136,7 +137,7 @@ CORE_FIELDS: tuple[str, ...] = (
 #: ``"verify"``.
 ProgressCallback = Callable[[str, int, int], None]
 
-Action = Literal["written", "updated", "unchanged", "failed"]
+Action = Literal["written", "updated", "unchanged", "conflict", "failed"]
 
 
 @runtime_checkable
@@ -186,10 +187,12 @@ class EntryReport(BaseModel):
         kind: The entry's kind (as read from the source).
         title: Its title, or the first line of its body when it has none (for reading the report).
         action: ``written`` (added), ``updated`` (source changed since the last run),
-            ``unchanged`` (already migrated, nothing written) or ``failed``.
+            ``unchanged`` (already migrated, nothing written), ``conflict`` (the source
+            changed, but so did the target entry since the last run: left alone, see
+            :mod:`memcore.journal`) or ``failed``.
         losses: Fields the target could not hold and that were not kept elsewhere.
         kept: Fields the target could not hold natively but kept in free data.
-        error: Why the entry failed, for ``failed``.
+        error: Why the entry failed, for ``failed``; what was left alone, for ``conflict``.
     """
 
     source_id: str
@@ -266,11 +269,11 @@ class ConversionReport(BaseModel):
     def counts(self) -> dict[str, int]:
         """Totals by action and outcome.
 
-        Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``failed``, ``lossy``, ``kept``,
+        Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``conflict``, ``failed``, ``lossy``, ``kept``,
         ``unresolved_links``, ``unreadable`` (source error diagnostics, :attr:`source_errors`)
         and ``unread_text`` (passages of source text in no entry, :attr:`unread_text`).
         """
-        out = {"read": len(self.entries), "written": 0, "updated": 0, "unchanged": 0, "failed": 0}
+        out = {"read": len(self.entries), "written": 0, "updated": 0, "unchanged": 0, "conflict": 0, "failed": 0}
         for entry in self.entries:
             out[entry.action] += 1
         out["lossy"] = sum(1 for e in self.entries if e.losses)
@@ -288,7 +291,7 @@ class ConversionReport(BaseModel):
         for entry in self.entries:
             row = out.setdefault(
                 entry.kind.value,
-                {"read": 0, "written": 0, "updated": 0, "unchanged": 0, "failed": 0, "lossy": 0},
+                {"read": 0, "written": 0, "updated": 0, "unchanged": 0, "conflict": 0, "failed": 0, "lossy": 0},
             )
             row["read"] += 1
             row[entry.action] += 1
@@ -307,8 +310,12 @@ class ConversionReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """No entry failed, the source reported nothing unreadable and ``strict`` did not refuse."""
-        return not self.refused and not self.source_errors and not any(e.action == "failed" for e in self.entries)
+        """Nothing failed, no conflict was left alone, nothing unreadable, ``strict`` did not refuse."""
+        return (
+            not self.refused
+            and not self.source_errors
+            and not any(e.action in ("failed", "conflict") for e in self.entries)
+        )
 
     @property
     def lossless(self) -> bool:
@@ -578,8 +585,11 @@ class _Run:
         predict: bool = True,
         check_source: bool = True,
         validate: bool = True,
+        edits: EditCheck | None = None,
     ) -> None:
         self.predict = predict
+        #: the last run's target versions (to leave entries edited since alone), and this run's
+        self.edits = edits if edits is not None else EditCheck()
         self.check_source = check_source
         self.validate = validate
         #: whether run() freezes the collector's view of the source (see run)
@@ -932,6 +942,7 @@ class _Run:
                     rep.action, rep.target_id = "unchanged", match.id
                     self.id_map[src.id] = match.id
                     self.pending.pop(src.id, None)
+                    self._record_version(match.id, match.version)
                     return
                 stored = self.target.add(entry)
             else:
@@ -942,6 +953,18 @@ class _Run:
                     # written completely by an earlier run (an unfinished one has "pending")
                     rep.action, rep.target_id = "unchanged", existing.id
                     self.pending.pop(src.id, None)
+                    self._record_version(existing.id, existing.version)
+                    return
+                last = self.edits.previous.get(existing.id)
+                if last is not None and existing.version not in (None, last) and not self.edits.overwrite:
+                    # changed in the source, and edited in the target since the last run
+                    rep.action, rep.target_id = "conflict", existing.id
+                    rep.error = (
+                        "edited in the target since the last migration, and changed in the source: "
+                        "left as it is in the target (re-run with --overwrite to replace it with the source's)"
+                    )
+                    self.pending.pop(src.id, None)
+                    self._record_version(existing.id, last)  # reported again until resolved
                     return
                 entry.id = existing.id
                 stored = self.target.update(entry, expected_version=existing.version)
@@ -964,6 +987,10 @@ class _Run:
             self.predicted = {}
             self.pending.update(self.used_predictions)
             self.used_predictions = {}
+
+    def _record_version(self, target_id: str, version: str | None) -> None:
+        if version is not None:
+            self.edits.current[target_id] = version
 
     def second_pass(self) -> None:
         total = len(self.pending)
@@ -1035,6 +1062,7 @@ class _Run:
                 rep.error = f"written as {tid!r} but not found when the target was read back"
                 rep.losses = [FieldChange(field="*", written=None, stored=None)]
                 continue
+            self._record_version(got.id or "", got.version)
             if _provenance(got) is None:
                 provenance_lost = True
             changes = self.returned_changes.get(src_id)
@@ -1101,6 +1129,7 @@ def convert(
     progress: ProgressCallback | None = None,
     validate: bool = True,
     check_source: bool = True,
+    edits: EditCheck | None = None,
 ) -> ConversionReport:
     """Copy every entry of ``source`` into ``target`` through :class:`MemoryEntry` and measure it.
 
@@ -1119,6 +1148,10 @@ def convert(
         check_source: Read the source with ``read_all()`` (its ``validate()`` in the same pass)
             and put its errors in ``report.source_errors``: entries a provider could not read
             are skipped by ``iter_entries`` and would otherwise vanish without a word.
+        edits: The last run's target versions: an entry to update that was edited in the
+            target since is reported as ``conflict`` and left alone (unless
+            ``edits.overwrite``); ``edits.current`` receives this run's versions
+            (:mod:`memcore.journal`). ``None``: no check.
 
     Returns:
         The filled report.
@@ -1129,7 +1162,7 @@ def convert(
     started = time.perf_counter()
     if report is None:
         report = ConversionReport(source=_url(source), target=_url(target))
-    _Run(source, target, report, progress, check_source=check_source, validate=validate).run()
+    _Run(source, target, report, progress, check_source=check_source, validate=validate, edits=edits).run()
     report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
     return report
 
@@ -1346,6 +1379,7 @@ def _run_once(
     pm: pluggy.PluginManager | None,
     progress: ProgressCallback | None,
     validate: bool = True,
+    edits: EditCheck | None = None,
 ) -> ConversionReport:
     created = _init_if_missing(dst_cls, dst_loc, dst_opts)
     if created:
@@ -1361,7 +1395,7 @@ def _run_once(
                 report.diagnostics.extend(d for d in target.validate() if d.severity is not Severity.INFO)
             report.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         else:
-            convert(source, target, report, progress=progress, validate=validate)
+            convert(source, target, report, progress=progress, validate=validate, edits=edits)
     return report
 
 
@@ -1376,6 +1410,7 @@ def migrate(
     source_options: dict[str, Any] | None = None,
     target_options: dict[str, Any] | None = None,
     validate: bool = True,
+    overwrite: bool = False,
 ) -> ConversionReport:
     """Migrate a store into another (any format to any format) and return the measured report.
 
@@ -1398,6 +1433,10 @@ def migrate(
         target_options: Extra provider options for the target.
         validate: Add the target's ``validate()`` errors and warnings to the report (one
             more full read of the target).
+        overwrite: Update target entries whose source changed even when they were edited in
+            the target since the last run (default: such an entry is a ``conflict``, left
+            alone). The last run is known from its journal (:mod:`memcore.journal`), written
+            after every real run (not after dry runs or a refused ``strict``).
 
     Returns:
         The :class:`ConversionReport` of the run that decided the outcome (the scratch run for
@@ -1419,13 +1458,25 @@ def migrate(
         raise ConfigError(f"{src_cls.format_name}: source {src_loc} does not exist")
     src_url, dst_url = f"{src_cls.format_name}:{src_loc}", f"{dst_cls.format_name}:{dst_loc}"
     pm = reg.pm
+    journal_key = (_journal_url(src_cls, src_loc), _journal_url(dst_cls, dst_loc))
+    previous, journal_problem = load_journal(*journal_key)
+
+    def edit_check() -> EditCheck:
+        return EditCheck(previous=previous, overwrite=overwrite)
+
+    def noted(report: ConversionReport) -> ConversionReport:
+        if journal_problem is not None:
+            report.notes.append(f"{journal_problem}: target edits since the last run were not checked")
+        return report
 
     def scratch_run() -> ConversionReport:
         report = ConversionReport(source=src_url, target=dst_url, dry_run=True, strict=strict)
         with _scratch_copy(dst_loc) as scratch, scratch_writes():
-            _run_once(src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress, validate)
+            _run_once(
+                src_cls, src_loc, src_opts, dst_cls, scratch, dst_opts, report, pm, progress, validate, edit_check()
+            )
         _unscratch(report, scratch, dst_loc)
-        return report
+        return noted(report)
 
     remote_target = Capability.REMOTE in getattr(dst_cls, "capabilities", frozenset())
     if (dry_run or strict) and remote_target:
@@ -1447,7 +1498,23 @@ def migrate(
             )
             return trial
     report = ConversionReport(source=src_url, target=dst_url, strict=strict)
-    return _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress, validate)
+    edits = edit_check()
+    _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress, validate, edits)
+    if report.converter == "generic":  # a direct converter does not report versions
+        try:
+            save_journal(*journal_key, edits.current)
+        except OSError as exc:
+            report.notes.append(
+                f"the migration journal could not be written ({exc}): the next run cannot tell "
+                "target edits made in between"
+            )
+    return noted(report)
+
+
+def _journal_url(cls: type[Any], location: str) -> str:
+    """``format:location`` naming a store in the journal (absolute path for file stores)."""
+    remote = Capability.REMOTE in getattr(cls, "capabilities", frozenset())
+    return f"{cls.format_name}:{location if remote else os.path.abspath(location)}"
 
 
 def iter_losses(report: ConversionReport) -> Iterable[tuple[EntryReport, FieldChange]]:

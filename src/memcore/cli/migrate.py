@@ -81,14 +81,14 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     """
     mode = "dry run (scratch copy) — " if report.dry_run and not report.refused else ""
     console.print(f"[bold]{mode}{report.source} → {report.target}[/bold]  ({report.converter} converter)")
-    table = Table("kind", "read", "written", "updated", "unchanged", "lossy", "failed", title="entries")
+    columns = ["read", "written", "updated", "unchanged", "lossy", "failed"]
+    if report.counts["conflict"]:
+        columns.insert(4, "conflict")
+    table = Table("kind", *columns, title="entries")
     for kind, row in report.by_kind.items():
-        table.add_row(kind, *(str(row[c]) for c in ("read", "written", "updated", "unchanged", "lossy", "failed")))
+        table.add_row(kind, *(str(row[c]) for c in columns))
     c = report.counts
-    table.add_row(
-        "[bold]total[/bold]",
-        *(f"[bold]{c[k]}[/bold]" for k in ("read", "written", "updated", "unchanged", "lossy", "failed")),
-    )
+    table.add_row("[bold]total[/bold]", *(f"[bold]{c[k]}[/bold]" for k in columns))
     console.print(table)
     _print_diagnostics(
         console,
@@ -152,6 +152,15 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
             console.print("nothing lost: every field written was read back the same", markup=False)
     for entry in failed[:max_rows]:
         console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
+    conflicts = [e for e in report.entries if e.action == "conflict"]
+    if conflicts:
+        console.print(
+            f"[yellow]{len(conflicts)} entr(ies) changed in the source were also edited in the target since "
+            "the last run: left as they are in the target[/yellow] (--overwrite replaces them with the source's):",
+            highlight=False,
+        )
+        for entry in conflicts[:max_rows]:
+            console.print(f"  {entry.source_id} → {entry.target_id} {entry.title[:40]!r}", markup=False)
     if report.unresolved_links:
         console.print(f"unresolved links: {len(report.unresolved_links)}", markup=False)
         for link in report.unresolved_links[:max_rows]:
@@ -194,6 +203,12 @@ def register(cli: click.Group) -> None:
     @click.option("--dry-run", is_flag=True, help="Convert into a scratch copy of DST and report; DST is untouched.")
     @click.option("--strict", is_flag=True, help="Write nothing unless a trial run shows no loss and no failure.")
     @click.option(
+        "--overwrite",
+        is_flag=True,
+        help="Update entries changed in SRC even where they were edited in DST since the last run "
+        "(default: report them as conflicts and leave them alone).",
+    )
+    @click.option(
         "--report",
         "report_file",
         type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -209,6 +224,7 @@ def register(cli: click.Group) -> None:
         dst: str,
         dry_run: bool,
         strict: bool,
+        overwrite: bool,
         report_file: Path | None,
         src_options: tuple[str, ...],
         dst_options: tuple[str, ...],
@@ -218,7 +234,9 @@ def register(cli: click.Group) -> None:
 
         SRC and DST are store URLs, e.g. whitebox:./vault box:./workspace. DST is created when
         it does not exist. SRC is only read. Running the same migration again writes nothing
-        new; entries changed in SRC since are updated.
+        new; entries changed in SRC since are updated, except those also edited in DST since
+        the last run (conflicts, left alone: --overwrite replaces them). Exit code 1 when an
+        entry failed or was left alone for a conflict.
         """
         show_bar = not as_json and sys.stderr.isatty()
         with _progress(show_bar) as progress:
@@ -227,6 +245,7 @@ def register(cli: click.Group) -> None:
                 dst,
                 dry_run=dry_run,
                 strict=strict,
+                overwrite=overwrite,
                 registry=get_registry(),
                 progress=progress,
                 source_options=parse_options(src_options),
