@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from memcore.convert import migrate
 from memcore.errors import InvalidEntryError, UnsafePathError
 from memcore.models import Kind, MemoryEntry, Relation
 from memcore_maka import MakaProvider
@@ -253,3 +254,62 @@ def test_a_symlink_swapped_in_during_a_batch_is_never_replaced(tmp_path: Path) -
             provider.add(MemoryEntry(id="two", title="Two", body="second"))
     assert provider.backup_path.is_symlink() and not outside.exists()
     assert path.read_bytes() == b"# Maka Memory\n"
+
+
+DECAYING = (
+    "# Maka Memory\n\n"
+    "## Expired\n<!-- maka-memory: id=old origin=manual createdAt=1000 status=active decayTtlMs=5000 -->\nold\n\n"
+    "## Fresh\n<!-- maka-memory: id=new origin=manual createdAt=1000 decayTtlMs=99999999999999 -->\nnew\n"
+)
+
+
+def test_read_all_says_which_entries_its_decay_archived_and_why(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text(DECAYING, encoding="utf-8")
+    provider = MakaProvider(path)
+    provider._now = lambda: 1_700_000_000_000
+    entries, diagnostics = provider.read_all()
+    assert [(e.id, e.status.value) for e in entries] == [("old", "archived"), ("new", "active")]
+    [note] = [d for d in diagnostics if d.code == "maka.decayed"]
+    assert (note.entry_id, note.line, note.severity.value, note.path) == ("old", 4, "warning", str(path))
+    assert note.message.startswith(
+        "entry 'old' ('Expired') expired at 1970-01-01T00:00:06.000Z (its decayTtlMs=5000 ms had run out) and "
+        "was archived by this read"
+    )
+    assert "status=archived archiveReason=decayTtlMs-expired archivedAt=1700000000000 (2023-11-14T22:13:20.000Z)" in (
+        note.message
+    )
+    assert "archiveReason=decayTtlMs-expired" in path.read_text(encoding="utf-8").split("\n")[3]
+    assert provider.read_all().diagnostics == []  # the event is reported once, by the read that did it
+    assert provider.validate() == []
+
+
+def test_no_decay_note_when_the_store_cannot_be_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text(DECAYING, encoding="utf-8")
+    for options in ({"read_only": True}, {"apply_decay": False}):
+        entries, diagnostics = MakaProvider(path, **options).read_all()
+        assert [e.status.value for e in entries] == ["active", "active"]
+        assert diagnostics == []
+    assert path.read_text(encoding="utf-8") == DECAYING
+
+
+def test_a_migration_report_names_the_entry_decay_archived(tmp_path: Path) -> None:
+    source = tmp_path / "source" / "MEMORY.md"
+    MakaProvider.init_store(str(source))
+    expired = MemoryEntry(
+        id="task-1",
+        kind=Kind.TASK,
+        title="Rotate the keys",
+        body="Before May.",
+        created_at=T0,
+        expires_at=T0 + timedelta(days=1),
+    )
+    MakaProvider(source, apply_decay=False).add(expired)
+    target = tmp_path / "target" / "MEMORY.md"
+    report = migrate(f"maka:{source}", f"maka:{target}")  # the source is read read-only: no decay there
+    [row] = report.entries
+    assert [c.field for c in row.losses][:1] == ["status"]
+    [note] = [d for d in report.diagnostics if d.code == "maka.decayed"]
+    assert note.entry_id == row.target_id
+    assert "'Rotate the keys'" in note.message and "expired at 2026-01-06T09:00:00.000Z" in note.message

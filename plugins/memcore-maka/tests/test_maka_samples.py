@@ -221,7 +221,9 @@ def test_read_all_archives_expired_entries_as_iter_entries_does(tmp_path: Path) 
     snapshot = first.read_all()
     assert [(e.id, e.status) for e in snapshot.entries] == [("exp", Status.ARCHIVED), ("kept", Status.ACTIVE)]
     assert [e.model_dump() for e in snapshot.entries] == [e.model_dump() for e in second.iter_entries()]
-    assert [d.model_dump(exclude={"path"}) for d in snapshot.diagnostics] == [
+    # the same diagnostics, plus the note of what this read's decay archived (iter_entries has none)
+    assert [d.entry_id for d in snapshot.diagnostics if d.code == "maka.decayed"] == ["exp"]
+    assert [d.model_dump(exclude={"path"}) for d in snapshot.diagnostics if d.code != "maka.decayed"] == [
         d.model_dump(exclude={"path"}) for d in second.validate()
     ]
     assert paths[0].read_bytes() == paths[1].read_bytes() != text.encode()

@@ -15,6 +15,9 @@ file and renames it over MEMORY.md, and leaves the folder 0700. Inside
 the end; each add / update edits the parsed file in place (only the sections it touches are
 parsed again, the size is kept as a running count), so a write costs what it changes, not the
 file size. :meth:`MakaProvider.read_all` gives the entries and the diagnostics of one parse.
+Each section keeps the entry built from it, and the provider keeps the last bytes it read or
+wrote with their parse: reading back what was just written (a migration's verification) costs
+a comparison of the bytes and a copy of each entry, not a parse.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from memcore.errors import (
     StoreLimitError,
     UnsafePathError,
 )
+from memcore.mapping import format_utc
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
@@ -185,6 +189,25 @@ class _Batch:
             self.data = self.doc.text().encode("utf-8", "surrogatepass")
             self.stale = False
         return self.data
+
+
+@dataclass(frozen=True)
+class _Decayed:
+    """An entry a load archived because ``createdAt + decayTtlMs`` had passed.
+
+    Attributes:
+        entry_id: Its id.
+        title: Its heading text.
+        line: Line index (0-based) of its metadata comment.
+        meta: The comment as it was before (its ``createdAt`` and ``decayTtlMs``).
+        now: The time of the rewrite (unix ms): its ``archivedAt``.
+    """
+
+    entry_id: str
+    title: str
+    line: int
+    meta: dict[str, str]
+    now: int
 
 
 @dataclass(frozen=True)
@@ -644,25 +667,37 @@ class MakaProvider(BaseProvider):
         return created is not None and ttl is not None and now_ms > created + ttl
 
     def _load_entries(self, *, full: bool = True) -> _Loaded:
-        """Load MEMORY.md, archiving expired entries first (then it is read again)."""
+        """Load MEMORY.md, archiving expired entries first (then it is read again).
+
+        With ``full``, each entry this load archived adds a ``maka.decayed`` warning to the
+        diagnostics (what :meth:`read_all` returns), naming the entry and why its status changed.
+        """
         loaded = self._load(self.path, full=full)
         if self.apply_decay and not self.read_only and loaded.writable:
             now = self._now()
             expiring = (s for s in loaded.doc.sections if s.is_entry and "decayTtlMs" in (s.meta or {}))
-            if any(self._expired(entry_from_section(s), now) for s in expiring):
-                self._decay()
+            if any(self._expired(_view(loaded.doc, s, False), now) for s in expiring):
+                archived = self._decay()
                 loaded = self._load(self.path, full=full)
+                if full:
+                    loaded.diagnostics.extend(self._decay_notes(archived))
         return loaded
 
-    def _decay(self) -> None:
-        """Archive every expired active entry by rewriting its comment (visible in the file)."""
+    def _decay(self) -> list[_Decayed]:
+        """Archive every expired active entry by rewriting its comment (visible in the file).
+
+        Returns:
+            The entries archived; none when the store cannot be written (read-only, over the
+            size limit), where expired entries stay active on disk.
+        """
+        archived: list[_Decayed] = []
 
         def change(loaded: _Loaded) -> str | None:
             now = self._now()
+            archived.clear()
             lines, seps = list(loaded.doc.lines), list(loaded.doc.separators)
-            changed = False
             for section in loaded.doc.entries:
-                view = entry_from_section(section)
+                view = _view(loaded.doc, section, False)
                 if not self._expired(view, now) or section.meta_index is None:
                     continue
                 meta = dict(view.meta)
@@ -674,11 +709,44 @@ class MakaProvider(BaseProvider):
                 )
                 dropped = tuple(token for _, token, _ in section.dropped)
                 lines[section.meta_index] = meta_line(meta, dropped)
-                changed = True
-            return "".join(a + b for a, b in zip(lines, seps, strict=True)) if changed else None
+                entry_id = view.entry.id or section.id
+                archived.append(_Decayed(entry_id, section.title, section.meta_index, view.meta, now))
+            return "".join(a + b for a, b in zip(lines, seps, strict=True)) if archived else None
 
-        with contextlib.suppress(ReadOnlyStoreError, StoreLimitError):
+        try:
             self._mutate(self.path, change, "decay")
+        except (ReadOnlyStoreError, StoreLimitError):
+            return []
+        return archived
+
+    def _decay_notes(self, archived: list[_Decayed]) -> list[Diagnostic]:
+        """Return a ``maka.decayed`` warning for each entry :meth:`_decay` archived."""
+        out: list[Diagnostic] = []
+        for item in archived:
+            created = parse_finite_number(item.meta.get("createdAt")) or 0.0
+            ttl = parse_finite_number(item.meta.get("decayTtlMs")) or 0.0
+            expired = from_ms(created + ttl)
+            when = format_utc(expired, milliseconds=True) if expired is not None else f"{created + ttl:.0f} ms"
+            now = from_ms(item.now)
+            out.append(
+                Diagnostic(
+                    path=str(self.path),
+                    line=item.line + 1,
+                    code="maka.decayed",
+                    severity=Severity.WARNING,
+                    message=(
+                        f"entry {item.entry_id!r} ({item.title[:60]!r}) expired at {when} (its decayTtlMs="
+                        f"{item.meta.get('decayTtlMs')} ms had run out) and was archived by this read, as Maka "
+                        "archives expired entries when it loads the file: its comment now says status=archived "
+                        f"archiveReason=decayTtlMs-expired archivedAt={item.now}"
+                        + (f" ({format_utc(now, milliseconds=True)})" if now is not None else "")
+                        + "; the file before is kept in MEMORY.md.bak (open the store with apply_decay=false "
+                        "to keep expired entries active)"
+                    ),
+                    entry_id=item.entry_id,
+                )
+            )
+        return out
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield MEMORY.md's entries in file order, filtered by ``query``.
@@ -743,7 +811,10 @@ class MakaProvider(BaseProvider):
 
         Equal to ``StoreSnapshot(list(self.iter_entries()), self.validate())``: expired entries
         are archived first, as :meth:`iter_entries` does (then the file is read again), and the
-        diagnostics are those of the same parse the entries come from. Disabled: nothing.
+        diagnostics are those of the same parse the entries come from, plus one ``maka.decayed``
+        warning per entry this read archived (the entry, its expiry and the rewrite: a read
+        that changed the file says so; the next read has nothing to report). Disabled: nothing.
+        Reading back bytes this provider just read or wrote reuses their parse and entries.
 
         Returns:
             ``StoreSnapshot(entries in file order, diagnostics)``.
