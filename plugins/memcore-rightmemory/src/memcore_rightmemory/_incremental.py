@@ -431,6 +431,8 @@ def plan(
                 patch.order.append(("n", node_index[id(n)]))
     patch.focus = [(ident, to_doc(w)) for ident, w in parsed.focus if k < w < limit]
     patch.diags = [(c, to_doc(w), m, e) for c, w, m, e in parsed.diags if k < w < limit]
+    if not any(diag[0] != "rm.bad-meta" for diag in patch.diags):
+        return patch  # nothing can be introduced (and the file's other diagnostics need no look)
     end_old = stop if stop is not None else len(lines) + 1
     before = Counter((c, m, e) for c, w, m, e in doc.diags if first <= w < end_old and c != "rm.bad-meta")
     for diag in patch.diags:

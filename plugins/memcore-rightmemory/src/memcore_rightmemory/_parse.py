@@ -536,7 +536,7 @@ def _meta_at(lines: list[str], index: int) -> tuple[dict[str, Any] | None, bool]
     if match is None:
         return None, False
     try:
-        value = json.loads(match.group(1), parse_constant=_no_constant)
+        value = _DECODER.decode(match.group(1))
     except (ValueError, RecursionError):
         return None, True
     return (value if isinstance(value, dict) else None), True
@@ -545,6 +545,10 @@ def _meta_at(lines: list[str], index: int) -> tuple[dict[str, Any] | None, bool]
 def _no_constant(name: str) -> Any:
     """Refuse ``NaN``/``Infinity``: not JSON, and memcore could not write them back."""
     raise ValueError(f"{name} is not JSON")
+
+
+#: ``json.loads(text, parse_constant=_no_constant)`` without building a decoder per comment.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 class _Parser:

@@ -1004,7 +1004,7 @@ class RightMemoryProvider(BaseProvider):
         for i in range(patch.ni0, patch.ni1):
             if not _points_at(graph, doc.nodes[i].id, rel, False, i):
                 return False
-        old_problems = Counter(graph.item_problems(graph.items[fast.item])) if fast.update else Counter()
+        old_problems = Counter(graph.item_problems(graph.items[fast.item])) if fast.update else None
         source = _incremental.live(doc)
         raw, text = source.raw, source.lines
         saved = (raw[start - 2] if start >= 2 else None, raw[start - 1 : end], text[start - 1 : end])
@@ -1025,7 +1025,8 @@ class RightMemoryProvider(BaseProvider):
         try:
             dh, dn = _incremental.apply(doc, patch)
             _reindex(graph, rel, doc, patch, dh, dn)
-            added = Counter(graph.item_problems(graph.items[fast.item])) - old_problems
+            problems = graph.item_problems(graph.items[fast.item])
+            added = (Counter(problems) - old_problems) if old_problems is not None and problems else problems
             if added:
                 raise InvalidEntryError(f"{FORMAT}: edge errors {sorted(added)}")
             if check is not None:
