@@ -184,6 +184,18 @@ def parse_tags(raw: str | None) -> list[str]:
     """
     if not raw:
         return []
+    known = _TAGS_SEEN.get(raw)
+    if known is None:
+        known = tuple(_parse_tags(raw))
+        if len(_TAGS_SEEN) < 4096:  # files repeat a few tag lists: remember them, boundedly
+            _TAGS_SEEN[raw] = known
+    return list(known)
+
+
+_TAGS_SEEN: dict[str, tuple[str, ...]] = {}
+
+
+def _parse_tags(raw: str) -> list[str]:
     tags: list[str] = []
     for part in raw.split(","):
         tag = _TAG_OTHER.sub("-", js_trim(part).lower())
