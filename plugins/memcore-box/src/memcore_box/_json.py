@@ -52,9 +52,12 @@ def _emit(value: Any, level: int, column: int, out: list[str]) -> None:
         first = True
         for key, item in value.items():
             head = _encode_str(str(key)) + ": "
-            out.append(("\n" if first else ",\n") + pad + head)
+            if isinstance(item, (dict, list, tuple)):
+                out.append(("\n" if first else ",\n") + pad + head)
+                _emit(item, level + 1, len(pad) + len(head), out)
+            else:  # a scalar: its text on the key's line, without a call per value
+                out.append(("\n" if first else ",\n") + pad + head + _scalar(item))
             first = False
-            _emit(item, level + 1, len(pad) + len(head), out)
         out.append("\n" + "  " * level + "}")
         return
     if isinstance(value, (list, tuple)):

@@ -58,7 +58,6 @@ from memcore_box.index import (
     IndexRow,
     build_index,
     build_rollup,
-    index_entry,
     index_row,
     row_from_json,
     row_maps,
@@ -282,6 +281,15 @@ class _Titles:
     def known(self, entry_id: str) -> bool:
         """Return whether some memory file has ``entry_id``."""
         return entry_id in self.ids
+
+
+def _drift_key(row: IndexRow) -> IndexRow:
+    """Return ``row`` without the fields validate's drift check does not compare (file id, size).
+
+    Two compact rows (``raw`` None) with equal keys give equal ``as_dict()`` values in every
+    compared field, so no field differs; any other pair is compared field by field.
+    """
+    return row._replace(file_id=None, size_bytes=None)
 
 
 def _working_copy(entry: MemoryEntry) -> MemoryEntry:
@@ -1651,17 +1659,20 @@ class BoxMemoryProvider(BaseProvider):
                                             message=f"index lists {name} ({row.id}) but the file is gone; "
                                                     "run `memcore reindex`"))
             for name, f in present.items():
-                want = index_entry(f.meta, filename=name, file_id=None, size=f.size)
+                want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
                 have_row = indexed.get(name)
-                have = None if have_row is None else have_row.as_dict()
-                if have is None:
+                if have_row is None:
                     diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.WARNING,
-                                            entry_id=want["id"],
+                                            entry_id=want_row.id,
                                             message=f"{name} is not in {index_path}; run `memcore reindex`"))
-                elif any(plain(have.get(k)) != want[k] for k in compare):
-                    fields = [k for k in compare if plain(have.get(k)) != want[k]]
+                    continue
+                if have_row.raw is None and _drift_key(have_row) == _drift_key(want_row):
+                    continue  # memcore's own row shape, equal in every compared field
+                want, have = want_row.as_dict(), have_row.as_dict()
+                fields = [k for k in compare if plain(have.get(k)) != want[k]]
+                if fields:
                     diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.WARNING,
-                                            entry_id=want["id"],
+                                            entry_id=want_row.id,
                                             message=f"index entry differs from the file in {', '.join(fields)}; "
                                                     "run `memcore reindex`"))
         self._load_rollup()
