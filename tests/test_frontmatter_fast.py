@@ -258,6 +258,8 @@ _DUMP_STRINGS = [
     "e@mail.com", "x" * 1200, "y" * 300 + " " + "z" * 300, "back\\slash", "snake_case-1", "UPPER", "Null", "n",
     "1a", "3fa9c0", "007x", "1-2", "12 monkeys", "0b101", "0o17", "0x1F", "1_000", "+1", "1e", "9:30 am", "a #b",
     "x.md#13", "#x", "a#", "2026", "2026-1-5", "1.2.3", "v1.2", ".5", "1.", "-1", "e1", "1e-5x",
+    "#", "#a: b", "# x", "[x] y", "{a", "}", "|", ">", "&", "@", "`", ",", ",x", "%", "!", "!!str x", "#  two",
+    "#x\"y", "#x'y", "#x\\y", "#x ", "# ", "*", "&a b", "[", "]x", "@ x: y", "`a` b", "#\u00e9", "{}", "[]",
 ]
 
 
@@ -371,3 +373,15 @@ def test_containers_with_a_style_or_comments_go_to_ruamel(monkeypatch: pytest.Mo
     fast, slow = _dump_both({"title": "T", "block": loaded["block"]}, monkeypatch)
     assert fast == slow
     assert "# note" in fast
+
+
+@pytest.mark.parametrize("value", ["#", "#a: b", "[x] y", "{a", "|", ">", "&a b", "@ x: y", "`a` b", ",x", "%", "!x"])
+def test_indicator_strings_dump_single_quoted_without_ruamel(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string opening with a YAML indicator (RightMemory's heading marker ``#``): written directly, as ruamel does."""
+    meta = {"title": "T", "memcore": {"extra": {"rightmemory": {"marker": value, "items": [value]}}}}
+    doc = fm.FrontmatterDocument.new(dict(meta), "")
+    assert fm._dump_simple(doc.metadata) is not None
+    fast, slow = _dump_both(meta, monkeypatch)
+    assert fast == slow
+    assert f"marker: '{value}'\n" in fast
+    assert fm.read_frontmatter(fast).metadata["memcore"]["extra"]["rightmemory"]["marker"] == value

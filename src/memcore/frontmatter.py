@@ -369,6 +369,9 @@ class FrontmatterDocument:
 # and ruamel dumps the document. tests/test_frontmatter_fast.py compares the two.
 _SAFE_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_ ./+@()#-]*")
 _SAFE_DQ = re.compile(r'[\x20-\x21\x23-\x5b\x5d-\x7e]*')
+# a string opening with an indicator no plain scalar may start with, then printable ASCII
+# without quotes or backslash: ruamel writes it single-quoted (in block context)
+_SAFE_SQ = re.compile(r"[#\[\]{}&*!|>%@`,][\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e]*")
 _SAFE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
 # every YAML 1.2 implicit type a plain scalar could take other than str (timestamps included),
 # by first character, as ruamel's resolver looks them up
@@ -388,7 +391,7 @@ class _NotSimple(Exception):
     """The value is outside what :func:`_dump_simple` writes."""
 
 
-def _simple_scalar(value: Any, *, key: bool = False) -> str:
+def _simple_scalar(value: Any, *, key: bool = False, flow: bool = False) -> str:
     kind = type(value)
     if kind is str or kind is PlainScalarString:
         if (
@@ -400,6 +403,8 @@ def _simple_scalar(value: Any, *, key: bool = False) -> str:
             and not any(rx.match(value) for rx in _IMPLICIT_12.get(value[0], ()))
         ):
             return str(value)
+        if kind is str and not key and not flow and _SAFE_SQ.fullmatch(value) and value[-1] != " ":
+            return f"'{value}'"
         raise _NotSimple
     if key:
         raise _NotSimple
@@ -441,7 +446,7 @@ def _emit(value: Any, indent: int, out: list[str]) -> None:
                 out.append(f"{pad}{name}:\n")
                 _emit(item, indent + 2, out)
             elif isinstance(item, CommentedSeq) and item.fa.flow_style():
-                out.append(f"{pad}{name}: [{', '.join(_simple_scalar(v) for v in item)}]\n")
+                out.append(f"{pad}{name}: [{', '.join(_simple_scalar(v, flow=True) for v in item)}]\n")
             else:
                 out.append(f"{pad}{name}:\n")
                 _emit_seq(item, indent, out)
