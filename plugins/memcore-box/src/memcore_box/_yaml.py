@@ -64,6 +64,16 @@ _YAML = _new_yaml()
 
 def plain(value: Any) -> Any:
     """Return ``value`` as plain JSON-like Python (ruamel containers and scalar types unwrapped)."""
+    kind = type(value)
+    # Exact built-in types first (what libyaml and load_own give): no ABC check per value.
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
+    if kind is int or kind is float:
+        return value
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
