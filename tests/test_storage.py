@@ -162,31 +162,63 @@ def test_file_lock_is_reentrant_and_outside_the_store(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_nested_lock_leaves_the_outer_one_held(tmp_path: Path) -> None:
-    """Leaving a nested block of the same lock (an add in a batch) does not release the batch's."""
+def _free_for_another_thread(path: Path) -> bool:
+    """Whether another thread can take ``path``'s lock right now (it gives up after 50 ms)."""
     import threading
 
-    def other_thread_gets_it() -> bool:
-        got: list[bool] = []
+    got: list[bool] = []
 
-        def attempt() -> None:
-            try:
-                with file_lock(tmp_path, timeout=0.05):
-                    got.append(True)
-            except TimeoutError:
-                got.append(False)
+    def attempt() -> None:
+        try:
+            with file_lock(path, timeout=0.05):
+                got.append(True)
+        except TimeoutError:
+            got.append(False)
 
-        worker = threading.Thread(target=attempt)
-        worker.start()
-        worker.join()
-        return got == [True]
+    worker = threading.Thread(target=attempt)
+    worker.start()
+    worker.join()
+    return got == [True]
 
+
+def test_a_nested_lock_leaves_the_outer_one_held(tmp_path: Path) -> None:
+    """Leaving a nested block of the same lock (an add in a batch) does not release the batch's."""
     with file_lock(tmp_path):
         for _ in range(3):
             with file_lock(tmp_path), file_lock(str(tmp_path)):
                 pass
-        assert not other_thread_gets_it()
-    assert other_thread_gets_it()
+        assert not _free_for_another_thread(tmp_path)
+    assert _free_for_another_thread(tmp_path)
+
+
+def test_blocks_ending_out_of_order_keep_the_lock_until_the_last(tmp_path: Path) -> None:
+    """Two blocks of one lock whose first ends first (generators, ExitStack): still held by the second."""
+    first, second = file_lock(tmp_path), file_lock(tmp_path)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not _free_for_another_thread(tmp_path)
+    second.__exit__(None, None, None)
+    assert _free_for_another_thread(tmp_path)
+
+
+def test_a_nested_block_locks_what_a_relative_path_names_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same relative name after a chdir, or a symlink pointed elsewhere, is another store: locked too."""
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name / "store").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a")
+    with file_lock("store"):
+        monkeypatch.chdir(tmp_path / "b")
+        with file_lock("store"):
+            assert not _free_for_another_thread(tmp_path / "b" / "store")
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "c")
+    with file_lock(link / "store"):
+        link.unlink()
+        link.symlink_to(tmp_path / "d")
+        with file_lock(link / "store"):
+            assert not _free_for_another_thread(tmp_path / "d" / "store")
+        assert not _free_for_another_thread(tmp_path / "c" / "store")
 
 
 @pytest.mark.parametrize(
