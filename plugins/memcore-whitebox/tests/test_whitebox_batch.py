@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.errors import InvalidEntryError, ParseError
+from memcore.errors import ConflictError, InvalidEntryError, ParseError
 from memcore.models import Kind, MemoryEntry, Relation
 from memcore.provider import read_all
 from memcore_whitebox.provider import WhiteBoxProvider
@@ -246,3 +246,49 @@ def test_plan_ids_inside_a_batch_continue_its_numbering(tmp_path: Path) -> None:
         rest = [store.add(e).id for e in entries[20:]]
     assert planned == rest
     assert len(set(first) | set(rest)) == 40
+
+
+@pytest.mark.parametrize("month", ["2026-03", "2026-04"])  # appended to; blank-only (rewritten whole)
+def test_a_file_another_writer_changes_during_a_batch_is_not_written(tmp_path: Path, month: str) -> None:
+    """The reference tool does not take memcore's lock: its block must survive, memcore's ids must not lie."""
+    vault = _vault(tmp_path / "v")
+    path = vault / "observations" / f"{month}.md"
+    day = datetime.fromisoformat(f"{month}-10T09:00:00+00:00")
+    other = b"\n---\n\n```\n---\ndate: " + f"{month}-11".encode() + b"\nsource: other\ntags: []\n---\n\nTheirs.\n```\n"
+    with pytest.raises(ConflictError, match=r"changed while memcore was adding to it.*2 observation\(s\)"):
+        with WhiteBoxProvider(vault).open() as store, store.batch():
+            for n in range(2):
+                store.add(MemoryEntry(kind=Kind.OBSERVATION, body=f"Mine {n}.", created_at=day, date_only=True))
+            with path.open("ab") as fh:
+                fh.write(other)
+    text = path.read_bytes()
+    assert text.endswith(other) and b"Mine" not in text
+
+
+def test_facts_named_like_vault_files_get_another_name(tmp_path: Path) -> None:
+    """A fact titled "Tags" or "Scopes" is not tags.md / scopes.md (planned and written alike)."""
+    vault = _vault(tmp_path / "v")
+    registry = (vault / "tags.md").read_bytes()
+    facts = [MemoryEntry(kind=Kind.FACT, title=t, body=f"About {t}.") for t in ("Tags", "Scopes", "Promotion")]
+    with WhiteBoxProvider(vault).open() as store:
+        planned = store.plan_ids(facts)
+        written = [store.add(f).id for f in facts]
+    assert planned == written == ["tags-fact.md", "scopes-fact.md", "promotion-fact.md"]
+    assert (vault / "tags.md").read_bytes() == registry
+
+
+def test_a_fact_of_another_scope_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """With an active scope, a fact scoped elsewhere would be written where the session cannot read it."""
+    from memcore_whitebox.provider import OutOfScopeError
+
+    vault = _vault(tmp_path / "v")
+    (vault / "scopes.md").write_text(
+        "# Scopes\n\n- `home` \u2014 root files, relationships\n- `work` \u2014 projects, observations\n", encoding="utf-8"
+    )
+    before = _files(vault)
+    fact = MemoryEntry(kind=Kind.FACT, title="Alex", body="Works here.", scope="work")
+    with WhiteBoxProvider(vault, scope="home").open() as store:
+        assert store.plan_ids([fact]) == [None]
+        with pytest.raises(OutOfScopeError, match="nothing written"):
+            store.add(fact)
+    assert _files(vault) == before

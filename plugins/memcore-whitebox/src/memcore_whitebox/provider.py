@@ -807,6 +807,15 @@ class WhiteBoxProvider(BaseProvider):
                 return None
 
     # -- writing ----------------------------------------------------------------------
+    def _check_entry_scope(self, entry: MemoryEntry) -> None:
+        """Refuse an entry of another scope than the active one: this session could not read it back."""
+        active = self.active_scope
+        if active is not None and entry.scope not in (None, active):
+            raise OutOfScopeError(
+                f"whitebox: entry scope {entry.scope!r} is not the active scope {active!r}; it would be "
+                "written where this session cannot read it (nothing written)"
+            )
+
     def _check_writable(self, rel: str) -> None:
         if self.read_only:
             raise ReadOnlyStoreError(f"whitebox: {self.root} was opened read-only")
@@ -921,6 +930,7 @@ class WhiteBoxProvider(BaseProvider):
         if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
             return None
         self._check_writable(rel)
+        self._check_entry_scope(entry)
         if rel in taken or safe_join(self.root, rel).exists():
             if explicit:
                 return None
@@ -1034,7 +1044,26 @@ class WhiteBoxProvider(BaseProvider):
         return _MonthState(path, len(data), crc, count, tf.newline, prefix, text, False)
 
     def _flush_month(self, rel: str, state: _MonthState) -> None:
-        """Write ``state.pending`` to the file (one append, or one atomic write) and forget it."""
+        """Write ``state.pending`` to the file (one append, or one atomic write) and forget it.
+
+        Raises:
+            ConflictError: The file is no longer what its state was read from (another writer,
+                e.g. the reference tool, which does not take memcore's lock, appended or
+                rewrote it meanwhile): the numbers handed out for the pending records would be
+                wrong, so none of them is written.
+        """
+        try:
+            current = state.path.read_bytes()
+        except FileNotFoundError:
+            current = b""
+        if len(current) != state.size or zlib.crc32(current) != state.crc:
+            count = len(state.pending)
+            state.pending = []
+            raise ConflictError(
+                f"whitebox: {state.path} changed while memcore was adding to it (another writer?); the "
+                f"{count} observation(s) for it were not written, since the ids given to them would be "
+                "wrong: run again"
+            )
         payload = "".join(state.pending)
         state.pending = []
         if state.newline != "\n":
@@ -1135,12 +1164,7 @@ class WhiteBoxProvider(BaseProvider):
         month = date[:7]
         rel = f"observations/{month}.md"
         self._check_writable(rel)
-        active = self.active_scope
-        if active is not None and entry.scope not in (None, active):
-            raise OutOfScopeError(
-                f"whitebox: entry scope {entry.scope!r} is not the active scope {active!r}; it would be "
-                "written where this session cannot read it"
-            )
+        self._check_entry_scope(entry)
         block = render_block(self._observation_lines(entry, date), entry.body)
         blocks = list(scan_blocks(block))
         blk = blocks[0]
@@ -1233,6 +1257,8 @@ class WhiteBoxProvider(BaseProvider):
             check_component(f"{slug}.md")
         except UnsafePathError:  # a Windows device name (con, nul, com1...): not portable
             slug = f"{slug}-fact"
+        if f"{slug}.md" in SPECIAL_ROOT_FILES:  # a fact titled "Tags" is not the vault's tags.md
+            slug = f"{slug}-fact"
         return f"{slug}.md", False
 
     def _add_file(self, entry: MemoryEntry) -> MemoryEntry:
@@ -1245,6 +1271,7 @@ class WhiteBoxProvider(BaseProvider):
         if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
             raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
         self._check_writable(rel)
+        self._check_entry_scope(entry)
         path = safe_join(self.root, rel)
         batch = self._active_batch()
         if batch is not None and not batch.root_locked:
