@@ -485,3 +485,59 @@ def test_migrating_a_box_memory_that_links_one_memory_twice(tmp_path: Path) -> N
     assert changed["relations"].stored == [{"type": "rel", "target": "x", "resolved": True}]
     assert len(changed["relations"].written) == 2
     assert "# Y {#y} \u2192 [rel:x]\n" in (tmp_path / "rm" / "MEMORY.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\ncode\n",
+        "~~~~\ncode\n~~~\n",  # a shorter fence does not close it
+        "Text.\n\n```python\nprint()\n",
+        "```\ncode\n```python\n",  # closes for RightMemory's tracker, not for CommonMark
+        "```\n```python\n```\n",  # closed for CommonMark, open for RightMemory's tracker
+        "<pre>\nx\n",
+        "<!--\nnote\n",
+        "<?php\necho 1;\n",
+        "<!DOCTYPE html\n",
+        "<![CDATA[\nx\n",
+        "   <script>\nx\n",
+    ],
+)
+def test_a_body_left_open_is_refused_and_swallows_nothing(tmp_path: Path, body: str) -> None:
+    """A heading body that leaves a code fence or an HTML block open would swallow every item
+    written after it (the next add failed, RightMemory's parser lost it): refused, nothing written."""
+    RightMemoryProvider.init_store(str(tmp_path))
+    with RightMemoryProvider(tmp_path) as p:
+        before = (tmp_path / "MEMORY.md").read_bytes()
+        with pytest.raises(InvalidEntryError, match="open at its end"):
+            p.add(MemoryEntry(id="open", title="Open", body=body))
+        assert (tmp_path / "MEMORY.md").read_bytes() == before
+        ok = p.add(MemoryEntry(id="ok", title="Ok", body="Closed.\n"))
+        with pytest.raises(InvalidEntryError, match="open at its end"):
+            p.update(ok.model_copy(update={"body": body}), expected_version=ok.version)
+        p.add(MemoryEntry(id="after", title="After", body="Still read.\n"))
+    with RightMemoryProvider(tmp_path) as p:
+        assert [e.id for e in p.read_all().entries] == ["ok", "after"]
+        assert p.get("ok").body == "Closed.\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\ncode\n```\n",
+        "~~~\ncode\n~~~~\n",
+        "<div>\n\nx\n",
+        "<b>bold</b> text\n",
+        "< not a tag\n",
+        "<!-- a comment -->\n",
+        "<pre>x</pre>\n",
+        "    ```\n    indented, not a fence\n",
+    ],
+)
+def test_a_closed_body_with_fences_or_html_is_written(tmp_path: Path, body: str) -> None:
+    RightMemoryProvider.init_store(str(tmp_path))
+    with RightMemoryProvider(tmp_path) as p:
+        assert p.add(MemoryEntry(id="b", title="B", body=body)).body == body
+        p.add(MemoryEntry(id="after", title="After", body="Still read.\n"))
+    with RightMemoryProvider(tmp_path) as p:
+        assert [(e.id, e.body) for e in p.read_all().entries] == [("b", body), ("after", "Still read.\n")]

@@ -49,6 +49,7 @@ from memcore_rightmemory._parse import (
     Source,
     fenced_lines,
     make_markdown,
+    parse_doc,
 )
 from memcore_rightmemory.mapping import (
     AGENT_CORRECTION_FILES,
@@ -87,6 +88,8 @@ _EMPTY_MEMORY = "# Memory\n"
 #: The reference template's text under an empty ``## Focus`` (format text, in no entry).
 _FOCUS_PLACEHOLDER = "No Pursuit is focused yet."
 _EMPTY_PURSUITS = f"# Pursuits\n\n## Focus\n\n{_FOCUS_PLACEHOLDER}\n"
+#: A body line that may open a block only its end closes: a code fence or an HTML block start.
+_BLOCK_OPENER = re.compile(r"^ {0,3}(?:```|~~~|<)")
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 #: Keys of ``extra["rightmemory"]`` computed on read (never stored in the memcore comment).
 COMPUTED_KEYS = ("item", "marker", "module", "file", "backing", "depth", "sections", "fields", "uncertain")
@@ -506,19 +509,37 @@ class RightMemoryProvider(BaseProvider):
         loaded (and validated) once, and the entries are built from that same load.
         """
         graph = self.graph()
-        entries = list(self._all_entries(graph))
-        return StoreSnapshot(entries, [*graph.diags, *unread_text(graph)])
+        unread: dict[str, list[Diagnostic]] = {}
 
-    def _all_entries(self, graph: Graph, only: str | None = None) -> Iterator[MemoryEntry]:
+        def note(rel: str) -> None:  # while the file's lines are split for its entries
+            if rel not in unread:
+                unread[rel] = _unread_in(rel, graph.docs[rel])
+
+        entries = list(self._all_entries(graph, before_release=note))
+        for rel in graph.docs:
+            note(rel)  # files without items
+        return StoreSnapshot(entries, [*graph.diags, *(d for rel in sorted(graph.docs) for d in unread[rel])])
+
+    def _all_entries(
+        self, graph: Graph, only: str | None = None, before_release: Callable[[str], None] | None = None
+    ) -> Iterator[MemoryEntry]:
         """Yield the graph items (reading order), then the Agent Corrections entries.
 
         ``only``: yield just the entries read from that root-relative file. A file's split
         lines are released as soon as the walk leaves it for good (it stays split while a
         file it attaches is being read), so that a big store never has every file's lines
-        in memory at once.
+        in memory at once. ``before_release(file)`` is called just before (the lines are
+        still split then: :meth:`read_all` finds unread text without splitting them again).
         """
         live: dict[str, Source] = {}
         current: str | None = None
+
+        def release(rel: str) -> None:
+            source = live.pop(rel)
+            if before_release is not None:
+                before_release(rel)
+            source.release()
+
         try:
             for ref in graph.ordered():
                 if only is not None and ref.rel != only:
@@ -527,12 +548,12 @@ class RightMemoryProvider(BaseProvider):
                     current = ref.rel
                     keep = _attach_chain(graph, ref.rel)
                     for rel in [rel for rel in live if rel not in keep]:
-                        live.pop(rel).release()
+                        release(rel)
                     live[ref.rel] = graph.docs[ref.rel].source
                 yield self._entry(graph, ref)
         finally:
-            for source in live.values():
-                source.release()
+            for rel in list(live):
+                release(rel)
         if only is None or only in AGENT_CORRECTION_FILES.values():
             for entry in self._correction_entries(graph):
                 if only is None or self.file_of(entry) == only:
@@ -1288,6 +1309,36 @@ class RightMemoryProvider(BaseProvider):
         if bad is not None:  # pragma: no cover - escape_body leaves none; kept as a safety net
             raise InvalidEntryError(f"{FORMAT}: body line {bad!r} would be a heading or node for RightMemory's parser")
 
+    def _check_closed(self, lines: list[str], family: str, item_id: str) -> None:
+        """Refuse a heading body that leaves a fenced code block or an HTML block open at its end.
+
+        Such a block would swallow everything written after the item in the file: the next
+        item added there would not read back (and RightMemory's own parser, which skips fenced
+        code, would lose it too). Checked by parsing the body between two headings, with both
+        parsers' views: markdown-it (fences, ``<pre>``, ``<!--``, ``<?`` … blocks) and the
+        reference's fence tracker. Only bodies with a line that could open such a block
+        (```` ``` ````, ``~~~`` or ``<`` after up to three spaces) are parsed.
+
+        Raises:
+            InvalidEntryError: Naming the item and the kind of block; nothing is written.
+        """
+        if not any(_BLOCK_OPENER.match(line) for line in lines):
+            return
+        what = None
+        after = [in_code for _number, _line, in_code in fenced_lines([*lines, "# after"])][-1]
+        if after:  # the reference's view: a line after the body is still in code
+            what = "a fenced code block (``` or ~~~)"
+        else:
+            probe = ["# memcore-probe {#memcore-probe-a}", "", *lines, "", "# memcore-probe {#memcore-probe-b}"]
+            doc = parse_doc(Source.from_lines("probe.md", probe), family, self._md)
+            if not any(h.id == "memcore-probe-b" and h.line == len(probe) for h in doc.headings):
+                what = "a fenced code block or an HTML block (<pre>, <!--, <?, <!X, <![CDATA[ …)"
+        if what is not None:
+            raise InvalidEntryError(
+                f"{FORMAT}: the body of `{item_id}` leaves {what} open at its end, which would swallow "
+                "every item written after it in the file; close it in the body"
+            )
+
     def _want(self, entry: MemoryEntry) -> tuple[str | None, str | None]:
         """Return (item hint, marker hint) from ``entry.extra["rightmemory"]``."""
         info = entry.extra.get(FORMAT) or {}
@@ -1372,6 +1423,8 @@ class RightMemoryProvider(BaseProvider):
             self._check_text(title, entry.body, family)
             core, pad = split_body(entry.body)
             core = escape_body(core, family)
+            if as_heading:
+                self._check_closed(core, family, ident)
             rel, index, level, create = self._target(graph, entry, family, as_heading)
             edges, _other = self._split_relations(entry)
             meta = self._meta_line(entry, family, marker, title, pad if as_heading else None)
@@ -1461,6 +1514,8 @@ class RightMemoryProvider(BaseProvider):
         self._check_text(title, entry.body, ref.family)
         core, pad = split_body(entry.body)
         core = escape_body(core, ref.family)
+        if ref.is_heading:
+            self._check_closed(core, ref.family, ref.id)
         edges, _other = self._split_relations(entry)
         keep = kept_meta(block.meta)
         meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None, keep)
@@ -1728,48 +1783,54 @@ def unread_text(graph: Graph) -> list[Diagnostic]:
     """
     out: list[Diagnostic] = []
     for rel in sorted(graph.docs):
-        doc = graph.docs[rel]
-        covered: set[int] = {line for _ident, line in doc.focus}
-        for heading in doc.headings:
-            covered.add(heading.line)
-            if heading.id is not None:
-                covered.update(range(heading.line + 1, heading.lead_end + 1))
-        for node in doc.nodes:
-            covered.add(node.line)
-            if node.meta_line is not None:
-                covered.add(node.meta_line)
-        source = doc.source
-        unsplit = type(source) is Source and getattr(source, "_lines", None) is None
-        runs: list[list[tuple[int, str]]] = []
-        inside = False
-        for number, line, in_code in fenced_lines(source.lines):
-            text = line.strip()
-            if in_code and inside and number not in covered:
-                runs[-1].append((number, text))  # a code block is one passage, blank lines and all
-                continue
-            if number in covered or not text or META_RE.match(line) or _format_text(text):
-                inside = False
-                continue
-            if not inside:
-                runs.append([])
-            runs[-1].append((number, text))
-            inside = True
-        for run in runs:
-            if any(_TEMPLATE_MARK in text for _number, text in run):
-                continue  # the reference installer's starter-template note
-            number, text = run[0]
-            out.append(
-                Diagnostic(
-                    path=rel,
-                    line=number,
-                    code="rm.unread-text",
-                    severity=Severity.WARNING,
-                    message=f"text {text[:40]!r} is not part of any entry (not a heading's body nor a "
-                    "node line): conversions do not carry it",
-                )
+        out.extend(_unread_in(rel, graph.docs[rel]))
+    return out
+
+
+def _unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
+    """Return :func:`unread_text`'s warnings for one file (its lines released after, if split here)."""
+    out: list[Diagnostic] = []
+    covered: set[int] = {line for _ident, line in doc.focus}
+    for heading in doc.headings:
+        covered.add(heading.line)
+        if heading.id is not None:
+            covered.update(range(heading.line + 1, heading.lead_end + 1))
+    for node in doc.nodes:
+        covered.add(node.line)
+        if node.meta_line is not None:
+            covered.add(node.meta_line)
+    source = doc.source
+    unsplit = type(source) is Source and getattr(source, "_lines", None) is None
+    runs: list[list[tuple[int, str]]] = []
+    inside = False
+    for number, line, in_code in fenced_lines(source.lines):
+        text = line.strip()
+        if in_code and inside and number not in covered:
+            runs[-1].append((number, text))  # a code block is one passage, blank lines and all
+            continue
+        if number in covered or not text or META_RE.match(line) or _format_text(text):
+            inside = False
+            continue
+        if not inside:
+            runs.append([])
+        runs[-1].append((number, text))
+        inside = True
+    for run in runs:
+        if any(_TEMPLATE_MARK in text for _number, text in run):
+            continue  # the reference installer's starter-template note
+        number, text = run[0]
+        out.append(
+            Diagnostic(
+                path=rel,
+                line=number,
+                code="rm.unread-text",
+                severity=Severity.WARNING,
+                message=f"text {text[:40]!r} is not part of any entry (not a heading's body nor a "
+                "node line): conversions do not carry it",
             )
-        if unsplit:
-            source.release()
+        )
+    if unsplit:
+        source.release()
     return out
 
 
