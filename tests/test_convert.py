@@ -555,11 +555,17 @@ def test_source_text_in_no_entry_is_reported_and_strict_refuses(
     assert refused.refused and not (tmp_path / "c").exists()
 
 
+def _formats_and_fakes() -> ProviderRegistry:
+    """A fresh registry holding the installed formats (through their entry points) and the fakes."""
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.load_setuptools_entrypoints("memcore")
+    pm.register(_Plugin(), name="fakes")
+    return ProviderRegistry(pm)
+
+
 def test_an_append_only_target_that_plans_ids_needs_no_trial_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """WhiteBox observations cannot be updated: their forward links come from plan_ids(), not a trial."""
-    pm = get_plugin_manager()  # the installed formats, found through their entry points
-    pm.register(_Plugin(), name="fakes")
-    registry = ProviderRegistry(pm)
+    registry = _formats_and_fakes()
     src = _make_store(registry, "full", tmp_path / "a", _entries())
 
     def no_trial(*args: Any, **kwargs: Any) -> dict[str, str]:
@@ -594,3 +600,54 @@ def test_json_same_is_equality_of_canonical_json() -> None:
     pairs = [(a, b) for a in values for b in values]
     assert [(_json_same(a, b), a, b) for a, b in pairs] == [(_canon(a) == _canon(b), a, b) for a, b in pairs]
     assert not _json_same({"a": 1}, {"a": True})
+
+
+
+
+def test_links_to_an_entry_that_failed_stay_reported_on_every_run(tmp_path: Path) -> None:
+    """An append-only observation written with the id planned for an entry whose add then failed."""
+    registry = _formats_and_fakes()
+    blocked = MemoryEntry(
+        id="m", kind=Kind.FACT, title="X", body="A project.", extra={"whitebox": {"path": "projects/x.md"}}
+    )
+    linking = MemoryEntry(
+        id="l",
+        kind=Kind.OBSERVATION,
+        body="See the project.",
+        created_at=T0,
+        relations=[Relation(type="related", target="m")],  # forward: m is written after l
+    )
+    src = _make_store(registry, "full", tmp_path / "a", [linking, blocked])
+    registry.get("whitebox").init_store(str(tmp_path / "b"))
+    (tmp_path / "b" / "projects").write_text("a file where the folder should go\n", encoding="utf-8")
+    first = migrate(src, f"whitebox:{tmp_path / 'b'}", registry=registry)
+    assert first.entry("m").action == "failed" and not first.ok
+    assert [c.field for c in first.entry("l").losses] == ["relations"]
+    assert any(u.source_id == "l" and u.reason == "not migrated" for u in first.unresolved_links)
+    again = migrate(src, f"whitebox:{tmp_path / 'b'}", registry=registry)
+    loss = again.entry("l")
+    assert loss.action == "unchanged" and [c.field for c in loss.losses] == ["relations"]
+    assert loss.losses[0].written == [{"type": "related", "target": "m", "resolved": False}]
+    assert loss.losses[0].stored == [{"type": "related", "target": "projects/x.md", "resolved": True}]
+
+
+def test_an_append_only_entry_waiting_for_its_links_is_not_failed_forever(tmp_path: Path) -> None:
+    """Its forward link's entry failed, then was fixed: the observation cannot be rewritten, so the
+    missing link is a loss listed on each run, not a failure."""
+    registry = _formats_and_fakes()
+    a = MemoryEntry(id="a", kind=Kind.OBSERVATION, body="first", created_at=T0, relations=[Relation(type="related", target="b")])
+    b = MemoryEntry(id="b", kind=Kind.OBSERVATION, body="second", created_at=datetime(2026, 4, 5, tzinfo=UTC))
+    src = _make_store(registry, "full", tmp_path / "a", [a, b])
+    vault = tmp_path / "b"
+    registry.get("whitebox").init_store(str(vault))
+    bad = vault / "observations" / "2026-04.md"
+    bad.parent.mkdir(exist_ok=True)
+    bad.write_bytes(b"# Observations\n\nsource: caf\xe9\n")  # not UTF-8: b cannot be added, a waits for it
+    first = migrate(src, f"whitebox:{vault}", registry=registry)
+    assert first.entry("b").action == "failed"
+    bad.write_bytes(b"# Observations\n\nsource: cafe\n")
+    for _ in range(2):
+        again = migrate(src, f"whitebox:{vault}", registry=registry)
+        assert again.ok, [(e.source_id, e.action, e.error) for e in again.entries]
+        assert again.entry("b").action in ("written", "unchanged")
+        assert again.entry("a").action == "unchanged" and [c.field for c in again.entry("a").losses] == ["relations"]

@@ -86,7 +86,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import pluggy
 from pydantic import BaseModel, Field, JsonValue, computed_field
 
-from memcore.errors import ConfigError, MemcoreError
+from memcore.errors import ConfigError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
 from memcore.journal import EditCheck, load_journal, save_journal
 from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
@@ -614,6 +614,8 @@ class _Run:
         self.reports: dict[str, EntryReport] = {}
         #: source id -> (entry as last sent, entry as returned by the provider)
         self.sent: dict[str, tuple[MemoryEntry, MemoryEntry]] = {}
+        #: (source entry, target entry) of entries left unchanged, for check_unchanged
+        self.unchanged: list[tuple[MemoryEntry, MemoryEntry]] = []
         #: source id -> compare_entries(sent, returned), judged by keep() (verify reuses it
         #: when the entry read back equals the one returned)
         self.returned_changes: dict[str, list[FieldChange]] = {}
@@ -837,6 +839,7 @@ class _Run:
             elif Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps:
                 self.predicted = self.predict_ids(ordered, src_ids)
         self.write_all(ordered, src_ids, index)
+        self.check_unchanged(src_ids)
         self.verify()
         # report in source order
         report.entries.extend(self.reports[e.id] for e in source_entries if e.id is not None)
@@ -954,6 +957,7 @@ class _Run:
                     rep.action, rep.target_id = "unchanged", existing.id
                     self.pending.pop(src.id, None)
                     self._record_version(existing.id, existing.version)
+                    self.unchanged.append((src, existing))
                     return
                 last = self.edits.previous.get(existing.id)
                 if last is not None and existing.version not in (None, last) and not self.edits.overwrite:
@@ -967,15 +971,23 @@ class _Run:
                     self._record_version(existing.id, last)  # reported again until resolved
                     return
                 entry.id = existing.id
-                stored = self.target.update(entry, expected_version=existing.version)
+                try:
+                    stored = self.target.update(entry, expected_version=existing.version)
+                except (UnsupportedOperationError, ImmutableEntryError) as exc:
+                    # an append-only entry: what differs from the source stays a loss, listed on
+                    # every run (not a failure: nothing this run could do)
+                    rep.action, rep.target_id = "unchanged", existing.id
+                    rep.error = f"the target cannot update this entry ({type(exc).__name__}); differences are losses"
+                    rep.losses = compare_entries(entry, restore_kept(existing))
+                    self.pending.pop(src.id, None)
+                    self._record_version(existing.id, existing.version)
+                    return
                 rep.action = "updated"
-        except MemcoreError as exc:
+        except (MemcoreError, ValueError, OSError) as exc:
             rep.action, rep.error = "failed", f"{type(exc).__name__}: {exc}"
             self.pending.pop(src.id, None)
-            return
-        except (ValueError, OSError) as exc:
-            rep.action, rep.error = "failed", f"{type(exc).__name__}: {exc}"
-            self.pending.pop(src.id, None)
+            if src.id in self.predicted:
+                self._unpredict()  # entries already written point at the id it was to get
             return
         assert stored.id is not None
         rep.target_id = stored.id
@@ -983,10 +995,48 @@ class _Run:
         existing_ids.add(stored.id)
         self.sent[src.id] = (entry, stored)
         if src.id in self.predicted and self.predicted[src.id] != stored.id:
-            # the trial run guessed wrong: fall back to the second pass for everything guessed
-            self.predicted = {}
-            self.pending.update(self.used_predictions)
-            self.used_predictions = {}
+            self._unpredict()
+
+    def _unpredict(self) -> None:
+        """A planned id was not the one assigned (or its entry failed): link what used plans in the second pass."""
+        self.predicted = {}
+        self.pending.update(self.used_predictions)
+        self.used_predictions = {}
+
+    def _final_relations(self, full: list[Relation], first: list[Relation]) -> list[Relation]:
+        """The relations of an entry once every id is known (``full``: as noted by build)."""
+        relations: list[Relation] = []
+        for rel in full:
+            if rel in first or not rel.resolved:
+                relations.append(rel)  # already mapped in the first pass, or a dangling link
+            elif rel.target in self.id_map:
+                relations.append(Relation(type=rel.type, target=self.id_map[rel.target]))
+            else:  # its entry failed: keep the link text, unresolved
+                relations.append(Relation(type=rel.type, target=rel.target, resolved=False))
+        return relations
+
+    def check_unchanged(self, src_ids: set[str]) -> None:
+        """List, for entries left unchanged, relations the target holds otherwise than this run would write.
+
+        A relation is written with the id its target had then; if that entry failed, or got
+        another id (a plan that did not hold), an unchanged entry keeps pointing at the old id.
+        Measured against every id known now, such a difference is a loss of ``relations``,
+        reported on every run while it lasts (an append-only entry cannot be rewritten).
+        """
+        for src, existing in self.unchanged:
+            assert src.id is not None
+            first = self.build(src, src_ids, set()).relations
+            full = self.pending.pop(src.id, None)
+            wanted = first if full is None else self._final_relations(full, first)
+            held = restore_kept(existing)
+            if not _same("relations", MemoryEntry(relations=wanted), held):
+                self.reports[src.id].losses.append(
+                    FieldChange(
+                        field="relations",
+                        written=[r.model_dump(mode="json") for r in wanted],
+                        stored=[r.model_dump(mode="json") for r in held.relations],
+                    )
+                )
 
     def _record_version(self, target_id: str, version: str | None) -> None:
         if version is not None:
@@ -1001,14 +1051,7 @@ class _Run:
             if rep.action == "failed" or src_id not in self.sent:
                 continue
             entry, stored = self.sent[src_id]
-            relations: list[Relation] = []
-            for rel in full:
-                if rel in entry.relations or not rel.resolved:
-                    relations.append(rel)  # already mapped in the first pass, or a dangling link
-                elif rel.target in self.id_map:
-                    relations.append(Relation(type=rel.type, target=self.id_map[rel.target]))
-                else:  # its entry failed: keep the link text, unresolved
-                    relations.append(Relation(type=rel.type, target=rel.target, resolved=False))
+            relations = self._final_relations(full, entry.relations)
             final = entry.model_copy(deep=True)
             final.id = stored.id
             final.relations = relations
