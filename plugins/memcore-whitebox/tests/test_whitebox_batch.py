@@ -292,3 +292,18 @@ def test_a_fact_of_another_scope_is_refused_before_anything_is_written(tmp_path:
         with pytest.raises(OutOfScopeError, match="nothing written"):
             store.add(fact)
     assert _files(vault) == before
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [("notes.txt", r"is a \.md file"), (".git/x.md", "hidden"), ("node_modules/y.md", "node_modules/ folder")],
+)
+def test_a_fact_path_the_reader_never_reads_is_refused(tmp_path: Path, path: str, why: str) -> None:
+    vault = _vault(tmp_path / "v")
+    before = _files(vault)
+    fact = MemoryEntry(kind=Kind.FACT, title="Hidden", body="x", extra={"whitebox": {"path": path}})
+    with WhiteBoxProvider(vault).open() as store:
+        assert store.plan_ids([fact]) == [None]
+        with pytest.raises(InvalidEntryError, match=why):
+            store.add(fact)
+    assert _files(vault) == before

@@ -927,7 +927,7 @@ class WhiteBoxProvider(BaseProvider):
         """The path :meth:`_add_file` would write ``entry`` to, given the paths ``taken`` before it."""
         rel, explicit = self._fact_rel(entry)
         _check_name_lengths(rel)
-        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
+        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES) or _unread_path(rel):
             return None
         self._check_writable(rel)
         self._check_entry_scope(entry)
@@ -1270,6 +1270,9 @@ class WhiteBoxProvider(BaseProvider):
         _check_name_lengths(rel)
         if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
             raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
+        unread = _unread_path(rel)
+        if unread is not None:
+            raise InvalidEntryError(f"whitebox: {rel}: {unread}, so the fact could not be read back (nothing written)")
         self._check_writable(rel)
         self._check_entry_scope(entry)
         path = safe_join(self.root, rel)
@@ -1719,6 +1722,18 @@ class _Gaps:
 
 #: Longest file or folder name most file systems take (NAME_MAX), in UTF-8 bytes.
 _NAME_MAX = 255
+
+
+def _unread_path(rel: str) -> str | None:
+    """Why the vault reader would never read a file at ``rel`` (``None``: it would)."""
+    parts = rel.split("/")
+    if not rel.endswith(".md"):
+        return "a stable fact is a .md file"
+    if any(part.startswith(".") for part in parts):
+        return "the reader skips hidden files and folders"
+    if len(parts) > 1 and parts[0] in SKIPPED_FOLDERS:
+        return f"the reader skips the {parts[0]}/ folder"
+    return None
 
 
 def _check_name_lengths(rel: str) -> None:
