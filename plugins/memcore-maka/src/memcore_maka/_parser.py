@@ -266,7 +266,10 @@ def parse_meta_comment(line: str) -> MetaComment | None:
     meta: dict[str, str] = {}
     dropped: list[tuple[str, str]] = []
     if body.isascii() and _ALL_VALID.fullmatch(body):
-        return MetaComment(dict(_PAIR.findall(body)))  # repeated key: first position, last value
+        # repeated key: first position, last value (as a dict built in order keeps them)
+        if _PY_ONLY_WS.search(body) is None:  # then str.split() splits on exactly \s
+            return MetaComment({key: value for key, _, value in (part.partition("=") for part in body.split())})
+        return MetaComment(dict(_PAIR.findall(body)))
     # For ASCII text without U+001C-U+001F, Python's str.split() splits on exactly JavaScript's \s.
     parts = body.split() if body.isascii() and not _PY_ONLY_WS.search(body) else _SPLIT_WS.split(body)
     for part in parts:
