@@ -76,6 +76,7 @@ CHOICES: dict[str, list[Any]] = {
         [],
     ],
     "body_pad": [["", "\n\n"], ["\n", ""], "x", ["a"], [1, 2]],
+    "body_close": [1, 2, 5, 0, -1, True, "1", 1.5, None],
     "unknown": [1],
 }
 
@@ -111,7 +112,7 @@ def test_meta_values_agree_with_pydantic(meta: dict[str, Any]) -> None:
     fields = meta_values(meta)
     if fields is None:
         return
-    assert set(reference) <= {"body_pad"}, "meta_values accepted what pydantic refuses"
+    assert set(reference) <= {"body_pad", "body_close"}, "meta_values accepted what pydantic refuses"
     slow = MemoryEntry(id="i", title="T", relations=[Relation(type="dep", target="e")])
     apply_meta(slow, meta)
     relations = [Relation(type="dep", target="e"), *fields.pop("relations", [])]

@@ -12,6 +12,7 @@ import pytest
 from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError, UnsupportedOperationError
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore_rightmemory import GraphInvariantError, RightMemoryProvider
+from memcore_rightmemory._parse import fenced_lines
 
 SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "rightmemory"
 FIXTURE = SAMPLES / "test-fixture-extracted-test_graph"
@@ -493,32 +494,60 @@ def test_migrating_a_box_memory_that_links_one_memory_twice(tmp_path: Path) -> N
         "```\ncode\n",
         "~~~~\ncode\n~~~\n",  # a shorter fence does not close it
         "Text.\n\n```python\nprint()\n",
-        "```\ncode\n```python\n",  # closes for RightMemory's tracker, not for CommonMark
-        "```\n```python\n```\n",  # closed for CommonMark, open for RightMemory's tracker
         "<pre>\nx\n",
         "<!--\nnote\n",
         "<?php\necho 1;\n",
         "<!DOCTYPE html\n",
         "<![CDATA[\nx\n",
         "   <script>\nx\n",
+        "```\n<!--\n",  # a comment inside an open fence
+        "<!--\n```\n",  # a fence inside an open comment
+        "```\n# heading-like line in code\n- `x` node-like \u2192 []\n",
     ],
 )
-def test_a_body_left_open_is_refused_and_swallows_nothing(tmp_path: Path, body: str) -> None:
+def test_a_body_left_open_is_closed_in_the_file_and_reads_back(tmp_path: Path, body: str) -> None:
     """A heading body that leaves a code fence or an HTML block open would swallow every item
-    written after it (the next add failed, RightMemory's parser lost it): refused, nothing written."""
+    written after it (the next add failed; RightMemory's parser lost it): memcore writes closing
+    lines after it (``body_close`` in the comment), so it reads back as given and swallows nothing."""
+    RightMemoryProvider.init_store(str(tmp_path))
+    with RightMemoryProvider(tmp_path) as p:
+        added = p.add(MemoryEntry(id="open", title="Open", body=body))
+        assert added.body == body
+        ok = p.add(MemoryEntry(id="ok", title="Ok", body="Closed.\n"))
+        updated = p.update(ok.model_copy(update={"body": body}), expected_version=ok.version)
+        assert updated.body == body
+        p.add(MemoryEntry(id="after", title="After", body="Still read.\n"))
+        p.add(MemoryEntry(id="node", title="A node"))
+    text = (tmp_path / "MEMORY.md").read_text()
+    assert '"body_close":' in text
+    assert not [line for number, line, in_code in fenced_lines(text.splitlines()) if in_code and "{#" in line]
+    with RightMemoryProvider(tmp_path) as p:
+        got = {e.id: e for e in p.read_all().entries}
+        assert list(got) == ["node", "open", "ok", "after"]
+        assert (got["open"], got["ok"]) == (added, updated)
+        assert got["after"].body == "Still read.\n"
+        assert p.validate() == []
+        again = p.update(got["ok"].model_copy(update={"body": "Closed again.\n"}), expected_version=updated.version)
+        assert again.body == "Closed again.\n"
+    assert (tmp_path / "MEMORY.md").read_text().count('"body_close":') == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\n```python\n```\n",  # closed for CommonMark, open for RightMemory's tracker
+        "```\ncode\n```python\n",  # closed for RightMemory's tracker (at ```python), open for CommonMark
+    ],
+)
+def test_a_body_no_closing_line_closes_for_both_parsers_is_refused(tmp_path: Path, body: str) -> None:
+    """The two parsers disagree on whether ```python closes a fence: any closing fence line would
+    close one's block and open the other's, so the body is refused and nothing written."""
     RightMemoryProvider.init_store(str(tmp_path))
     with RightMemoryProvider(tmp_path) as p:
         before = (tmp_path / "MEMORY.md").read_bytes()
         with pytest.raises(InvalidEntryError, match="open at its end"):
             p.add(MemoryEntry(id="open", title="Open", body=body))
         assert (tmp_path / "MEMORY.md").read_bytes() == before
-        ok = p.add(MemoryEntry(id="ok", title="Ok", body="Closed.\n"))
-        with pytest.raises(InvalidEntryError, match="open at its end"):
-            p.update(ok.model_copy(update={"body": body}), expected_version=ok.version)
-        p.add(MemoryEntry(id="after", title="After", body="Still read.\n"))
-    with RightMemoryProvider(tmp_path) as p:
-        assert [e.id for e in p.read_all().entries] == ["ok", "after"]
-        assert p.get("ok").body == "Closed.\n"
 
 
 @pytest.mark.parametrize(

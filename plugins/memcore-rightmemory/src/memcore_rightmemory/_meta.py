@@ -12,7 +12,9 @@ Keys: ``kind``, ``status``, ``tags``, ``confidence``, ``source``, ``created_at``
 ``[type, target]`` or ``[type, target, false]`` for relations that are not RightMemory edges),
 ``extra`` (other formats' namespaces, and ``extra["rightmemory"]`` keys that are not computed on
 read), ``body_pad`` (``[before, after]``: a heading body's exact leading and trailing text when
-it is not "lines + one final newline").
+it is not "lines + one final newline"), ``body_close`` (a positive int: the heading's last body
+lines were added by memcore to close a code fence or an HTML block the body leaves open, so
+that it does not swallow what follows; the reader drops them).
 
 A key memcore cannot use (an unknown key, or a value of the wrong type or out of range, e.g.
 ``"status": 5`` or a naive ``created_at``) is skipped on read and reported by :func:`meta_problems`
@@ -32,7 +34,9 @@ from memcore.models import Kind, MemoryEntry, Relation, Status
 __all__ = [
     "META_FIELDS",
     "apply_meta",
+    "body_close_ok",
     "body_pad_ok",
+    "body_problems",
     "dump_meta",
     "kept_meta",
     "meta_for",
@@ -130,6 +134,23 @@ def body_pad_ok(value: Any) -> bool:
     return isinstance(value, list) and len(value) == 2 and all(isinstance(x, str) for x in value)
 
 
+def body_close_ok(value: Any) -> bool:
+    """Whether ``value`` is a usable ``body_close``: a positive number of lines (not a bool)."""
+    return type(value) is int and value >= 1
+
+
+#: Keys the body reader applies (checked here, never entry fields), with their problem text.
+_BODY_KEYS = {
+    "body_pad": (body_pad_ok, "expected [before, after] strings"),
+    "body_close": (body_close_ok, "expected a positive number of lines"),
+}
+
+
+def body_problems(meta: dict[str, Any]) -> dict[str, str]:
+    """Return ``{key: reason}`` for a bad ``body_pad`` or ``body_close`` of ``meta`` (in its key order)."""
+    return {key: _BODY_KEYS[key][1] for key in meta if key in _BODY_KEYS and not _BODY_KEYS[key][0](meta[key])}
+
+
 def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
     """Set the fields a meta object holds on ``entry`` (fail open: bad values are skipped).
 
@@ -139,14 +160,16 @@ def apply_meta(entry: MemoryEntry, meta: dict[str, Any]) -> dict[str, str]:
 
     Returns:
         ``{key: reason}`` for every key not used: unknown keys and values of the wrong type or
-        out of range (``body_pad`` is checked here but applied by the body reader).
+        out of range (``body_pad`` and ``body_close`` are checked here but applied by the body
+        reader).
     """
     problems: dict[str, str] = {}
     known: dict[str, Any] = {}
     for key, value in meta.items():
-        if key == "body_pad":
-            if not body_pad_ok(value):
-                problems[key] = "expected [before, after] strings"
+        if key in _BODY_KEYS:
+            ok, reason = _BODY_KEYS[key]
+            if not ok(value):
+                problems[key] = reason
             continue
         if key not in META_FIELDS:
             problems[key] = "unknown key"
@@ -268,8 +291,8 @@ def meta_values(meta: dict[str, Any]) -> dict[str, Any] | None:
     a number in 0..1, a UTC timestamp ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, ``[type, target]``
     lists, ``extra`` of format namespaces that serialise to UTF-8 JSON). Anything else (an
     unknown key, ``true`` as a confidence, a date as a number…) gives ``None`` and the caller
-    takes the pydantic path, which decides and names the problem. ``body_pad`` is ignored (the
-    body reader applies it).
+    takes the pydantic path, which decides and names the problem. ``body_pad`` and
+    ``body_close`` are ignored (the body reader applies them).
 
     Args:
         meta: The comment's JSON object, as ``json.loads`` returns it.
@@ -280,7 +303,7 @@ def meta_values(meta: dict[str, Any]) -> dict[str, Any] | None:
     """
     out: dict[str, Any] = {}
     for key, value in meta.items():
-        if key == "body_pad":
+        if key in _BODY_KEYS:
             continue
         if key in _DATE_KEYS:
             if value is None:
@@ -333,13 +356,13 @@ def meta_values(meta: dict[str, Any]) -> dict[str, Any] | None:
 def meta_problems(meta: dict[str, Any]) -> dict[str, str]:
     """Return ``{key: reason}`` for the keys of ``meta`` that a reader cannot use.
 
-    When :func:`meta_values` accepts every key there is none (but a bad ``body_pad``);
+    When :func:`meta_values` accepts every key there is none (but a bad ``body_pad`` or
+    ``body_close``);
     otherwise ``meta`` is applied to a scratch entry, so this reports exactly what
     :func:`apply_meta` skips.
     """
     if meta_values(meta) is not None:
-        pad = meta.get("body_pad", ["", ""])
-        return {} if body_pad_ok(pad) else {"body_pad": "expected [before, after] strings"}
+        return body_problems(meta)
     return apply_meta(MemoryEntry(), meta)
 
 

@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from memcore.storage import TextFile
-from memcore_rightmemory._meta import body_pad_ok, meta_problems, meta_values
+from memcore_rightmemory._meta import body_problems, meta_problems, meta_values
 from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
 
 __all__ = [
@@ -574,7 +574,7 @@ class _Parser:
             self.err("rm.bad-meta", line, "memcore comment is not a JSON object", entry_id)
             return None
         fields = meta_values(meta)
-        if fields is not None and body_pad_ok(meta.get("body_pad", ["", ""])):
+        if fields is not None and not body_problems(meta):
             return fields
         for key, reason in meta_problems(meta).items():
             self.err(

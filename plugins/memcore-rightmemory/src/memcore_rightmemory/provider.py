@@ -39,7 +39,7 @@ from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory import _incremental
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
-from memcore_rightmemory._meta import apply_meta, dump_meta, kept_meta, meta_for
+from memcore_rightmemory._meta import apply_meta, body_close_ok, dump_meta, kept_meta, meta_for
 from memcore_rightmemory._parse import (
     META_RE,
     PURSUIT_FIELD_RE,
@@ -90,6 +90,11 @@ _FOCUS_PLACEHOLDER = "No Pursuit is focused yet."
 _EMPTY_PURSUITS = f"# Pursuits\n\n## Focus\n\n{_FOCUS_PLACEHOLDER}\n"
 #: A body line that may open a block only its end closes: a code fence or an HTML block start.
 _BLOCK_OPENER = re.compile(r"^ {0,3}(?:```|~~~|<)")
+#: The opening fence of fenced code (its run of backticks or tildes).
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+#: Lines that end an HTML block of CommonMark types 2-5 and 1 (comment, processing instruction,
+#: declaration, CDATA, ``<pre>``/``<script>``/``<style>``/``<textarea>``).
+_HTML_CLOSERS = ("-->", "?>", ">", "]]>", "</pre>", "</script>", "</style>", "</textarea>")
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 #: Keys of ``extra["rightmemory"]`` computed on read (never stored in the memcore comment).
 COMPUTED_KEYS = ("item", "marker", "module", "file", "backing", "depth", "sections", "fields", "uncertain")
@@ -630,6 +635,9 @@ class RightMemoryProvider(BaseProvider):
             heading = doc.headings[ref.index]
             _first, last, body_lines = self._lead(doc, heading)
             title, meta, checked = heading.title, heading.meta, heading.fields
+            close = meta.get("body_close") if meta else None
+            if isinstance(close, int) and body_close_ok(close) and close <= len(body_lines):
+                body_lines = body_lines[:-close]  # lines memcore added to close a fence or HTML block
             body_lines = unescape_body(body_lines, ref.family)
             body = read_body(body_lines, meta)
             edges = heading.edges
@@ -1253,8 +1261,13 @@ class RightMemoryProvider(BaseProvider):
         title: str,
         pad: list[str] | None,
         keep: dict[str, Any] | None = None,
+        *,
+        close: int = 0,
     ) -> str | None:
-        """Return the memcore comment for ``entry``; ``keep``: old keys not understood, written back."""
+        """Return the memcore comment for ``entry``; ``keep``: old keys not understood, written back.
+
+        ``close``: closing lines written after the body (``body_close``, see :meth:`_closers`).
+        """
         _edges, other = self._split_relations(entry)
         uncertain = (entry.body.lstrip() if marker != "node" else title).startswith(UNCERTAIN_PREFIX)
         meta = meta_for(
@@ -1267,6 +1280,8 @@ class RightMemoryProvider(BaseProvider):
         )
         if pad is not None:
             meta["body_pad"] = pad
+        if close:
+            meta["body_close"] = close
         for key, value in (keep or {}).items():
             meta.setdefault(key, value)
         return dump_meta(meta) if meta else None
@@ -1309,35 +1324,51 @@ class RightMemoryProvider(BaseProvider):
         if bad is not None:  # pragma: no cover - escape_body leaves none; kept as a safety net
             raise InvalidEntryError(f"{FORMAT}: body line {bad!r} would be a heading or node for RightMemory's parser")
 
-    def _check_closed(self, lines: list[str], family: str, item_id: str) -> None:
-        """Refuse a heading body that leaves a fenced code block or an HTML block open at its end.
+    def _closers(self, lines: list[str], family: str, item_id: str) -> list[str]:
+        """Return the lines that close a code fence or HTML block ``lines`` leave open (often none).
 
-        Such a block would swallow everything written after the item in the file: the next
-        item added there would not read back (and RightMemory's own parser, which skips fenced
-        code, would lose it too). Checked by parsing the body between two headings, with both
-        parsers' views: markdown-it (fences, ``<pre>``, ``<!--``, ``<?`` … blocks) and the
-        reference's fence tracker. Only bodies with a line that could open such a block
-        (```` ``` ````, ``~~~`` or ``<`` after up to three spaces) are parsed.
+        A heading body that ends inside a fenced code block or an HTML block (``<pre>``,
+        ``<!--``, ``<?``, ``<!X``, ``<![CDATA[`` …) would swallow every item written after it
+        in the file (the next add would not read back, and RightMemory's own parser, which
+        skips fenced code, would lose it). Such a body is written with closing lines after it
+        (the fence, ``-->``, ``?>``, ``>``, ``]]>``, ``</pre>`` …) and ``body_close`` in its
+        memcore comment, so that the reader drops them and the body reads back as given.
+        Checked by parsing the body between two headings with both parsers' views: markdown-it
+        and the reference's fence tracker. Only bodies with a line that could open such a
+        block (```` ``` ````, ``~~~`` or ``<`` after up to three spaces) are parsed.
 
         Raises:
-            InvalidEntryError: Naming the item and the kind of block; nothing is written.
+            InvalidEntryError: No closing lines close it for both parsers (nothing written).
         """
-        if not any(_BLOCK_OPENER.match(line) for line in lines):
-            return
-        what = None
-        after = [in_code for _number, _line, in_code in fenced_lines([*lines, "# after"])][-1]
-        if after:  # the reference's view: a line after the body is still in code
-            what = "a fenced code block (``` or ~~~)"
-        else:
-            probe = ["# memcore-probe {#memcore-probe-a}", "", *lines, "", "# memcore-probe {#memcore-probe-b}"]
-            doc = parse_doc(Source.from_lines("probe.md", probe), family, self._md)
-            if not any(h.id == "memcore-probe-b" and h.line == len(probe) for h in doc.headings):
-                what = "a fenced code block or an HTML block (<pre>, <!--, <?, <!X, <![CDATA[ …)"
-        if what is not None:
-            raise InvalidEntryError(
-                f"{FORMAT}: the body of `{item_id}` leaves {what} open at its end, which would swallow "
-                "every item written after it in the file; close it in the body"
-            )
+        if not any(_BLOCK_OPENER.match(line) for line in lines) or self._closed(lines, family):
+            return []
+        fence: str | None = None
+        for _number, line, in_code in fenced_lines(lines):
+            opener = _FENCE_OPEN.match(line)
+            if in_code and opener is not None and fence is None:
+                fence = opener.group(1)
+            elif not in_code:
+                fence = None
+        tries: list[list[str]] = [[fence]] if fence is not None else []
+        tries += [[closer] for closer in _HTML_CLOSERS]
+        if fence is not None:
+            tries += [[fence, closer] for closer in _HTML_CLOSERS]
+        for closers in tries:
+            if self._closed([*lines, *closers], family):
+                return closers
+        raise InvalidEntryError(
+            f"{FORMAT}: the body of `{item_id}` leaves a code fence or an HTML block open at its end (which would "
+            "swallow every item written after it in the file) and no closing line closes it for both RightMemory's "
+            "and memcore's parsers; close it in the body"
+        )
+
+    def _closed(self, lines: list[str], family: str) -> bool:
+        """Whether a heading written after body ``lines`` is a heading for both parsers."""
+        if [in_code for _number, _line, in_code in fenced_lines([*lines, "# after"])][-1]:
+            return False  # RightMemory's fence tracker: still in code
+        probe = ["# memcore-probe {#memcore-probe-a}", "", *lines, "", "# memcore-probe {#memcore-probe-b}"]
+        doc = parse_doc(Source.from_lines("probe.md", probe), family, self._md)
+        return any(h.id == "memcore-probe-b" and h.line == len(probe) for h in doc.headings)
 
     def _want(self, entry: MemoryEntry) -> tuple[str | None, str | None]:
         """Return (item hint, marker hint) from ``entry.extra["rightmemory"]``."""
@@ -1423,11 +1454,11 @@ class RightMemoryProvider(BaseProvider):
             self._check_text(title, entry.body, family)
             core, pad = split_body(entry.body)
             core = escape_body(core, family)
-            if as_heading:
-                self._check_closed(core, family, ident)
+            closers = self._closers(core, family, ident) if as_heading else []
+            core += closers
             rel, index, level, create = self._target(graph, entry, family, as_heading)
             edges, _other = self._split_relations(entry)
-            meta = self._meta_line(entry, family, marker, title, pad if as_heading else None)
+            meta = self._meta_line(entry, family, marker, title, pad if as_heading else None, close=len(closers))
             change = _Change.empty()
             if as_heading:
                 head = "#" * level + " " + (f"{title} " if title else "") + f"{{{marker}{ident}}}"
@@ -1514,11 +1545,13 @@ class RightMemoryProvider(BaseProvider):
         self._check_text(title, entry.body, ref.family)
         core, pad = split_body(entry.body)
         core = escape_body(core, ref.family)
-        if ref.is_heading:
-            self._check_closed(core, ref.family, ref.id)
+        closers = self._closers(core, ref.family, ref.id) if ref.is_heading else []
+        core += closers
         edges, _other = self._split_relations(entry)
         keep = kept_meta(block.meta)
-        meta = self._meta_line(entry, ref.family, ref.marker, title, pad if ref.is_heading else None, keep)
+        meta = self._meta_line(
+            entry, ref.family, ref.marker, title, pad if ref.is_heading else None, keep, close=len(closers)
+        )
         if ref.is_heading:
             heading = doc.headings[ref.index]
             line = lines[heading.line - 1]
