@@ -27,7 +27,9 @@ from memcore.errors import ParseError, UnsafePathError
 from memcore.frontmatter import load_yaml
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.storage import safe_join
+from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import _YAML, _reads_as_str, dump_mapping, load_own, patch_yaml, plain
+from memcore_box.index import row_from_json
 from memcore_box.mapping import FIELD_ORDER
 from memcore_box.provider import BoxMemoryProvider, _key_lines, _PlainMeta
 from memcore_box.record import meta_from_entry
@@ -333,3 +335,38 @@ def test_read_all_and_iter_entries_agree_on_a_written_workspace(tmp_path: Path) 
     assert snapshot.entries == streamed == slow_snapshot.entries
     assert sorted(added, key=lambda e: (e.created_at or 0, e.id or "")) == snapshot.entries
     assert snapshot.diagnostics == slow_snapshot.diagnostics
+
+
+# -- index writes ----------------------------------------------------------------------------
+
+def test_rollup_borrowing_the_folder_texts_writes_the_same_bytes() -> None:
+    index = loads_json((SAMPLES / "example-_index.json").read_bytes())
+    rows = [row_from_json(e) for e in index["entries"]]
+    folder = IndexWriter()
+    assert folder.dumps(index, [(r, None) for r in rows]) == dumps_json(index)
+    rollup = {**index, "entries": [{**e, "folder_path": "memories/"} for e in index["entries"]]}
+    expected = dumps_json(rollup)
+    borrowing, alone = IndexWriter(), IndexWriter()
+    assert borrowing.dumps(rollup, groups=[(rows, "memories/")], borrow=[folder]) == expected
+    assert alone.dumps(rollup, groups=[(rows, "memories/")]) == expected
+    # an entry the folder writer never saw (another object) is encoded, not borrowed
+    changed = [rows[0]._replace(title="Changed"), *rows[1:]]
+    rollup["entries"][0]["title"] = "Changed"
+    assert IndexWriter().dumps(rollup, groups=[(changed, "memories/")], borrow=[folder]) == dumps_json(rollup)
+
+
+def test_workspace_indexes_equal_a_reindex(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(root), teams="default,ops")
+    with BoxMemoryProvider(str(root)) as store, store.batch():
+        for i in range(12):
+            store.add(_entry(i).model_copy(update={"id": None, "scope": "ops" if i % 3 == 0 else None}))
+    written = {p: p.read_bytes() for p in root.rglob("_index.json")}
+    with BoxMemoryProvider(str(root)) as store:
+        assert store.reindex() == []  # nothing differs: no index is rewritten
+        assert [d for d in store.validate() if d.code.startswith("box.index") or d.code == "box.rollup-missing"] == []
+    assert {p: p.read_bytes() for p in root.rglob("_index.json")} == written
+    rollup = loads_json(written[root / "_index.json"])
+    folders = [loads_json(written[root / "memories" / "_index.json"]),
+               loads_json(written[root / "teams" / "ops" / "memories" / "_index.json"])]
+    assert rollup["entries"] == [{**e, "folder_path": f["folder_path"]} for f in folders for e in f["entries"]]

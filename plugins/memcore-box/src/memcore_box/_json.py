@@ -123,10 +123,18 @@ class IndexWriter:
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, str]] = {}
 
-    def _entry(self, entry: Any, seen: dict[int, tuple[Any, str]] | None) -> str:
+    def _entry(self, entry: Any, seen: dict[int, tuple[Any, str]] | None,
+               borrow: Sequence[IndexWriter] = ()) -> str:
         key = id(entry)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not entry:
+            for other in borrow:  # the same entry's text, encoded by another writer
+                hit = other._cache.get(key)
+                if hit is not None and hit[0] is entry:
+                    break
+            else:
+                hit = None
+        if hit is None:
             out: list[str] = ["    "]
             _emit(entry if isinstance(entry, dict) else entry.as_dict(), 2, 4, out)  # level 2: index -> entries
             hit = (entry, "".join(out))
@@ -136,7 +144,8 @@ class IndexWriter:
 
     def dumps(self, index: Mapping[str, Any] | Iterable[tuple[str, Any]],
               sources: Sequence[tuple[dict[str, Any] | _Row, str | None]] = (), *,
-              groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = ()) -> bytearray:
+              groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = (),
+              borrow: Sequence[IndexWriter] = ()) -> bytearray:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
         Args:
@@ -147,6 +156,8 @@ class IndexWriter:
                 the entry's last key.
             groups: Instead of ``sources``: ``(entries, folder_path)`` per folder, in order
                 (no tuple per entry).
+            borrow: Other writers whose cached entry texts may be used (an entry's text is the
+                same in every index: the rollup takes what the folder indexes just wrote).
 
         Returns:
             UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
@@ -171,10 +182,13 @@ class IndexWriter:
                 buf += b"[]"
                 continue
             buf += b"[\n"
+            tails: dict[str, str] = {}
             for i, (entry, folder_path) in enumerate(pairs):
-                text = self._entry(entry, seen)
+                text = self._entry(entry, seen, borrow)
                 if folder_path is not None:
-                    tail = json.dumps(folder_path, ensure_ascii=False)
+                    tail = tails.get(folder_path)
+                    if tail is None:
+                        tail = tails[folder_path] = json.dumps(folder_path, ensure_ascii=False)
                     text = text[:-6] + ',\n      "folder_path": ' + tail + "\n    }"
                 if i:
                     buf += b",\n"

@@ -176,7 +176,42 @@ def _single_quoted(value: str) -> str | None:
     return "'" + value + "'"
 
 
+# Text -> what _scalar gives for it (a str of exactly type str): memory frontmatter repeats
+# many values (kinds, statuses, agents, tags, format names). Bounded; cleared when full.
+_TEXT_SCALARS: dict[str, str | None] = {}
+_FLOW_ITEMS: dict[str, str | None] = {}
+_MEMO_MAX = 4096
+
+
+def _text_scalar(value: str) -> str | None:
+    found = _TEXT_SCALARS.get(value, _TEXT_SCALARS)
+    if found is not _TEXT_SCALARS:
+        return found  # type: ignore[return-value]
+    text = _plain_text(value, _BLOCK_TEXT)
+    if text is None:
+        text = _single_quoted(value)
+    if len(_TEXT_SCALARS) >= _MEMO_MAX:
+        _TEXT_SCALARS.clear()
+    _TEXT_SCALARS[value] = text
+    return text
+
+
+def _flow_item(value: Any) -> str | None:
+    if type(value) is not str:
+        return _plain_text(value, _FLOW_TEXT)
+    found = _FLOW_ITEMS.get(value, _FLOW_ITEMS)
+    if found is not _FLOW_ITEMS:
+        return found  # type: ignore[return-value]
+    text = _plain_text(value, _FLOW_TEXT)
+    if len(_FLOW_ITEMS) >= _MEMO_MAX:
+        _FLOW_ITEMS.clear()
+    _FLOW_ITEMS[value] = text
+    return text
+
+
 def _scalar(value: Any) -> str | None:
+    if type(value) is str:
+        return _text_scalar(value)
     if value is True or value is False:
         return "true" if value else "false"
     if type(value) is int:
@@ -209,7 +244,7 @@ def _block(mapping: Mapping[Any, Any], indent: str, out: list[str]) -> bool:
             if isinstance(value, CommentedSeq) and value.fa.flow_style():
                 items: list[str] = []
                 for item in value:
-                    item_text = _plain_text(item, _FLOW_TEXT)
+                    item_text = _flow_item(item)
                     if item_text is None:
                         return False
                     items.append(item_text)

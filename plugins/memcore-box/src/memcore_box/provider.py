@@ -884,7 +884,8 @@ class BoxMemoryProvider(BaseProvider):
         folders = self._rollup_folders()
         rows = [row for f in folders for row in f.entries]  # one reference per entry, for the maps
         groups: list[tuple[list[IndexRow], str | None]] = [(f.entries, f.path + "/") for f in folders]
-        payload = self._rollup_writer.dumps(self._rollup_items(folders, rows, now), groups=groups)
+        payload = self._rollup_writer.dumps(self._rollup_items(folders, rows, now), groups=groups,
+                                            borrow=[f.writer for f in folders])
         del rows
         item = self._put_index(INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
