@@ -830,13 +830,16 @@ class _Run:
             # are asked for first (plan_ids), so every entry is written once, by add. A target
             # that cannot plan them gets those links in the second pass (one update per such
             # entry); one that cannot update either (append-only entries) would lose them, so
-            # its ids are learnt by a trial run into a scratch copy.
-            # (not into a graph: it refuses an edge to an entry that does not exist yet)
-            self.progress("plan", 0, len(to_write))
-            planned = self.plan_ids(ordered, src_ids, index) if Capability.GRAPH not in self.caps else None
+            # its ids are learnt by a trial run into a scratch copy. (A graph is not asked: it
+            # refuses an edge to an entry that does not exist yet.)
+            can_plan = Capability.GRAPH not in self.caps and self._plans_ids()
+            must_learn = Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps
+            if can_plan or must_learn:
+                self.progress("plan", 0, len(to_write))
+            planned = self.plan_ids(ordered, src_ids, index) if can_plan else None
             if planned is not None:
                 self.predicted = planned
-            elif Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps:
+            elif must_learn:
                 self.predicted = self.predict_ids(ordered, src_ids)
         self.write_all(ordered, src_ids, index)
         self.check_unchanged(src_ids)
@@ -868,6 +871,11 @@ class _Run:
                     self.progress("write", done, total)
             self.second_pass()
 
+    def _plans_ids(self) -> bool:
+        """Whether the target has a ``plan_ids`` of its own (BaseProvider's default plans nothing)."""
+        method = getattr(type(self.target), "plan_ids", None)
+        return callable(method) and method is not BaseProvider.plan_ids
+
     def plan_ids(
         self,
         ordered: list[MemoryEntry],
@@ -880,9 +888,8 @@ class _Run:
         add (migrated by an earlier run, or matched by content). ``None`` when the target
         cannot plan ids; a wrong plan is caught as ids are assigned, as a trial's would be.
         """
-        method = getattr(type(self.target), "plan_ids", None)
-        if not callable(method) or method is BaseProvider.plan_ids:
-            return None  # BaseProvider's default plans nothing: skip building the entries
+        if not self._plans_ids():
+            return None
         by_origin, by_content, existing_ids = index
         unmatched = dict(by_content)
         ids = set(existing_ids)
