@@ -307,3 +307,16 @@ def test_a_fact_path_the_reader_never_reads_is_refused(tmp_path: Path, path: str
         with pytest.raises(InvalidEntryError, match=why):
             store.add(fact)
     assert _files(vault) == before
+
+
+@pytest.mark.parametrize("kind", [Kind.OBSERVATION, Kind.FACT])
+@pytest.mark.parametrize("body", ["line one\r\nline two\r\n", "a\rb", "x\r\n\r\n```\r\ncode\r\n```\r\n"])
+def test_carriage_returns_in_a_body_are_written_as_the_files_line_breaks(tmp_path: Path, kind: Kind, body: str) -> None:
+    """add() returns what a read gives: the body with LF (an observation kept a stray CR before)."""
+    vault = _vault(tmp_path / "v")
+    with WhiteBoxProvider(vault).open() as store:
+        stored = store.add(MemoryEntry(kind=kind, title="T", body=body, created_at=START))
+    assert "\r" not in stored.body
+    assert stored.body.strip() == body.replace("\r\n", "\n").replace("\r", "\n").strip()
+    with WhiteBoxProvider(vault).open() as store:
+        assert store.get(stored.id or "").model_dump() == stored.model_dump()

@@ -1151,11 +1151,16 @@ class WhiteBoxProvider(BaseProvider):
     def _observation_block(self, entry: MemoryEntry) -> tuple[str, str, str, RawBlock]:
         """Return (monthly file, ``YYYY-MM``, block text, its scan) of a new observation; check it.
 
+        Line breaks are the file's own: a CR in the body (CRLF, or alone) is written as LF, as in
+        stable files (TextFile); add() returns the body so, and a migration keeps the original.
+
         Raises:
             ReadOnlyStoreError: The store was opened read-only.
             OutOfScopeError: The monthly file or the entry's scope is outside the active scope.
             InvalidEntryError: The body cannot be one block (an unclosed fenced code block).
         """
+        if "\r" in entry.body:
+            entry = entry.model_copy(update={"body": entry.body.replace("\r\n", "\n").replace("\r", "\n")})
         if entry.created_at is not None:
             date = entry.created_at.astimezone(UTC).date().isoformat()
         else:
