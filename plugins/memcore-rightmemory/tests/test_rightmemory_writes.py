@@ -570,3 +570,38 @@ def test_a_closed_body_with_fences_or_html_is_written(tmp_path: Path, body: str)
         p.add(MemoryEntry(id="after", title="After", body="Still read.\n"))
     with RightMemoryProvider(tmp_path) as p:
         assert [(e.id, e.body) for e in p.read_all().entries] == [("b", body), ("after", "Still read.\n")]
+
+
+def test_random_bodies_of_block_syntax_never_swallow_later_items(tmp_path: Path) -> None:
+    """Bodies made of fence, HTML-block, heading and node lines, each added at the end of one
+    store: every body reads back exactly (or is refused, nothing written), and every item added
+    after it still reads back, for memcore's parser and RightMemory's fence tracker alike."""
+    import random
+
+    pieces = [
+        "```", "````", "~~~", "```python", "<pre>", "</pre>", "<!--", "-->", "<?x", "?>", "<!DOC", ">",
+        "<![CDATA[", "]]>", "<div>", "</div>", "<script>", "# heading-like", "- `n` node-like \u2192 []",
+        "text", "", "    indented", "\\# escaped", "> quote",
+    ]  # fmt: skip
+    rng = random.Random(9)
+    RightMemoryProvider.init_store(str(tmp_path))
+    written: dict[str, str] = {}
+    with RightMemoryProvider(tmp_path) as p:
+        for i in range(250):
+            body = "\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) + "\n"
+            if not body.strip():
+                continue
+            try:
+                got = p.add(MemoryEntry(id=f"b{i}", title=f"B {i}", body=body))
+            except InvalidEntryError as exc:
+                assert "open at its end" in str(exc)
+                continue
+            assert got.body == body
+            written[f"b{i}"] = body
+    assert len(written) > 200
+    text = (tmp_path / "MEMORY.md").read_text()
+    in_code = [line for _n, line, code in fenced_lines(text.splitlines()) if code and line.startswith("# B ")]
+    assert in_code == []
+    with RightMemoryProvider(tmp_path) as p:
+        assert {e.id: e.body for e in p.read_all().entries} == written
+        assert [d for d in p.validate() if d.severity.value == "error"] == []
