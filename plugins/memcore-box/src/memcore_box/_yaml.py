@@ -112,6 +112,8 @@ _ALWAYS_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 # First character -> ((is the str tag, the rule's match function), ...): ruamel's implicit
 # resolver rules for plain scalars starting with it, then its rules for any character.
 _RULES: dict[str, tuple[tuple[bool, Callable[[str], Any]], ...]] = {}
+# Text -> the answer (bounded, cleared when full): keys and many values repeat in every file.
+_STR_ANSWERS: dict[str, bool] = {}
 
 
 def _reads_as_str(text: str) -> bool:
@@ -121,8 +123,12 @@ def _reads_as_str(text: str) -> bool:
     ``str`` tag: the implicit rules for the text's first character (then those for any
     character) are tried in order, the first whose regular expression matches decides, and
     no match means ``str``. The rules are taken from the resolver once per first character
-    (the dumper's version is fixed), not looked up through ruamel's properties per scalar.
+    (the dumper's version is fixed), not looked up through ruamel's properties per scalar,
+    and each text's answer is remembered.
     """
+    known = _STR_ANSWERS.get(text)
+    if known is not None:
+        return known
     first = text[0] if text else ""
     rules = _RULES.get(first)
     if rules is None:
@@ -132,10 +138,15 @@ def _reads_as_str(text: str) -> bool:
         if len(_RULES) >= 1024:
             _RULES.clear()
         _RULES[first] = rules
+    answer = True
     for is_str, match in rules:
         if match(text):
-            return is_str
-    return True
+            answer = is_str
+            break
+    if len(_STR_ANSWERS) >= 4096:
+        _STR_ANSWERS.clear()
+    _STR_ANSWERS[text] = answer
+    return answer
 
 
 def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
