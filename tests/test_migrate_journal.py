@@ -89,8 +89,12 @@ def test_an_entry_edited_only_in_the_target_stays_and_is_unchanged(tmp_path: Pat
     src_url, dst_url, ids = _stores(tmp_path)
     tid = migrate(src_url, dst_url).entry(ids["Font"]).target_id or ""
     _edit(dst_url, tid, "Only the target changed.")
-    report = migrate(src_url, dst_url)
-    assert report.entry(ids["Font"]).action == "unchanged" and report.ok
+    for _ in range(2):  # runs in between do not make the edit the new baseline
+        report = migrate(src_url, dst_url)
+        assert report.entry(ids["Font"]).action == "unchanged" and report.ok
+    assert _body(dst_url, tid) == "Only the target changed."
+    _edit(src_url, ids["Font"], "Then the source changed.")
+    assert migrate(src_url, dst_url).entry(ids["Font"]).action == "conflict"
     assert _body(dst_url, tid) == "Only the target changed."
 
 

@@ -960,7 +960,7 @@ class _Run:
                     rep.action, rep.target_id = "unchanged", match.id
                     self.id_map[src.id] = match.id
                     self.pending.pop(src.id, None)
-                    self._record_version(match.id, match.version)
+                    self._keep_version(match.id, match.version)
                     return
                 stored = self.target.add(entry)
             else:
@@ -971,7 +971,7 @@ class _Run:
                     # written completely by an earlier run (an unfinished one has "pending")
                     rep.action, rep.target_id = "unchanged", existing.id
                     self.pending.pop(src.id, None)
-                    self._record_version(existing.id, existing.version)
+                    self._keep_version(existing.id, existing.version)
                     self.unchanged.append((src, existing))
                     return
                 last = self.edits.previous.get(existing.id)
@@ -995,7 +995,7 @@ class _Run:
                     rep.error = f"the target cannot update this entry ({type(exc).__name__}); differences are losses"
                     rep.losses = compare_entries(entry, restore_kept(existing))
                     self.pending.pop(src.id, None)
-                    self._record_version(existing.id, existing.version)
+                    self._keep_version(existing.id, existing.version)
                     return
                 rep.action = "updated"
         except (MemcoreError, ValueError, OSError) as exc:
@@ -1056,6 +1056,14 @@ class _Run:
     def _record_version(self, target_id: str, version: str | None) -> None:
         if version is not None:
             self.edits.current[target_id] = version
+
+    def _keep_version(self, target_id: str, version: str | None) -> None:
+        """Record the version of an entry this run did not write: the one a run last wrote, if known.
+
+        An edit made in the target since is no new baseline: it stays a difference from what
+        memcore wrote, so a later change in the source meets it as a conflict.
+        """
+        self._record_version(target_id, self.edits.previous.get(target_id, version))
 
     def second_pass(self) -> None:
         total = len(self.pending)
