@@ -204,3 +204,13 @@ def test_provenance_records_the_absolute_source_location_as_documented(
     assert locations == {str(tmp_path / "BOX")}
     docs = (Path(__file__).resolve().parents[1] / "docs" / "migration.md").read_text(encoding="utf-8")
     assert "Provenance records the source's absolute location" in docs
+
+
+@pytest.mark.parametrize(("target_fmt", "target_name"), [("maka", "y2.md"), ("box", "x4")])
+def test_a_source_that_cannot_be_opened_leaves_no_new_target(tmp_path: Path, target_fmt: str, target_name: str) -> None:
+    """The source is opened before the target is created (new-user trial: an empty store was left behind)."""
+    (tmp_path / "src").mkdir()  # a folder, but no Box-memory workspace
+    target = tmp_path / target_name
+    with pytest.raises(ConfigError, match="not a Box-memory workspace"):
+        migrate(f"box:{tmp_path / 'src'}", f"{target_fmt}:{target}")
+    assert not target.exists()

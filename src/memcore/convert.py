@@ -1447,11 +1447,13 @@ def _run_once(
     validate: bool = True,
     edits: EditCheck | None = None,
 ) -> ConversionReport:
-    created = _init_if_missing(dst_cls, dst_loc, dst_opts)
-    if created:
-        report.notes.append(f"created a new {dst_cls.format_name} store at {dst_loc}")
     conv = find_converter(src_cls.format_name, dst_cls.format_name, pm) if pm is not None else None
-    with src_cls(src_loc, **src_opts) as source, dst_cls(dst_loc, **dst_opts) as target:
+    with contextlib.ExitStack() as stack:
+        # the source is opened first: one that cannot be opened leaves no new target behind
+        source = stack.enter_context(src_cls(src_loc, **src_opts))
+        if _init_if_missing(dst_cls, dst_loc, dst_opts):
+            report.notes.append(f"created a new {dst_cls.format_name} store at {dst_loc}")
+        target = stack.enter_context(dst_cls(dst_loc, **dst_opts))
         if conv is not None:
             report.converter = f"{type(conv).__module__}.{type(conv).__qualname__}"
             started = time.perf_counter()
@@ -1559,8 +1561,8 @@ def migrate(
             trial.refused = True
             trial.notes = [n for n in trial.notes if not n.startswith("would create ")]
             trial.notes.append(
-                "--strict: the target was not written because the trial run lists losses, failures "
-                "or source entries that could not be read"
+                "--strict: the target was not written because the trial run lists losses, failures, "
+                "conflicts (entries edited in the target since the last run) or source entries that could not be read"
             )
             return trial
     report = ConversionReport(source=src_url, target=dst_url, strict=strict)

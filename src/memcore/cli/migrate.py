@@ -85,6 +85,7 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     if report.counts["conflict"]:
         columns.insert(4, "conflict")
     table = Table("kind", *columns, title="entries")
+    table.columns[0].no_wrap = True
     for kind, row in report.by_kind.items():
         table.add_row(kind, *(str(row[c]) for c in columns))
     c = report.counts
@@ -134,12 +135,15 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         if total > shown:
             console.print(f"  … {total - shown} more in the full report (--report FILE or --json)", markup=False)
     failed = [e for e in report.entries if e.action == "failed"]
+    conflicts = [e for e in report.entries if e.action == "conflict"]
     if not report.lost_fields:
-        if failed or report.source_errors or report.unread_text:
+        if failed or conflicts or report.source_errors or report.unread_text:
             console.print(
                 "no field lost in the entries written, but not everything moved: "
-                f"{len(failed)} entr(ies) failed, {len(report.source_errors)} source error(s), "
-                f"{len(report.unread_text)} passage(s) of text outside every entry",
+                f"{_count(len(failed), 'entry', 'entries')} failed, "
+                f"{_count(len(conflicts), 'conflict', 'conflicts')} left alone, "
+                f"{_count(len(report.source_errors), 'source error', 'source errors')}, "
+                f"{_count(len(report.unread_text), 'passage', 'passages')} of text outside every entry",
                 markup=False,
             )
         elif kept:
@@ -152,11 +156,11 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
             console.print("nothing lost: every field written was read back the same", markup=False)
     for entry in failed[:max_rows]:
         console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
-    conflicts = [e for e in report.entries if e.action == "conflict"]
     if conflicts:
         console.print(
-            f"[yellow]{len(conflicts)} entr(ies) changed in the source were also edited in the target since "
-            "the last run: left as they are in the target[/yellow] (--overwrite replaces them with the source's):",
+            f"[yellow]{_count(len(conflicts), 'entry', 'entries')} changed in the source "
+            f"{'was' if len(conflicts) == 1 else 'were'} also edited in the target since the last run: left as "
+            "in the target[/yellow] (--overwrite replaces them with the source's):",
             highlight=False,
         )
         for entry in conflicts[:max_rows]:
@@ -187,6 +191,10 @@ def _print_diagnostics(console: Console, diagnostics: list[Diagnostic], heading:
         console.print(f"  {diag}", markup=False)
     if len(diagnostics) > max_rows:
         console.print(f"  … {len(diagnostics) - max_rows} more in the full report", markup=False)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _short(value: Any, width: int = 50) -> str:
