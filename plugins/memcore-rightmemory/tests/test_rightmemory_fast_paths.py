@@ -316,3 +316,29 @@ def test_plain_section_chains_are_remembered_not_rescanned(tmp_path: Path, monke
         assert [e.extra["rightmemory"].get("sections") for e in batch] == [
             e.extra["rightmemory"]["sections"] for e in entries
         ]
+
+
+def test_nodes_between_returns_the_tail_the_old_scan_placed_after(tmp_path: Path) -> None:
+    """``_nodes_between`` walks back from the end instead of filtering every node of the region:
+    the same nodes as ``direct[_last_top(direct):]`` of the full list, for every heading."""
+    from memcore_rightmemory._parse import make_markdown, parse_doc
+
+    text = (
+        "- `top` t \u2192 []\n\n# A\n\n- `a1` x \u2192 []\n- `a2` x \u2192 []\n  - `a2n` nested \u2192 []\n"
+        "- `a3` x \u2192 []\n  <!-- memcore: {} -->\n  - `a3n` nested \u2192 []\n\n## B {#b}\n\n- `b1` x \u2192 []\n\n"
+        "# C\n\nText.\n\n# D\n\n  - `dn` only nested \u2192 []\n"
+    )
+    doc = parse_doc(Source.from_bytes("MEMORY.md", text.encode()), "memory", make_markdown())
+    regions = [(1, doc.headings[0].line - 1, None)]
+    for index, heading in enumerate(doc.headings):
+        end = heading.first_child - 1 if heading.first_child is not None else heading.end
+        regions.append((heading.line + 1, end, index))
+    seen = []
+    for first, last, parent in regions:
+        direct = [n for n in doc.nodes if first <= n.line <= last and n.parent == parent]
+        expected = direct[provider_module._last_top(direct) :]
+        got = provider_module._nodes_between(doc, first, last, parent)
+        assert [n.id for n in got] == [n.id for n in expected]
+        seen.append([n.id for n in got])
+    # top of file; A (after a2n, from a3: its last top-level node); B; C (none); D (only nested)
+    assert seen == [["top"], ["a3", "a3n"], ["b1"], [], ["dn"]]

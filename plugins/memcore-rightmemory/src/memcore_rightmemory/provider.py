@@ -266,10 +266,26 @@ def _is_plain_chain(doc: Doc, index: int, titles: list[str]) -> bool:
 
 
 def _nodes_between(doc: Doc, first: int, last: int, parent: int | None) -> list[Node]:
-    """Return the nodes on lines ``first..last`` whose parent heading is ``parent`` (bisect)."""
+    """Return the last direct nodes of ``parent`` on lines ``first..last``, from its last top-level one.
+
+    The nodes whose parent heading is ``parent``, from the last one written at column 0 (``-``)
+    to the end (all of them when none is): what :meth:`RightMemoryProvider._place` needs to put
+    a node after them; empty when ``parent`` has no node there. Found by bisect and a walk back
+    from the end that stops at that top-level node, so adding nodes one after another under one
+    heading costs O(1) each instead of a pass over all its nodes.
+    """
     lo = bisect_left(doc.nodes, first, key=lambda n: n.line)
     hi = bisect_right(doc.nodes, last, key=lambda n: n.line)
-    return [n for n in doc.nodes[lo:hi] if n.parent == parent]
+    tail: list[Node] = []
+    for i in range(hi - 1, lo - 1, -1):
+        node = doc.nodes[i]
+        if node.parent != parent:
+            continue
+        tail.append(node)
+        if node.prefix.startswith("-"):
+            break
+    tail.reverse()
+    return tail
 
 
 def _last_top(nodes: list[Node]) -> int:
