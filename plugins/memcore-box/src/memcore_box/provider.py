@@ -118,11 +118,13 @@ class _Folder:
 class _File:
     """One parsed memory file.
 
-    ``meta`` is the frontmatter. Files parsed for writing (``_parse(..., fast=False)``, what
-    writes use) hold the round-trip ``CommentedMap`` of ``doc`` (line information for
-    :func:`~memcore_box._yaml.patch_yaml`); files parsed by the checking path (``fast=True``)
-    hold the plain dict :func:`~memcore_box._yaml.load_fast` gave, equal to
-    ``plain(doc.metadata)``, and parse ``doc`` only if something asks for it.
+    ``meta`` is the frontmatter. Files parsed with ``_parse(..., fast=True)`` (the checking
+    path, and ``_read_file`` for get/update/delete) hold, where it is exact, the plain dict
+    :func:`~memcore_box._yaml.load_own` or :func:`~memcore_box._yaml.load_fast` gave, equal
+    to ``plain(doc.metadata)``, as a :class:`_PlainMeta` knowing its keys' lines, and parse
+    ``doc`` only if something asks for it (``update()`` does when it cannot patch the text from
+    the plain values). Other files hold the round-trip ``CommentedMap`` of ``doc`` (line
+    information for :func:`~memcore_box._yaml.patch_yaml`).
     """
 
     path: str
