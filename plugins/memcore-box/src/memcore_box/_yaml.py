@@ -478,27 +478,48 @@ def _own_scalar(text: str, *, flow: bool = False) -> Any:
     raise _NotOwn
 
 
+# Text -> its value in block context (bounded, cleared when full; values are immutable).
+_OWN_VALUES: dict[str, Any] = {}
+_NOT_OWN: Any = object()
+
+
 def _own_value(text: str) -> Any:
+    found = _OWN_VALUES.get(text, _OWN_VALUES)
+    if found is not _OWN_VALUES:
+        if found is _NOT_OWN:
+            raise _NotOwn
+        return found
     if text.startswith("[") and text.endswith("]"):
         inner = text[1:-1]
         if not inner:
             raise _NotOwn
-        return [_own_scalar(item, flow=True) for item in inner.split(", ")]
-    return _own_scalar(text)
+        return [_own_scalar(item, flow=True) for item in inner.split(", ")]  # a new list each time
+    try:
+        value = _own_scalar(text)
+    except _NotOwn:
+        value = _NOT_OWN
+    if len(_OWN_VALUES) >= _MEMO_MAX:
+        _OWN_VALUES.clear()
+    _OWN_VALUES[text] = value
+    if value is _NOT_OWN:
+        raise _NotOwn
+    return value
 
 
-def _own_mapping(lines: list[str], i: int, indent: int, keys: dict[str, int] | None) -> tuple[dict[str, Any], int]:
-    """Read the mapping whose keys start at column ``indent`` from line ``i``; return it and the next line."""
+# One line: its indent, then ``key:`` with an optional `` value``, or ``- `` and an item.
+_OWN_LINE = re.compile(r"( *)(?:([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?|- (.*))\Z")
+_Row = tuple[int, "str | None", "str | None", "str | None"]  # indent, key, value text, item text
+
+
+def _own_mapping(rows: list[_Row], i: int, indent: int, keys: dict[str, int] | None) -> tuple[dict[str, Any], int]:
+    """Read the mapping whose keys start at column ``indent`` from row ``i``; return it and the next row."""
     out: dict[str, Any] = {}
-    pad = " " * indent
-    while i < len(lines):
-        line = lines[i]
-        if not line.startswith(pad) or (line[indent:indent + 1] == " " and out):
-            break  # a shallower line ends the mapping (a deeper one is an error below)
-        found = _OWN_KEY.match(line, indent)
-        if found is None or line[indent:indent + 1] == " ":
+    while i < len(rows):
+        depth, key, rest, _item = rows[i]
+        if depth < indent or (depth > indent and out):
+            break  # a shallower row ends the mapping (a deeper one is an error the caller sees)
+        if depth > indent or key is None:
             raise _NotOwn
-        key, rest = found.group(1), found.group(2)
         if key in out or not _reads_as_str(key):
             raise _NotOwn
         if keys is not None:
@@ -507,30 +528,30 @@ def _own_mapping(lines: list[str], i: int, indent: int, keys: dict[str, int] | N
             out[key] = _own_value(rest)
             i += 1
             continue
-        child = pad + "  "
-        after = lines[i + 1] if i + 1 < len(lines) else ""
-        if after.startswith(child + "- "):
-            out[key], i = _own_list(lines, i + 1, indent + 2)
-        elif after.startswith(child) and after[indent + 2:indent + 3] not in ("", " "):
-            out[key], i = _own_mapping(lines, i + 1, indent + 2, None)
-        else:
+        after = rows[i + 1] if i + 1 < len(rows) else None
+        if after is None or after[0] != indent + 2:
             raise _NotOwn  # an empty value (null), or another layout
+        if after[3] is not None:
+            out[key], i = _own_list(rows, i + 1, indent + 2)
+        else:
+            out[key], i = _own_mapping(rows, i + 1, indent + 2, None)
     return out, i
 
 
-def _own_list(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
-    """Read the block list whose ``- `` items start at column ``indent``; return it and the next line."""
+def _own_list(rows: list[_Row], i: int, indent: int) -> tuple[list[Any], int]:
+    """Read the block list whose ``- `` items start at column ``indent``; return it and the next row."""
     out: list[Any] = []
-    head = " " * indent + "- "
-    while i < len(lines) and lines[i].startswith(head):
-        rest = lines[i][indent + 2:]
-        if _OWN_KEY.match(rest) is not None:
-            # "- key: value": a mapping whose keys start two columns in, the first on this line
-            lines[i] = " " * (indent + 2) + rest
-            item, i = _own_mapping(lines, i, indent + 2, None)
-            out.append(item)
+    while i < len(rows) and rows[i][0] == indent and rows[i][3] is not None:
+        item = rows[i][3]
+        assert item is not None
+        found = _OWN_KEY.match(item)
+        if found is not None:
+            # "- key: value": a mapping whose keys start two columns in, the first on this row
+            rows[i] = (indent + 2, found.group(1), found.group(2), None)
+            value, i = _own_mapping(rows, i, indent + 2, None)
+            out.append(value)
         else:
-            out.append(_own_scalar(rest))
+            out.append(_own_scalar(item))
             i += 1
     return out, i
 
@@ -551,13 +572,19 @@ def load_own(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     """
     if not yaml_text.endswith("\n") or not _OWN_TEXT.match(yaml_text):
         return None
-    lines = yaml_text[:-1].split("\n")
+    rows: list[_Row] = []
+    for line in yaml_text[:-1].split("\n"):
+        found = _OWN_LINE.match(line)
+        if found is None:
+            return None
+        spaces, key, rest, item = found.groups()
+        rows.append((len(spaces), key, rest, item))
     keys: dict[str, int] = {}
     try:
-        out, end = _own_mapping(lines, 0, 0, keys)
+        out, end = _own_mapping(rows, 0, 0, keys)
     except _NotOwn:
         return None
-    return (out, keys) if end == len(lines) and out else None
+    return (out, keys) if end == len(rows) and out else None
 
 
 def load_fast(yaml_text: str) -> dict[Any, Any] | None:
