@@ -605,3 +605,16 @@ def test_random_bodies_of_block_syntax_never_swallow_later_items(tmp_path: Path)
     with RightMemoryProvider(tmp_path) as p:
         assert {e.id: e.body for e in p.read_all().entries} == written
         assert [d for d in p.validate() if d.severity.value == "error"] == []
+
+
+@pytest.mark.parametrize("body", ["line one\r\nline two\r\n", "a\rb"])
+def test_carriage_returns_in_a_body_are_written_as_the_files_line_breaks(example: Path, body: str) -> None:
+    """A CRLF body (a Maka entry written on Windows) is stored with LF, as add() returns it, not refused."""
+    store = RightMemoryProvider(example).open()
+    stored = store.add(MemoryEntry(title="Windows note", body=body))
+    assert stored.body == body.replace("\r\n", "\n").replace("\r", "\n")
+    updated = store.update(stored.model_copy(update={"body": "changed\r\nagain\r\n"}), expected_version=stored.version)
+    assert updated.body == "changed\nagain\n"
+    again = RightMemoryProvider(example).open().get(stored.id or "")
+    assert again.model_dump() == updated.model_dump()
+    assert b"\r" not in (example / "MEMORY.md").read_bytes()

@@ -334,6 +334,17 @@ def _with_extra(entry: MemoryEntry, extra: dict[str, Any]) -> MemoryEntry:
     return entry
 
 
+def _lf_body(entry: MemoryEntry) -> MemoryEntry:
+    """``entry`` with each CR of its body (CRLF, or alone) as LF: the file keeps its own line endings.
+
+    What add/update return (and a read gives) then has LF lines; a migration keeps the original
+    body in ``extra.memcore.kept``.
+    """
+    if "\r" not in entry.body:
+        return entry
+    return entry.model_copy(update={"body": entry.body.replace("\r\n", "\n").replace("\r", "\n")})
+
+
 def _require_unicode(entry: MemoryEntry) -> None:
     """``require_unicode(entry.model_dump())`` without the dump when every string encodes.
 
@@ -1332,8 +1343,6 @@ class RightMemoryProvider(BaseProvider):
                 f"{FORMAT}: title {title!r} holds an anchor `{{X#id}}` or an edge list `→ [`, which "
                 "RightMemory's parser would read as graph syntax"
             )
-        if "\r" in body:
-            raise InvalidEntryError(f"{FORMAT}: a body may not contain carriage returns (the file keeps its own)")
         if "<!-- memcore:" in body:
             raise InvalidEntryError(f"{FORMAT}: a body may not contain a `<!-- memcore:` comment")
         bad = _reference_graph_line(escape_body(body.split("\n"), family), family)
@@ -1441,6 +1450,7 @@ class RightMemoryProvider(BaseProvider):
         self.require(Capability.ADD, "add")
         self._writable("add")
         _require_unicode(entry)
+        entry = _lf_body(entry)
         stamps: dict[str, Any] = {}
         if entry.created_at is None:
             stamps["created_at"] = utc_now()
@@ -1518,6 +1528,7 @@ class RightMemoryProvider(BaseProvider):
         self.require(Capability.UPDATE, "update")
         self._writable("update")
         _require_unicode(entry)
+        entry = _lf_body(entry)
         if entry.id is None:
             raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
         ident: str = entry.id
