@@ -248,7 +248,7 @@ class LocalStorage:
         self._holder: int | None = None  # thread id holding the lock through this storage
         self._skipped: dict[str, str] = {}
         self._root_text = os.fspath(self.root)
-        self._components: dict[str, tuple[str, ...]] = {}
+        self._components: set[str] = set()  # path components check_component accepted
 
     @property
     def skipped(self) -> builtins.list[tuple[str, str]]:
@@ -297,17 +297,19 @@ class LocalStorage:
         """
         if not _FAST_PATHS:
             return None
-        parts = self._components.get(path)
-        if parts is None:
-            if not _PLAIN_PATH.match(path):
-                return None
-            parts = tuple(check_component(part) for part in path.split("/"))
-            if len(self._components) >= 4096:
-                self._components.clear()
-            self._components[path] = parts
-        local = self._root_text
+        if not _PLAIN_PATH.match(path):
+            return None
+        parts = path.split("/")
+        checked = self._components
         for part in parts:
-            local = os.path.join(local, part)
+            if part not in checked:
+                check_component(part)
+                if len(checked) >= 4096:
+                    checked.clear()
+                checked.add(part)
+        local = self._root_text.rstrip("/")  # "" for the file system root
+        for part in parts:
+            local = f"{local}/{part}"
             try:
                 mode = os.lstat(local).st_mode
             except FileNotFoundError:
@@ -437,14 +439,19 @@ class LocalStorage:
         """
         p = self._path(path)
         try:
-            with _no_loop(p), open(p, "rb") as fh:
+            with open(p, "rb") as fh:
                 key = self._key(os.fstat(fh.fileno()))
                 data = fh.read()
         except IsADirectoryError as exc:
             raise FileNotFoundError(f"{p}: is a folder, not a file") from exc
-        known = self._known.get(p)
-        if known is not None and known[0] == key:
-            return data, known[1]
+        except OSError as exc:  # as _no_loop, without a generator per read
+            if exc.errno == errno.ELOOP:
+                raise UnsafePathError(f"box: {p}: symbolic link loop") from exc
+            raise
+        if key[2] >= _REMEMBER_FROM_BYTES:  # smaller files' versions are never remembered
+            known = self._known.get(p)
+            if known is not None and known[0] == key:
+                return data, known[1]
         return data, self._remember(p, key, _version_of(data))
 
     def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
