@@ -126,3 +126,13 @@ def test_lone_surrogates_in_extra_are_refused() -> None:
         with pytest.raises(ValidationError, match="extra holds a lone surrogate"):
             MemoryEntry(extra=extra)
     assert MemoryEntry(extra={"box": {"k": "é 😀"}}).extra == {"box": {"k": "é 😀"}}
+
+
+def test_json_copy_copies_every_container_and_keeps_scalars() -> None:
+    from memcore.models import json_copy
+
+    data = {"box": {"k": [1, {"x": ["y"]}], "n": None, "t": True}}
+    copied = json_copy(data)
+    assert copied == data
+    copied["box"]["k"][1]["x"].append("z")
+    assert data["box"]["k"][1]["x"] == ["y"]  # nothing shared

@@ -88,7 +88,7 @@ from pydantic import BaseModel, Field, JsonValue, computed_field
 from memcore.errors import ConfigError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
 from memcore.journal import EditCheck, load_journal, save_journal
 from memcore.mapping import relation_types, translate_relation_type
-from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, json_copy, utc_now
 from memcore.provider import BaseProvider, Capability, MemoryProvider, read_all
 from memcore.provider import plan_ids as plan_target_ids
 from memcore.registry import ProviderRegistry, get_registry
@@ -364,17 +364,8 @@ def _copy_all_set(entry: MemoryEntry) -> MemoryEntry:
     values = {name: getattr(entry, name) for name in _ALL_FIELDS}
     values["tags"] = list(entry.tags)
     values["relations"] = list(entry.relations)
-    values["extra"] = _json_copy(entry.extra)
+    values["extra"] = json_copy(entry.extra)
     return MemoryEntry.model_construct(_fields_set=set(_ALL_FIELDS), **values)
-
-
-def _json_copy(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts, lists, scalars), several times cheaper than deepcopy."""
-    if isinstance(value, dict):
-        return {key: _json_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_copy(item) for item in value]
-    return value
 
 
 def _json_same(a: Any, b: Any) -> bool:

@@ -43,7 +43,7 @@ from memcore.errors import (
     UnsafePathError,
 )
 from memcore.mapping import format_utc
-from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, require_unicode, utc_now
+from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, json_copy, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_maka._parser import (
@@ -1555,17 +1555,8 @@ def _fresh(entry: MemoryEntry) -> MemoryEntry:
     fields = twin.__dict__
     fields["tags"] = list(entry.tags)
     fields["relations"] = list(entry.relations)  # Relation is frozen
-    fields["extra"] = _json_copy(entry.extra)
+    fields["extra"] = json_copy(entry.extra)
     return twin
-
-
-def _json_copy(value: Any) -> Any:
-    """Return a copy of JSON data (dicts and lists copied all the way down)."""
-    if isinstance(value, dict):
-        return {key: _json_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_copy(item) for item in value]
-    return value
 
 
 def _unchanged(rendered: RenderedSection) -> bool:
