@@ -301,7 +301,26 @@ def _working_copy(entry: MemoryEntry) -> MemoryEntry:
     write changes in place (a companion's checksums, quoting while dumping). ``tags`` and
     ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
     """
-    return entry.model_copy(update={"extra": copy.deepcopy(entry.extra)})
+    return entry.model_copy(update={"extra": _copy_json(entry.extra)})
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _copy_json(value: Any) -> Any:
+    """Return a deep copy of JSON-like ``value``: exact dicts and lists copied, exact scalars shared.
+
+    Anything else (a subclass, a tuple) goes to :func:`copy.deepcopy`, so the result is always a
+    deep copy; plain JSON (what ``extra`` holds) is copied without deepcopy's memo bookkeeping.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy_json(v) for v in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
