@@ -128,11 +128,19 @@ def test_lone_surrogates_in_extra_are_refused() -> None:
     assert MemoryEntry(extra={"box": {"k": "é 😀"}}).extra == {"box": {"k": "é 😀"}}
 
 
-def test_json_copy_copies_every_container_and_keeps_scalars() -> None:
+def test_json_copy_is_a_deep_copy() -> None:
+    """Plain JSON copied by hand, anything else (a tuple, ruamel's CommentedMap) by deepcopy."""
+    from ruamel.yaml.comments import CommentedMap
+
     from memcore.models import json_copy
 
-    data = {"box": {"k": [1, {"x": ["y"]}], "n": None, "t": True}}
-    copied = json_copy(data)
-    assert copied == data
-    copied["box"]["k"][1]["x"].append("z")
-    assert data["box"]["k"][1]["x"] == ["y"]  # nothing shared
+    inner = CommentedMap([("k", ["v"])])
+    value = {"a": {"b": [1, 2.5, None, True, "s", {"c": []}]}, "t": (1, [2]), "r": inner}
+    copied = json_copy(value)
+    assert copied == value
+    assert copied["a"] is not value["a"] and copied["a"]["b"] is not value["a"]["b"]
+    assert copied["a"]["b"][5] is not value["a"]["b"][5]
+    assert copied["t"][1] is not value["t"][1]  # a tuple goes through deepcopy
+    assert copied["r"] is not inner and copied["r"]["k"] is not inner["k"]
+    copied["a"]["b"].append("x")
+    assert value["a"]["b"][-1] == {"c": []}

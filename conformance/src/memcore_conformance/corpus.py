@@ -101,6 +101,10 @@ def build_corpus(make_entry: Callable[..., MemoryEntry], format_name: str) -> di
             body="# H1 line\n## H2 line {#fake-id}\n### H3 line {F#fake}\n#hashtag-not-heading\n####### seven\n"
         ),
         "tabs-and-trailing-spaces": make_entry(body="\tTabbed\ttext  \ntrailing spaces   \n \t \nend\n"),
+        # written on Windows, or by a format that keeps a body's bytes (Maka): a format whose
+        # files have one line ending of their own stores LF and says so in normalize_expected
+        "crlf-body": make_entry(body="Line one\r\nLine two\r\n"),
+        "cr-body": make_entry(body="Old Mac line\rnext line\r"),
     }
     for n, title in enumerate(HOSTILE_TITLES, start=1):
         cases[f"yaml-title-{n}"] = make_entry(title=title)

@@ -31,7 +31,7 @@ from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import _YAML, _reads_as_str, dump_mapping, load_own, patch_yaml, plain
 from memcore_box.index import row_from_json
 from memcore_box.mapping import FIELD_ORDER
-from memcore_box.provider import BoxMemoryProvider, _copy_json, _key_lines, _PlainMeta
+from memcore_box.provider import BoxMemoryProvider, _key_lines, _PlainMeta
 from memcore_box.record import meta_from_entry
 from memcore_box.storage import LocalStorage
 
@@ -370,18 +370,3 @@ def test_workspace_indexes_equal_a_reindex(tmp_path: Path) -> None:
     folders = [loads_json(written[root / "memories" / "_index.json"]),
                loads_json(written[root / "teams" / "ops" / "memories" / "_index.json"])]
     assert rollup["entries"] == [{**e, "folder_path": f["folder_path"]} for f in folders for e in f["entries"]]
-
-
-def test_copy_json_is_a_deep_copy() -> None:
-    from ruamel.yaml.comments import CommentedMap
-
-    inner = CommentedMap([("k", ["v"])])
-    value = {"a": {"b": [1, 2.5, None, True, "s", {"c": []}]}, "t": (1, [2]), "r": inner}
-    copied = _copy_json(value)
-    assert copied == value
-    assert copied["a"] is not value["a"] and copied["a"]["b"] is not value["a"]["b"]
-    assert copied["a"]["b"][5] is not value["a"]["b"][5]
-    assert copied["t"][1] is not value["t"][1]  # a tuple goes through deepcopy
-    assert copied["r"] is not inner and copied["r"]["k"] is not inner["k"]
-    copied["a"]["b"].append("x")
-    assert value["a"]["b"][-1] == {"c": []}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from memcore.models import MemoryEntry, lf_body
 from memcore_box.provider import BoxMemoryProvider
 from memcore_conformance import ProviderConformance
 
@@ -26,3 +27,7 @@ class BoxConformance(ProviderConformance):
     provider_cls: ClassVar[type[Any] | None] = BoxMemoryProvider
     insertion_ordered: ClassVar[bool] = False
     index_files: ClassVar[tuple[str, ...]] = ("_index.json", "**/_index.json", "_box-memory.json")
+
+    def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
+        """Return ``entry`` with its body's CRs as LF (the files keep their own line breaks)."""
+        return lf_body(entry)

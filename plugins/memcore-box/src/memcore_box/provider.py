@@ -24,7 +24,6 @@ Ids are ``mem_`` + a ULID. An id is never reused: a deleted id goes into the tom
 from __future__ import annotations
 
 import contextlib
-import copy
 import mimetypes
 import posixpath
 import re
@@ -47,7 +46,7 @@ from memcore.errors import (
     UnsafePathError,
 )
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
@@ -301,26 +300,10 @@ def _working_copy(entry: MemoryEntry) -> MemoryEntry:
     write changes in place (a companion's checksums, quoting while dumping). ``tags`` and
     ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
     """
-    return entry.model_copy(update={"extra": _copy_json(entry.extra)})
-
-
-_IMMUTABLE = (str, int, float, bool, type(None))
-
-
-def _copy_json(value: Any) -> Any:
-    """Return a deep copy of JSON-like ``value``: exact dicts and lists copied, exact scalars shared.
-
-    Anything else (a subclass, a tuple) goes to :func:`copy.deepcopy`, so the result is always a
-    deep copy; plain JSON (what ``extra`` holds) is copied without deepcopy's memo bookkeeping.
-    """
-    kind = type(value)
-    if kind is dict:
-        return {k: _copy_json(v) for k, v in value.items()}
-    if kind is list:
-        return [_copy_json(v) for v in value]
-    if kind in _IMMUTABLE:
-        return value
-    return copy.deepcopy(value)
+    update: dict[str, Any] = {"extra": json_copy(entry.extra)}
+    if "\r" in entry.body:  # the file has its own line breaks: a read gives LF (models.lf_body)
+        update["body"] = lf_body(entry).body
+    return entry.model_copy(update=update)
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from memcore.models import MemoryEntry
+from memcore.models import MemoryEntry, lf_body
 from memcore_conformance import ProviderConformance
 from memcore_rightmemory.provider import RightMemoryProvider
 
@@ -34,6 +34,6 @@ class RightMemoryConformance(ProviderConformance):
     field_values: ClassVar[dict[str, Any]] = {"relation_type": "dep"}
 
     def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
-        """Return ``entry`` with its title stripped (how RightMemory stores titles)."""
+        """Return ``entry`` with its title stripped and its body's CRs as LF (how RightMemory stores them)."""
         entry.title = entry.title.strip()
-        return entry
+        return lf_body(entry)

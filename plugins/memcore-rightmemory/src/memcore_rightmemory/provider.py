@@ -33,7 +33,7 @@ from memcore.errors import (
     InvalidEntryError,
     UnsupportedOperationError,
 )
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, require_unicode, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory import _incremental
@@ -332,17 +332,6 @@ def _with_extra(entry: MemoryEntry, extra: dict[str, Any]) -> MemoryEntry:
     entry.__dict__["extra"] = extra
     entry.__pydantic_fields_set__.add("extra")
     return entry
-
-
-def _lf_body(entry: MemoryEntry) -> MemoryEntry:
-    """``entry`` with each CR of its body (CRLF, or alone) as LF: the file keeps its own line endings.
-
-    What add/update return (and a read gives) then has LF lines; a migration keeps the original
-    body in ``extra.memcore.kept``.
-    """
-    if "\r" not in entry.body:
-        return entry
-    return entry.model_copy(update={"body": entry.body.replace("\r\n", "\n").replace("\r", "\n")})
 
 
 def _require_unicode(entry: MemoryEntry) -> None:
@@ -1450,7 +1439,7 @@ class RightMemoryProvider(BaseProvider):
         self.require(Capability.ADD, "add")
         self._writable("add")
         _require_unicode(entry)
-        entry = _lf_body(entry)
+        entry = lf_body(entry)
         stamps: dict[str, Any] = {}
         if entry.created_at is None:
             stamps["created_at"] = utc_now()
@@ -1528,7 +1517,7 @@ class RightMemoryProvider(BaseProvider):
         self.require(Capability.UPDATE, "update")
         self._writable("update")
         _require_unicode(entry)
-        entry = _lf_body(entry)
+        entry = lf_body(entry)
         if entry.id is None:
             raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
         ident: str = entry.id

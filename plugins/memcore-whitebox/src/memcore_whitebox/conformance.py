@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from memcore.models import Kind, MemoryEntry
+from memcore.models import Kind, MemoryEntry, lf_body
 from memcore_conformance import ProviderConformance
 from memcore_whitebox.provider import WhiteBoxProvider
 
@@ -32,6 +32,10 @@ class WhiteBoxConformance(ProviderConformance):
     provider_cls: ClassVar[type[Any] | None] = WhiteBoxProvider
     provider_options: ClassVar[dict[str, Any]] = {"as_user": True}
     insertion_ordered: ClassVar[bool] = False
+
+    def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
+        """Return ``entry`` with its body's CRs as LF (the files keep their own line breaks)."""
+        return lf_body(entry)
 
     @pytest.fixture
     def memcore_make_entry(self) -> Callable[..., MemoryEntry]:

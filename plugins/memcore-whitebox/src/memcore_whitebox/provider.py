@@ -50,7 +50,7 @@ from memcore.errors import (
 )
 from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatter, read_frontmatter
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
@@ -1159,8 +1159,7 @@ class WhiteBoxProvider(BaseProvider):
             OutOfScopeError: The monthly file or the entry's scope is outside the active scope.
             InvalidEntryError: The body cannot be one block (an unclosed fenced code block).
         """
-        if "\r" in entry.body:
-            entry = entry.model_copy(update={"body": entry.body.replace("\r\n", "\n").replace("\r", "\n")})
+        entry = lf_body(entry)
         if entry.created_at is not None:
             date = entry.created_at.astimezone(UTC).date().isoformat()
         else:
