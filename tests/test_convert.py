@@ -651,3 +651,25 @@ def test_an_append_only_entry_waiting_for_its_links_is_not_failed_forever(tmp_pa
         assert again.ok, [(e.source_id, e.action, e.error) for e in again.entries]
         assert again.entry("b").action in ("written", "unchanged")
         assert again.entry("a").action == "unchanged" and [c.field for c in again.entry("a").losses] == ["relations"]
+
+
+def test_a_link_to_an_entry_that_failed_is_repaired_once_it_is_written(registry: ProviderRegistry, tmp_path: Path) -> None:
+    """Run 1: M fails, X keeps its link to M as text. M is fixed in the source: run 2 writes M
+    and updates X (unchanged in the source) to point at M's new id."""
+    x = MemoryEntry(id="x", title="See M", relations=[Relation(type="related", target="m")])
+    m = MemoryEntry(id="m", kind=Kind.COMPANION, title="M")  # tiny cannot store companions
+    src = _make_store(registry, "full", tmp_path / "a", [x, m])
+    dst = f"tiny:{tmp_path / 'b'}"
+    first = migrate(src, dst, registry=registry)
+    assert first.entry("m").action == "failed" and first.entry("x").action == "written"
+    with registry.get("full")(str(tmp_path / "a")) as store:
+        fixed = store.get("m")
+        fixed.kind = Kind.NOTE
+        store.update(fixed)
+    second = migrate(src, dst, registry=registry)
+    m_id = second.entry("m").target_id
+    assert second.entry("m").action == "written" and m_id is not None
+    assert second.entry("x").action == "updated" and second.ok
+    by_title = {e.title: e for e in _read(registry, dst)}
+    assert by_title["See M"].relations == [Relation(type="related", target=m_id)]
+    assert migrate(src, dst, registry=registry).counts["unchanged"] == 2

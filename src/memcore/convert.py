@@ -1022,27 +1022,51 @@ class _Run:
         return relations
 
     def check_unchanged(self, src_ids: set[str]) -> None:
-        """List, for entries left unchanged, relations the target holds otherwise than this run would write.
+        """Repair, or list, relations of unchanged entries that point where this run would not.
 
-        A relation is written with the id its target had then; if that entry failed, or got
-        another id (a plan that did not hold), an unchanged entry keeps pointing at the old id.
-        Measured against every id known now, such a difference is a loss of ``relations``,
-        reported on every run while it lasts (an append-only entry cannot be rewritten).
+        A relation is written with the id its target had then: if that entry failed (the link
+        was kept as unresolved text), or got another id than planned, an entry left unchanged
+        keeps the old link. Measured against every id known now, such an entry is updated with
+        the right relations (action ``updated``) where the target can and the journal shows it
+        as the last run left it; otherwise (an append-only entry, or no journal to tell a user's
+        edit) the difference is a loss of ``relations``, reported on every run while it lasts.
+        An entry edited in the target since the last run is left alone: its relations are the
+        user's.
         """
         for src, existing in self.unchanged:
-            assert src.id is not None
-            first = self.build(src, src_ids, set()).relations
+            assert src.id is not None and existing.id is not None
+            entry = self.build(src, src_ids, set())
             full = self.pending.pop(src.id, None)
-            wanted = first if full is None else self._final_relations(full, first)
+            wanted = entry.relations if full is None else self._final_relations(full, entry.relations)
             held = restore_kept(existing)
-            if not _same("relations", MemoryEntry(relations=wanted), held):
-                self.reports[src.id].losses.append(
-                    FieldChange(
-                        field="relations",
-                        written=[r.model_dump(mode="json") for r in wanted],
-                        stored=[r.model_dump(mode="json") for r in held.relations],
-                    )
+            if _same("relations", MemoryEntry(relations=wanted), held):
+                continue
+            rep = self.reports[src.id]
+            last = self.edits.previous.get(existing.id)
+            if last is not None and existing.version not in (None, last) and not self.edits.overwrite:
+                continue  # edited in the target since the last run: its relations are the user's now
+            if Capability.UPDATE in self.caps and last is not None:  # as memcore left it: repair
+                entry.id, entry.relations = existing.id, wanted
+                meta = entry.extra[MEMCORE_NS]
+                assert isinstance(meta, dict) and isinstance(meta["migrated_from"], dict)
+                meta["migrated_from"]["sha256"] = self.hashes[src.id]
+                try:
+                    stored = self.target.update(entry, expected_version=existing.version)
+                except (UnsupportedOperationError, ImmutableEntryError):
+                    pass  # append-only: a loss, below
+                except MemcoreError as exc:
+                    rep.error = f"relations not repaired: {type(exc).__name__}: {exc}"
+                else:
+                    rep.action = "updated"
+                    self.sent[src.id] = (entry, stored)
+                    continue
+            rep.losses.append(
+                FieldChange(
+                    field="relations",
+                    written=[r.model_dump(mode="json") for r in wanted],
+                    stored=[r.model_dump(mode="json") for r in held.relations],
                 )
+            )
 
     def _record_version(self, target_id: str, version: str | None) -> None:
         if version is not None:
