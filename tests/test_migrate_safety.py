@@ -214,3 +214,14 @@ def test_a_source_that_cannot_be_opened_leaves_no_new_target(tmp_path: Path, tar
     with pytest.raises(ConfigError, match="not a Box-memory workspace"):
         migrate(f"box:{tmp_path / 'src'}", f"{target_fmt}:{target}")
     assert not target.exists()
+
+
+@pytest.mark.parametrize(("target_fmt", "target_name", "option"), [("box", "bx", "bogus"), ("maka", "m.md", "aply_decay")])
+def test_a_mistyped_target_option_leaves_no_new_target(
+    stores: dict[str, Path], tmp_path: Path, target_fmt: str, target_name: str, option: str
+) -> None:
+    """Options are checked (the provider's constructor) before the target is created."""
+    target = tmp_path / target_name
+    with pytest.raises(ConfigError, match=f"unknown option '{option}'"):
+        migrate(f"whitebox:{stores['whitebox']}", f"{target_fmt}:{target}", target_options={option: "1"})
+    assert not target.exists()

@@ -1464,11 +1464,13 @@ def _run_once(
 ) -> ConversionReport:
     conv = find_converter(src_cls.format_name, dst_cls.format_name, pm) if pm is not None else None
     with contextlib.ExitStack() as stack:
-        # the source is opened first: one that cannot be opened leaves no new target behind
+        # the source is opened and the target's options checked (its constructor) first: a
+        # source that cannot be opened or a mistyped option leaves no new target behind
         source = stack.enter_context(src_cls(src_loc, **src_opts))
+        target_provider = dst_cls(dst_loc, **dst_opts)
         if _init_if_missing(dst_cls, dst_loc, dst_opts):
             report.notes.append(f"created a new {dst_cls.format_name} store at {dst_loc}")
-        target = stack.enter_context(dst_cls(dst_loc, **dst_opts))
+        target = stack.enter_context(target_provider)
         if conv is not None:
             report.converter = f"{type(conv).__module__}.{type(conv).__qualname__}"
             started = time.perf_counter()

@@ -40,6 +40,8 @@ class BoxCloudProvider(BoxMemoryProvider):
 
     format_name: ClassVar[str] = "box+cloud"
     capabilities: ClassVar[frozenset[Capability]] = BoxMemoryProvider.capabilities | {Capability.REMOTE}
+    #: endpoints, retries, credentials files and more (CloudConfig.from_env): not checked here
+    option_names: ClassVar[frozenset[str] | None] = None
 
     @classmethod
     def make_storage(cls, location: str, **options: Any) -> Storage:

@@ -330,6 +330,12 @@ class BoxMemoryProvider(BaseProvider):
     #: it is exact; ``False`` parses every file round-trip (same results, slower; tests
     #: compare both).
     fast_yaml: ClassVar[bool] = True
+    #: what ``-o name=value`` may set on a local workspace (``read_only`` and ``index`` too):
+    #: ``agent`` (default source of new memories) and the init options; anything else is a
+    #: ConfigError naming the closest one. The cloud subclass takes its own (any).
+    option_names: ClassVar[frozenset[str] | None] = frozenset(
+        {"agent", "workspace_name", "tier", "teams", "agents", "companion_layout", "default_team"}
+    )
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {
             Capability.ADD,
