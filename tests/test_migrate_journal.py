@@ -138,3 +138,51 @@ def test_the_cli_exits_1_and_lists_the_conflict(tmp_path: Path) -> None:
     forced = CliRunner().invoke(app, ["migrate", src_url, dst_url, "--overwrite", "--json"])
     assert forced.exit_code == 0, forced.output
     assert json.loads(forced.output)["counts"]["updated"] == 1
+
+
+def test_the_same_edit_on_both_sides_is_no_conflict(tmp_path: Path) -> None:
+    src_url, dst_url, ids = _stores(tmp_path)
+    tid = migrate(src_url, dst_url).entry(ids["Shell"]).target_id or ""
+    _edit(dst_url, tid, "Shell: fish.")
+    _edit(src_url, ids["Shell"], "Shell: fish.")
+    report = migrate(src_url, dst_url)
+    assert report.entry(ids["Shell"]).action == "updated" and report.ok
+
+
+def test_the_target_reached_through_a_symlink_is_the_same_target(tmp_path: Path) -> None:
+    src_url, dst_url, ids = _stores(tmp_path)
+    tid = migrate(src_url, dst_url).entry(ids["Editor"]).target_id or ""
+    _edit(dst_url, tid, "Target edit.")
+    _edit(src_url, ids["Editor"], "Source edit.")
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "dst")
+    assert migrate(src_url, f"box:{link}").entry(ids["Editor"]).action == "conflict"
+    assert _body(dst_url, tid) == "Target edit."
+
+
+def test_an_interrupted_run_records_what_it_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after the writes: the journal holds their versions, so the next change is no false conflict."""
+    from memcore.convert import _Run
+
+    src_url, dst_url, ids = _stores(tmp_path)
+    _edit(src_url, ids["Font"], "Font changed once.")
+
+    def interrupted(self: _Run) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(_Run, "verify", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            migrate(src_url, dst_url)  # the update is written, the run stops before the read-back
+    _edit(src_url, ids["Font"], "Font changed twice.")
+    report = migrate(src_url, dst_url)
+    assert report.entry(ids["Font"]).action == "updated" and report.ok
+
+
+def test_entries_the_journal_does_not_know_are_named_in_the_notes(tmp_path: Path) -> None:
+    src_url, dst_url, _ids = _stores(tmp_path)
+    src_loc, dst_loc = src_url.split(":", 1)[1], dst_url.split(":", 1)[1]
+    journal_path(f"maka:{src_loc}", f"box:{dst_loc}").unlink()
+    report = migrate(src_url, dst_url)
+    assert any(n.startswith("3 entries migrated by an earlier run had no version") for n in report.notes)
+    assert not any("no version" in n for n in migrate(src_url, dst_url).notes)

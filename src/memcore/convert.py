@@ -86,7 +86,7 @@ import pluggy
 from pydantic import BaseModel, Field, JsonValue, computed_field
 
 from memcore.errors import ConfigError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
-from memcore.journal import EditCheck, load_journal, save_journal
+from memcore.journal import EditCheck, journal_path, load_journal, save_journal
 from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, json_copy, utc_now
 from memcore.provider import BaseProvider, Capability, MemoryProvider, read_all
@@ -966,8 +966,14 @@ class _Run:
                     self.unchanged.append((src, existing))
                     return
                 last = self.edits.previous.get(existing.id)
-                if last is not None and existing.version not in (None, last) and not self.edits.overwrite:
-                    # changed in the source, and edited in the target since the last run
+                if (
+                    last is not None
+                    and existing.version not in (None, last)
+                    and not self.edits.overwrite
+                    and any(c.field != "updated_at" for c in compare_entries(entry, restore_kept(existing)))
+                ):
+                    # changed in the source, and edited in the target since the last run (to
+                    # something else than the source now says: the same edit on both sides is none)
                     rep.action, rep.target_id = "conflict", existing.id
                     rep.error = (
                         "edited in the target since the last migration, and changed in the source: "
@@ -1000,6 +1006,7 @@ class _Run:
         self.id_map[src.id] = stored.id
         existing_ids.add(stored.id)
         self.sent[src.id] = (entry, stored)
+        self._record_version(stored.id, stored.version)  # as returned; the read-back confirms it
         if src.id in self.predicted and self.predicted[src.id] != stored.id:
             self._unpredict()
 
@@ -1059,6 +1066,7 @@ class _Run:
                 else:
                     rep.action = "updated"
                     self.sent[src.id] = (entry, stored)
+                    self._record_version(existing.id, stored.version)
                     continue
             rep.losses.append(
                 FieldChange(
@@ -1076,9 +1084,14 @@ class _Run:
         """Record the version of an entry this run did not write: the one a run last wrote, if known.
 
         An edit made in the target since is no new baseline: it stays a difference from what
-        memcore wrote, so a later change in the source meets it as a conflict.
+        memcore wrote, so a later change in the source meets it as a conflict. An entry the
+        journal does not know (no journal, a deleted one, the target reached by another path)
+        takes its current version as the baseline, and the report's notes count them.
         """
-        self._record_version(target_id, self.edits.previous.get(target_id, version))
+        last = self.edits.previous.get(target_id)
+        if last is None:
+            self.edits.unknown += 1
+        self._record_version(target_id, last if last is not None else version)
 
     def second_pass(self) -> None:
         total = len(self.pending)
@@ -1109,6 +1122,7 @@ class _Run:
                 self.sent[src_id] = (final, stored)
                 continue
             self.sent[src_id] = (final, stored)
+            self._record_version(stored.id or "", stored.version)
             if done % 50 == 0 or done == total:
                 self.progress("link", done, total)
         self.pending.clear()
@@ -1584,22 +1598,36 @@ def migrate(
             return trial
     report = ConversionReport(source=src_url, target=dst_url, strict=strict)
     edits = edit_check()
-    _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress, validate, edits)
-    if report.converter == "generic":  # a direct converter does not report versions
-        try:
-            save_journal(*journal_key, edits.current)
-        except OSError as exc:
-            report.notes.append(
-                f"the migration journal could not be written ({exc}): the next run cannot tell "
-                "target edits made in between"
-            )
+    finished = False
+    try:
+        _run_once(src_cls, src_loc, src_opts, dst_cls, dst_loc, dst_opts, report, pm, progress, validate, edits)
+        finished = True
+    finally:
+        # also when interrupted (Ctrl-C, a crash): what was written is recorded, the rest keeps
+        # what the last run recorded
+        if report.converter == "generic":  # a direct converter does not report versions
+            versions = edits.current if finished else {**previous, **edits.current}
+            try:
+                save_journal(*journal_key, versions)
+            except OSError as exc:
+                report.notes.append(
+                    f"the migration journal could not be written ({exc}): the next run cannot tell "
+                    "target edits made in between"
+                )
+    if edits.unknown:
+        report.notes.append(
+            f"{edits.unknown} entries migrated by an earlier run had no version in the migration journal "
+            f"({journal_path(*journal_key)}; first run with it, deleted, or the target reached by another "
+            "path): edits made to them in the target before this run could not be told apart, and their "
+            "current state is the baseline from now on"
+        )
     return noted(report)
 
 
 def _journal_url(cls: type[Any], location: str) -> str:
-    """``format:location`` naming a store in the journal (absolute path for file stores)."""
+    """``format:location`` naming a store in the journal (resolved real path for file stores)."""
     remote = Capability.REMOTE in getattr(cls, "capabilities", frozenset())
-    return f"{cls.format_name}:{location if remote else os.path.abspath(location)}"
+    return f"{cls.format_name}:{location if remote else os.path.realpath(location)}"
 
 
 def iter_losses(report: ConversionReport) -> Iterable[tuple[EntryReport, FieldChange]]:

@@ -40,12 +40,16 @@ class EditCheck:
         overwrite: Update entries edited in the target anyway (the source wins).
         current: Filled by the conversion: ``{target id: version}`` of every target entry it
             left migrated (a conflict keeps its previous version, so it is reported again by
-            the next run until resolved).
+            the next run until resolved), recorded as each is written.
+        unknown: Entries migrated by an earlier run that the journal had no version for.
     """
 
     previous: Mapping[str, str] = field(default_factory=dict)
     overwrite: bool = False
     current: dict[str, str] = field(default_factory=dict)
+    #: entries migrated before whose version the journal did not hold (their current state
+    #: became the baseline: edits made in the target before this run could not be told)
+    unknown: int = 0
 
 
 def journal_dir() -> Path:
