@@ -186,3 +186,20 @@ def test_entries_the_journal_does_not_know_are_named_in_the_notes(tmp_path: Path
     report = migrate(src_url, dst_url)
     assert any(n.startswith("3 entries migrated by an earlier run had no version") for n in report.notes)
     assert not any("no version" in n for n in migrate(src_url, dst_url).notes)
+
+
+def test_a_whitebox_target_changes_its_stable_facts_in_place_on_a_rerun(tmp_path: Path) -> None:
+    """Migrations open WhiteBox with as_user=True (migration_target_options): one update, no proposal per run."""
+    reg = get_registry()
+    maka = reg.get("maka")
+    src_loc = str(tmp_path / "src" / "MEMORY.md")
+    maka.init_store(src_loc)
+    with maka(src_loc) as src:
+        fid = src.add(MemoryEntry(kind=Kind.FACT, title="Editor", body="Uses vim.")).id or ""
+    src_url, dst_url = f"maka:{src_loc}", f"whitebox:{tmp_path / 'vault'}"
+    migrate(src_url, dst_url)
+    _edit(src_url, fid, "Uses helix.")
+    runs = [migrate(src_url, dst_url).entry(fid).action for _ in range(3)]
+    assert runs == ["updated", "unchanged", "unchanged"]
+    assert not (tmp_path / "vault" / "proposed").exists() or not any((tmp_path / "vault" / "proposed").iterdir())
+    assert "Uses helix." in (tmp_path / "vault" / "editor.md").read_text(encoding="utf-8")

@@ -1552,6 +1552,7 @@ def migrate(
     src_cls, src_loc, src_opts = _open(source, reg, **(source_options or {}))
     src_opts = {**source_options_for(src_cls), **src_opts}
     dst_cls, dst_loc, dst_opts = _open(target, reg, **(target_options or {}))
+    dst_opts = {**dict(getattr(dst_cls, "migration_target_options", None) or {}), **dst_opts}
     _refuse_overlap(src_cls, src_loc, dst_cls, dst_loc)
     if not _exists(src_loc) and Capability.REMOTE not in getattr(src_cls, "capabilities", frozenset()):
         raise ConfigError(f"{src_cls.format_name}: source {src_loc} does not exist")

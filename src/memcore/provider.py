@@ -243,6 +243,11 @@ class BaseProvider(abc.ABC):
     #: so a typo (``-o scoep=work``) fails instead of silently opening an unscoped store.
     #: :data:`CORE_OPTIONS` are always accepted.
     option_names: ClassVar[frozenset[str] | None] = None
+    #: Options :func:`memcore.convert.migrate` opens this provider with when it is a migration's
+    #: target, unless the user sets them (``--dst-option``). WhiteBox: ``as_user=True``, so that
+    #: a re-run changes in place the stable files its earlier runs wrote instead of filing a new
+    #: proposal each time.
+    migration_target_options: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         """Keep the location and options (checked against :attr:`option_names` when set).

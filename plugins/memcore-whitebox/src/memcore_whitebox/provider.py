@@ -248,6 +248,9 @@ class WhiteBoxProvider(BaseProvider):
 
     #: what ``-o name=value`` may set (``read_only`` too); anything else is a ConfigError
     option_names = frozenset({"as_user", "scope", "source", "stable_files"})
+    #: a migration (run by the person who owns both stores) rewrites the stable files its
+    #: earlier runs wrote in place; without it every re-run filed another proposal
+    migration_target_options: ClassVar[dict[str, Any]] = {"as_user": True}
 
     def __init__(self, location: str | os.PathLike[str], *, read_only: bool = False, **options: Any) -> None:
         # ``read_only`` is a named parameter so that a conversion opens a WhiteBox source
