@@ -29,7 +29,7 @@ import re
 import threading
 import unicodedata
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -926,22 +926,49 @@ class WhiteBoxProvider(BaseProvider):
                 planned.append(None)
         return planned
 
-    def _plan_fact(self, entry: MemoryEntry, taken: set[str]) -> str | None:
-        """The path :meth:`_add_file` would write ``entry`` to, given the paths ``taken`` before it."""
+    def _plan_fact(self, entry: MemoryEntry, taken: set[str]) -> str:
+        """The path :meth:`_add_file` would write ``entry`` to, given the paths ``taken`` before it.
+
+        Raises:
+            MemcoreError: What :meth:`_add_file` would raise before writing.
+        """
+        rel, explicit = self._fact_place(entry)
+        rel = self._free_fact_path(rel, explicit, taken)
+        taken.add(rel)
+        return rel
+
+    def _fact_place(self, entry: MemoryEntry) -> tuple[str, bool]:
+        """Return (vault-relative path, chosen explicitly) for a new stable fact, checked.
+
+        Raises:
+            InvalidEntryError: Not a place for a fact, or one the vault reader never reads.
+            ReadOnlyStoreError, OutOfScopeError: See :meth:`_check_writable`.
+        """
         rel, explicit = self._fact_rel(entry)
         _check_name_lengths(rel)
-        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES) or _unread_path(rel):
-            return None
+        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
+            raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
+        unread = _unread_path(rel)
+        if unread is not None:
+            raise InvalidEntryError(f"whitebox: {rel}: {unread}, so the fact could not be read back (nothing written)")
         self._check_writable(rel)
         self._check_entry_scope(entry)
-        if rel in taken or safe_join(self.root, rel).exists():
-            if explicit:
-                return None
-            stem, n = rel.removesuffix(".md"), 2
-            while rel in taken or safe_join(self.root, rel).exists():
-                rel = f"{stem}-{n}.md"
-                n += 1
-        taken.add(rel)
+        return rel, explicit
+
+    def _free_fact_path(self, rel: str, explicit: bool, taken: Container[str] = frozenset()) -> str:
+        """``rel``, or ``<stem>-2.md``, ``-3``... when a file (or a path in ``taken``) holds it.
+
+        Raises:
+            ConflictError: ``rel`` was chosen explicitly and is taken.
+        """
+        if rel not in taken and not safe_join(self.root, rel).exists():
+            return rel
+        if explicit:
+            raise ConflictError(f"whitebox: {rel} already exists in {self.root}; update it instead")
+        stem, n = rel.removesuffix(".md"), 2
+        while rel in taken or safe_join(self.root, rel).exists():
+            rel = f"{stem}-{n}.md"
+            n += 1
         return rel
 
     # batches
@@ -1273,30 +1300,14 @@ class WhiteBoxProvider(BaseProvider):
             now = utc_now()
             created = entry.created_at or now
             entry = entry.model_copy(update={"created_at": created, "updated_at": entry.updated_at or created})
-        rel, explicit = self._fact_rel(entry)
-        _check_name_lengths(rel)
-        if self.is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
-            raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
-        unread = _unread_path(rel)
-        if unread is not None:
-            raise InvalidEntryError(f"whitebox: {rel}: {unread}, so the fact could not be read back (nothing written)")
-        self._check_writable(rel)
-        self._check_entry_scope(entry)
-        path = safe_join(self.root, rel)
+        rel, explicit = self._fact_place(entry)
         batch = self._active_batch()
         if batch is not None and not batch.root_locked:
             batch.stack.enter_context(file_lock(self.root))  # held until the block ends
             batch.root_locked = True
         with file_lock(self.root):
-            if path.exists():
-                if explicit:
-                    raise ConflictError(f"whitebox: {rel} already exists in {self.root}; update it instead")
-                stem = rel.removesuffix(".md")
-                n = 2
-                while path.exists():
-                    rel = f"{stem}-{n}.md"
-                    path = safe_join(self.root, rel)
-                    n += 1
+            rel = self._free_fact_path(rel, explicit)
+            path = safe_join(self.root, rel)
             path.parent.mkdir(parents=True, exist_ok=True)
             meta = self._file_meta(entry, rel, new=True)
             doc = FrontmatterDocument.new(meta, entry.body)
