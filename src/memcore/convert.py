@@ -966,11 +966,8 @@ class _Run:
                     self.unchanged.append((src, existing))
                     return
                 last = self.edits.previous.get(existing.id)
-                if (
-                    last is not None
-                    and existing.version not in (None, last)
-                    and not self.edits.overwrite
-                    and any(c.field != "updated_at" for c in compare_entries(entry, restore_kept(existing)))
+                if self._edited_since(existing) and any(
+                    c.field != "updated_at" for c in compare_entries(entry, restore_kept(existing))
                 ):
                     # changed in the source, and edited in the target since the last run (to
                     # something else than the source now says: the same edit on both sides is none)
@@ -1049,10 +1046,9 @@ class _Run:
             if _same("relations", MemoryEntry(relations=wanted), held):
                 continue
             rep = self.reports[src.id]
-            last = self.edits.previous.get(existing.id)
-            if last is not None and existing.version not in (None, last) and not self.edits.overwrite:
-                continue  # edited in the target since the last run: its relations are the user's now
-            if Capability.UPDATE in self.caps and last is not None:  # as memcore left it: repair
+            if self._edited_since(existing):
+                continue  # its relations are the user's now
+            if Capability.UPDATE in self.caps and existing.id in self.edits.previous:  # as memcore left it
                 entry.id, entry.relations = existing.id, wanted
                 meta = entry.extra[MEMCORE_NS]
                 assert isinstance(meta, dict) and isinstance(meta["migrated_from"], dict)
@@ -1075,6 +1071,11 @@ class _Run:
                     stored=[r.model_dump(mode="json") for r in held.relations],
                 )
             )
+
+    def _edited_since(self, existing: MemoryEntry) -> bool:
+        """Whether ``existing`` was edited in the target since the last run wrote it (and may not be overwritten)."""
+        last = self.edits.previous.get(existing.id or "")
+        return last is not None and existing.version not in (None, last) and not self.edits.overwrite
 
     def _record_version(self, target_id: str, version: str | None) -> None:
         if version is not None:
