@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 from memcore.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     EntryNotFoundError,
@@ -762,19 +763,24 @@ class MakaProvider(BaseProvider):
         yield from (query or Query()).apply(entries)
 
     def get(self, entry_id: str) -> MemoryEntry:
-        """Return the first entry (file order) whose id is ``entry_id`` (NFC), as :meth:`iter_entries` reads it.
+        """Return the entry whose id is ``entry_id`` (NFC), as :meth:`iter_entries` reads it.
 
         Only that entry is built (the id index finds its section), so inside a batch a get
         does not cost the file size.
 
         Raises:
             EntryNotFoundError: No such entry (also when disabled).
+            AmbiguousIdError: Two or more sections read under this id (the same title twice,
+                titles that slug to nothing, a repeated ``id=``); the message names each line.
             IncognitoBlockedError: Incognito is on (nothing was read).
         """
         if self._gate_read():
             loaded = self._load_entries(full=False)
             wanted = _nfc(entry_id)
-            for section in sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start):
+            found = sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start)
+            if len(found) > 1:
+                raise _ambiguous(loaded.path, entry_id, found)
+            for section in found:
                 entry = _view(loaded.doc, section, False).entry
                 if entry.id == wanted:
                     return entry
@@ -1090,10 +1096,7 @@ class MakaProvider(BaseProvider):
         if not found:
             raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {loaded.path}")
         if len(found) > 1:
-            raise ConflictError(
-                f"maka: id {entry_id!r} is used by {len(found)} sections of {loaded.path} (lines "
-                f"{', '.join(str(s.start + 1) for s in found)}); give them distinct ids first"
-            )
+            raise _ambiguous(loaded.path, entry_id, found)
         return _view(loaded.doc, found[0], loaded.pending)
 
     @staticmethod
@@ -1244,7 +1247,8 @@ class MakaProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such id.
-            ConflictError: ``expected_version`` is stale, or the id is ambiguous.
+            ConflictError: ``expected_version`` is stale.
+            AmbiguousIdError: The id names two or more sections (each named by file:line).
             InvalidEntryError: An id that cannot be written.
             StoreLimitError: The file would go over 128 KiB (nothing written).
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
@@ -1276,7 +1280,7 @@ class MakaProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such id.
-            ConflictError: The id is ambiguous.
+            AmbiguousIdError: The id names two or more sections (each named by file:line).
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
         """
         self.require(Capability.DELETE, "delete")
@@ -1587,6 +1591,18 @@ def _all_text(texts: list[Any]) -> bool:
     except (TypeError, UnicodeEncodeError):
         return False
     return True
+
+
+def _ambiguous(path: Path, entry_id: str, sections: list[Section]) -> AmbiguousIdError:
+    """Return the error for an id that ``sections`` (two or more, in file order) all read as."""
+    places = tuple(f"{path}:{s.start + 1}" for s in sections)
+    return AmbiguousIdError(
+        f"maka: id {entry_id!r} names {len(sections)} sections ({', '.join(places)}); memcore acts on "
+        "neither: give each its own id (add `<!-- maka-memory: id=<unique-id> -->` under one heading, "
+        "or retitle it)",
+        entry_id=entry_id,
+        places=places,
+    )
 
 
 def _redact_tree(value: Any, texts: list[Any]) -> Any:
