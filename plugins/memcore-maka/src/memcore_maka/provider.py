@@ -58,7 +58,7 @@ from memcore_maka._parser import (
     parse_tags,
     section_text,
 )
-from memcore_maka._redact import redact_secrets
+from memcore.redact import holds_secret, redact_entry, redact_secrets
 from memcore_maka.mapping import (
     FORMAT,
     EntryView,
@@ -1101,31 +1101,32 @@ class MakaProvider(BaseProvider):
 
     @staticmethod
     def _prepare(entry: MemoryEntry) -> MemoryEntry:
-        """Return a copy of ``entry`` with secrets redacted from its title, body and strings.
+        """Return a copy of ``entry`` with secrets redacted from every string it holds.
+
+        :func:`memcore.redact.redact_entry`: title, body, tags, source, scope, parent, relation
+        types and targets, every key and string of ``extra`` (so no secret reaches the file,
+        neither as text nor base64 inside ``mcData``).
 
         Raises:
             InvalidEntryError: A string of the entry has a lone surrogate (not UTF-8; one can
                 get past the model's validation through ``model_copy(update=...)`` or list
-                mutation); nothing is written.
+                mutation), or the id holds a secret (an id is never rewritten); nothing is written.
         """
         texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
         texts.append(entry.version or "")
         for relation in entry.relations:
             texts += (relation.type, relation.target)
         texts += entry.tags
-        extra = _redact_tree(entry.extra, texts)  # new dicts and lists all the way down
+        _collect_texts(entry.extra, texts)
         if not _all_text(texts):
             # the full walk names the place of the bad character (or finds nothing to refuse)
             require_unicode(entry.model_dump(), "entry", prefix="maka")
-        return entry.model_copy(
-            update={
-                "title": redact_secrets(entry.title),
-                "body": redact_secrets(entry.body),
-                "tags": list(entry.tags),
-                "relations": [relation.model_copy() for relation in entry.relations],
-                "extra": extra,
-            }
-        )
+        if entry.id is not None and holds_secret(entry.id):
+            raise InvalidEntryError(
+                "maka: the entry's id looks like a secret (a token, key or password); memcore never writes "
+                "one and never changes an id: give the entry another id (or none, for a new one)"
+            )
+        return redact_entry(entry)
 
     @staticmethod
     def _append(doc: Document, header: str, rendered: RenderedSection) -> _Edit | str:
@@ -1605,20 +1606,20 @@ def _ambiguous(path: Path, entry_id: str, sections: list[Section]) -> AmbiguousI
     )
 
 
-def _redact_tree(value: Any, texts: list[Any]) -> Any:
-    """Return a copy of JSON data with every string redacted; its keys and strings go to ``texts``.
+def _collect_texts(value: Any, texts: list[Any]) -> None:
+    """Add every key and string of JSON data to ``texts`` (for the one surrogate check).
 
     A value of another type (a tuple, a set: not JSON) goes to ``texts`` as is, so that the
     surrogate check walks the entry in full.
     """
     if isinstance(value, str):
         texts.append(value)
-        return redact_secrets(value)
-    if isinstance(value, dict):
+    elif isinstance(value, dict):
         texts.extend(value)
-        return {k: _redact_tree(v, texts) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_tree(v, texts) for v in value]
-    if isinstance(value, tuple | set | frozenset):
+        for item in value.values():
+            _collect_texts(item, texts)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_texts(item, texts)
+    elif isinstance(value, tuple | set | frozenset):
         texts.append(value)
-    return value
