@@ -709,7 +709,7 @@ class MakaProvider(BaseProvider):
                     archiveReason="decayTtlMs-expired",
                 )
                 dropped = tuple(token for _, token, _ in section.dropped)
-                lines[section.meta_index] = meta_line(meta, dropped)
+                lines[section.meta_index] = meta_line(meta, dropped, view.meta)
                 entry_id = view.entry.id or section.id
                 archived.append(_Decayed(entry_id, section.title, section.meta_index, view.meta, now))
             return "".join(a + b for a, b in zip(lines, seps, strict=True)) if archived else None
@@ -1474,7 +1474,7 @@ class MakaProvider(BaseProvider):
                         status="rejected", rejectedAt=str(self._now()))
             found.append(view.entry.id)
             lines, seps = list(loaded.doc.lines), list(loaded.doc.separators)
-            text = meta_line(meta, tuple(token for _, token, _ in section.dropped))
+            text = meta_line(meta, tuple(token for _, token, _ in section.dropped), view.meta)
             if section.meta_index is not None:
                 lines[section.meta_index] = text
             else:
