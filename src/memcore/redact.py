@@ -188,6 +188,7 @@ def redact_entry(entry: MemoryEntry) -> MemoryEntry:
     Returns:
         A new entry; ``entry`` itself is not changed.
     """
+
     def opt(text: str | None) -> str | None:
         return None if text is None else redact_secrets(text)
 

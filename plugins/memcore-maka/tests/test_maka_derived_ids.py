@@ -91,7 +91,9 @@ def test_migrate_after_giving_distinct_ids_writes_every_body_once(tmp_path: Path
     src = _store(tmp_path)
     text = COLLIDING.replace("## Same\nsecond same", "## Same\n<!-- maka-memory: id=same-2 -->\nsecond same")
     text = text.replace("## !!!\n", "## !!!\n<!-- maka-memory: id=bangs -->\n")
-    text = text.replace("## \u65e5\u672c\u8a9e\nsecond", "## \u65e5\u672c\u8a9e\n<!-- maka-memory: id=cjk-2 -->\nsecond")
+    text = text.replace(
+        "## \u65e5\u672c\u8a9e\nsecond", "## \u65e5\u672c\u8a9e\n<!-- maka-memory: id=cjk-2 -->\nsecond"
+    )
     src.write_text(text, encoding="utf-8")
     dst = tmp_path / "dst" / "MEMORY.md"
     result = CliRunner().invoke(cli, ["migrate", f"maka:{src}", f"maka:{dst}"])

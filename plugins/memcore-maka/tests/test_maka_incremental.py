@@ -252,7 +252,7 @@ def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
     )
     provider = MakaProvider(path)
     provider._now = lambda: 2_000
-    with pytest.raises(AmbiguousIdError, match="MEMORY.md:3, .*MEMORY.md:7"):
+    with pytest.raises(AmbiguousIdError, match=r"MEMORY\.md:3, .*MEMORY\.md:7"):
         provider.get("dup")  # issue 17: never one of them silently
     assert provider.get("old").status is Status.ARCHIVED  # decay ran first, as iter_entries does
     by_id: dict[str, MemoryEntry] = {}

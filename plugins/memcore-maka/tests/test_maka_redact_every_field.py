@@ -59,8 +59,20 @@ SECRET_FORMS: list[tuple[str, str, str]] = [
     ),
 ]
 
-FIELDS = ["title", "body", "tag", "source", "scope", "parent", "relation-target", "relation-type",
-          "extra-value", "extra-key", "extra-nested", "id"]
+FIELDS = [
+    "title",
+    "body",
+    "tag",
+    "source",
+    "scope",
+    "parent",
+    "relation-target",
+    "relation-type",
+    "extra-value",
+    "extra-key",
+    "extra-nested",
+    "id",
+]
 
 _MC_DATA = re.compile(r"\bmcData(?:_(\d+))?=(\S+)")
 

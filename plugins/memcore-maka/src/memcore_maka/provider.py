@@ -46,6 +46,7 @@ from memcore.errors import (
 from memcore.mapping import format_utc
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, json_copy, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
+from memcore.redact import holds_secret, redact_entry, redact_secrets
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_maka._parser import (
     MAX_BYTES,
@@ -58,7 +59,6 @@ from memcore_maka._parser import (
     parse_tags,
     section_text,
 )
-from memcore.redact import holds_secret, redact_entry, redact_secrets
 from memcore_maka.mapping import (
     FORMAT,
     EntryView,
