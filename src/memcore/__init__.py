@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from memcore.config import open_store as open
 from memcore.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     DuplicateFormatError,
@@ -34,6 +35,7 @@ from memcore.provider import BaseProvider, Capability, MemoryProvider
 __version__ = "0.1.0"
 
 __all__ = [
+    "AmbiguousIdError",
     "BaseProvider",
     "Capability",
     "ConfigError",

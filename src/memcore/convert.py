@@ -85,7 +85,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import pluggy
 from pydantic import BaseModel, Field, JsonValue, computed_field
 
-from memcore.errors import ConfigError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
+from memcore.errors import (
+    AmbiguousIdError,
+    ConfigError,
+    ImmutableEntryError,
+    MemcoreError,
+    UnsupportedOperationError,
+)
 from memcore.journal import EditCheck, journal_path, load_journal, save_journal
 from memcore.mapping import relation_types, translate_relation_type
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, json_copy, utc_now
@@ -212,7 +218,8 @@ class UnresolvedLink(BaseModel):
         type: Relation type.
         target: The relation's target as written in the source.
         reason: ``"unresolved in source"`` (a dangling link already), ``"not in source"`` (the
-            id names no source entry), or ``"not migrated"`` (its entry failed).
+            id names no source entry), ``"ambiguous in source"`` (the id names two or more
+            source entries, none migrated) or ``"not migrated"`` (its entry failed).
     """
 
     source_id: str
@@ -639,6 +646,46 @@ class _Run:
         self.hashes = {e.id: e.content_hash() for e in entries if e.id is not None}
         return entries
 
+    def ambiguous_ids(self, entries: list[MemoryEntry]) -> dict[str, list[EntryReport]]:
+        """Return a ``failed`` report for each entry whose id another source entry also has.
+
+        A provider that derives ids from content (Maka: a section without an id takes its
+        title's slug) can read two entries under one id. Migrating either would be a guess (and
+        the provenance of both would name one source id), so none of them is written; the
+        error names the places, from the :class:`~memcore.errors.AmbiguousIdError` the
+        source's ``get`` raises for the id (a provider that does not raise one is named by
+        titles), and the fix.
+        """
+        counts: dict[str, int] = {}
+        for e in entries:
+            if e.id is not None:
+                counts[e.id] = counts.get(e.id, 0) + 1
+        out: dict[str, list[EntryReport]] = {}
+        errors: dict[str, str] = {}
+        for e in entries:
+            if e.id is None or counts[e.id] < 2:
+                continue
+            if e.id not in errors:
+                where = self._places(e.id, [x for x in entries if x.id == e.id])
+                errors[e.id] = (
+                    f"AmbiguousIdError: the source read {counts[e.id]} entries under id {e.id!r} ({where}); "
+                    "none of them was migrated: give each its own id in the source and run the migration again"
+                )
+            report = EntryReport(source_id=e.id, kind=e.kind, title=_label(e), action="failed", error=errors[e.id])
+            out.setdefault(e.id, []).append(report)
+        return out
+
+    def _places(self, entry_id: str, same: list[MemoryEntry]) -> str:
+        """Where the entries under ``entry_id`` are: ``file:line`` from the source's refusal, else titles."""
+        try:
+            self.source.get(entry_id)
+        except AmbiguousIdError as exc:
+            if exc.places:
+                return ", ".join(exc.places)
+        except MemcoreError:
+            pass
+        return "titles " + ", ".join(repr(_label(e)) for e in same)
+
     def index_target(
         self,
     ) -> tuple[dict[tuple[str, str], MemoryEntry], dict[tuple[str, str], MemoryEntry], set[str]]:
@@ -784,6 +831,11 @@ class _Run:
         # time in the cyclic GC than in the target's writes)
         if self.freeze_gc:
             gc.freeze()
+        # entries read under one id (e.g. Maka sections with the same title) cannot each be
+        # migrated as themselves: every one of them fails, naming its places; the rest go on
+        every_read = source_entries
+        ambiguous = self.ambiguous_ids(source_entries)
+        source_entries = [e for e in source_entries if e.id not in ambiguous]
         src_ids = {e.id for e in source_entries if e.id is not None}
         self.originals = {e.id: e for e in source_entries if e.id is not None}
         # fields kept in free data by an earlier migration come back before anything else
@@ -803,8 +855,9 @@ class _Run:
                         )
                     )
                 elif rel.target not in src_ids:
+                    reason = "ambiguous in source" if rel.target in ambiguous else "not in source"
                     report.unresolved_links.append(
-                        UnresolvedLink(source_id=e.id or "", type=rel.type, target=rel.target, reason="not in source")
+                        UnresolvedLink(source_id=e.id or "", type=rel.type, target=rel.target, reason=reason)
                     )
         named = [e for e in restored if e.id is not None]
         # source order (parents first): documents keep their order, positional ids (WhiteBox
@@ -844,8 +897,12 @@ class _Run:
         self.check_unchanged(src_ids)
         self.verify()
         # report in source order
-        report.entries.extend(self.reports[e.id] for e in source_entries if e.id is not None)
-        failed = {r.source_id for r in report.entries if r.action == "failed"}
+        for e in every_read:
+            if e.id in ambiguous:
+                report.entries.append(ambiguous[e.id].pop(0))
+            elif e.id is not None:
+                report.entries.append(self.reports[e.id])
+        failed = {r.source_id for r in report.entries if r.action == "failed"} - set(ambiguous)
         for e in restored:
             for rel in e.relations:
                 if rel.resolved and rel.target in failed:

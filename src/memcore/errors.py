@@ -8,6 +8,7 @@ inherits that too. Messages name the format, the path and the fix.
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousIdError",
     "ConfigError",
     "ConflictError",
     "DuplicateFormatError",
@@ -57,6 +58,24 @@ class ConflictError(MemcoreError):
 
     Raised for a stale version token, and for deletes that other entries still point at.
     """
+
+
+class AmbiguousIdError(ConflictError):
+    """One id names two or more entries of the store (e.g. Maka sections with the same title).
+
+    Raised by ``get``, ``update`` and ``delete`` instead of acting on one of them; nothing is
+    read or written. The message names every place (``file:line``) and how to make the ids
+    distinct.
+
+    Attributes:
+        entry_id: The ambiguous id.
+        places: Where each entry using it is (``"path:line"``), in file order.
+    """
+
+    def __init__(self, message: str, *, entry_id: str, places: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.entry_id = entry_id
+        self.places = places
 
 
 class UnsupportedOperationError(MemcoreError, NotImplementedError):

@@ -65,7 +65,8 @@ def __getattr__(name: str) -> Any:
     import importlib
     import sys
 
-    fresh = [m for m in ("memcore_conformance._base", "memcore_conformance._checks") if m not in sys.modules]
+    suite = ("memcore_conformance._base", "memcore_conformance._checks", "memcore_conformance._ids")
+    fresh = [m for m in suite if m not in sys.modules]
     if fresh:
         import pytest
 

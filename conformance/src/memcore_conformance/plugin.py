@@ -35,6 +35,7 @@ import pytest
 pytest.register_assert_rewrite(
     "memcore_conformance._base",
     "memcore_conformance._checks",
+    "memcore_conformance._ids",
     "memcore_conformance.suite",
 )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.errors import ConflictError, EntryNotFoundError, StoreLimitError
+from memcore.errors import AmbiguousIdError, ConflictError, EntryNotFoundError, StoreLimitError
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import StoreSnapshot
 from memcore_maka import MakaProvider
@@ -242,7 +242,7 @@ def test_splice_gives_what_a_full_parse_gives(seed: int) -> None:
 
 
 def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
-    """get() builds one entry from the id index: first of a duplicated id, NFC ids, decay applied."""
+    """get() builds one entry from the id index: a duplicated id refused, NFC ids, decay applied."""
     path = tmp_path / "MEMORY.md"
     path.write_text(
         "# Maka Memory\n\n## First\n<!-- maka-memory: id=dup -->\nOne.\n\n## Second\n<!-- maka-memory: id=dup -->\n"
@@ -252,7 +252,8 @@ def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
     )
     provider = MakaProvider(path)
     provider._now = lambda: 2_000
-    assert provider.get("dup").body == "One."
+    with pytest.raises(AmbiguousIdError, match=r"MEMORY\.md:3, .*MEMORY\.md:7"):
+        provider.get("dup")  # issue 17: never one of them silently
     assert provider.get("old").status is Status.ARCHIVED  # decay ran first, as iter_entries does
     by_id: dict[str, MemoryEntry] = {}
     for entry in provider.iter_entries():
@@ -260,7 +261,8 @@ def test_get_reads_what_iter_entries_reads(tmp_path: Path) -> None:
     assert set(by_id) == {"dup", "caf", "caf\u00e9", "old"}
     assert provider.get("cafe\u0301") == by_id["caf\u00e9"]
     for entry_id, entry in by_id.items():
-        assert provider.get(entry_id) == entry
+        if entry_id != "dup":
+            assert provider.get(entry_id) == entry
     for missing in ("empty", "nope"):
         with pytest.raises(EntryNotFoundError):
             provider.get(missing)

@@ -27,7 +27,7 @@ PRIVATE_KEY = (
         ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload", "Authorization: Bearer [redacted]", "eyJhbG"),
         ("curl -H 'bearer abcdefghijkl12345'", "curl -H 'bearer [redacted]'", "abcdefghijkl12345"),
         ("password=hunter2 ok", "password=[redacted] ok", "hunter2"),
-        ("PASSWORD: 'correct horse'", "PASSWORD: '[redacted] horse'", "correct"),
+        ("PASSWORD: 'correct horse'", "PASSWORD: '[redacted]'", "horse"),
         ('{"api_key": "abc-123", "n": 1}', '{"api_key": "[redacted]", "n": 1}', "abc-123"),
         ("api_key = s3cr3tvalue", "api_key = [redacted]", "s3cr3tvalue"),
         ("https://x.test/a?key=abc&token=def&page=2", "https://x.test/a?key=[redacted]&token=[redacted]&page=2", "abc"),

@@ -11,6 +11,9 @@ settings; the plugin's own tests subclass :class:`MakaConformance`.
   body kept in ``mcData``).
 - ``MEMORY.md.bak`` / ``PENDING.md.bak`` are the previous versions every save keeps (as Maka
   does): derived files any write may rewrite.
+- Ids are derived: a section without an id comment takes its title's slug, so
+  :meth:`MakaConformance.write_colliding_entries` writes sections whose ids collide (the same
+  title twice, emoji and punctuation titles that slug to ``memory-entry``, a repeated CJK title).
 - Every field round-trips (fields Maka has no slot for travel in ``mcData``), so
   ``roundtrip_fields`` keeps the default.
 """
@@ -41,3 +44,11 @@ class MakaConformance(ProviderConformance):
         location = str(tmp_path / "store" / "MEMORY.md")
         MakaProvider.init_store(location, **memcore_provider_options)
         return location
+
+    def write_colliding_entries(self, location: str) -> list[str] | None:
+        """Write sections without id comments whose title slugs collide; return their bodies."""
+        titles = ["Same title", "Same title", "\U0001f389", "!!!", "\u65e5\u672c\u8a9e", "\u65e5\u672c\u8a9e", "Unique"]
+        bodies = [f"Body {n} of a section whose id is derived." for n in range(1, len(titles) + 1)]
+        sections = "".join(f"## {title}\n{body}\n\n" for title, body in zip(titles, bodies, strict=True))
+        Path(location).write_text(f"# Maka Memory\n\n{sections}", encoding="utf-8")
+        return bodies

@@ -43,6 +43,7 @@ import binascii
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -202,31 +203,46 @@ def stable_proposal_id(content: str, proposed_ms: float) -> str:
     return "proposal-" + _sha256_hex(f"{js_trim(content)}\n{ms}")[:16]
 
 
-def serialize_meta(meta: dict[str, str], extra_tokens: tuple[str, ...] = ()) -> str:
+def serialize_meta(
+    meta: dict[str, str], extra_tokens: tuple[str, ...] = (), raw: dict[str, str] | None = None
+) -> str:
     """Return the inside of a metadata comment, as Maka's ``serializeMetaComment`` writes it.
 
     Known keys in :data:`KEY_ORDER`, then the others sorted; every value through
-    :func:`normalize_meta_value`; pairs whose value ends up empty are left out.
+    :func:`normalize_meta_value` except those left as they were read (``raw``); pairs whose
+    value ends up empty are left out.
 
     Args:
         meta: ``key -> value``.
         extra_tokens: Tokens Maka's parser ignored in the comment being rewritten (bad keys,
             over-long values): appended verbatim so no text is lost.
+        raw: The comment being rewritten as it was read (``key -> value``): a value still equal
+            to its raw one is written byte for byte (a hand-written ``k=-->`` or ``a>b`` stays;
+            a token never holds whitespace, so Maka reads it back the same).
     """
     parts: list[str] = []
     known = [key for key in KEY_ORDER if key in meta]  # KEY_ORDER's keys are all valid
     others = sorted(key for key in meta if key not in _KEY_ORDER_SET and is_meta_key(key))
-    for key in (*known, *others):
-        value = normalize_meta_value(meta[key])
-        if value:
-            parts.append(f"{key}={value}")
+    for key, value in _written(meta, raw or {}, (*known, *others)):
+        parts.append(f"{key}={value}")
     parts.extend(extra_tokens)
     return " ".join(parts)
 
 
-def meta_line(meta: dict[str, str], extra_tokens: tuple[str, ...] = ()) -> str:
-    """Return a full ``<!-- maka-memory: ... -->`` line for ``meta``."""
-    return f"<!-- maka-memory: {serialize_meta(meta, extra_tokens)} -->"
+def _written(meta: dict[str, str], raw: dict[str, str], keys: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Yield ``(key, value as written)`` for ``keys``: a value as read kept, any other normalised."""
+    for key in keys:
+        value = meta[key]
+        if raw.get(key) != value:
+            value = normalize_meta_value(value)
+            if not value:
+                continue
+        yield key, value
+
+
+def meta_line(meta: dict[str, str], extra_tokens: tuple[str, ...] = (), raw: dict[str, str] | None = None) -> str:
+    """Return a full ``<!-- maka-memory: ... -->`` line for ``meta`` (``raw``: see :func:`serialize_meta`)."""
+    return f"<!-- maka-memory: {serialize_meta(meta, extra_tokens, raw)} -->"
 
 
 def _encode_data(data: dict[str, Any]) -> dict[str, str]:
@@ -754,11 +770,11 @@ def render_section(
     elif old.section.meta is None:
         meta_changed = meta != {"id": old.entry.id}
     else:
-        meta_changed = _normalized(meta) != _normalized(old_meta)
+        meta_changed = _normalized(meta, old_meta) != _normalized(old_meta, old_meta)
     return RenderedSection(
         title=title,
         meta=meta,
-        meta_text=meta_line(meta, dropped),
+        meta_text=meta_line(meta, dropped, old_meta),
         content_lines=content_lines,
         title_changed=title_changed or old is None,
         meta_changed=meta_changed,
@@ -784,10 +800,6 @@ def _consumed_natively(key: str, value: Any, entry: MemoryEntry, old_meta: dict[
     return False
 
 
-def _normalized(meta: dict[str, str]) -> dict[str, str]:
-    out = {}
-    for key, value in meta.items():
-        safe = normalize_meta_value(value)
-        if safe and META_KEY_RE.match(key):
-            out[key] = safe
-    return out
+def _normalized(meta: dict[str, str], raw: dict[str, str]) -> dict[str, str]:
+    """What :func:`serialize_meta` writes for ``meta`` (values as read in ``raw`` kept), as a map."""
+    return dict(_written(meta, raw, (key for key in meta if META_KEY_RE.match(key))))

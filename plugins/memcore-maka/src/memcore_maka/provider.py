@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 from memcore.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     EntryNotFoundError,
@@ -45,6 +46,7 @@ from memcore.errors import (
 from memcore.mapping import format_utc
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, json_copy, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
+from memcore.redact import holds_secret, redact_entry, redact_secrets
 from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_maka._parser import (
     MAX_BYTES,
@@ -57,7 +59,6 @@ from memcore_maka._parser import (
     parse_tags,
     section_text,
 )
-from memcore_maka._redact import redact_secrets
 from memcore_maka.mapping import (
     FORMAT,
     EntryView,
@@ -708,7 +709,7 @@ class MakaProvider(BaseProvider):
                     archiveReason="decayTtlMs-expired",
                 )
                 dropped = tuple(token for _, token, _ in section.dropped)
-                lines[section.meta_index] = meta_line(meta, dropped)
+                lines[section.meta_index] = meta_line(meta, dropped, view.meta)
                 entry_id = view.entry.id or section.id
                 archived.append(_Decayed(entry_id, section.title, section.meta_index, view.meta, now))
             return "".join(a + b for a, b in zip(lines, seps, strict=True)) if archived else None
@@ -762,19 +763,24 @@ class MakaProvider(BaseProvider):
         yield from (query or Query()).apply(entries)
 
     def get(self, entry_id: str) -> MemoryEntry:
-        """Return the first entry (file order) whose id is ``entry_id`` (NFC), as :meth:`iter_entries` reads it.
+        """Return the entry whose id is ``entry_id`` (NFC), as :meth:`iter_entries` reads it.
 
         Only that entry is built (the id index finds its section), so inside a batch a get
         does not cost the file size.
 
         Raises:
             EntryNotFoundError: No such entry (also when disabled).
+            AmbiguousIdError: Two or more sections read under this id (the same title twice,
+                titles that slug to nothing, a repeated ``id=``); the message names each line.
             IncognitoBlockedError: Incognito is on (nothing was read).
         """
         if self._gate_read():
             loaded = self._load_entries(full=False)
             wanted = _nfc(entry_id)
-            for section in sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start):
+            found = sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start)
+            if len(found) > 1:
+                raise _ambiguous(loaded.path, entry_id, found)
+            for section in found:
                 entry = _view(loaded.doc, section, False).entry
                 if entry.id == wanted:
                     return entry
@@ -1090,39 +1096,37 @@ class MakaProvider(BaseProvider):
         if not found:
             raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {loaded.path}")
         if len(found) > 1:
-            raise ConflictError(
-                f"maka: id {entry_id!r} is used by {len(found)} sections of {loaded.path} (lines "
-                f"{', '.join(str(s.start + 1) for s in found)}); give them distinct ids first"
-            )
+            raise _ambiguous(loaded.path, entry_id, found)
         return _view(loaded.doc, found[0], loaded.pending)
 
     @staticmethod
     def _prepare(entry: MemoryEntry) -> MemoryEntry:
-        """Return a copy of ``entry`` with secrets redacted from its title, body and strings.
+        """Return a copy of ``entry`` with secrets redacted from every string it holds.
+
+        :func:`memcore.redact.redact_entry`: title, body, tags, source, scope, parent, relation
+        types and targets, every key and string of ``extra`` (so no secret reaches the file,
+        neither as text nor base64 inside ``mcData``).
 
         Raises:
             InvalidEntryError: A string of the entry has a lone surrogate (not UTF-8; one can
                 get past the model's validation through ``model_copy(update=...)`` or list
-                mutation); nothing is written.
+                mutation), or the id holds a secret (an id is never rewritten); nothing is written.
         """
         texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
         texts.append(entry.version or "")
         for relation in entry.relations:
             texts += (relation.type, relation.target)
         texts += entry.tags
-        extra = _redact_tree(entry.extra, texts)  # new dicts and lists all the way down
+        _collect_texts(entry.extra, texts)
         if not _all_text(texts):
             # the full walk names the place of the bad character (or finds nothing to refuse)
             require_unicode(entry.model_dump(), "entry", prefix="maka")
-        return entry.model_copy(
-            update={
-                "title": redact_secrets(entry.title),
-                "body": redact_secrets(entry.body),
-                "tags": list(entry.tags),
-                "relations": [relation.model_copy() for relation in entry.relations],
-                "extra": extra,
-            }
-        )
+        if entry.id is not None and holds_secret(entry.id):
+            raise InvalidEntryError(
+                "maka: the entry's id looks like a secret (a token, key or password); memcore never writes "
+                "one and never changes an id: give the entry another id (or none, for a new one)"
+            )
+        return redact_entry(entry)
 
     @staticmethod
     def _append(doc: Document, header: str, rendered: RenderedSection) -> _Edit | str:
@@ -1244,7 +1248,8 @@ class MakaProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such id.
-            ConflictError: ``expected_version`` is stale, or the id is ambiguous.
+            ConflictError: ``expected_version`` is stale.
+            AmbiguousIdError: The id names two or more sections (each named by file:line).
             InvalidEntryError: An id that cannot be written.
             StoreLimitError: The file would go over 128 KiB (nothing written).
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
@@ -1276,7 +1281,7 @@ class MakaProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such id.
-            ConflictError: The id is ambiguous.
+            AmbiguousIdError: The id names two or more sections (each named by file:line).
             ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
         """
         self.require(Capability.DELETE, "delete")
@@ -1469,7 +1474,7 @@ class MakaProvider(BaseProvider):
                         status="rejected", rejectedAt=str(self._now()))
             found.append(view.entry.id)
             lines, seps = list(loaded.doc.lines), list(loaded.doc.separators)
-            text = meta_line(meta, tuple(token for _, token, _ in section.dropped))
+            text = meta_line(meta, tuple(token for _, token, _ in section.dropped), view.meta)
             if section.meta_index is not None:
                 lines[section.meta_index] = text
             else:
@@ -1589,20 +1594,32 @@ def _all_text(texts: list[Any]) -> bool:
     return True
 
 
-def _redact_tree(value: Any, texts: list[Any]) -> Any:
-    """Return a copy of JSON data with every string redacted; its keys and strings go to ``texts``.
+def _ambiguous(path: Path, entry_id: str, sections: list[Section]) -> AmbiguousIdError:
+    """Return the error for an id that ``sections`` (two or more, in file order) all read as."""
+    places = tuple(f"{path}:{s.start + 1}" for s in sections)
+    return AmbiguousIdError(
+        f"maka: id {entry_id!r} names {len(sections)} sections ({', '.join(places)}); memcore acts on "
+        "neither: give each its own id (add `<!-- maka-memory: id=<unique-id> -->` under one heading, "
+        "or retitle it)",
+        entry_id=entry_id,
+        places=places,
+    )
+
+
+def _collect_texts(value: Any, texts: list[Any]) -> None:
+    """Add every key and string of JSON data to ``texts`` (for the one surrogate check).
 
     A value of another type (a tuple, a set: not JSON) goes to ``texts`` as is, so that the
     surrogate check walks the entry in full.
     """
     if isinstance(value, str):
         texts.append(value)
-        return redact_secrets(value)
-    if isinstance(value, dict):
+    elif isinstance(value, dict):
         texts.extend(value)
-        return {k: _redact_tree(v, texts) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_tree(v, texts) for v in value]
-    if isinstance(value, tuple | set | frozenset):
+        for item in value.values():
+            _collect_texts(item, texts)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_texts(item, texts)
+    elif isinstance(value, tuple | set | frozenset):
         texts.append(value)
-    return value
