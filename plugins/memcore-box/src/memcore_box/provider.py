@@ -284,6 +284,35 @@ class _Titles:
         return entry_id in self.ids
 
 
+def check_team(team: str, known: Any) -> str:
+    """Return ``team`` if it can name a team folder (``teams/<team>/``) beside ``known``, else raise.
+
+    Refused besides what :func:`~memcore.storage.check_component` refuses (``.``, ``..``,
+    separators…): names starting with a dot (``.git``; dot folders are hidden, and the workspace
+    scan skips them, so its memories would vanish) and a name that differs from a known team
+    only in case (``Eng`` beside ``eng``): Box and most desktop file systems fold case, so both
+    would share one folder.
+
+    Args:
+        team: The team name.
+        known: The workspace's ``teams`` list (anything else counts as none).
+
+    Raises:
+        UnsafePathError: The name is refused; the message names the team and the fix.
+    """
+    check_component(team)
+    if team.startswith("."):
+        raise UnsafePathError(
+            f"box: team name {team!r} is reserved (a dot name is hidden, and the workspace scan skips "
+            "dot folders); choose a name that does not start with '.'")
+    for other in known if isinstance(known, list) else []:
+        if isinstance(other, str) and other != team and other.casefold() == team.casefold():
+            raise UnsafePathError(
+                f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
+                f"case-insensitive file systems would put both in one folder; use {other!r}")
+    return team
+
+
 def _drift_key(row: IndexRow) -> IndexRow:
     """Return ``row`` without the fields validate's drift check does not compare (file id, size).
 
@@ -422,8 +451,8 @@ class BoxMemoryProvider(BaseProvider):
         teams = as_list(options.get("teams"), [default_team])
         if default_team not in teams:
             teams.insert(0, default_team)
-        for team in teams:
-            check_component(team)
+        for number, team in enumerate(teams):
+            check_team(team, teams[:number])
         layout = str(options.get("companion_layout") or "sibling")
         if layout not in {"sibling", "folder"}:
             raise ConfigError(f"box: companion_layout must be 'sibling' or 'folder', not {layout!r}")
@@ -1301,9 +1330,9 @@ class BoxMemoryProvider(BaseProvider):
     def _team_folder(self, team: str | None, sub: str) -> str:
         if team is None or team == self.default_team:
             return sub
-        check_component(team)
-        path = join("teams", team, sub)
         teams = self._config.get("teams")
+        check_team(team, teams)
+        path = join("teams", team, sub)
         if not isinstance(teams, list) or team not in teams:
             config = self._edit_config()
             config["teams"] = [*(teams if isinstance(teams, list) else []), team]
