@@ -50,7 +50,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain
+from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain, text_of
 from memcore_box.index import (
     ENTRY_FIELDS,
     INDEX_MAPS,
@@ -254,9 +254,9 @@ class _Titles:
         """Record one (non-orphan) file's frontmatter; return its NFC id."""
         entry_id = unicodedata.normalize("NFC", str(meta["id"]))
         self.ids.add(entry_id)
-        title = meta.get("title")
+        title = text_of(meta.get("title"))
         if title is not None:
-            title = unicodedata.normalize("NFC", str(title))
+            title = unicodedata.normalize("NFC", title)
             self.exact.setdefault(title, entry_id)
             if self._folded is not None:
                 self._folded.setdefault(_fold(title), entry_id)
@@ -311,6 +311,14 @@ def check_team(team: str, known: Any) -> str:
                 f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
                 f"case-insensitive file systems would put both in one folder; use {other!r}")
     return team
+
+
+def _companion_block(path: str, entry_id: str) -> Diagnostic:
+    """The ``box.companion-block`` error: a companion memory without its ``companion_for`` block."""
+    return Diagnostic(path=path, line=1, code="box.companion-block", severity=Severity.ERROR, entry_id=entry_id,
+                      message="kind: companion needs a companion_for block (file_id, filename, sha256…); "
+                              "write companions with add_companion(<binary>), "
+                              "or give extra['box']['companion_for'] = {file_id, filename, sha256, ...}")
 
 
 def _drift_key(row: IndexRow) -> IndexRow:
@@ -1411,6 +1419,7 @@ class BoxMemoryProvider(BaseProvider):
                 slug = self._unique_slug(base, skip=skip)
                 meta = meta_from_entry(entry, slug=slug, title_of=self._title_of)
                 filename = f"{kind_name}__{slug}.md"
+                self._refuse_errors(join(folder_path, filename), meta, entry.body)
                 data = self._render(meta, entry.body)
                 try:
                     item = self.storage.write(join(folder_path, filename), data, expected_version=CREATE)
@@ -1421,11 +1430,56 @@ class BoxMemoryProvider(BaseProvider):
             else:  # pragma: no cover
                 raise InvalidEntryError(f"box: no free file name for slug {base!r}")
             self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
-            stored, _ = entry_from_meta(
+            stored, _ = entry_from_meta(  # after indexing: its own title and id resolve
                 meta, entry.body, path=join(folder_path, filename), version=item.version,
                 resolve=self._resolve, is_known_id=self._is_known,
             )
         return stored
+
+    def _file_errors(self, path: str, meta: Mapping[str, Any], body: str,
+                     version: str | None) -> tuple[MemoryEntry, list[Diagnostic]]:
+        """Return the entry a memory file reads as and the errors ``validate`` gives that file alone.
+
+        The per-file rules of :meth:`validate` (:func:`entry_from_meta`'s field checks and the
+        companion block); the cross-file ones (duplicate ids, slug conflicts) are the writers'.
+        """
+        entry, diags = entry_from_meta(meta, body, path=path, version=version, resolve=self._resolve,
+                                       is_known_id=self._is_known)
+        errors = [d for d in diags if d.severity is Severity.ERROR]
+        if str(meta.get("kind")) == "companion" and not isinstance(meta.get("companion_for"), Mapping):
+            errors.append(_companion_block(path, str(meta.get("id"))))
+        return entry, errors
+
+    def _refuse_errors(self, path: str, meta: Mapping[str, Any], body: str, *,
+                       had: frozenset[str] = frozenset()) -> None:
+        """Refuse a write of ``meta`` + ``body`` that ``validate`` would call an error.
+
+        Issue 17, item 9: a write never makes a file its own ``validate`` reports as an error.
+        An error the file already had (codes in ``had``: a hand-written ``title: [a, b]`` kept as
+        it is by an update of the body) is not the write's and does not stop it.
+
+        Raises:
+            InvalidEntryError: The file would hold an error; the message names the file, the
+                rule (its diagnostic code) and the fix. Nothing is written.
+        """
+        errors = self._file_errors(path, meta, body, None)[1]
+        new = [d for d in errors if d.code not in had]
+        if new:
+            first = new[0]
+            where = f"{path}:{first.line}" if first.line else path
+            raise InvalidEntryError(
+                f"box: refusing to write {where}: {first.message} ({first.code}; `memcore validate` would "
+                f"report it as an error){'; and ' + str(len(new) - 1) + ' more' if len(new) > 1 else ''}. "
+                "Nothing was written")
+
+    def _active_slug_holder(self, slug: str, entry_id: str) -> str | None:
+        """Return the file of another active memory whose slug is ``slug`` (case-folded), or ``None``."""
+        folded = slug.casefold()
+        for path in sorted(self._folders):
+            for row in self._loaded(self._folders[path]).entries:
+                if row.id != entry_id and row.status == "active" and str(row.slug or "").casefold() == folded:
+                    return join(path, row.filename)
+        return None
 
     def _refuse_held(self, f: _File, operation: str) -> None:
         if str(f.meta.get("status")) == "held":
@@ -1489,12 +1543,21 @@ class BoxMemoryProvider(BaseProvider):
             if entry.created_at is None:
                 entry.created_at = self._entry_of(current)[0].created_at or utc_now()
             entry.updated_at = utc_now()
-            slug = str(current.meta.get("slug") or "") or self._unique_slug(slugify(entry.title))
+            slug = text_of(current.meta.get("slug")) or self._unique_slug(slugify(entry.title))
             meta, yaml_text = self._patched(current, entry, slug)
+            had = frozenset(d.code for d in self._file_errors(current.path, current.meta, current.body, None)[1])
+            self._refuse_errors(current.path, meta, entry.body, had=had)
+            if str(meta.get("status")) == "active" and str(current.meta.get("status")) != "active":
+                holder = self._active_slug_holder(slug, entry_id)
+                if holder is not None:
+                    raise InvalidEntryError(
+                        f"box: refusing to make {current.path} active: its slug {slug!r} is on the active memory "
+                        f"{holder} (box.slug-conflict; `memcore validate` would report it as an error); "
+                        "supersede or archive that one first. Nothing was written")
             data = current.text.encode(f"---\n{yaml_text}---\n{entry.body}")
             old_folder = self._folder(current.folder)
             self._ensure_fresh(old_folder)
-            old_team = None if current.meta.get("team") is None else str(current.meta["team"])
+            old_team = text_of(current.meta.get("team"))
             # The folder changes only with the team (a companion next to its binary, or a memory
             # an author filed elsewhere, stays where it is).
             new_folder_path = current.folder if entry.scope == old_team else self._target_folder(entry)
@@ -1597,9 +1660,7 @@ class BoxMemoryProvider(BaseProvider):
         entry_id = str(f.meta["id"])
         companion = f.meta.get("companion_for")
         if not isinstance(companion, dict):
-            return [Diagnostic(path=f.path, line=1, code="box.companion-block", severity=Severity.ERROR,
-                               entry_id=entry_id,
-                               message="kind: companion needs a companion_for block (file_id, filename, sha256…)")]
+            return [_companion_block(f.path, entry_id)]
         file_id = str(companion.get("file_id") or "")
         binary = self.binary_path(file_id, f.folder)
         if binary is None:
@@ -1640,8 +1701,8 @@ class BoxMemoryProvider(BaseProvider):
         for position, f in enumerate(files):
             entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
             by_id.setdefault(entry_id, []).append(f)
-            if str(f.meta.get("status")) == "active" and f.meta.get("slug"):
-                by_slug.setdefault(str(f.meta["slug"]).casefold(), []).append(f)
+            if str(f.meta.get("status")) == "active" and text_of(f.meta.get("slug")):
+                by_slug.setdefault(str(text_of(f.meta["slug"])).casefold(), []).append(f)
             entry, found = self._entry_of(f, resolve, known)
             diags += found
             if entries is not None:
