@@ -42,6 +42,7 @@ from memcore.errors import (
     EntryNotFoundError,
     ImmutableEntryError,
     InvalidEntryError,
+    MemcoreError,
     ParseError,
     UnsafePathError,
 )
@@ -402,6 +403,12 @@ class BoxMemoryProvider(BaseProvider):
         self._rollup_dirty = False
         self._rollup_writer = IndexWriter()
         self._depth = 0
+        # Mutating storage calls started (memory files, indexes, config): a failed operation
+        # that started none left the workspace as it was.
+        self._mutations = 0
+        # Set by a failed write: the next write re-lists every folder and repairs its index from
+        # the files, whatever settings.rebuild_index_on_drift says (it completes our own write).
+        self._force_repair = False
         self._titles: tuple[dict[str, str], dict[str, str]] | None = None
         self._slugs: set[str] | None = None
         # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
@@ -716,12 +723,16 @@ class BoxMemoryProvider(BaseProvider):
                 a folder's index changed under us (another process wrote), not on every write.
         """
         self._load_config()
+        forced = repair and self._force_repair
         for folder in list(self._folders.values()):
             self._load_index(folder)
             if (repair and folder.repaired != folder.version and not folder.stale
-                    and self._settings().get("rebuild_index_on_drift", True)):
+                    and (forced or self._settings().get("rebuild_index_on_drift", True))):
                 self._repair(folder)
                 folder.repaired = folder.version
+        if forced:
+            self._discover()  # a folder the failed write created is repaired on its first use
+            self._force_repair = False
         self._load_rollup()
 
     def _repair(self, folder: _Folder) -> None:
@@ -862,6 +873,7 @@ class BoxMemoryProvider(BaseProvider):
             self._invalidate()
 
     def _put_index(self, path: str, payload: bytearray, expected: str | None) -> Any:
+        self._mutations += 1
         if isinstance(self.storage, LocalStorage):
             # atomic_write only takes a memoryview of it: no copy of a 90 MB index.
             return self.storage.write(path, cast(bytes, payload), expected_version=expected)
@@ -897,6 +909,7 @@ class BoxMemoryProvider(BaseProvider):
         if self._config_dirty:
             self._config["updated_at"] = now
             expected = self._config_version if self._config_version is not None else CREATE
+            self._mutations += 1
             item = self.storage.write(CONFIG_FILE, dumps_json(self._config), expected_version=expected)
             self._config_version, self._config_dirty = item.version, False
 
@@ -939,18 +952,75 @@ class BoxMemoryProvider(BaseProvider):
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
+        """Hold the lock for one write (or a batch); sync first, write the indexes last.
+
+        A write that fails is either without effect or completed by the next write (issue 17,
+        item 16): when any storage write or delete had started, every folder index is repaired
+        from its files at the next write that holds the lock (:meth:`_failed`), and the error
+        says so (``workspace_state``).
+        """
         self._ensure_open()
         with self.storage.lock():
             outer = self._depth == 0
             if outer:
                 self._sync(repair=True)
+                started = self._mutations
             self._depth += 1
             try:
                 yield
-            finally:
+            except Exception as exc:
+                self._depth -= 1
+                if outer:
+                    self._failed(exc, started, flush=True)
+                raise
+            except BaseException:  # KeyboardInterrupt: index what was written, as before
                 self._depth -= 1
                 if outer:
                     self._flush()
+                raise
+            self._depth -= 1
+            if outer:
+                try:
+                    self._flush()
+                except Exception as exc:
+                    self._failed(exc, started, flush=False)
+                    raise
+
+    def _failed(self, exc: Exception, started: int, *, flush: bool) -> None:
+        """Record a failed write on ``exc`` and make the next write complete it.
+
+        Sets ``exc.workspace_state``: ``"unchanged"`` when no storage write or delete had
+        started (a refusal, a conflict found before writing), else ``"pending"``: a memory file
+        may be written or deleted while its index is not; the next write that holds the lock
+        re-lists every folder and brings each index (and the rollup) in line with the files.
+        A pending state is also said in the message of memcore's errors.
+
+        Args:
+            exc: The error the write raised.
+            started: :attr:`_mutations` when the write began.
+            flush: Try to write the indexes for what was written (the body failed, not the flush).
+        """
+        if flush and self._mutations != started:
+            try:
+                self._flush()
+            except Exception:  # noqa: BLE001 - the index stays pending; the next write repairs it
+                pass
+        state = "unchanged" if self._mutations == started else "pending"
+        try:
+            exc.workspace_state = state  # type: ignore[attr-defined]
+        except AttributeError:  # pragma: no cover - an exception type with __slots__
+            pass
+        if state == "unchanged":
+            return
+        self._force_repair = True
+        for folder in self._folders.values():
+            folder.repaired = None
+        note = (f"the workspace {self.storage.description} may hold part of this write (a memory file written "
+                "or deleted, its _index.json not updated); the next write to it completes that by re-indexing "
+                "every folder from its files, or run `memcore reindex`")
+        exc.add_note(note)
+        if isinstance(exc, MemcoreError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+            exc.args = (f"{exc.args[0]} [{note}]",)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -1421,10 +1491,12 @@ class BoxMemoryProvider(BaseProvider):
                 filename = f"{kind_name}__{slug}.md"
                 self._refuse_errors(join(folder_path, filename), meta, entry.body)
                 data = self._render(meta, entry.body)
+                self._mutations += 1
                 try:
                     item = self.storage.write(join(folder_path, filename), data, expected_version=CREATE)
                     break
                 except ConflictError:  # an unindexed file holds the name: try the next suffix
+                    self._mutations -= 1  # a refused create wrote nothing
                     self._slug_set().add(slug.casefold())
                     continue
             else:  # pragma: no cover
@@ -1562,9 +1634,14 @@ class BoxMemoryProvider(BaseProvider):
             # an author filed elsewhere, stays where it is).
             new_folder_path = current.folder if entry.scope == old_team else self._target_folder(entry)
             same_kind = str(current.meta.get("kind")) == str(meta["kind"])
+            self._mutations += 1
             if same_kind and new_folder_path == current.folder:
                 path = current.path
-                item = self.storage.write(path, data, expected_version=current.version)
+                try:
+                    item = self.storage.write(path, data, expected_version=current.version)
+                except (ConflictError, FileNotFoundError):
+                    self._mutations -= 1  # the precondition failed: nothing was written
+                    raise
                 new_folder = old_folder
             else:
                 new_folder = self._folder(new_folder_path, create=True)
@@ -1592,7 +1669,12 @@ class BoxMemoryProvider(BaseProvider):
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")
             config = self._edit_config()  # refuses (before deleting) when the config is unreadable
-            self.storage.delete(current.path, expected_version=current.version)
+            self._mutations += 1
+            try:
+                self.storage.delete(current.path, expected_version=current.version)
+            except (ConflictError, FileNotFoundError):
+                self._mutations -= 1  # the precondition failed: nothing was deleted
+                raise
             folder = self._folder(current.folder)
             self._ensure_fresh(folder)
             self._index_remove(folder, str(current.meta["id"]))
