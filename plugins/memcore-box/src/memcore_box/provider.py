@@ -1824,6 +1824,13 @@ class BoxMemoryProvider(BaseProvider):
         for f in files:
             by_folder.setdefault(f.folder, []).append(f)
         compare = [k for k in ENTRY_FIELDS if k not in {"file_id", "size_bytes"}]
+        # Issue 17, item 17: drift the next write repairs on its own (a file missing from its
+        # index, a row whose file is gone, with settings.rebuild_index_on_drift on) is a warning;
+        # drift no write repairs (that setting off; a row that differs from its file) is an error.
+        repairs = self._settings().get("rebuild_index_on_drift", True) is not False
+        listing = Severity.WARNING if repairs else Severity.ERROR
+        listing_fix = ("the next write repairs it, or run `memcore reindex`" if repairs else
+                       "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`")
         for path in sorted(set(self._folders) | set(by_folder)):
             folder = self._folder(path)
             self._load_index(folder)
@@ -1837,27 +1844,29 @@ class BoxMemoryProvider(BaseProvider):
             indexed = {e.filename: e for e in folder.entries}
             for name, row in indexed.items():
                 if name not in present:
-                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=Severity.WARNING,
+                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=listing,
                                             entry_id=row.id,
                                             message=f"index lists {name} ({row.id}) but the file is gone; "
-                                                    "run `memcore reindex`"))
+                                                    f"{listing_fix}"))
             for name, f in present.items():
                 want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
                 have_row = indexed.get(name)
                 if have_row is None:
-                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.WARNING,
+                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=listing,
                                             entry_id=want_row.id,
-                                            message=f"{name} is not in {index_path}; run `memcore reindex`"))
+                                            message=f"{name} is not in {index_path}; {listing_fix}"))
                     continue
                 if have_row.raw is None and _drift_key(have_row) == _drift_key(want_row):
                     continue  # memcore's own row shape, equal in every compared field
                 want, have = want_row.as_dict(), have_row.as_dict()
                 fields = [k for k in compare if plain(have.get(k)) != want[k]]
                 if fields:
-                    diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.WARNING,
+                    diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.ERROR,
                                             entry_id=want_row.id,
-                                            message=f"index entry differs from the file in {', '.join(fields)}; "
-                                                    "run `memcore reindex`"))
+                                            message=f"{index_path} entry differs from the file in "
+                                                    f"{', '.join(fields)}, and no write repairs that on its own "
+                                                    "(searches through the index see the old values): run "
+                                                    "`memcore reindex`"))
         self._load_rollup()
         if self._rollup_problem is not None:
             diags.append(Diagnostic(path=INDEX_FILE, code="box.rollup-missing", severity=Severity.INFO,
@@ -1869,12 +1878,14 @@ class BoxMemoryProvider(BaseProvider):
         """Check the workspace: config, every memory file, companions, indexes (drift both ways).
 
         Never raises for bad files. Errors: unreadable config, orphans (no frontmatter, no id
-        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories.
-        Warnings: index drift both ways (indexed but missing, present but unindexed, a missing
-        or malformed index, a stale entry) -- the index is derived state that ``reindex`` (and,
-        with ``rebuild_index_on_drift``, the next write) repairs, and a writer killed between
-        a memory file and its index leaves exactly this --, unresolved wikilinks, stale or
-        vanished companions, file names off the ``<kind>__<slug>.md`` convention, non-ULID ids.
+        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories, and
+        index drift no write repairs on its own: an index entry that differs from its file, and
+        (with ``settings.rebuild_index_on_drift`` off) files and index rows that do not match.
+        Warnings: drift the next write repairs (indexed but missing, present but unindexed, with
+        ``rebuild_index_on_drift`` on: a writer killed between a memory file and its index
+        leaves exactly this), a missing or malformed index (rebuilt by the next write to its
+        folder), unresolved wikilinks, stale or vanished companions, file names off the
+        ``<kind>__<slug>.md`` convention, non-ULID ids.
         """
         return self._check()
 
