@@ -152,3 +152,18 @@ def test_list_title_given_in_extra_is_kept_out_of_the_title_field(store: BoxMemo
     assert "['x'" not in text
     assert store.get(stored.id or "").extra["box"]["title"] == ["x", "y"]
     assert _errors(store) == []
+
+
+def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(store: BoxMemoryProvider,
+                                                                              root: Path) -> None:
+    path = root / "memories" / "fact__t.md"
+    path.write_text(_LIST_TITLE.replace("title: [a, b]", "title: T").replace("team: [t]", "tags: [ok, [x, y]]")
+                    .replace("slug: x", "slug: t"), encoding="utf-8")
+    diags = {d.code: d for d in store.validate()}
+    assert diags["box.bad-tags"].line == 7
+    entry = store.get("mem_01J0000000000000000000000X")
+    assert entry.tags == ["ok"]
+    entry.body = "changed\n"
+    store.update(entry)
+    text = path.read_text(encoding="utf-8")
+    assert "['x'" not in text and "\ntags: [ok, [x, y]]\n" in text

@@ -199,7 +199,9 @@ def entry_from_meta(
     tags = meta.get("tags")
     if tags is not None:
         if isinstance(tags, list):
-            fields["tags"] = [str(t) for t in tags if t is not None and str(t).strip()]
+            fields["tags"] = [str(text_of(t)) for t in tags if is_scalar(t) and t is not None and str(t).strip()]
+            if not all(is_scalar(t) for t in tags):  # never a tag "['a']": the item stays as written
+                bad("tags", "a tag must be a single text value, not a list or mapping, e.g. [auth, security]")
         else:
             bad("tags", "tags must be a list, e.g. [auth, security]")
 
@@ -366,6 +368,16 @@ def meta_from_entry(
         out["confidence"] = entry.confidence
     if entry.tags:
         out["tags"] = flow_list(entry.tags)
+    raw_tags = box.get("tags")
+    if isinstance(raw_tags, list) and not all(is_scalar(t) for t in raw_tags):
+        # a tags list holding a list (read as its text items only): as the file has it while
+        # the entry's tags are those items; else kept under memcore.extra.box
+        box.pop("tags")
+        items = [str(text_of(t)) for t in raw_tags if is_scalar(t) and t is not None and str(t).strip()]
+        if "tags" in old and plain(old["tags"]) == plain(raw_tags) and list(entry.tags) == items:
+            out["tags"] = old["tags"]
+        else:
+            odd_text["tags"] = raw_tags
 
     related = [r for r in entry.relations if r.type == "related"]
     if related:
