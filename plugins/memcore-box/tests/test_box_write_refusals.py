@@ -42,7 +42,7 @@ def _errors(store: BoxMemoryProvider) -> list[tuple[str, str]]:
 def test_reserved_team_name_is_refused_and_nothing_is_written(store: BoxMemoryProvider, root: Path,
                                                               team: str) -> None:
     before = _files(root)
-    with pytest.raises(UnsafePathError, match="team name|dot name"):
+    with pytest.raises(UnsafePathError, match=r"team name|dot name"):
         store.add(MemoryEntry(kind=Kind.FACT, title="Hidden", body="x\n", scope=team))
     assert _files(root) == before
     assert not (root / "teams" / team).exists() or team in {".", ".."}
@@ -88,7 +88,7 @@ def test_update_that_would_make_a_companion_without_its_block_is_refused(
     before = path.read_bytes()
     # turning a fact into a companion without its block: validate would report box.companion-block
     stored.kind = Kind.COMPANION
-    with pytest.raises(InvalidEntryError, match="box.companion-block"):
+    with pytest.raises(InvalidEntryError, match=r"box\.companion-block"):
         store.update(stored)
     assert path.read_bytes() == before and _errors(store) == []
 

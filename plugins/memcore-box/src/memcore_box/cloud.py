@@ -271,7 +271,7 @@ def _timeout_session(timeout: float) -> Any:
     import requests
 
     class TimeoutSession(requests.Session):
-        def request(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - requests.Session.request
+        def request(self, *args: Any, **kwargs: Any) -> Any:
             kwargs["timeout"] = (timeout, timeout)
             return super().request(*args, **kwargs)
 
@@ -460,7 +460,6 @@ class CloudStorage:
             raise ConfigError(
                 "box+cloud needs Box's SDK: `pip install 'memcore-box[cloud]'` (box-sdk-gen)"
             ) from None
-        import requests
         from box_sdk_gen.client import BoxClient  # type: ignore[import-untyped]
         from box_sdk_gen.networking.base_urls import BaseUrls  # type: ignore[import-untyped]
         from box_sdk_gen.networking.box_network_client import BoxNetworkClient  # type: ignore[import-untyped]

@@ -1669,20 +1669,24 @@ class BoxMemoryProvider(BaseProvider):
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")
             config = self._edit_config()  # refuses (before deleting) when the config is unreadable
+            # The tombstone goes in first: a delete whose answer is lost (it may have landed) still
+            # records it, written with the indexes now or by the next write (issue 17 item 16).
+            block = config.setdefault("memcore", {})
+            dead = block.setdefault("deleted_ids", []) if isinstance(block, dict) else None
+            tombstoned = isinstance(dead, list) and current.meta["id"] not in dead
+            if tombstoned:
+                dead.append(str(current.meta["id"]))  # type: ignore[union-attr]
             self._mutations += 1
             try:
                 self.storage.delete(current.path, expected_version=current.version)
             except (ConflictError, FileNotFoundError):
                 self._mutations -= 1  # the precondition failed: nothing was deleted
+                if tombstoned:
+                    dead.remove(str(current.meta["id"]))  # type: ignore[union-attr]
                 raise
             folder = self._folder(current.folder)
             self._ensure_fresh(folder)
             self._index_remove(folder, str(current.meta["id"]))
-            block = config.setdefault("memcore", {})
-            if isinstance(block, dict):
-                dead = block.setdefault("deleted_ids", [])
-                if isinstance(dead, list) and current.meta["id"] not in dead:
-                    dead.append(str(current.meta["id"]))
 
     def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
         """Add ``new`` listing ``supersedes: [old_id]``; mark the old memory superseded (kept).

@@ -94,6 +94,8 @@ def test_delete_reported_failed_after_it_landed_is_completed_by_the_next_write(
     assert doomed.id not in _ids(fake_box, workspace, "memories/_index.json")
     assert doomed.id not in _ids(fake_box, workspace, "_index.json")
     assert keep.id in _ids(fake_box, workspace, "memories/_index.json")
+    config = json.loads(fake_box.read(workspace, "_box-memory.json"))
+    assert doomed.id in config["memcore"]["deleted_ids"]  # never reused
     with BoxCloudProvider(workspace) as fresh:
         assert _drift(fresh) == []
 
