@@ -111,3 +111,18 @@ def test_write_refused_before_touching_the_workspace_says_unchanged(provider: Bo
     assert "next write" not in str(info.value)
     assert fake_box.walk_files(workspace) == before
     assert isinstance(info.value, MemcoreError)
+
+
+def test_add_whose_upload_answer_was_lost_is_completed_by_the_next_write(provider: BoxCloudProvider, fake_box: Any,
+                                                                        workspace: str) -> None:
+    # the upload lands but its answer is lost, then every retry gets a 503: the caller cannot know
+    fake_box.inject("drop_after", method="POST", path=r"/upload/2.0/files/content$")
+    fake_box.inject("status", status=503, method="POST", path=r"/upload/2.0/files/content$", times=5)
+    with pytest.raises(BoxCloudError) as info:
+        provider.add(_fact("Maybe"))
+    assert info.value.workspace_state == "pending"  # type: ignore[attr-defined]
+    landed = _memory_ids(fake_box, workspace)
+    assert len(landed) == 1 and not _ids(fake_box, workspace, "memories/_index.json")
+    after = provider.add(_fact("After"))
+    assert _ids(fake_box, workspace, "memories/_index.json") == landed | {after.id}
+    assert _ids(fake_box, workspace, "_index.json") == landed | {after.id}
