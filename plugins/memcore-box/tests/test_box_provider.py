@@ -525,7 +525,9 @@ def test_cli_add_ls_show_reindex(root: Path) -> None:
 
 @pytest.mark.parametrize("kind", list(Kind))
 def test_every_kind_round_trips(store: BoxMemoryProvider, root: Path, kind: Kind) -> None:
-    stored = store.add(MemoryEntry(kind=kind, title=f"Kind {kind.value}"))
+    # a companion needs its companion_for block (without one, add refuses: issue 17 item 9)
+    extra = {"box": {"companion_for": {"file_id": "12345", "filename": "a.pdf"}}} if kind is Kind.COMPANION else {}
+    stored = store.add(MemoryEntry(kind=kind, title=f"Kind {kind.value}", extra=extra))
     assert BoxMemoryProvider(str(root)).open().get(stored.id or "").kind is kind
     on_disk = next(root.rglob(f"*__kind-{kind.value}.md")).name.split("__")[0]
     assert on_disk in {"decision", "fact", "task", "observation", "reference", "note", "companion"}

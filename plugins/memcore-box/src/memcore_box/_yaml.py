@@ -24,7 +24,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
 from memcore.frontmatter import LIBYAML, load_yaml, quote_ambiguous, try_load_plain_yaml
 
-__all__ = ["dump_mapping", "load_fast", "load_own", "patch_yaml", "plain"]
+__all__ = ["dump_mapping", "is_scalar", "load_fast", "load_own", "patch_yaml", "plain", "text_of"]
 
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -84,6 +84,24 @@ def plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, float):
         return float(value)
+    return str(value)
+
+
+def is_scalar(value: Any) -> bool:
+    """Return whether ``value`` is a YAML scalar (text, number, bool, null), not a list or mapping."""
+    return not isinstance(value, (Mapping, list, tuple, set))
+
+
+def text_of(value: Any) -> str | None:
+    """Return a scalar frontmatter value as its text, ``None`` for null or a list or mapping.
+
+    A list or mapping never becomes text here: ``str()`` of it would be a Python repr
+    (``"['a', 'b']"``), which a write would then store as if the user had typed it.
+    """
+    if value is None or not is_scalar(value):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return str(value)
 
 

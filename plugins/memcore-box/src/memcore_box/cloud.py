@@ -16,7 +16,9 @@ Configuration only, never code (:meth:`CloudConfig.from_env`):
   ``upload_url``, ``oauth_url``;
 - retry budget: ``MEMCORE_BOX_RETRY_ATTEMPTS`` (6), ``MEMCORE_BOX_RETRY_BASE_DELAY`` (0.5 s),
   ``MEMCORE_BOX_RETRY_MAX_DELAY`` (30 s), ``MEMCORE_BOX_CONFLICT_RETRIES`` (20), or options
-  ``retry_attempts``, ``retry_base_delay``, ``retry_max_delay``, ``conflict_retries``.
+  ``retry_attempts``, ``retry_base_delay``, ``retry_max_delay``, ``conflict_retries``;
+- HTTP timeout: ``MEMCORE_BOX_TIMEOUT`` or option ``timeout`` (seconds to connect, and to wait
+  for each answer; default :data:`DEFAULT_TIMEOUT`, 20 s; the SDK's own is 60 s per try).
 
 Behaviour (issue 6):
 
@@ -47,6 +49,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import io
 import json
@@ -70,7 +73,7 @@ from memcore.storage import check_component
 from memcore_box.cloud_merge import merge_json
 from memcore_box.storage import ANY_VERSION, Item, join
 
-__all__ = ["BoxCloudError", "CloudConfig", "CloudStorage", "RetryPolicy"]
+__all__ = ["DEFAULT_TIMEOUT", "BoxCloudError", "CloudConfig", "CloudStorage", "RetryPolicy"]
 
 log = logging.getLogger("memcore_box.cloud")
 T = TypeVar("T")
@@ -78,6 +81,8 @@ T = TypeVar("T")
 DEFAULT_API_URL = "https://api.box.com"
 DEFAULT_UPLOAD_URL = "https://upload.box.com/api"
 DEFAULT_OAUTH_URL = "https://account.box.com/api/oauth2"
+#: Seconds to connect and to wait for each answer (option ``timeout``, ``MEMCORE_BOX_TIMEOUT``).
+DEFAULT_TIMEOUT = 20.0
 _MAX_PAGES = 100_000
 _FOLDER_ID = re.compile(r"^[0-9]{1,32}$")
 _CONTENT_CACHE_BYTES = 64 << 20
@@ -94,12 +99,14 @@ class BoxCloudError(MemcoreError):
         status: The HTTP status, or ``None`` when no answer came (connection failure).
         code: Box's error code (``"rate_limit_exceeded"``…), or ``None``.
         request_id: Box's request id, for Box support, or ``None``.
+        step: The step that failed: ``"authenticate"`` (the token request), or the request's
+            own name (``"upload"``, ``"list folder"``…), or ``None``.
     """
 
     def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
-                 request_id: str | None = None) -> None:
+                 request_id: str | None = None, step: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.request_id = status, code, request_id
+        self.status, self.code, self.request_id, self.step = status, code, request_id, step
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,8 @@ class CloudConfig:
         enterprise_id: Enterprise id (CCG subject, and metadata query scope), or ``None``.
         user_id: User id (CCG user subject), or ``None``.
         jwt_config: Path of a JWT app config file, or ``None``.
+        timeout: Seconds to connect and to wait for each answer, per try (default
+            :data:`DEFAULT_TIMEOUT`).
     """
 
     api_url: str = DEFAULT_API_URL
@@ -163,6 +172,7 @@ class CloudConfig:
     enterprise_id: str | None = None
     user_id: str | None = None
     jwt_config: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
     token: str | None = field(default=None, repr=False)
     client_id: str | None = field(default=None, repr=False)
     client_secret: str | None = field(default=None, repr=False)
@@ -215,8 +225,11 @@ class CloudConfig:
             conflict_retries=max(1, number("conflict_retries", "MEMCORE_BOX_CONFLICT_RETRIES", 20, int)),
         )
         page_size = min(1000, max(1, number("page_size", "MEMCORE_BOX_PAGE_SIZE", 1000, int)))
+        timeout = number("timeout", "MEMCORE_BOX_TIMEOUT", DEFAULT_TIMEOUT, float)
+        if timeout <= 0:
+            raise ConfigError(f"box+cloud: timeout / MEMCORE_BOX_TIMEOUT must be > 0 seconds, got {timeout!r}")
         common: dict[str, Any] = {"api_url": api, "upload_url": upload, "oauth_url": oauth, "retry": retry,
-                                  "page_size": page_size}
+                                  "page_size": page_size, "timeout": timeout}
         enterprise = env.get("BOX_ENTERPRISE_ID") or None
         user = env.get("BOX_USER_ID") or None
         token = env.get("BOX_DEVELOPER_TOKEN")
@@ -246,6 +259,59 @@ class CloudConfig:
             "box+cloud: no Box credentials configured; set BOX_DEVELOPER_TOKEN, or BOX_CLIENT_ID + "
             "BOX_CLIENT_SECRET + BOX_ENTERPRISE_ID (or BOX_USER_ID), or BOX_JWT_CONFIG=<app config .json>"
         )
+
+
+def _timeout_session(timeout: float) -> Any:
+    """Return a ``requests.Session`` that puts memcore's timeout on every request.
+
+    ``box_sdk_gen`` passes its own fixed ``timeout=(5, 60)`` on each request; a dropped upload
+    would then hold a write for a minute per try. This session replaces it with
+    ``(timeout, timeout)`` (connect, read) from the configuration.
+    """
+    import requests
+
+    class TimeoutSession(requests.Session):
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            kwargs["timeout"] = (timeout, timeout)
+            return super().request(*args, **kwargs)
+
+    return TimeoutSession()
+
+
+def _detach(exc: BaseException, storage: Any) -> BaseException:
+    """Return ``exc`` cut loose from the SDK errors it was raised while handling.
+
+    ``raise X from None`` only hides ``__context__``: the SDK's ``BoxAPIError`` (its request
+    headers hold the bearer token) stays reachable there. memcore's errors carry everything a
+    caller needs (status, code, request id, step), so the chain is dropped; an SDK error that
+    escapes itself is replaced by a scrubbed :class:`BoxCloudError`.
+    """
+    if type(exc).__module__.startswith(("box_sdk_gen", "requests", "urllib3")):
+        info = getattr(exc, "response_info", None)
+        replaced = BoxCloudError(
+            storage._scrub(f"{storage.description}: Box's SDK failed: {type(exc).__name__}"
+                           f"{' HTTP ' + str(_status(exc)) if _status(exc) else ''} {_code(exc) or ''}".rstrip()),
+            status=_status(exc), code=_code(exc), request_id=getattr(info, "request_id", None))
+        exc = replaced
+    exc.__cause__ = None
+    exc.__context__ = None
+    exc.__suppress_context__ = False
+    return exc
+
+
+def _sealed(fn: Callable[..., T]) -> Callable[..., T]:
+    """Decorate a public :class:`CloudStorage` method: no exception leaving it reaches the SDK's."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(self, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, detached from the SDK's errors
+            clean = _detach(exc, self)
+        # raised outside the except block, so that Python does not chain the SDK error again
+        raise clean
+
+    return wrapper
 
 
 @dataclass
@@ -394,14 +460,13 @@ class CloudStorage:
             raise ConfigError(
                 "box+cloud needs Box's SDK: `pip install 'memcore-box[cloud]'` (box-sdk-gen)"
             ) from None
-        import requests
         from box_sdk_gen.client import BoxClient  # type: ignore[import-untyped]
         from box_sdk_gen.networking.base_urls import BaseUrls  # type: ignore[import-untyped]
         from box_sdk_gen.networking.box_network_client import BoxNetworkClient  # type: ignore[import-untyped]
         from box_sdk_gen.networking.network import NetworkSession  # type: ignore[import-untyped]
 
         cfg = self.config
-        session = requests.Session()
+        session = _timeout_session(cfg.timeout)
         session.trust_env = False  # ignore HTTP(S)_PROXY / NO_PROXY / .netrc: traffic goes where configured
         self._session = session
         network = NetworkSession(
@@ -457,6 +522,7 @@ class CloudStorage:
 
         policy = self.config.retry
         last = ""
+        step = what
         status: int | None = None
         for n in range(1, policy.attempts + 1):
             self.stats["requests"] += 1
@@ -465,14 +531,16 @@ class CloudStorage:
             except BoxAPIError as exc:
                 status = _status(exc)
                 url = str(getattr(getattr(exc, "request_info", None), "url", ""))
-                if status == 401 or (url.endswith("/oauth2/token") and status is not None and status < 500):
-                    raise self._auth_error(what) from None
+                token_step = url.split("?", 1)[0].endswith("/token")
+                if status == 401 or (token_step and status is not None and status < 500):
+                    raise self._auth_error(what, token_step=token_step) from None
                 if status != 429 and (status is None or status < 500):
                     raise
-                if attempt is not None and status != 429:
-                    attempt.uncertain = True
+                if attempt is not None and status != 429 and not token_step:
+                    attempt.uncertain = True  # a failed token request sent nothing to Box's API
                 headers = getattr(exc.response_info, "headers", None) or {}
                 retry_after = {k.lower(): v for k, v in headers.items()}.get("retry-after")
+                step = "authenticate" if token_step else what
                 last = f"HTTP {status} ({_code(exc) or 'no code'})"
             except BoxSDKError as exc:
                 import requests
@@ -480,31 +548,47 @@ class CloudStorage:
                 if not isinstance(getattr(exc, "error", None), requests.RequestException):
                     # not a network failure: a token that cannot be refreshed, a bad JWT key...
                     if "token" in str(getattr(exc, "message", "")).lower():
-                        raise self._auth_error(what) from None
+                        raise self._auth_error(what, token_step=True) from None
                     detail = getattr(exc, "message", type(exc).__name__)
                     raise BoxCloudError(self._scrub(f"{self.description}: {what}: {detail}")) from None
                 if attempt is not None:
                     attempt.uncertain = True
-                status, retry_after = None, None
-                last = f"connection failed ({type(exc.error).__name__})"
+                status, retry_after, step = None, None, what
+                timed_out = isinstance(exc.error, requests.Timeout)
+                last = (f"no answer within {self.config.timeout:g} s (option timeout / MEMCORE_BOX_TIMEOUT)"
+                        if timed_out else f"connection failed ({type(exc.error).__name__})")
             if n == policy.attempts:
                 break
             self.stats["retries"] += 1
             wait = policy.delay(n, retry_after)
             log.info("box+cloud: %s: %s; retry %d/%d in %.2fs", what, last, n, policy.attempts - 1, wait)
             time.sleep(wait)
+        if step == "authenticate":
+            raise BoxCloudError(
+                f"{self.description}: authentication failed: Box's token endpoint "
+                f"({self.config.oauth_url}/token) answered {last} on all {policy.attempts} attempt(s), "
+                f"before {what}; nothing was sent to Box's API. Box's sign-in service may be down: retry later",
+                status=status, step="authenticate",
+            )
         raise BoxCloudError(
             f"{self.description}: {what} failed after {policy.attempts} attempt(s): {last}; Box may be "
             "rate-limiting or down, retry later or raise MEMCORE_BOX_RETRY_ATTEMPTS",
-            status=status,
+            status=status, step=what,
         )
 
-    def _auth_error(self, what: str) -> ConfigError:
-        return ConfigError(
-            f"{self.description}: Box refused the credentials ({self.config.auth_kind}) during {what}; "
-            "check BOX_DEVELOPER_TOKEN (developer tokens expire after 60 minutes), or the client "
-            "credentials / JWT config"
-        )
+    def _auth_error(self, what: str, *, token_step: bool = False) -> ConfigError:
+        """The error for credentials Box refused, naming the variables of the kind in use."""
+        kind = self.config.auth_kind
+        where = ("authentication failed: Box's token endpoint refused the credentials" if token_step
+                 else "Box refused the credentials")
+        fix = {
+            "developer_token": "check BOX_DEVELOPER_TOKEN (or BOX_DEVELOPER_TOKEN_FILE); developer tokens "
+                               "expire after 60 minutes",
+            "ccg": "check the client credentials BOX_CLIENT_ID and BOX_CLIENT_SECRET, and BOX_ENTERPRISE_ID "
+                   "or BOX_USER_ID (the app must be authorised in the Box Admin Console)",
+        }.get(kind, "check the JWT app config that BOX_JWT_CONFIG (option jwt_config) names, and that "
+                    "the app is authorised")
+        return ConfigError(f"{self.description}: {where} ({kind}) during {what}; {fix}")
 
     def _api_error(self, exc: Any, what: str) -> BoxCloudError:
         status, code = _status(exc), _code(exc)
@@ -686,6 +770,7 @@ class CloudStorage:
         return data
 
     # -- the Storage protocol ----------------------------------------------------------------
+    @_sealed
     def list(self, folder: str = "") -> builtins.list[Item]:
         """Return the files and folders directly inside ``folder``, sorted by name.
 
@@ -708,6 +793,7 @@ class CloudStorage:
         out.sort(key=lambda i: i.name)
         return out
 
+    @_sealed
     def stat(self, path: str) -> Item:
         """Return the :class:`Item` at ``path`` (files: fresh version and size).
 
@@ -727,6 +813,7 @@ class CloudStorage:
             _fid, _name, info = self._fresh_info(path)
             return self._remember(path, info)
 
+    @_sealed
     def exists(self, path: str) -> bool:
         """Return whether a file or folder exists at ``path``."""
         try:
@@ -735,6 +822,7 @@ class CloudStorage:
             return False
         return True
 
+    @_sealed
     def read(self, path: str) -> tuple[bytes, str]:
         """Return ``(bytes, version)`` of the file at ``path``.
 
@@ -758,6 +846,7 @@ class CloudStorage:
                 return data, f"{fid}:{etag}"
             raise FileNotFoundError(f"{self.description}/{path}: kept changing while being read")
 
+    @_sealed
     def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
         """Write ``data`` as the content of ``path`` if the precondition holds (module docstring).
 
@@ -975,6 +1064,7 @@ class CloudStorage:
                         size=raw.get("size"), id=file_id)
         raise ConflictError(f"{self.description}/{path}: concurrent writers kept changing it; retry later")
 
+    @_sealed
     def delete(self, path: str, *, expected_version: str | None = None) -> None:
         """Delete the file at ``path`` (``If-Match`` when ``expected_version`` is given).
 
@@ -1010,6 +1100,7 @@ class CloudStorage:
                     raise self._api_error(exc, f"delete {path}") from None
             self._forget(path)
 
+    @_sealed
     def make_folder(self, path: str) -> Item:
         """Create the folder ``path`` and missing parents (a 409 from a racing creator is fine)."""
         with self._lock:
@@ -1017,6 +1108,7 @@ class CloudStorage:
             fid = self._folder_id(path, create=True)
             return Item(name=parts[-1] if parts else "", is_folder=True, id=fid)
 
+    @_sealed
     def path_of(self, file_id: str) -> str | None:
         """Return the workspace path of the Box file ``file_id``, or ``None`` (gone, or elsewhere).
 
@@ -1036,6 +1128,7 @@ class CloudStorage:
                 raise self._api_error(exc, "file info") from None
             return self._path_of(info)
 
+    @_sealed
     def checksum(self, path: str) -> tuple[str, str, int]:
         """Return ``("sha1", hex digest, size)`` from Box's file info (no download).
 
@@ -1056,6 +1149,7 @@ class CloudStorage:
         return self._locked()
 
     # -- metadata template -----------------------------------------------------------------
+    @_sealed
     def template_key(self) -> str | None:
         """Return ``metadata_template_key`` from the workspace's ``_box-memory.json`` (cached)."""
         with self._lock:
@@ -1146,6 +1240,7 @@ class CloudStorage:
             self._enterprise_scope = f"enterprise_{eid}" if eid else "enterprise"
         return self._enterprise_scope
 
+    @_sealed
     def metadata_search(self, *, kinds: builtins.list[str] | None = None, statuses: builtins.list[str] | None = None,
                         tags_any: builtins.list[str] | None = None) -> builtins.list[str] | None:
         """Return the paths of memory files matching the filters, by Box metadata query.

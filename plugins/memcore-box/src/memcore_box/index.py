@@ -24,6 +24,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from memcore_box._yaml import text_of
+
 __all__ = [
     "ENTRY_FIELDS",
     "INDEX_MAPS",
@@ -210,11 +212,11 @@ def index_row(meta: Mapping[str, Any], *, filename: str, file_id: str | None, si
         "id": str(meta.get("id")),
         "file_id": file_id,
         "filename": filename,
-        "title": str(meta.get("title") or ""),
-        "slug": str(meta.get("slug") or ""),
+        "title": text_of(meta.get("title")) or "",
+        "slug": text_of(meta.get("slug")) or "",
         "kind": _intern(_str_or_none(meta.get("kind"))),
         "status": _intern(_str_or_none(meta.get("status"))),
-        "team": _str_or_none(meta.get("team")),
+        "team": text_of(meta.get("team")),
         "tags": _str_list(meta.get("tags")),
         "related": _str_list(meta.get("related")),
         "companion_for": binary_id,

@@ -42,6 +42,7 @@ from memcore.errors import (
     EntryNotFoundError,
     ImmutableEntryError,
     InvalidEntryError,
+    MemcoreError,
     ParseError,
     UnsafePathError,
 )
@@ -50,7 +51,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TextFile, check_component
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain
+from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain, text_of
 from memcore_box.index import (
     ENTRY_FIELDS,
     INDEX_MAPS,
@@ -254,9 +255,9 @@ class _Titles:
         """Record one (non-orphan) file's frontmatter; return its NFC id."""
         entry_id = unicodedata.normalize("NFC", str(meta["id"]))
         self.ids.add(entry_id)
-        title = meta.get("title")
+        title = text_of(meta.get("title"))
         if title is not None:
-            title = unicodedata.normalize("NFC", str(title))
+            title = unicodedata.normalize("NFC", title)
             self.exact.setdefault(title, entry_id)
             if self._folded is not None:
                 self._folded.setdefault(_fold(title), entry_id)
@@ -282,6 +283,43 @@ class _Titles:
     def known(self, entry_id: str) -> bool:
         """Return whether some memory file has ``entry_id``."""
         return entry_id in self.ids
+
+
+def check_team(team: str, known: Any) -> str:
+    """Return ``team`` if it can name a team folder (``teams/<team>/``) beside ``known``, else raise.
+
+    Refused besides what :func:`~memcore.storage.check_component` refuses (``.``, ``..``,
+    separators…): names starting with a dot (``.git``; dot folders are hidden, and the workspace
+    scan skips them, so its memories would vanish) and a name that differs from a known team
+    only in case (``Eng`` beside ``eng``): Box and most desktop file systems fold case, so both
+    would share one folder.
+
+    Args:
+        team: The team name.
+        known: The workspace's ``teams`` list (anything else counts as none).
+
+    Raises:
+        UnsafePathError: The name is refused; the message names the team and the fix.
+    """
+    check_component(team)
+    if team.startswith("."):
+        raise UnsafePathError(
+            f"box: team name {team!r} is reserved (a dot name is hidden, and the workspace scan skips "
+            "dot folders); choose a name that does not start with '.'")
+    for other in known if isinstance(known, list) else []:
+        if isinstance(other, str) and other != team and other.casefold() == team.casefold():
+            raise UnsafePathError(
+                f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
+                f"case-insensitive file systems would put both in one folder; use {other!r}")
+    return team
+
+
+def _companion_block(path: str, entry_id: str) -> Diagnostic:
+    """The ``box.companion-block`` error: a companion memory without its ``companion_for`` block."""
+    return Diagnostic(path=path, line=1, code="box.companion-block", severity=Severity.ERROR, entry_id=entry_id,
+                      message="kind: companion needs a companion_for block (file_id, filename, sha256…); "
+                              "write companions with add_companion(<binary>), "
+                              "or give extra['box']['companion_for'] = {file_id, filename, sha256, ...}")
 
 
 def _drift_key(row: IndexRow) -> IndexRow:
@@ -365,6 +403,12 @@ class BoxMemoryProvider(BaseProvider):
         self._rollup_dirty = False
         self._rollup_writer = IndexWriter()
         self._depth = 0
+        # Mutating storage calls started (memory files, indexes, config): a failed operation
+        # that started none left the workspace as it was.
+        self._mutations = 0
+        # Set by a failed write: the next write re-lists every folder and repairs its index from
+        # the files, whatever settings.rebuild_index_on_drift says (it completes our own write).
+        self._force_repair = False
         self._titles: tuple[dict[str, str], dict[str, str]] | None = None
         self._slugs: set[str] | None = None
         # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
@@ -422,8 +466,8 @@ class BoxMemoryProvider(BaseProvider):
         teams = as_list(options.get("teams"), [default_team])
         if default_team not in teams:
             teams.insert(0, default_team)
-        for team in teams:
-            check_component(team)
+        for number, team in enumerate(teams):
+            check_team(team, teams[:number])
         layout = str(options.get("companion_layout") or "sibling")
         if layout not in {"sibling", "folder"}:
             raise ConfigError(f"box: companion_layout must be 'sibling' or 'folder', not {layout!r}")
@@ -679,12 +723,16 @@ class BoxMemoryProvider(BaseProvider):
                 a folder's index changed under us (another process wrote), not on every write.
         """
         self._load_config()
+        forced = repair and self._force_repair
         for folder in list(self._folders.values()):
             self._load_index(folder)
             if (repair and folder.repaired != folder.version and not folder.stale
-                    and self._settings().get("rebuild_index_on_drift", True)):
+                    and (forced or self._settings().get("rebuild_index_on_drift", True))):
                 self._repair(folder)
                 folder.repaired = folder.version
+        if forced:
+            self._discover()  # a folder the failed write created is repaired on its first use
+            self._force_repair = False
         self._load_rollup()
 
     def _repair(self, folder: _Folder) -> None:
@@ -825,6 +873,7 @@ class BoxMemoryProvider(BaseProvider):
             self._invalidate()
 
     def _put_index(self, path: str, payload: bytearray, expected: str | None) -> Any:
+        self._mutations += 1
         if isinstance(self.storage, LocalStorage):
             # atomic_write only takes a memoryview of it: no copy of a 90 MB index.
             return self.storage.write(path, cast(bytes, payload), expected_version=expected)
@@ -860,6 +909,7 @@ class BoxMemoryProvider(BaseProvider):
         if self._config_dirty:
             self._config["updated_at"] = now
             expected = self._config_version if self._config_version is not None else CREATE
+            self._mutations += 1
             item = self.storage.write(CONFIG_FILE, dumps_json(self._config), expected_version=expected)
             self._config_version, self._config_dirty = item.version, False
 
@@ -902,18 +952,75 @@ class BoxMemoryProvider(BaseProvider):
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
+        """Hold the lock for one write (or a batch); sync first, write the indexes last.
+
+        A write that fails is either without effect or completed by the next write (issue 17,
+        item 16): when any storage write or delete had started, every folder index is repaired
+        from its files at the next write that holds the lock (:meth:`_failed`), and the error
+        says so (``workspace_state``).
+        """
         self._ensure_open()
         with self.storage.lock():
             outer = self._depth == 0
             if outer:
                 self._sync(repair=True)
+                started = self._mutations
             self._depth += 1
             try:
                 yield
-            finally:
+            except Exception as exc:
+                self._depth -= 1
+                if outer:
+                    self._failed(exc, started, flush=True)
+                raise
+            except BaseException:  # KeyboardInterrupt: index what was written, as before
                 self._depth -= 1
                 if outer:
                     self._flush()
+                raise
+            self._depth -= 1
+            if outer:
+                try:
+                    self._flush()
+                except Exception as exc:
+                    self._failed(exc, started, flush=False)
+                    raise
+
+    def _failed(self, exc: Exception, started: int, *, flush: bool) -> None:
+        """Record a failed write on ``exc`` and make the next write complete it.
+
+        Sets ``exc.workspace_state``: ``"unchanged"`` when no storage write or delete had
+        started (a refusal, a conflict found before writing), else ``"pending"``: a memory file
+        may be written or deleted while its index is not; the next write that holds the lock
+        re-lists every folder and brings each index (and the rollup) in line with the files.
+        A pending state is also said in the message of memcore's errors.
+
+        Args:
+            exc: The error the write raised.
+            started: :attr:`_mutations` when the write began.
+            flush: Try to write the indexes for what was written (the body failed, not the flush).
+        """
+        if flush and self._mutations != started:
+            try:
+                self._flush()
+            except Exception:  # noqa: BLE001 - the index stays pending; the next write repairs it
+                pass
+        state = "unchanged" if self._mutations == started else "pending"
+        try:
+            exc.workspace_state = state  # type: ignore[attr-defined]
+        except AttributeError:  # pragma: no cover - an exception type with __slots__
+            pass
+        if state == "unchanged":
+            return
+        self._force_repair = True
+        for folder in self._folders.values():
+            folder.repaired = None
+        note = (f"the workspace {self.storage.description} may hold part of this write (a memory file written "
+                "or deleted, its _index.json not updated); the next write to it completes that by re-indexing "
+                "every folder from its files, or run `memcore reindex`")
+        exc.add_note(note)
+        if isinstance(exc, MemcoreError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+            exc.args = (f"{exc.args[0]} [{note}]",)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -1301,9 +1408,9 @@ class BoxMemoryProvider(BaseProvider):
     def _team_folder(self, team: str | None, sub: str) -> str:
         if team is None or team == self.default_team:
             return sub
-        check_component(team)
-        path = join("teams", team, sub)
         teams = self._config.get("teams")
+        check_team(team, teams)
+        path = join("teams", team, sub)
         if not isinstance(teams, list) or team not in teams:
             config = self._edit_config()
             config["teams"] = [*(teams if isinstance(teams, list) else []), team]
@@ -1382,21 +1489,69 @@ class BoxMemoryProvider(BaseProvider):
                 slug = self._unique_slug(base, skip=skip)
                 meta = meta_from_entry(entry, slug=slug, title_of=self._title_of)
                 filename = f"{kind_name}__{slug}.md"
+                self._refuse_errors(join(folder_path, filename), meta, entry.body)
                 data = self._render(meta, entry.body)
+                self._mutations += 1
                 try:
                     item = self.storage.write(join(folder_path, filename), data, expected_version=CREATE)
                     break
                 except ConflictError:  # an unindexed file holds the name: try the next suffix
+                    self._mutations -= 1  # a refused create wrote nothing
                     self._slug_set().add(slug.casefold())
                     continue
             else:  # pragma: no cover
                 raise InvalidEntryError(f"box: no free file name for slug {base!r}")
             self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
-            stored, _ = entry_from_meta(
+            stored, _ = entry_from_meta(  # after indexing: its own title and id resolve
                 meta, entry.body, path=join(folder_path, filename), version=item.version,
                 resolve=self._resolve, is_known_id=self._is_known,
             )
         return stored
+
+    def _file_errors(self, path: str, meta: Mapping[str, Any], body: str,
+                     version: str | None) -> tuple[MemoryEntry, list[Diagnostic]]:
+        """Return the entry a memory file reads as and the errors ``validate`` gives that file alone.
+
+        The per-file rules of :meth:`validate` (:func:`entry_from_meta`'s field checks and the
+        companion block); the cross-file ones (duplicate ids, slug conflicts) are the writers'.
+        """
+        entry, diags = entry_from_meta(meta, body, path=path, version=version, resolve=self._resolve,
+                                       is_known_id=self._is_known)
+        errors = [d for d in diags if d.severity is Severity.ERROR]
+        if str(meta.get("kind")) == "companion" and not isinstance(meta.get("companion_for"), Mapping):
+            errors.append(_companion_block(path, str(meta.get("id"))))
+        return entry, errors
+
+    def _refuse_errors(self, path: str, meta: Mapping[str, Any], body: str, *,
+                       had: frozenset[str] = frozenset()) -> None:
+        """Refuse a write of ``meta`` + ``body`` that ``validate`` would call an error.
+
+        Issue 17, item 9: a write never makes a file its own ``validate`` reports as an error.
+        An error the file already had (codes in ``had``: a hand-written ``title: [a, b]`` kept as
+        it is by an update of the body) is not the write's and does not stop it.
+
+        Raises:
+            InvalidEntryError: The file would hold an error; the message names the file, the
+                rule (its diagnostic code) and the fix. Nothing is written.
+        """
+        errors = self._file_errors(path, meta, body, None)[1]
+        new = [d for d in errors if d.code not in had]
+        if new:
+            first = new[0]
+            where = f"{path}:{first.line}" if first.line else path
+            raise InvalidEntryError(
+                f"box: refusing to write {where}: {first.message} ({first.code}; `memcore validate` would "
+                f"report it as an error){'; and ' + str(len(new) - 1) + ' more' if len(new) > 1 else ''}. "
+                "Nothing was written")
+
+    def _active_slug_holder(self, slug: str, entry_id: str) -> str | None:
+        """Return the file of another active memory whose slug is ``slug`` (case-folded), or ``None``."""
+        folded = slug.casefold()
+        for path in sorted(self._folders):
+            for row in self._loaded(self._folders[path]).entries:
+                if row.id != entry_id and row.status == "active" and str(row.slug or "").casefold() == folded:
+                    return join(path, row.filename)
+        return None
 
     def _refuse_held(self, f: _File, operation: str) -> None:
         if str(f.meta.get("status")) == "held":
@@ -1460,19 +1615,33 @@ class BoxMemoryProvider(BaseProvider):
             if entry.created_at is None:
                 entry.created_at = self._entry_of(current)[0].created_at or utc_now()
             entry.updated_at = utc_now()
-            slug = str(current.meta.get("slug") or "") or self._unique_slug(slugify(entry.title))
+            slug = text_of(current.meta.get("slug")) or self._unique_slug(slugify(entry.title))
             meta, yaml_text = self._patched(current, entry, slug)
+            had = frozenset(d.code for d in self._file_errors(current.path, current.meta, current.body, None)[1])
+            self._refuse_errors(current.path, meta, entry.body, had=had)
+            if str(meta.get("status")) == "active" and str(current.meta.get("status")) != "active":
+                holder = self._active_slug_holder(slug, entry_id)
+                if holder is not None:
+                    raise InvalidEntryError(
+                        f"box: refusing to make {current.path} active: its slug {slug!r} is on the active memory "
+                        f"{holder} (box.slug-conflict; `memcore validate` would report it as an error); "
+                        "supersede or archive that one first. Nothing was written")
             data = current.text.encode(f"---\n{yaml_text}---\n{entry.body}")
             old_folder = self._folder(current.folder)
             self._ensure_fresh(old_folder)
-            old_team = None if current.meta.get("team") is None else str(current.meta["team"])
+            old_team = text_of(current.meta.get("team"))
             # The folder changes only with the team (a companion next to its binary, or a memory
             # an author filed elsewhere, stays where it is).
             new_folder_path = current.folder if entry.scope == old_team else self._target_folder(entry)
             same_kind = str(current.meta.get("kind")) == str(meta["kind"])
+            self._mutations += 1
             if same_kind and new_folder_path == current.folder:
                 path = current.path
-                item = self.storage.write(path, data, expected_version=current.version)
+                try:
+                    item = self.storage.write(path, data, expected_version=current.version)
+                except (ConflictError, FileNotFoundError):
+                    self._mutations -= 1  # the precondition failed: nothing was written
+                    raise
                 new_folder = old_folder
             else:
                 new_folder = self._folder(new_folder_path, create=True)
@@ -1500,15 +1669,24 @@ class BoxMemoryProvider(BaseProvider):
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")
             config = self._edit_config()  # refuses (before deleting) when the config is unreadable
-            self.storage.delete(current.path, expected_version=current.version)
+            # The tombstone goes in first: a delete whose answer is lost (it may have landed) still
+            # records it, written with the indexes now or by the next write (issue 17 item 16).
+            block = config.setdefault("memcore", {})
+            dead = block.setdefault("deleted_ids", []) if isinstance(block, dict) else None
+            tombstoned = isinstance(dead, list) and current.meta["id"] not in dead
+            if tombstoned:
+                dead.append(str(current.meta["id"]))  # type: ignore[union-attr]
+            self._mutations += 1
+            try:
+                self.storage.delete(current.path, expected_version=current.version)
+            except (ConflictError, FileNotFoundError):
+                self._mutations -= 1  # the precondition failed: nothing was deleted
+                if tombstoned:
+                    dead.remove(str(current.meta["id"]))  # type: ignore[union-attr]
+                raise
             folder = self._folder(current.folder)
             self._ensure_fresh(folder)
             self._index_remove(folder, str(current.meta["id"]))
-            block = config.setdefault("memcore", {})
-            if isinstance(block, dict):
-                dead = block.setdefault("deleted_ids", [])
-                if isinstance(dead, list) and current.meta["id"] not in dead:
-                    dead.append(str(current.meta["id"]))
 
     def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
         """Add ``new`` listing ``supersedes: [old_id]``; mark the old memory superseded (kept).
@@ -1568,9 +1746,7 @@ class BoxMemoryProvider(BaseProvider):
         entry_id = str(f.meta["id"])
         companion = f.meta.get("companion_for")
         if not isinstance(companion, dict):
-            return [Diagnostic(path=f.path, line=1, code="box.companion-block", severity=Severity.ERROR,
-                               entry_id=entry_id,
-                               message="kind: companion needs a companion_for block (file_id, filename, sha256…)")]
+            return [_companion_block(f.path, entry_id)]
         file_id = str(companion.get("file_id") or "")
         binary = self.binary_path(file_id, f.folder)
         if binary is None:
@@ -1611,8 +1787,8 @@ class BoxMemoryProvider(BaseProvider):
         for position, f in enumerate(files):
             entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
             by_id.setdefault(entry_id, []).append(f)
-            if str(f.meta.get("status")) == "active" and f.meta.get("slug"):
-                by_slug.setdefault(str(f.meta["slug"]).casefold(), []).append(f)
+            if str(f.meta.get("status")) == "active" and text_of(f.meta.get("slug")):
+                by_slug.setdefault(str(text_of(f.meta["slug"])).casefold(), []).append(f)
             entry, found = self._entry_of(f, resolve, known)
             diags += found
             if entries is not None:
@@ -1652,6 +1828,13 @@ class BoxMemoryProvider(BaseProvider):
         for f in files:
             by_folder.setdefault(f.folder, []).append(f)
         compare = [k for k in ENTRY_FIELDS if k not in {"file_id", "size_bytes"}]
+        # Issue 17, item 17: drift the next write repairs on its own (a file missing from its
+        # index, a row whose file is gone, with settings.rebuild_index_on_drift on) is a warning;
+        # drift no write repairs (that setting off; a row that differs from its file) is an error.
+        repairs = self._settings().get("rebuild_index_on_drift", True) is not False
+        listing = Severity.WARNING if repairs else Severity.ERROR
+        listing_fix = ("the next write repairs it, or run `memcore reindex`" if repairs else
+                       "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`")
         for path in sorted(set(self._folders) | set(by_folder)):
             folder = self._folder(path)
             self._load_index(folder)
@@ -1665,27 +1848,29 @@ class BoxMemoryProvider(BaseProvider):
             indexed = {e.filename: e for e in folder.entries}
             for name, row in indexed.items():
                 if name not in present:
-                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=Severity.WARNING,
+                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=listing,
                                             entry_id=row.id,
                                             message=f"index lists {name} ({row.id}) but the file is gone; "
-                                                    "run `memcore reindex`"))
+                                                    f"{listing_fix}"))
             for name, f in present.items():
                 want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
                 have_row = indexed.get(name)
                 if have_row is None:
-                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=Severity.WARNING,
+                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=listing,
                                             entry_id=want_row.id,
-                                            message=f"{name} is not in {index_path}; run `memcore reindex`"))
+                                            message=f"{name} is not in {index_path}; {listing_fix}"))
                     continue
                 if have_row.raw is None and _drift_key(have_row) == _drift_key(want_row):
                     continue  # memcore's own row shape, equal in every compared field
                 want, have = want_row.as_dict(), have_row.as_dict()
                 fields = [k for k in compare if plain(have.get(k)) != want[k]]
                 if fields:
-                    diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.WARNING,
+                    diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.ERROR,
                                             entry_id=want_row.id,
-                                            message=f"index entry differs from the file in {', '.join(fields)}; "
-                                                    "run `memcore reindex`"))
+                                            message=f"{index_path} entry differs from the file in "
+                                                    f"{', '.join(fields)}, and no write repairs that on its own "
+                                                    "(searches through the index see the old values): run "
+                                                    "`memcore reindex`"))
         self._load_rollup()
         if self._rollup_problem is not None:
             diags.append(Diagnostic(path=INDEX_FILE, code="box.rollup-missing", severity=Severity.INFO,
@@ -1697,12 +1882,14 @@ class BoxMemoryProvider(BaseProvider):
         """Check the workspace: config, every memory file, companions, indexes (drift both ways).
 
         Never raises for bad files. Errors: unreadable config, orphans (no frontmatter, no id
-        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories.
-        Warnings: index drift both ways (indexed but missing, present but unindexed, a missing
-        or malformed index, a stale entry) -- the index is derived state that ``reindex`` (and,
-        with ``rebuild_index_on_drift``, the next write) repairs, and a writer killed between
-        a memory file and its index leaves exactly this --, unresolved wikilinks, stale or
-        vanished companions, file names off the ``<kind>__<slug>.md`` convention, non-ULID ids.
+        or kind, bad YAML), bad field values, duplicate ids, a slug on two active memories, and
+        index drift no write repairs on its own: an index entry that differs from its file, and
+        (with ``settings.rebuild_index_on_drift`` off) files and index rows that do not match.
+        Warnings: drift the next write repairs (indexed but missing, present but unindexed, with
+        ``rebuild_index_on_drift`` on: a writer killed between a memory file and its index
+        leaves exactly this), a missing or malformed index (rebuilt by the next write to its
+        folder), unresolved wikilinks, stale or vanished companions, file names off the
+        ``<kind>__<slug>.md`` convention, non-ULID ids.
         """
         return self._check()
 

@@ -20,7 +20,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from memcore.frontmatter import flow_list, plain_text
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status
-from memcore_box._yaml import plain
+from memcore_box._yaml import is_scalar, plain, text_of
 from memcore_box.mapping import (
     BOX_KINDS,
     BOX_STATUSES,
@@ -160,14 +160,21 @@ def entry_from_meta(
             bad("status", f"status {raw_status!r} is not one of {', '.join(BOX_STATUSES)}; read as unknown")
             fields["status"] = Status.UNKNOWN
 
-    if meta.get("slug") is not None:
-        box["slug"] = str(meta["slug"])
-    if meta.get("title") is not None:
-        fields["title"] = str(meta["title"])
-    if meta.get("team") is not None:
-        fields["scope"] = str(meta["team"])
-    if meta.get("agent") is not None:
-        fields["source"] = str(meta["agent"])
+    # Text fields: a list or mapping (``title: [a, b]``) is reported and kept as written in
+    # extra["box"], never turned into its Python repr; writing the entry back writes it unchanged.
+    for key, field_name in (("slug", None), ("title", "title"), ("team", "scope"), ("agent", "source")):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not is_scalar(value):
+            shape = "a mapping" if isinstance(value, Mapping) else "a list"
+            bad(key, f"{key} must be a single text value, not {shape} ({plain(value)!r}); write it as "
+                     f"{key}: <text> (the entry reads it as empty until then)")
+            continue
+        if field_name is None:
+            box[key] = text_of(value)
+        else:
+            fields[field_name] = text_of(value)
 
     for key in ("created_at", "updated_at", "expires_at"):
         raw = meta.get(key)
@@ -192,7 +199,9 @@ def entry_from_meta(
     tags = meta.get("tags")
     if tags is not None:
         if isinstance(tags, list):
-            fields["tags"] = [str(t) for t in tags if t is not None and str(t).strip()]
+            fields["tags"] = [str(text_of(t)) for t in tags if is_scalar(t) and t is not None and str(t).strip()]
+            if not all(is_scalar(t) for t in tags):  # never a tag "['a']": the item stays as written
+                bad("tags", "a tag must be a single text value, not a list or mapping, e.g. [auth, security]")
         else:
             bad("tags", "tags must be a list, e.g. [auth, security]")
 
@@ -322,6 +331,22 @@ def meta_from_entry(
     box: dict[str, Any] = dict(entry.extra.get("box") or {})
     old = existing or {}
     out: dict[str, Any] = {"id": entry.id, "slug": slug, "title": entry.title}
+    # A text field the file holds as a list or mapping (read as empty, kept raw in extra["box"]):
+    # an update that leaves the field empty writes it back exactly as the file has it; a value
+    # set replaces it. Any other such value is no field value: it is kept under memcore.extra.box
+    # (read back into extra["box"]), so no write makes a file with a list for a title.
+    raw_text: dict[str, Any] = {}
+    odd_text: dict[str, Any] = {}
+    for key, have in (("title", entry.title), ("team", entry.scope), ("agent", entry.source)):
+        if key not in box or is_scalar(box[key]):
+            continue
+        value = box.pop(key)
+        if not have and key in old and plain(old[key]) == plain(value):
+            raw_text[key] = old[key]
+        else:
+            odd_text[key] = value
+    if "title" in raw_text:
+        out["title"] = raw_text["title"]
 
     raw_kind = box.pop("kind", None)
     out["kind"] = str(raw_kind) if raw_kind is not None and entry.kind == Kind.NOTE else box_kind(entry.kind)
@@ -331,14 +356,28 @@ def meta_from_entry(
     )
     if entry.scope is not None:
         out["team"] = entry.scope
+    elif "team" in raw_text:
+        out["team"] = raw_text["team"]
     if entry.source is not None:
         out["agent"] = entry.source
+    elif "agent" in raw_text:
+        out["agent"] = raw_text["agent"]
     out["created_at"] = _ts(entry.created_at, old.get("created_at"))
     out["updated_at"] = _ts(entry.updated_at, old.get("updated_at"))
     if entry.confidence is not None:
         out["confidence"] = entry.confidence
     if entry.tags:
         out["tags"] = flow_list(entry.tags)
+    raw_tags = box.get("tags")
+    if isinstance(raw_tags, list) and not all(is_scalar(t) for t in raw_tags):
+        # a tags list holding a list (read as its text items only): as the file has it while
+        # the entry's tags are those items; else kept under memcore.extra.box
+        box.pop("tags")
+        items = [str(text_of(t)) for t in raw_tags if is_scalar(t) and t is not None and str(t).strip()]
+        if "tags" in old and plain(old["tags"]) == plain(raw_tags) and list(entry.tags) == items:
+            out["tags"] = old["tags"]
+        else:
+            odd_text["tags"] = raw_tags
 
     related = [r for r in entry.relations if r.type == "related"]
     if related:
@@ -377,7 +416,7 @@ def meta_from_entry(
     foreign: dict[str, Any] = {ns: values for ns, values in entry.extra.items() if ns != "box"}
 
     box.pop("slug", None)
-    shadowed: dict[str, Any] = {}
+    shadowed: dict[str, Any] = dict(odd_text)
     for key, value in box.items():
         if key == MEMCORE_KEY:
             continue

@@ -19,8 +19,9 @@ port, and serves from a thread; the real ``box_sdk_gen`` client talks to it thro
 - Auth: ``Authorization: Bearer <token>`` must be one of :attr:`FakeBox.tokens` (else 401 with
   an empty body, as Box does); client credentials at ``/oauth2/token`` issue new tokens.
 - Failure injection: :meth:`FakeBox.inject` queues faults (a status with an error body, 429 with
-  ``Retry-After``, a connection dropped before or after the request took effect, or a callback
-  that changes the state first, e.g. a concurrent writer).
+  ``Retry-After``, a connection dropped before or after the request took effect, a hang before
+  or after it took effect, or a callback that changes the state first, e.g. a concurrent
+  writer). Faults match the token endpoint (``/oauth2/token``) like any other path.
 
 Every loop is bounded: bodies are read by ``Content-Length`` (max 64 MiB), pages by ``limit``,
 query parsing by the query's length.
@@ -35,6 +36,7 @@ import json
 import re
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -95,13 +97,17 @@ class Fault:
         kind: ``"status"`` (answer ``status`` with an error body), ``"drop"`` (read part of the
             request, then close the connection: nothing happened), ``"drop_after"`` (handle the
             request, then close the connection without answering: it DID happen), or
-            ``"callback"`` (run ``callback(fake)`` first, then handle the request normally).
+            ``"callback"`` (run ``callback(fake)`` first, then handle the request normally),
+            ``"hang"`` (read the request, answer nothing for ``seconds``, then close: nothing
+            happened) or ``"hang_after"`` (handle the request, then the same silence: it DID
+            happen; a silently dropped upload).
         method: Only requests with this method (``None``: any).
         path: Only requests whose path matches this regex (``None``: any).
         status: The status for ``kind="status"``.
         retry_after: ``Retry-After`` header value (seconds) for ``kind="status"``.
         times: How many matching requests this fault hits.
         callback: For ``kind="callback"``.
+        seconds: How long ``"hang"`` / ``"hang_after"`` stay silent (bounded by the test).
     """
 
     kind: str
@@ -111,6 +117,7 @@ class Fault:
     retry_after: str | None = None
     times: int = 1
     callback: Callable[[FakeBox], None] | None = None
+    seconds: float = 0.0
     hits: int = 0
 
 
@@ -588,6 +595,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._read_body(partial=True)
                 raise _DropConnection
             self._read_body()
+            if fault is not None and fault.kind == "hang":
+                time.sleep(fault.seconds)
+                raise _DropConnection
             if fault is not None and fault.kind == "status":
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
                 code = {412: "precondition_failed", 409: "item_name_in_use", 429: "rate_limit_exceeded"}.get(
@@ -599,6 +609,9 @@ class _Handler(BaseHTTPRequestHandler):
                 fault.callback(fake)
             status, payload, headers = self._route(path, query)
             if fault is not None and fault.kind == "drop_after":
+                raise _DropConnection
+            if fault is not None and fault.kind == "hang_after":
+                time.sleep(fault.seconds)
                 raise _DropConnection
         except _DropConnection:
             record["status"] = "dropped"

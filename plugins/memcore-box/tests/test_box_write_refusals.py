@@ -1,0 +1,169 @@
+"""Writes that would leave a workspace its own ``validate`` flags are refused before anything is written.
+
+Issue 17, items 9 (a write validate would call an error), 11 (a value of the wrong YAML type) and
+14 (team names that cannot name a folder of their own).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memcore.errors import InvalidEntryError, MemcoreError, UnsafePathError
+from memcore.models import Kind, MemoryEntry, Severity
+from memcore_box.provider import BoxMemoryProvider
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    BoxMemoryProvider.init_store(str(path), teams="default,eng")
+    return path
+
+
+@pytest.fixture
+def store(root: Path) -> BoxMemoryProvider:
+    provider = BoxMemoryProvider(str(root)).open()
+    yield provider
+    provider.close()
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _errors(store: BoxMemoryProvider) -> list[tuple[str, str]]:
+    return [(d.code, d.path) for d in store.validate() if d.severity is Severity.ERROR]
+
+
+# -- item 14: team names ---------------------------------------------------------------------------
+@pytest.mark.parametrize("team", [".git", ".memcore", ".", ".."])
+def test_reserved_team_name_is_refused_and_nothing_is_written(store: BoxMemoryProvider, root: Path,
+                                                              team: str) -> None:
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match=r"team name|dot name"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Hidden", body="x\n", scope=team))
+    assert _files(root) == before
+    assert not (root / "teams" / team).exists() or team in {".", ".."}
+
+
+def test_team_differing_only_in_case_from_a_known_team_is_refused(store: BoxMemoryProvider, root: Path) -> None:
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match=r"'ENG' differs from the existing team 'eng' only in case"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Twin", body="x\n", scope="ENG"))
+    with pytest.raises(UnsafePathError, match="only in case"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Twin", body="x\n", scope="Default"))
+    assert _files(root) == before
+    stored = store.add(MemoryEntry(kind=Kind.FACT, title="Fine", body="x\n", scope="eng"))
+    assert store.file_of(stored) == "teams/eng/memories/fact__fine.md"
+
+
+def test_init_refuses_case_twin_and_reserved_teams(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError, match="only in case"):
+        BoxMemoryProvider.init_store(str(tmp_path / "a"), teams="eng,Eng")
+    with pytest.raises(UnsafePathError, match="reserved"):
+        BoxMemoryProvider.init_store(str(tmp_path / "b"), teams="default,.git")
+    assert not (tmp_path / "a" / "teams" / "Eng").exists()
+
+
+# -- item 9: a write validate would call an error is refused ---------------------------------------
+def test_companion_without_companion_for_is_refused_and_nothing_is_written(store: BoxMemoryProvider,
+                                                                          root: Path) -> None:
+    before = _files(root)
+    with pytest.raises(InvalidEntryError) as info:
+        store.add(MemoryEntry(kind=Kind.COMPANION, title="Loose companion", body="x\n"))
+    message = str(info.value)
+    assert "memories/companion__loose-companion.md:1" in message
+    assert "box.companion-block" in message and "add_companion" in message
+    assert isinstance(info.value, MemcoreError)
+    assert _files(root) == before
+    assert _errors(store) == []
+
+
+def test_update_that_would_make_a_companion_without_its_block_is_refused(
+        store: BoxMemoryProvider, root: Path) -> None:
+    stored = store.add(MemoryEntry(kind=Kind.FACT, title="Plain fact", body="x\n"))
+    path = root / store.file_of(stored)
+    before = path.read_bytes()
+    # turning a fact into a companion without its block: validate would report box.companion-block
+    stored.kind = Kind.COMPANION
+    with pytest.raises(InvalidEntryError, match=r"box\.companion-block"):
+        store.update(stored)
+    assert path.read_bytes() == before and _errors(store) == []
+
+
+def test_making_a_memory_active_onto_another_active_slug_is_refused(store: BoxMemoryProvider, root: Path) -> None:
+    old = store.add(MemoryEntry(kind=Kind.FACT, title="Shared", body="old\n"))
+    store.archive(old.id or "")
+    # a hand-written active memory takes the slug (as the authors' skills may write)
+    (root / "memories" / "fact__shared-new.md").write_text(
+        "---\nid: mem_01J00000000000000000000002\nslug: shared\ntitle: Shared\nkind: fact\nstatus: active\n"
+        "created_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nnew\n", encoding="utf-8")
+    store.reindex()
+    again = store.get(old.id or "")
+    before = (root / store.file_of(again)).read_bytes()
+    from memcore.models import Status
+
+    again.status = Status.ACTIVE
+    with pytest.raises(InvalidEntryError, match=r"slug 'shared' is on the active memory memories/fact__shared-new.md"):
+        store.update(again)
+    assert (root / store.file_of(again)).read_bytes() == before
+    assert _errors(store) == []
+
+
+# -- item 11: a value of the wrong YAML type ---------------------------------------------------------
+_LIST_TITLE = ("---\nid: mem_01J0000000000000000000000X\nslug: x\ntitle: [a, b]\nkind: fact\nstatus: active\n"
+               "team: [t]\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nbody\n")
+
+
+def test_list_title_gets_a_diagnostic_with_its_line_and_is_never_written_as_a_repr(
+        store: BoxMemoryProvider, root: Path) -> None:
+    path = root / "memories" / "fact__x.md"
+    path.write_text(_LIST_TITLE, encoding="utf-8")
+    diags = {d.code: d for d in store.validate()}
+    assert diags["box.bad-title"].path == "memories/fact__x.md" and diags["box.bad-title"].line == 4
+    assert diags["box.bad-team"].line == 7
+    assert "not a list" in diags["box.bad-title"].message
+    entry = store.get("mem_01J0000000000000000000000X")
+    assert entry.title == "" and entry.scope is None
+    assert entry.extra["box"]["title"] == ["a", "b"]
+    # an update of the body keeps the hand-written values exactly as they were
+    entry.body = "new body\n"
+    store.update(entry)
+    text = path.read_text(encoding="utf-8")
+    assert "\ntitle: [a, b]\n" in text and "\nteam: [t]\n" in text and text.endswith("---\nnew body\n")
+    assert "['a'" not in text and "['t'" not in text
+    index = (root / "memories" / "_index.json").read_text(encoding="utf-8")
+    assert "['a'" not in index and "\"title\": \"\"" in index
+    # setting a title replaces the list
+    entry = store.get("mem_01J0000000000000000000000X")
+    entry.title = "A and B"
+    store.update(entry)
+    assert "\ntitle: A and B\n" in path.read_text(encoding="utf-8")
+    assert "box.bad-title" not in {d.code for d in store.validate()}
+
+
+def test_list_title_given_in_extra_is_kept_out_of_the_title_field(store: BoxMemoryProvider, root: Path) -> None:
+    stored = store.add(MemoryEntry(kind=Kind.FACT, title="", body="words here\n",
+                                   extra={"box": {"title": ["x", "y"]}}))
+    text = (root / store.file_of(stored)).read_text(encoding="utf-8")
+    assert "\ntitle: ''\n" in text or '\ntitle: ""\n' in text or "\ntitle:\n" in text or "\ntitle: \n" in text
+    assert "['x'" not in text
+    assert store.get(stored.id or "").extra["box"]["title"] == ["x", "y"]
+    assert _errors(store) == []
+
+
+def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(store: BoxMemoryProvider,
+                                                                              root: Path) -> None:
+    path = root / "memories" / "fact__t.md"
+    path.write_text(_LIST_TITLE.replace("title: [a, b]", "title: T").replace("team: [t]", "tags: [ok, [x, y]]")
+                    .replace("slug: x", "slug: t"), encoding="utf-8")
+    diags = {d.code: d for d in store.validate()}
+    assert diags["box.bad-tags"].line == 7
+    entry = store.get("mem_01J0000000000000000000000X")
+    assert entry.tags == ["ok"]
+    entry.body = "changed\n"
+    store.update(entry)
+    text = path.read_text(encoding="utf-8")
+    assert "['x'" not in text and "\ntags: [ok, [x, y]]\n" in text
