@@ -22,6 +22,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 from memcore.errors import ConfigError, EntryNotFoundError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
+from memcore.storage._paths import name_twin_diagnostics
 
 __all__ = [
     "CORE_OPTIONS",
@@ -257,7 +258,8 @@ class BaseProvider(abc.ABC):
         ``add`` and ``update`` a subclass defines first check the entry with
         :func:`~memcore.storage._control.check_entry_text` (NUL, C0 controls, DEL are refused
         naming the field and the character); ``validate`` and ``read_all`` add a diagnostic
-        (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one.
+        (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one,
+        and, for a store that is a folder, one per group of NFC/NFD twin names in it.
         """
         super().__init_subclass__(**kwargs)
         for name in ("add", "update"):
@@ -288,6 +290,8 @@ class BaseProvider(abc.ABC):
             except OSError:
                 continue
             out.extend(control_char_diagnostics(data, rel, code=f"{self.format_name or 'store'}.control-char"))
+        if Path(self.location).is_dir():  # a store of many files: names may arrive in NFD
+            out.extend(name_twin_diagnostics(root, code=f"{self.format_name or 'store'}.name-twins"))
         return out
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:

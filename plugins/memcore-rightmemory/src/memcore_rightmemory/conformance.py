@@ -30,6 +30,7 @@ class RightMemoryConformance(ProviderConformance):
     """
 
     provider_cls = RightMemoryProvider
+    entry_file_names: ClassVar[bool] = False  # items live in MEMORY.md/PURSUITS.md; detail files: tests/test_rightmemory_nfd_names.py
     insertion_ordered = False
     field_values: ClassVar[dict[str, Any]] = {"relation_type": "dep"}
 
