@@ -6,8 +6,9 @@ Mixed into :class:`~memcore_conformance.ProviderConformance`. Knobs:
   may be renamed (its name is found by listing a folder), so a file name can arrive in either
   Unicode normal form (macOS and rsync write NFD). The tests add an entry, rename its new file
   to ``<stem>-é.md`` with the ``é`` spelled NFD, reopen, and check the entry reads, updates and
-  deletes that file. ``False`` for single-file formats (Maka) and formats whose files are named
-  from other files' text (RightMemory: its own tests cover NFD detail files); the tests skip.
+  deletes that file, and that an NFC copy beside it is reported as a twin by ``validate``.
+  ``False`` for single-file formats (Maka) and formats whose file names are always ASCII
+  (RightMemory: ``MEMORY_<id>.md`` with ids ``[A-Za-z0-9_.-]``); the tests then skip.
 """
 
 from __future__ import annotations

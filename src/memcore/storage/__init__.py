@@ -17,7 +17,15 @@ from __future__ import annotations
 from memcore.storage._control import check_entry_text, check_text, control_char_diagnostics
 from memcore.storage._atomic import append_record, atomic_write, scratch_writes
 from memcore.storage._lock import file_lock, lock_path_for
-from memcore.storage._paths import check_component, list_names, name_twins, on_disk_name, on_disk_path, safe_join
+from memcore.storage._paths import (
+    check_component,
+    list_names,
+    name_twin_diagnostics,
+    name_twins,
+    on_disk_name,
+    on_disk_path,
+    safe_join,
+)
 from memcore.storage._text import TextFile
 
 __all__ = [
@@ -31,6 +39,7 @@ __all__ = [
     "file_lock",
     "list_names",
     "lock_path_for",
+    "name_twin_diagnostics",
     "name_twins",
     "on_disk_name",
     "on_disk_path",

@@ -35,7 +35,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import atomic_write, file_lock, on_disk_path, safe_join
+from memcore.storage import atomic_write, file_lock, safe_join
 from memcore_rightmemory import _incremental
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
@@ -482,7 +482,7 @@ class RightMemoryProvider(BaseProvider):
 
     # -- reading ----------------------------------------------------------------------
     def _read(self, rel: str) -> bytes | None:
-        path = on_disk_path(self.root, rel)  # a detail file named in NFD on disk (macOS, rsync)
+        path = self.root / rel
         try:
             if path.is_symlink() or not path.is_file():
                 return None
@@ -884,7 +884,7 @@ class RightMemoryProvider(BaseProvider):
             rel
             for rel in sorted(session.files)
             if self._read(rel) != session.disk.get(rel)
-            or (rel not in session.disk and os.path.lexists(on_disk_path(self.root, rel)))
+            or (rel not in session.disk and os.path.lexists(self.root / rel))
         ]
         if changed:
             count = session.writes
