@@ -43,8 +43,8 @@ def test_control_char_diagnostics_give_line_and_column() -> None:
     data = "first\nsecond \x00 here\nthird\r\nfour\x7f\n".encode()
     found = control_char_diagnostics(data, "notes/a.md", code="x.control-char")
     assert [(d.path, d.line, d.column, d.code, d.severity) for d in found] == [
-        ("notes/a.md", 2, 8, "x.control-char", Severity.ERROR),
-        ("notes/a.md", 4, 5, "x.control-char", Severity.ERROR),
+        ("notes/a.md", 2, 8, "x.control-char", Severity.WARNING),
+        ("notes/a.md", 4, 5, "x.control-char", Severity.WARNING),
     ]
     assert "U+0000" in found[0].message and "U+007F" in found[1].message
     assert control_char_diagnostics(b"tab\there\r\n", "b.md") == []

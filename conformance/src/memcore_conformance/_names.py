@@ -38,6 +38,8 @@ def _nfd_rename(root: Any, before: set[str], after: dict[str, bytes], marker: by
             continue
         stem = rel[: -len(".md")]
         nfc, nfd = f"{stem}-\u00e9.md", f"{stem}-e\u0301.md"
+        if not (root / rel).is_file():
+            pytest.skip("the raw files are not local files (set entry_file_names = False)")
         (root / rel).rename(root / nfd)
         return nfc, nfd
     return None
@@ -149,14 +151,16 @@ class NamesConformance:
         self, memcore_provider: Any, memcore_make_entry: Any, memcore_raw_files: Any, memcore_store_root: Any,
         memcore_reopen: Any,
     ) -> None:
-        """A NUL written into a store file by hand is an error at file:line; reading does not crash."""
+        """A NUL written into a store file by hand is reported at file:line (U+0000); reading does not crash."""
         memcore_provider.add(memcore_make_entry(body="nul-marker-here\n"))
         memcore_provider.close()
         rel, data = next((r, d) for r, d in memcore_raw_files().items() if b"nul-marker-here" in d)
+        if not (memcore_store_root / rel).is_file():
+            pytest.skip("the raw files are not local files")
         (memcore_store_root / rel).write_bytes(data.replace(b"nul-marker", b"nul\x00marker"))
         line = data[: data.index(b"nul-marker-here")].count(b"\n") + 1
         store = memcore_reopen()
         list(store.iter_entries())
-        found = [(d.path, d.line) for d in store.validate() if d.severity is Severity.ERROR and "U+0000" in d.message]
+        found = [(d.path, d.line) for d in store.validate() if "U+0000" in d.message]
         assert (rel, line) in found
         assert (rel, line) in [(d.path, d.line) for d in store.read_all().diagnostics if "U+0000" in d.message]

@@ -87,13 +87,17 @@ def check_entry_text(entry: MemoryEntry) -> None:
 def control_char_diagnostics(data: bytes | str, path: str, *, code: str = "control-char") -> list[Diagnostic]:
     """Report each line of a file holding a refused control character.
 
+    The finding is a warning: the file still reads (fail open), and memcore keeps the bytes it
+    did not write, so an edit elsewhere in the file neither drops nor multiplies the character;
+    memcore itself never writes a new one (:func:`check_entry_text`).
+
     Args:
         data: The file's bytes (or text).
         path: The file's path as diagnostics name it (relative to the store root).
         code: The diagnostic code.
 
     Returns:
-        One error per line that holds such a character, with line and column, or ``[]``.
+        One warning per line that holds such a character, with line and column, or ``[]``.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if _CONTROL_BYTES.search(raw) is None:
@@ -110,7 +114,7 @@ def control_char_diagnostics(data: bytes | str, path: str, *, code: str = "contr
                 line=number,
                 column=column,
                 code=code,
-                severity=Severity.ERROR,
+                severity=Severity.WARNING,
                 message=(
                     f"the file holds the control character U+{match.group()[0]:04X} (line {number}, "
                     f"column {column}); memory files never hold NUL, C0 controls (other than tab, "
