@@ -10,7 +10,15 @@ from pathlib import Path
 from memcore.errors import UnsafePathError
 from memcore.models import Diagnostic, Severity
 
-__all__ = ["check_component", "list_names", "name_twin_diagnostics", "name_twins", "on_disk_name", "on_disk_path", "safe_join"]
+__all__ = [
+    "check_component",
+    "list_names",
+    "name_twin_diagnostics",
+    "name_twins",
+    "on_disk_name",
+    "on_disk_path",
+    "safe_join",
+]
 
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.IGNORECASE)
 _FORBIDDEN_CHARS = set('\x00\\:*?"<>|') | {chr(c) for c in range(1, 32)}
