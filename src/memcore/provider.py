@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import difflib
+import functools
 import enum
 import os
 from collections.abc import Iterator, Sequence
@@ -20,6 +21,8 @@ from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 
 from memcore.errors import ConfigError, EntryNotFoundError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
+from memcore.storage._control import check_entry_text, control_char_diagnostics
+from memcore.storage._paths import name_twin_diagnostics
 
 __all__ = [
     "CORE_OPTIONS",
@@ -249,6 +252,48 @@ class BaseProvider(abc.ABC):
     #: proposal each time.
     migration_target_options: ClassVar[dict[str, Any]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Hold every provider to the core text rules, whatever its own code does.
+
+        ``add`` and ``update`` a subclass defines first check the entry with
+        :func:`~memcore.storage._control.check_entry_text` (NUL, C0 controls, DEL are refused
+        naming the field and the character); ``validate`` and ``read_all`` add a diagnostic
+        (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one,
+        and, for a store that is a folder, one per group of NFC/NFD twin names in it.
+        """
+        super().__init_subclass__(**kwargs)
+        for name in ("add", "update"):
+            if name in cls.__dict__ and not getattr(cls.__dict__[name], "_memcore_checked", False):
+                setattr(cls, name, _checked_write(cls.__dict__[name]))
+        for name in ("validate", "read_all"):
+            if name in cls.__dict__ and not getattr(cls.__dict__[name], "_memcore_checked", False):
+                setattr(cls, name, _scanned_check(cls.__dict__[name], name))
+
+    def _control_char_diagnostics(self) -> list[Diagnostic]:
+        """Diagnose refused control characters in the store's local source files."""
+        source_files = getattr(self, "source_files", None)
+        if source_files is None:
+            return []
+        root = Path(self.location)
+        if root.is_file():
+            root = root.parent
+        if not root.is_dir():
+            return []  # a remote store: its files are not local bytes
+        out: list[Diagnostic] = []
+        try:
+            files = list(source_files())
+        except Exception:  # noqa: BLE001 - the provider's own validate reports why it cannot list
+            return []
+        for rel in files:
+            try:
+                data = (root / rel).read_bytes()
+            except OSError:
+                continue
+            out.extend(control_char_diagnostics(data, rel, code=f"{self.format_name or 'store'}.control-char"))
+        if Path(self.location).is_dir():  # a store of many files: names may arrive in NFD
+            out.extend(name_twin_diagnostics(root, code=f"{self.format_name or 'store'}.name-twins"))
+        return out
+
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         """Keep the location and options (checked against :attr:`option_names` when set).
 
@@ -452,3 +497,40 @@ class BaseProvider(abc.ABC):
     def reindex(self) -> list[Diagnostic]:
         """Rebuild derived indexes; default: nothing to rebuild."""
         return []
+
+
+def _checked_write(method: Any) -> Any:
+    """Wrap a provider's ``add``/``update`` so the entry's text is checked before anything is written."""
+
+    @functools.wraps(method)
+    def wrapper(self: BaseProvider, entry: MemoryEntry, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(entry, MemoryEntry):
+            check_entry_text(entry)
+        return method(self, entry, *args, **kwargs)
+
+    wrapper._memcore_checked = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _scanned_check(method: Any, name: str) -> Any:
+    """Wrap ``validate``/``read_all`` so the outermost call adds the control-character findings."""
+
+    @functools.wraps(method)
+    def wrapper(self: BaseProvider, *args: Any, **kwargs: Any) -> Any:
+        depth = getattr(self, "_memcore_scan_depth", 0)
+        self._memcore_scan_depth = depth + 1  # type: ignore[attr-defined]
+        try:
+            result = method(self, *args, **kwargs)
+        finally:
+            self._memcore_scan_depth = depth  # type: ignore[attr-defined]
+        if depth:
+            return result
+        found = self._control_char_diagnostics()
+        if not found:
+            return result
+        if name == "read_all":
+            return StoreSnapshot(result.entries, [*result.diagnostics, *found])
+        return [*result, *found]
+
+    wrapper._memcore_checked = True  # type: ignore[attr-defined]
+    return wrapper

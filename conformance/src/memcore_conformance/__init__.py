@@ -48,6 +48,15 @@ if TYPE_CHECKING:
     from memcore_conformance._checks import BadFile, default_bad_files, read_tree
     from memcore_conformance.corpus import CORPUS_CASES, build_corpus
 
+#: The suite's modules, whose asserts pytest rewrites (one per behaviour mixin, plus the base).
+SUITE_MODULES = (
+    "memcore_conformance._base",
+    "memcore_conformance._checks",
+    "memcore_conformance._ids",
+    "memcore_conformance._names",
+    "memcore_conformance.suite",
+)
+
 _LAZY = {
     "ProviderConformance": "memcore_conformance._base",
     "BadFile": "memcore_conformance._checks",
@@ -65,8 +74,7 @@ def __getattr__(name: str) -> Any:
     import importlib
     import sys
 
-    suite = ("memcore_conformance._base", "memcore_conformance._checks", "memcore_conformance._ids")
-    fresh = [m for m in suite if m not in sys.modules]
+    fresh = [m for m in SUITE_MODULES if m not in sys.modules]
     if fresh:
         import pytest
 

@@ -51,6 +51,7 @@ from memcore_conformance._checks import (
     read_tree,
 )
 from memcore_conformance._ids import IdCollisionTests
+from memcore_conformance._names import NamesConformance
 from memcore_conformance._workers import add_entries, write_until_killed
 from memcore_conformance.corpus import CORPUS_CASES
 
@@ -83,7 +84,7 @@ def _missing_id(existing: str) -> str:
     return existing[:-1] + ("0" if last != "0" else "1")
 
 
-class ProviderConformance(IdCollisionTests):
+class ProviderConformance(IdCollisionTests, NamesConformance):
     """The memcore conformance suite; subclass it with ``provider_cls = YourProvider``.
 
     Every ``test_*`` method is a check of the provider contract (src/memcore/provider.py) run

@@ -32,12 +32,9 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite(
-    "memcore_conformance._base",
-    "memcore_conformance._checks",
-    "memcore_conformance._ids",
-    "memcore_conformance.suite",
-)
+from memcore_conformance import SUITE_MODULES
+
+pytest.register_assert_rewrite(*SUITE_MODULES)
 
 from memcore_conformance.fixtures import (  # noqa: E402 - after register_assert_rewrite
     memcore_bad_files,

@@ -5,23 +5,44 @@
 - :func:`append_record`: append one whole record under the cross-process lock.
 - :func:`file_lock`: a cross-process lock for read-modify-write, kept outside the store.
 - :func:`safe_join`: build a path from ids, slugs, titles or tags without leaving the store.
+- :func:`check_entry_text` / :func:`control_char_diagnostics`: NUL and C0 controls refused on
+  write, reported on read.
+- :func:`list_names` / :func:`on_disk_name` / :func:`name_twins`: file names in either Unicode
+  normal form, compared NFC, opened as spelled on disk.
 - :class:`TextFile`: decode bytes to text and back, keeping BOM and line endings.
 """
 
 from __future__ import annotations
 
+from memcore.storage._control import check_entry_text, check_text, control_char_diagnostics
 from memcore.storage._atomic import append_record, atomic_write, scratch_writes
 from memcore.storage._lock import file_lock, lock_path_for
-from memcore.storage._paths import check_component, safe_join
+from memcore.storage._paths import (
+    check_component,
+    list_names,
+    name_twin_diagnostics,
+    name_twins,
+    on_disk_name,
+    on_disk_path,
+    safe_join,
+)
 from memcore.storage._text import TextFile
 
 __all__ = [
     "TextFile",
     "append_record",
+    "check_entry_text",
+    "check_text",
+    "control_char_diagnostics",
     "atomic_write",
     "check_component",
     "file_lock",
+    "list_names",
     "lock_path_for",
+    "name_twin_diagnostics",
+    "name_twins",
+    "on_disk_name",
+    "on_disk_path",
     "safe_join",
     "scratch_writes",
 ]

@@ -8,8 +8,17 @@ import unicodedata
 from pathlib import Path
 
 from memcore.errors import UnsafePathError
+from memcore.models import Diagnostic, Severity
 
-__all__ = ["check_component", "safe_join"]
+__all__ = [
+    "check_component",
+    "list_names",
+    "name_twin_diagnostics",
+    "name_twins",
+    "on_disk_name",
+    "on_disk_path",
+    "safe_join",
+]
 
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.IGNORECASE)
 _FORBIDDEN_CHARS = set('\x00\\:*?"<>|') | {chr(c) for c in range(1, 32)}
@@ -44,7 +53,10 @@ def safe_join(root: str | os.PathLike[str], *parts: str) -> Path:
 
     Each part may hold ``/``-separated components; every component goes through
     :func:`check_component`. Absolute parts, drive letters and symlinks (existing ones, at any
-    depth) resolving outside ``root`` are refused. Components are NFC-normalised.
+    depth) resolving outside ``root`` are refused. Components are compared NFC-normalised: where
+    a file or folder exists under another spelling of the same name (NFD, as macOS and rsync
+    write names), the path uses the spelling on disk, so a read opens that file and a write
+    replaces it instead of creating an NFC twin beside it (see :func:`on_disk_name`).
 
     Args:
         root: The store's root folder.
@@ -64,9 +76,97 @@ def safe_join(root: str | os.PathLike[str], *parts: str) -> Path:
         if part.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", part) or os.path.isabs(part):
             raise UnsafePathError(f"unsafe path {part!r}: absolute paths are not allowed in a store")
         for component in part.split("/"):
-            out = out / check_component(unicodedata.normalize("NFC", component))
+            out = out / on_disk_name(out, check_component(unicodedata.normalize("NFC", component)))
     real_root = base.resolve()
     real = out.resolve()
     if real != real_root and real_root not in real.parents:
         raise UnsafePathError(f"unsafe path {out}: resolves to {real}, outside the store {real_root}")
+    return out
+
+
+def list_names(folder: str | os.PathLike[str]) -> dict[str, list[str]]:
+    """List ``folder`` as ``{NFC name: [names on disk, sorted]}``.
+
+    Two names on disk under one key are NFC/NFD twins (see :func:`name_twins`). A folder that
+    cannot be listed gives ``{}``.
+    """
+    out: dict[str, list[str]] = {}
+    try:
+        with os.scandir(folder) as it:
+            for item in it:
+                out.setdefault(unicodedata.normalize("NFC", item.name), []).append(item.name)
+    except OSError:
+        return {}
+    for names in out.values():
+        names.sort()
+    return out
+
+
+def on_disk_name(folder: str | os.PathLike[str], name: str) -> str:
+    """Return how ``name`` (NFC) is spelled on disk in ``folder``; ``name`` itself if absent.
+
+    The exact spelling wins when it exists; otherwise the first name on disk (sorted) that
+    normalises to the same NFC text. An ASCII name has one spelling, so no folder is listed.
+    """
+    if name.isascii() or os.path.lexists(os.path.join(folder, name)):
+        return name
+    wanted = unicodedata.normalize("NFC", name)
+    return list_names(folder).get(wanted, [name])[0]
+
+
+def name_twins(root: str | os.PathLike[str]) -> list[list[str]]:
+    """Find NFC/NFD twins under ``root``: names on disk, in one folder, that normalise equal.
+
+    Walks ``root`` without following symlinks, skipping dot-folders (``.git``…).
+
+    Returns:
+        One list per group of twins, of root-relative POSIX paths (sorted), in path order.
+    """
+    found: list[list[str]] = []
+    base = os.fspath(root)
+    for folder, dirs, _files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = os.path.relpath(folder, base).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        for names in sorted(list_names(folder).values()):
+            if len(names) > 1:
+                found.append([prefix + n for n in names])
+    return found
+
+
+def on_disk_path(root: str | os.PathLike[str], rel: str) -> Path:
+    """Return ``root / rel`` with each ``/``-separated component spelled as it is on disk.
+
+    For a path already known to be inside the store (found by walking it); unlike
+    :func:`safe_join` it checks nothing and resolves nothing. See :func:`on_disk_name`.
+    """
+    out = Path(root)
+    for component in rel.split("/"):
+        out = out / on_disk_name(out, component)
+    return out
+
+
+def name_twin_diagnostics(root: str | os.PathLike[str], *, code: str = "name-twins") -> list[Diagnostic]:
+    """One error per group of NFC/NFD twins under ``root`` (see :func:`name_twins`).
+
+    The diagnostic's path is the NFC spelling; the message names every spelling (ASCII-escaped,
+    since they look alike) and the fix. memcore reads and writes the NFC one where it exists.
+    """
+    out: list[Diagnostic] = []
+    for group in name_twins(root):
+        nfc = unicodedata.normalize("NFC", group[0])
+        spellings = ", ".join(ascii(p) for p in group)
+        out.append(
+            Diagnostic(
+                path=nfc,
+                code=code,
+                severity=Severity.ERROR,
+                message=(
+                    f"{len(group)} names on disk normalise to the same name ({spellings}): NFC/NFD "
+                    "twins, which look identical but are different files (a copy from macOS or rsync "
+                    "next to the original); memcore uses the NFC spelling. Merge them by hand and "
+                    "delete the other spelling"
+                ),
+            )
+        )
     return out

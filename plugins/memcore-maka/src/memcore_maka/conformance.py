@@ -37,6 +37,7 @@ class MakaConformance(ProviderConformance):
     provider_cls: ClassVar[type[Any] | None] = MakaProvider
     rejected_corpus: ClassVar[frozenset[str]] = frozenset({"large-body"})
     index_files: ClassVar[tuple[str, ...]] = ("MEMORY.md.bak", "PENDING.md.bak")
+    entry_file_names: ClassVar[bool] = False  # one file: no entry has a file name of its own
 
     @pytest.fixture
     def memcore_location(self, tmp_path: Path, memcore_provider_options: dict[str, Any]) -> str:

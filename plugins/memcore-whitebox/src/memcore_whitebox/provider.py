@@ -52,7 +52,7 @@ from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatte
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, safe_join
+from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, on_disk_path, safe_join
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._render import json_line, month_header, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope, ScopeTable, parse_scopes
@@ -463,7 +463,7 @@ class WhiteBoxProvider(BaseProvider):
 
     def _entries(self, files: Iterable[str]) -> Iterator[MemoryEntry]:
         for rel in files:
-            path = self.root / rel
+            path = on_disk_path(self.root, rel)
             try:
                 data = path.read_bytes()
             except OSError:
@@ -1600,7 +1600,7 @@ class WhiteBoxProvider(BaseProvider):
         registry = self.tag_registry()
         scopes = self.scopes
         for rel in self._walk():
-            path = self.root / rel
+            path = on_disk_path(self.root, rel)
             try:
                 data = path.read_bytes()
             except OSError as exc:
