@@ -22,6 +22,7 @@ __all__ = [
     "UnsafePathError",
     "UnsupportedOperationError",
     "InvalidEntryError",
+    "LockPathError",
 ]
 
 
@@ -50,6 +51,12 @@ class EntryNotFoundError(MemcoreError, LookupError):
 
 class StoreBusyError(MemcoreError, TimeoutError):
     """Another process held the store's lock for longer than the wait allowed (60 s by default)."""
+
+
+class LockPathError(MemcoreError, PermissionError):
+    """A lock cannot be taken where it must live: the lock folder is not ours or not private
+    (mode 0700), or something other than a lock file (a symlink, a folder) is at the lock's path.
+    The message names the path and the fix."""
 
 
 class ConflictError(MemcoreError):

@@ -4,6 +4,7 @@
 - :func:`scratch_writes`: skip fsync for throw-away stores (dry runs, trial runs).
 - :func:`append_record`: append one whole record under the cross-process lock.
 - :func:`file_lock`: a cross-process lock for read-modify-write, kept outside the store.
+- :func:`make_private_dir` / :func:`touch_private_file`: 0700 folders and 0600 files for derived data.
 - :func:`safe_join`: build a path from ids, slugs, titles or tags without leaving the store.
 - :class:`TextFile`: decode bytes to text and back, keeping BOM and line endings.
 """
@@ -11,17 +12,23 @@
 from __future__ import annotations
 
 from memcore.storage._atomic import append_record, atomic_write, scratch_writes
-from memcore.storage._lock import file_lock, lock_path_for
+from memcore.storage._lock import file_lock, lock_dir, lock_path_for
+from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir, touch_private_file
 from memcore.storage._paths import check_component, safe_join
 from memcore.storage._text import TextFile
 
 __all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
     "TextFile",
     "append_record",
     "atomic_write",
     "check_component",
     "file_lock",
+    "lock_dir",
     "lock_path_for",
+    "make_private_dir",
     "safe_join",
     "scratch_writes",
+    "touch_private_file",
 ]
