@@ -165,3 +165,22 @@ def test_lock_folder_that_is_a_symlink_is_refused(tmp_path: Path, monkeypatch: p
     with pytest.raises(LockPathError, match="symlink"):
         with file_lock(tmp_path / "store"):
             pass
+
+
+def test_sweep_removes_only_old_files_named_as_memcores_temps(tmp_path: Path) -> None:
+    import time
+
+    from memcore.storage import sweep_temp_files
+
+    (tmp_path / "sub").mkdir()
+    old = time.time() - 3600
+    stale = tmp_path / "sub" / ".note.md.0123456789ab.tmp"
+    fresh = tmp_path / ".note.md.ba9876543210.tmp"
+    foreign = [tmp_path / ".note.md.tmp", tmp_path / ".note.md.0123456789AB.tmp", tmp_path / "note.md.0123456789ab.tmp"]
+    for path in [stale, fresh, *foreign]:
+        path.write_bytes(b"x")
+        os.utime(path, (old, old))
+    os.utime(fresh, None)  # a live writer's temp file: written just now
+    assert sweep_temp_files(tmp_path) == [stale]
+    assert not stale.exists()
+    assert fresh.exists() and all(p.exists() for p in foreign)

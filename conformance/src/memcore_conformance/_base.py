@@ -39,6 +39,7 @@ from memcore.errors import (
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status
 from memcore.provider import Capability, MemoryProvider, plan_ids, read_all
 from memcore.storage import check_component
+from memcore_conformance._private import PrivateFilesTests
 from memcore_conformance._checks import (
     CONTENT_FIELDS,
     VICTIM_MARKER,
@@ -82,7 +83,7 @@ def _missing_id(existing: str) -> str:
     return existing[:-1] + ("0" if last != "0" else "1")
 
 
-class ProviderConformance:
+class ProviderConformance(PrivateFilesTests):
     """The memcore conformance suite; subclass it with ``provider_cls = YourProvider``.
 
     Every ``test_*`` method is a check of the provider contract (src/memcore/provider.py) run

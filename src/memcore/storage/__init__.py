@@ -5,6 +5,7 @@
 - :func:`append_record`: append one whole record under the cross-process lock.
 - :func:`file_lock`: a cross-process lock for read-modify-write, kept outside the store.
 - :func:`make_private_dir` / :func:`touch_private_file`: 0700 folders and 0600 files for derived data.
+- :func:`sweep_temp_files` / :func:`temp_file_diagnostics`: temp files of interrupted writes.
 - :func:`safe_join`: build a path from ids, slugs, titles or tags without leaving the store.
 - :class:`TextFile`: decode bytes to text and back, keeping BOM and line endings.
 """
@@ -15,20 +16,25 @@ from memcore.storage._atomic import append_record, atomic_write, scratch_writes
 from memcore.storage._lock import file_lock, lock_dir, lock_path_for
 from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir, touch_private_file
 from memcore.storage._paths import check_component, safe_join
+from memcore.storage._temps import TempSweeper, find_temp_files, sweep_temp_files, temp_file_diagnostics
 from memcore.storage._text import TextFile
 
 __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "TempSweeper",
     "TextFile",
     "append_record",
     "atomic_write",
     "check_component",
     "file_lock",
+    "find_temp_files",
     "lock_dir",
     "lock_path_for",
     "make_private_dir",
     "safe_join",
     "scratch_writes",
+    "sweep_temp_files",
+    "temp_file_diagnostics",
     "touch_private_file",
 ]
