@@ -38,7 +38,7 @@ class PrivateFilesTests:
 
     Attributes:
         private_files_writable: ``False`` for a provider whose files are not on the local disk
-            (the raw-file checks are skipped).
+            (the raw-file checks are skipped; also skipped for ``Capability.REMOTE``).
     """
 
     private_files_writable: ClassVar[bool] = True
@@ -52,7 +52,7 @@ class PrivateFilesTests:
         self, memcore_provider: Any, memcore_make_entry: Callable[..., Any], memcore_store_root: Path
     ) -> None:
         """Every store file chmod-ed 0600 is still 0600 after an add (and an update where supported)."""
-        if not self.private_files_writable:
+        if not self.private_files_writable or Capability.REMOTE in memcore_provider.capabilities:
             pytest.skip("store files are not local")
         first = memcore_provider.add(memcore_make_entry(title="Private one", body="first secret\n"))
         files = self._store_files(memcore_store_root)
@@ -80,7 +80,7 @@ class PrivateFilesTests:
         memcore_reopen: Callable[[], Any],
     ) -> None:
         """A temp file named as atomic_write names them is a validate() warning until the next add removes it."""
-        if not self.private_files_writable:
+        if not self.private_files_writable or Capability.REMOTE in memcore_provider.capabilities:
             pytest.skip("store files are not local")
         memcore_provider.add(memcore_make_entry(title="Before the crash", body="kept\n"))
         victim = next(p for p in self._store_files(memcore_store_root) if not p.name.startswith("."))
