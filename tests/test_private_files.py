@@ -184,3 +184,24 @@ def test_sweep_removes_only_old_files_named_as_memcores_temps(tmp_path: Path) ->
     assert sweep_temp_files(tmp_path) == [stale]
     assert not stale.exists()
     assert fresh.exists() and all(p.exists() for p in foreign)
+
+
+def test_migration_scratch_copy_is_0600_files_in_0700_folders(tmp_path: Path, wide_umask: None) -> None:
+    from memcore.convert import _scratch_copy
+
+    store = tmp_path / "vault"
+    (store / "sensitive").mkdir(parents=True)
+    (store / "sensitive" / "keys.md").write_text("the vault code\n")
+    os.chmod(store / "sensitive" / "keys.md", 0o644)
+    os.chmod(store / "sensitive", 0o755)
+    with _scratch_copy(str(store)) as scratch:
+        copy = Path(scratch)
+        assert (copy / "sensitive" / "keys.md").read_text() == "the vault code\n"
+        assert _mode(copy.parent) == 0o700
+        assert _mode(copy) == 0o700 and _mode(copy / "sensitive") == 0o700
+        assert _mode(copy / "sensitive" / "keys.md") == 0o600
+    single = tmp_path / "MEMORY.md"
+    single.write_text("# Maka Memory\n")
+    os.chmod(single, 0o644)
+    with _scratch_copy(str(single)) as scratch:
+        assert _mode(Path(scratch)) == 0o600
