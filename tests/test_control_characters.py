@@ -40,7 +40,7 @@ def test_tab_lf_cr_are_not_control_characters_here() -> None:
 
 
 def test_control_char_diagnostics_give_line_and_column() -> None:
-    data = "first\nsecond \x00 here\nthird\r\nfour\x7f\n".encode()
+    data = b"first\nsecond \x00 here\nthird\r\nfour\x7f\n"
     found = control_char_diagnostics(data, "notes/a.md", code="x.control-char")
     assert [(d.path, d.line, d.column, d.code, d.severity) for d in found] == [
         ("notes/a.md", 2, 8, "x.control-char", Severity.WARNING),

@@ -1491,17 +1491,30 @@ def _unscratch(report: ConversionReport, scratch: str, real: str) -> None:
     ]
 
 
+def _private_copy(src: str, dst: str) -> str:
+    """Copy ``src`` to ``dst`` as :func:`shutil.copy2` does, then make the copy 0600 (scratch copies)."""
+    shutil.copy2(src, dst)
+    os.chmod(dst, 0o600)
+    return dst
+
+
 @contextlib.contextmanager
 def _scratch_copy(location: str) -> Iterator[str]:
-    """Yield a scratch location in a temporary folder holding a copy of ``location`` (if any)."""
-    tmp = tempfile.mkdtemp(prefix="memcore-migrate-")
+    """Yield a scratch location in a temporary folder holding a copy of ``location`` (if any).
+
+    The folder and every folder copied are 0700, every file copied 0600 (issue 17: derived
+    copies are as private as their source, whatever its own modes).
+    """
+    tmp = tempfile.mkdtemp(prefix="memcore-migrate-")  # 0700
     try:
         name = Path(location).name or "store"
         dest = os.path.join(tmp, name)
         if os.path.isdir(location):
-            shutil.copytree(location, dest, symlinks=True)
+            shutil.copytree(location, dest, symlinks=True, copy_function=_private_copy)
+            for folder, _dirs, _files in os.walk(dest):
+                os.chmod(folder, 0o700)
         elif os.path.isfile(location):
-            shutil.copy2(location, dest)
+            _private_copy(location, dest)
         yield dest
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

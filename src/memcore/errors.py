@@ -23,6 +23,7 @@ __all__ = [
     "UnsafePathError",
     "UnsupportedOperationError",
     "InvalidEntryError",
+    "LockPathError",
 ]
 
 
@@ -51,6 +52,14 @@ class EntryNotFoundError(MemcoreError, LookupError):
 
 class StoreBusyError(MemcoreError, TimeoutError):
     """Another process held the store's lock for longer than the wait allowed (60 s by default)."""
+
+
+class LockPathError(MemcoreError, PermissionError):
+    """A lock cannot be taken where it must live; the message names the path and the fix.
+
+    Raised when the lock folder is not ours or not private (mode 0700), or when something other
+    than a lock file (a symlink, a folder) is at the lock's path.
+    """
 
 
 class ConflictError(MemcoreError):

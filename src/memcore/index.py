@@ -48,6 +48,7 @@ from typing import Any, TypeVar
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import MemoryEntry, Query, text_terms, utc_now
 from memcore.provider import Capability, FileBackedProvider, MemoryProvider
+from memcore.storage import make_private_dir, touch_private_file
 
 __all__ = [
     "IndexStatus",
@@ -188,7 +189,8 @@ class SearchIndex:
 
     # -- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)
+        touch_private_file(self.path)  # 0600 before SQLite opens it: its -wal/-shm follow its mode
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
@@ -208,7 +210,7 @@ class SearchIndex:
         return conn
 
     def _drop_database(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(str(self.path) + suffix)
 

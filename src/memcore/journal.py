@@ -10,7 +10,8 @@ the run is asked to ``overwrite``.
 
 One JSON file per (source URL, target URL) pair, in ``$MEMCORE_STATE_DIR`` (default
 ``$XDG_STATE_HOME/memcore/migrations``, else ``~/.local/state/memcore/migrations``), named by
-the sha256 of the pair: the journal never adds a file to either store. Without a journal (first
+the sha256 of the pair: the journal never adds a file to either store. Journals are written
+0600 and the folders memcore creates for them 0700 (they name the entries of both stores). Without a journal (first
 run, another machine, a deleted state folder) nothing is compared and the run behaves as before.
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcore.storage import atomic_write
+from memcore.storage import PRIVATE_FILE_MODE, atomic_write, make_private_dir
 
 __all__ = ["JOURNAL_VERSION", "EditCheck", "journal_dir", "journal_path", "load_journal", "save_journal"]
 
@@ -114,7 +115,8 @@ def save_journal(source_url: str, target_url: str, versions: Mapping[str, str]) 
         OSError: The state folder or the file cannot be written.
     """
     path = journal_path(source_url, target_url)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     data = {"journal": JOURNAL_VERSION, "source": source_url, "target": target_url, "versions": dict(versions)}
-    atomic_write(path, (json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n"
+    atomic_write(path, text.encode("utf-8"), mode=PRIVATE_FILE_MODE)
     return path

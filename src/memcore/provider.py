@@ -11,8 +11,8 @@ from __future__ import annotations
 import abc
 import contextlib
 import difflib
-import functools
 import enum
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path

@@ -54,6 +54,7 @@ SUITE_MODULES = (
     "memcore_conformance._checks",
     "memcore_conformance._ids",
     "memcore_conformance._names",
+    "memcore_conformance._private",
     "memcore_conformance.suite",
 )
 

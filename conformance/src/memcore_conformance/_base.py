@@ -52,6 +52,7 @@ from memcore_conformance._checks import (
 )
 from memcore_conformance._ids import IdCollisionTests
 from memcore_conformance._names import NamesConformance
+from memcore_conformance._private import PrivateFilesTests
 from memcore_conformance._workers import add_entries, write_until_killed
 from memcore_conformance.corpus import CORPUS_CASES
 
@@ -84,7 +85,7 @@ def _missing_id(existing: str) -> str:
     return existing[:-1] + ("0" if last != "0" else "1")
 
 
-class ProviderConformance(IdCollisionTests, NamesConformance):
+class ProviderConformance(IdCollisionTests, NamesConformance, PrivateFilesTests):
     """The memcore conformance suite; subclass it with ``provider_cls = YourProvider``.
 
     Every ``test_*`` method is a check of the provider contract (src/memcore/provider.py) run

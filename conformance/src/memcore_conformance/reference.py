@@ -55,7 +55,15 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability
-from memcore.storage import TextFile, atomic_write, check_component, file_lock, safe_join
+from memcore.storage import (
+    TempSweeper,
+    TextFile,
+    atomic_write,
+    check_component,
+    file_lock,
+    safe_join,
+    temp_file_diagnostics,
+)
 
 __all__ = ["MARKER_FILE", "ReferenceProvider"]
 
@@ -117,6 +125,8 @@ class ReferenceProvider(BaseProvider):
         super().__init__(location, **options)
         #: ids plan_ids() handed out, for the next adds without an id (in order)
         self._reserved: deque[str] = deque()
+        #: removes temp files of interrupted writes on the first write holding the lock
+        self._temps = TempSweeper(self.root)
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -299,6 +309,7 @@ class ReferenceProvider(BaseProvider):
         self.require(Capability.ADD, "add")
         entry = entry.model_copy(deep=True)
         with file_lock(self.root):
+            self._temps.sweep()
             if entry.id is None:
                 entry.id = self._new_id()
             path = self._path_for(entry.id)
@@ -327,6 +338,7 @@ class ReferenceProvider(BaseProvider):
         entry_id = entry.id
         entry = entry.model_copy(deep=True)
         with file_lock(self.root):
+            self._temps.sweep()
             current = self._load_existing(entry_id)
             assert current.entry is not None
             self._check_mutable(current.entry, "update")
@@ -350,6 +362,7 @@ class ReferenceProvider(BaseProvider):
         """
         self.require(Capability.DELETE, "delete")
         with file_lock(self.root):
+            self._temps.sweep()
             current = self._load_existing(entry_id)
             assert current.entry is not None
             self._check_mutable(current.entry, "delete")
@@ -375,18 +388,7 @@ class ReferenceProvider(BaseProvider):
                 out.append(item.problem)
             elif item.entry is not None:
                 out.extend(self._dangling(item, known))
-        folder = self.root / _ENTRIES
-        if folder.is_dir():
-            for name in sorted(os.listdir(folder)):
-                if name.startswith(".") and name.endswith(".tmp"):
-                    out.append(
-                        Diagnostic(
-                            path=f"{_ENTRIES}/{name}",
-                            code="ref.stray-temp",
-                            severity=Severity.INFO,
-                            message="leftover temp file of an interrupted write; safe to delete",
-                        )
-                    )
+        out.extend(temp_file_diagnostics(self.root, "ref"))
         return out
 
     def _dangling(self, item: _Loaded, known: set[str | None]) -> list[Diagnostic]:

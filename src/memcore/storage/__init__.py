@@ -4,6 +4,8 @@
 - :func:`scratch_writes`: skip fsync for throw-away stores (dry runs, trial runs).
 - :func:`append_record`: append one whole record under the cross-process lock.
 - :func:`file_lock`: a cross-process lock for read-modify-write, kept outside the store.
+- :func:`make_private_dir` / :func:`touch_private_file`: 0700 folders and 0600 files for derived data.
+- :func:`sweep_temp_files` / :func:`temp_file_diagnostics`: temp files of interrupted writes.
 - :func:`safe_join`: build a path from ids, slugs, titles or tags without leaving the store.
 - :func:`check_entry_text` / :func:`control_char_diagnostics`: NUL and C0 controls refused on
   write, reported on read.
@@ -14,9 +16,10 @@
 
 from __future__ import annotations
 
-from memcore.storage._control import check_entry_text, check_text, control_char_diagnostics
 from memcore.storage._atomic import append_record, atomic_write, scratch_writes
-from memcore.storage._lock import file_lock, lock_path_for
+from memcore.storage._control import check_entry_text, check_text, control_char_diagnostics
+from memcore.storage._lock import file_lock, lock_dir, lock_path_for
+from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir, touch_private_file
 from memcore.storage._paths import (
     check_component,
     list_names,
@@ -26,9 +29,13 @@ from memcore.storage._paths import (
     on_disk_path,
     safe_join,
 )
+from memcore.storage._temps import TempSweeper, find_temp_files, sweep_temp_files, temp_file_diagnostics
 from memcore.storage._text import TextFile
 
 __all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "TempSweeper",
     "TextFile",
     "append_record",
     "check_entry_text",
@@ -37,12 +44,18 @@ __all__ = [
     "atomic_write",
     "check_component",
     "file_lock",
+    "find_temp_files",
     "list_names",
+    "lock_dir",
     "lock_path_for",
+    "make_private_dir",
     "name_twin_diagnostics",
     "name_twins",
     "on_disk_name",
     "on_disk_path",
     "safe_join",
     "scratch_writes",
+    "sweep_temp_files",
+    "temp_file_diagnostics",
+    "touch_private_file",
 ]

@@ -5,32 +5,136 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
+import stat
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import filelock
+import platformdirs
 
-from memcore.errors import StoreBusyError
+from memcore.errors import LockPathError, StoreBusyError
 
-__all__ = ["file_lock", "lock_path_for"]
+__all__ = ["file_lock", "lock_dir", "lock_path_for"]
 
 _DEFAULT_TIMEOUT_S = 60.0
 _local = threading.local()
 
 
+_DIR_MODE = 0o700
+_FILE_MODE = 0o600
+
+
+def lock_dir() -> Path:
+    """Return this user's lock folder, creating it private (0700) when missing.
+
+    ``$MEMCORE_LOCK_DIR`` when set; else ``memcore/locks`` in the user's runtime folder
+    (:func:`platformdirs.user_runtime_dir`: ``$XDG_RUNTIME_DIR`` on Linux) when that exists and
+    is private, else in the user's cache folder (:func:`platformdirs.user_cache_dir`). Never a
+    folder shared between users: another user cannot create, replace or block our locks.
+
+    Raises:
+        LockPathError: The folder is a symlink, not a folder, not owned by this user or open to
+            others (mode not 0700); the message names it and says how to fix it.
+    """
+    explicit = os.environ.get("MEMCORE_LOCK_DIR")
+    if explicit:
+        base = Path(explicit)
+    else:
+        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            warnings.simplefilter("ignore")
+            runtime = Path(platformdirs.user_runtime_dir("memcore", appauthor=False, ensure_exists=False))
+        parent = runtime.parent
+        base = runtime / "locks" if _private_existing(parent) else Path(
+            platformdirs.user_cache_dir("memcore", appauthor=False, ensure_exists=False)
+        ) / "locks"
+    _ensure_private_dir(base)
+    return base
+
+
+def _private_existing(folder: Path) -> bool:
+    """Whether ``folder`` exists, is a real folder owned by this user and closed to others."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return False
+    return not stat.S_IMODE(st.st_mode) & 0o077
+
+
+def _ensure_private_dir(folder: Path) -> None:
+    """Create ``folder`` (and missing parents) 0700, or check that the existing one is private."""
+    if not os.path.lexists(folder):
+        missing = []
+        cur = folder
+        while not os.path.lexists(cur) and cur != cur.parent:
+            missing.append(cur)
+            cur = cur.parent
+        for part in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, _DIR_MODE)
+                os.chmod(part, _DIR_MODE)  # whatever the umask
+    try:
+        st = os.lstat(folder)
+    except OSError as exc:  # pragma: no cover - removed between the two calls
+        raise LockPathError(
+            f"lock folder {folder}: cannot be created ({exc.strerror or exc}); "
+            "set MEMCORE_LOCK_DIR to a private folder of yours"
+        ) from None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise LockPathError(
+            f"lock folder {folder} is {'a symlink' if stat.S_ISLNK(st.st_mode) else 'not a folder'}; "
+            "remove it (memcore creates it again, private) or set MEMCORE_LOCK_DIR to a private folder of yours"
+        )
+    if os.name == "posix":
+        if st.st_uid != os.getuid():
+            raise LockPathError(
+                f"lock folder {folder} belongs to user id {st.st_uid}, not to you ({os.getuid()}): another "
+                "user could take or block your locks; remove it or set MEMCORE_LOCK_DIR to a private folder of yours"
+            )
+        if stat.S_IMODE(st.st_mode) != _DIR_MODE:
+            raise LockPathError(
+                f"lock folder {folder} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700: other users could "
+                f"take or block your locks; run `chmod 700 {folder}` or set MEMCORE_LOCK_DIR to a private folder"
+            )
+
+
 def lock_path_for(path: str | os.PathLike[str]) -> Path:
     """Return the lock file guarding ``path``.
 
-    Locks live in ``$MEMCORE_LOCK_DIR`` (default: ``<tempdir>/memcore-locks``), named by the
-    sha256 of the resolved path, so taking a lock never adds a file to the user's store.
+    Locks live in this user's private lock folder (:func:`lock_dir`), named by the sha256 of
+    the resolved path, so taking a lock never adds a file to the user's store.
+
+    Raises:
+        LockPathError: The lock folder is not private to this user (see :func:`lock_dir`).
     """
-    base = Path(os.environ.get("MEMCORE_LOCK_DIR") or Path(tempfile.gettempdir()) / "memcore-locks")
-    base.mkdir(parents=True, exist_ok=True)
+    base = lock_dir()
     key = os.path.normcase(str(Path(path).resolve()))
     return base / (hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".lock")
+
+
+def _check_lock_file(lock_file: Path) -> None:
+    """Create ``lock_file`` 0600 without following a symlink; refuse anything planted there."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_file, flags, _FILE_MODE)
+    except OSError as exc:
+        what = "a symlink" if os.path.islink(lock_file) else ("a folder" if lock_file.is_dir() else None)
+        raise LockPathError(
+            f"lock file {lock_file} cannot be opened ({what or exc.strerror or exc}); memcore never follows "
+            "a link at a lock's path: remove it and retry"
+        ) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # pragma: no cover - O_RDWR refuses folders already
+            raise LockPathError(f"lock file {lock_file} is not a regular file; remove it and retry")
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -70,6 +174,8 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT
     Raises:
         StoreBusyError: Another process held the lock for longer than ``timeout`` seconds; the
             message names what is locked and the lock file.
+        LockPathError: The lock folder is not private to this user, or a symlink or folder sits at
+            the lock file's path; the message names it and the fix.
     """
     holds: dict[Path, _Held] = getattr(_local, "holds", None) or {}
     _local.holds = holds
@@ -85,7 +191,8 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT
         names[name] = (lock_file, identity)
     held = holds.get(lock_file)
     if held is None:
-        held = _Held(filelock.FileLock(str(lock_file), timeout=timeout, thread_local=True))
+        _check_lock_file(lock_file)
+        held = _Held(filelock.FileLock(str(lock_file), mode=_FILE_MODE, timeout=timeout, thread_local=True))
         # filelock polls every 50 ms by default; memcore's critical sections last a few ms, so
         # a 2 ms poll cuts the wait of contended writers by an order of magnitude.
         try:

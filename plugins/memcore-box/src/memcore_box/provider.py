@@ -49,7 +49,7 @@ from memcore.errors import (
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import TextFile, check_component
+from memcore.storage import TempSweeper, TextFile, check_component, temp_file_diagnostics
 from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain, text_of
 from memcore_box.index import (
@@ -392,6 +392,8 @@ class BoxMemoryProvider(BaseProvider):
     def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
         super().__init__(location, **options)
         self.storage: Storage = storage if storage is not None else self.make_storage(self.location, **options)
+        #: removes temp files of interrupted writes on the first write holding the lock (local folders)
+        self._temps = TempSweeper(self.storage.root) if isinstance(self.storage, LocalStorage) else None
         self._config: dict[str, Any] = {}
         self._config_version: str | None = None
         self._config_problem: str | None = None
@@ -963,6 +965,8 @@ class BoxMemoryProvider(BaseProvider):
         with self.storage.lock():
             outer = self._depth == 0
             if outer:
+                if self._temps is not None:
+                    self._temps.sweep()
                 self._sync(repair=True)
                 started = self._mutations
             self._depth += 1
@@ -1925,6 +1929,8 @@ class BoxMemoryProvider(BaseProvider):
         for path, reason in getattr(self.storage, "skipped", ()):
             diags.append(Diagnostic(path=path, code="box.skipped-link", severity=Severity.WARNING,
                                     message=f"{reason}; left out of the workspace"))
+        if isinstance(self.storage, LocalStorage):
+            diags += temp_file_diagnostics(self.storage.root, "box")
         return diags
 
     def reindex(self) -> list[Diagnostic]:

@@ -47,7 +47,7 @@ from memcore.mapping import format_utc
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, Status, json_copy, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.redact import holds_secret, redact_entry, redact_secrets
-from memcore.storage import atomic_write, file_lock, safe_join
+from memcore.storage import TempSweeper, atomic_write, file_lock, safe_join, temp_file_diagnostics
 from memcore_maka._parser import (
     MAX_BYTES,
     Document,
@@ -324,6 +324,8 @@ class MakaProvider(BaseProvider):
         if path.is_dir() or (not path.exists() and path.suffix.lower() != ".md"):
             path = safe_join(path, "MEMORY.md") if path.exists() else path / "MEMORY.md"
         self.path = path
+        #: removes temp files of interrupted writes on the first write holding the lock
+        self._temps = TempSweeper(path)
         self.folder = path.parent
         # A fixed name (nothing to escape with); not resolved here, so a symlinked PENDING.md
         # is reported by reads (maka.symlink) and refused by writes instead of breaking the store.
@@ -810,6 +812,7 @@ class MakaProvider(BaseProvider):
         out = self._load(self.path).diagnostics
         if os.path.lexists(self.pending_path):
             out.extend(self._load(self.pending_path, pending=True).diagnostics)
+        out.extend(temp_file_diagnostics(self.path, "maka"))
         return out
 
     def read_all(self) -> StoreSnapshot:
@@ -834,6 +837,7 @@ class MakaProvider(BaseProvider):
         diagnostics = list(loaded.diagnostics)
         if os.path.lexists(self.pending_path):
             diagnostics.extend(self._load(self.pending_path, pending=True).diagnostics)
+        diagnostics.extend(temp_file_diagnostics(self.path, "maka"))
         return StoreSnapshot([v.entry for v in loaded.views], diagnostics)
 
     # -- writing --------------------------------------------------------------------------
@@ -896,6 +900,7 @@ class MakaProvider(BaseProvider):
         batch = self._active_batch()
         # An open batch holds the store lock for its whole block.
         with file_lock(self.path) if batch is None else contextlib.nullcontext():
+            self._temps.sweep()
             if path != self.path:
                 # PENDING.md is written at once; MEMORY.md first, so approve keeps its order.
                 self._flush_batch()
@@ -1070,6 +1075,7 @@ class MakaProvider(BaseProvider):
             yield
             return
         with file_lock(self.path):
+            self._temps.sweep()
             batch = _Batch(thread=threading.get_ident())
             self._batch_state = batch
             try:

@@ -30,7 +30,9 @@ class RightMemoryConformance(ProviderConformance):
     """
 
     provider_cls = RightMemoryProvider
-    entry_file_names: ClassVar[bool] = False  # items live in MEMORY.md/PURSUITS.md; detail files are MEMORY_<id>.md with ASCII ids (ID_RE), so no name has an NFD spelling
+    # Items live in MEMORY.md/PURSUITS.md; detail files are MEMORY_<id>.md with ASCII ids (ID_RE),
+    # so no file name has an NFD spelling.
+    entry_file_names: ClassVar[bool] = False
     insertion_ordered = False
     field_values: ClassVar[dict[str, Any]] = {"relation_type": "dep"}
 

@@ -35,7 +35,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, require_unicode, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import atomic_write, file_lock, safe_join
+from memcore.storage import TempSweeper, atomic_write, file_lock, safe_join, temp_file_diagnostics
 from memcore_rightmemory import _incremental
 from memcore_rightmemory._corrections import agent_correction_entries
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph, ItemRef, ParseCache, backing_name
@@ -399,6 +399,8 @@ class RightMemoryProvider(BaseProvider):
             path = path.parent
         super().__init__(path, **options)
         self.root = path
+        #: removes temp files of interrupted writes on the first write holding the lock
+        self._temps = TempSweeper(path)
         self._md = make_markdown()
         self._cache: ParseCache = {}
         self._session: _Session | None = None
@@ -511,7 +513,7 @@ class RightMemoryProvider(BaseProvider):
         Never raises for bad files: unreadable files are reported as ``rm.unreadable``.
         """
         graph = self.graph()
-        return [*graph.diags, *unread_text(graph)]
+        return [*graph.diags, *unread_text(graph), *temp_file_diagnostics(self.root, "rm")]
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield entries matching ``query`` in reading order.
@@ -539,7 +541,14 @@ class RightMemoryProvider(BaseProvider):
         entries = list(self._all_entries(graph, before_release=note))
         for rel in graph.docs:
             note(rel)  # files without items
-        return StoreSnapshot(entries, [*graph.diags, *(d for rel in sorted(graph.docs) for d in unread[rel])])
+        return StoreSnapshot(
+            entries,
+            [
+                *graph.diags,
+                *(d for rel in sorted(graph.docs) for d in unread[rel]),
+                *temp_file_diagnostics(self.root, "rm"),
+            ],
+        )
 
     def _all_entries(
         self, graph: Graph, only: str | None = None, before_release: Callable[[str], None] | None = None
@@ -770,6 +779,7 @@ class RightMemoryProvider(BaseProvider):
             yield
             return
         with file_lock(self.root):
+            self._temps.sweep()
             session = _Session(thread=threading.get_ident())
             self._session = session
             try:

@@ -52,7 +52,17 @@ from memcore.frontmatter import FrontmatterDocument, flow_list, parse_frontmatte
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import TextFile, append_record, atomic_write, check_component, file_lock, on_disk_path, safe_join
+from memcore.storage import (
+    TempSweeper,
+    TextFile,
+    append_record,
+    atomic_write,
+    check_component,
+    file_lock,
+    on_disk_path,
+    safe_join,
+    temp_file_diagnostics,
+)
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._render import json_line, month_header, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope, ScopeTable, parse_scopes
@@ -257,6 +267,9 @@ class WhiteBoxProvider(BaseProvider):
         # read-only (memcore.convert.source_options_for looks for it).
         super().__init__(location, read_only=read_only, **options)
         self.root = Path(self.location)
+        #: removes temp files of interrupted writes (older than a minute: month logs and stable
+        #: files are locked one by one) on the first write of each open, under the vault lock
+        self._temps = TempSweeper(self.root)
         self.as_user = _truthy(options.get("as_user", False))
         self.read_only = _truthy(read_only)
         self.default_source = str(options.get("source") or "memcore")
@@ -854,6 +867,7 @@ class WhiteBoxProvider(BaseProvider):
         """
         self.require(Capability.ADD, "add")
         entry = self._check_new(entry)
+        self._sweep_temps()
         if entry.kind is Kind.FACT:
             stored = self._add_file(entry)
         elif entry.kind is Kind.PROPOSAL and _proposal_target(entry):
@@ -1403,6 +1417,7 @@ class WhiteBoxProvider(BaseProvider):
             ParseError: The file's frontmatter cannot be parsed (it is not rewritten).
         """
         self.require(Capability.UPDATE, "update")
+        self._sweep_temps()
         if entry.id is None:
             raise InvalidEntryError("whitebox: update needs the entry's id")
         if "#" in entry.id:
@@ -1574,7 +1589,12 @@ class WhiteBoxProvider(BaseProvider):
         warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
         Each names the file (vault-relative) and line.
         """
-        return self._scan(entries=None)
+        return [*self._scan(entries=None), *temp_file_diagnostics(self.root, FORMAT)]
+
+    def _sweep_temps(self) -> None:
+        """Remove temp files interrupted writes left in the vault (under the vault lock)."""
+        with file_lock(self.root):
+            self._temps.sweep()
 
     def read_all(self) -> StoreSnapshot:
         """Read every entry and check the vault in one pass over the files.
@@ -1587,6 +1607,7 @@ class WhiteBoxProvider(BaseProvider):
         """
         entries: list[MemoryEntry] = []
         diags = self._scan(entries=entries)
+        diags.extend(temp_file_diagnostics(self.root, FORMAT))
         return StoreSnapshot(entries, diags)
 
     def _scan(self, entries: list[MemoryEntry] | None) -> list[Diagnostic]:
