@@ -12,8 +12,11 @@ to two rules:
   with its own body, or reported ``failed`` (the run is then not ``ok``: exit 1); no body is
   written twice and none is dropped silently.
 
-The knob is :meth:`IdCollisionTests.write_colliding_entries`; a provider that does not derive
-ids leaves it returning ``None`` and the tests skip.
+The same rules hold for a format whose ids are explicit but can be repeated by hand
+(RightMemory: the same ``{#x}`` anchor on two headings, or in two files).
+
+The knob is :meth:`IdCollisionTests.write_colliding_entries`; a provider that can never read two
+entries under one id leaves it returning ``None`` and the tests skip.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ class IdCollisionTests:
         Called on a fresh, empty store. Override in a provider that derives ids from content:
         write entries the format would read under one id (same title twice, titles that derive
         to nothing, repeated non-Latin titles…), each with a distinct one-line body, and return
-        those bodies in file order. Default: ``None`` (ids are not derived: the tests skip).
+        those bodies in file order. A provider whose explicit ids can be repeated by hand
+        overrides it too, writing the repeated ids. Default: ``None`` (no two entries can share
+        an id: the tests skip).
 
         Args:
             location: The store's location (``memcore_location``).

@@ -115,6 +115,8 @@ class Graph:
     focus: list[tuple[str, str, int]] = field(default_factory=list)
     diags: list[Diagnostic] = field(default_factory=list)
     extra_files: dict[str, list[str]] = field(default_factory=dict)
+    shared_ids: set[str] = field(default_factory=set)
+    """Ids recorded more than once (a hand-edited graph repeating ``{#x}``): see :meth:`places`."""
 
     # -- building -------------------------------------------------------------------
     @classmethod
@@ -275,6 +277,7 @@ class Graph:
                 f"duplicate id `{ref.id}`; first seen at {previous.rel}:{previous.line}",
                 ref.id,
             )
+            self.shared_ids.add(ref.id)
             return
         self.items[ref.id] = ref
 
@@ -346,7 +349,7 @@ class Graph:
 
     def referrers(self, target: str) -> list[str]:
         """Return ids of items with an edge to ``target`` (and ``focus:<file>:<line>`` refs)."""
-        out = [ref.id for ref in self.items.values() if any(t == target for _, t in self.edges_of(ref)[0])]
+        out = [ref.id for ref in self.every_ref() if any(t == target for _, t in self.edges_of(ref)[0])]
         out += [f"focus:{rel}:{line}" for ident, rel, line in self.focus if ident == target]
         return out
 
@@ -367,11 +370,30 @@ class Graph:
                 ref = self.items.get(ident)
                 if ref is not None and ref.rel == rel and ref.line == line:
                     yield ref
+                elif ident in self.shared_ids:
+                    # a second (third…) item under an id already taken: yielded too, so that
+                    # nothing read is dropped; ``items`` keeps the first one seen
+                    marker = doc.headings[index].marker if kind == "h" else "node"
+                    assert marker is not None
+                    yield ItemRef(ident, rel, kind == "h", index, line, doc.family, marker)
                 if kind == "h" and index in owners:
                     yield from walk(owners[index])
 
         for name, _family in ROOTS:
             yield from walk(name)
+
+    def occurrences(self, ident: str) -> list[ItemRef]:
+        """Return every item recorded under ``ident``, in reading order (one, none, or several)."""
+        if ident not in self.shared_ids:
+            ref = self.items.get(ident)
+            return [] if ref is None else [ref]
+        return [ref for ref in self.ordered() if ref.id == ident]
+
+    def every_ref(self) -> Iterator[ItemRef]:
+        """Yield every item: those of :attr:`items`, then any later item repeating an id."""
+        yield from self.items.values()
+        if self.shared_ids:
+            yield from (ref for ref in self.ordered() if ref.id in self.shared_ids and self.items[ref.id] is not ref)
 
     # -- validation -----------------------------------------------------------------
     def _validate_items(self) -> None:

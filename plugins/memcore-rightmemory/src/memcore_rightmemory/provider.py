@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memcore.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     EntryNotFoundError,
@@ -611,9 +612,11 @@ class RightMemoryProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such item.
+            AmbiguousIdError: Two or more items use this id (a hand-edited graph repeating
+                ``{#id}``, in one file or across files); each is named by file:line.
         """
         graph = self.graph()
-        ref = graph.items.get(entry_id)
+        ref = self._item(graph, entry_id)
         if ref is not None:
             return self._entry(graph, ref)
         for entry in self._correction_entries(graph):
@@ -629,11 +632,31 @@ class RightMemoryProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such item.
+            AmbiguousIdError: Two or more items use this id.
         """
-        ref = self.graph().items.get(item_id)
+        ref = self._item(self.graph(), item_id)
         if ref is None:
             raise EntryNotFoundError(f"{FORMAT}: no item {item_id!r} in {self.root}")
         return ref.rel, ref.line
+
+    def _item(self, graph: Graph, item_id: str) -> ItemRef | None:
+        """Return the one graph item with ``item_id``, or ``None`` when there is none.
+
+        Raises:
+            AmbiguousIdError: The id names two or more items; nothing is read or written.
+        """
+        if item_id in graph.shared_ids:
+            refs = graph.occurrences(item_id)
+            if len(refs) > 1:
+                places = tuple(f"{self.root / ref.rel}:{ref.line}" for ref in refs)
+                raise AmbiguousIdError(
+                    f"{FORMAT}: id {item_id!r} names {len(refs)} items ({', '.join(places)}); memcore acts on "
+                    "none of them: give each its own id (edit the `{#…}` anchor of all but one, and the "
+                    "edges that mean it), then retry",
+                    entry_id=item_id,
+                    places=places,
+                )
+        return graph.items.get(item_id)
 
     def _lead(self, doc: Doc, heading: Heading) -> tuple[int, int, list[str]]:
         """Return (first, last, body lines) of a heading's own body, without the meta line."""
@@ -1154,7 +1177,7 @@ class RightMemoryProvider(BaseProvider):
         hint_depth = info.get("depth") if isinstance(info, dict) else None
         sections = info.get("sections") if isinstance(info, dict) else None
         if entry.parent is not None:
-            ref = graph.items.get(entry.parent)
+            ref = self._item(graph, entry.parent)
             if ref is None:
                 raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is not a heading in {self.root}")
             if not ref.is_heading:
@@ -1517,6 +1540,8 @@ class RightMemoryProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such item.
+            AmbiguousIdError: Two or more items use the id (each named by file:line); nothing
+                is written.
             UnusableRootError: A root file is unusable (see :meth:`_check_roots`).
             ConflictError: ``expected_version`` is not the item's current version.
             GraphInvariantError: The new edges or text would break an invariant.
@@ -1534,7 +1559,7 @@ class RightMemoryProvider(BaseProvider):
         entry = entry.model_copy(update={"updated_at": utc_now()})  # shallow: see add
         with self.batch():
             graph = self._write_graph()
-            ref = graph.items.get(ident)
+            ref = self._item(graph, ident)
             if ref is None:
                 if any(e.id == ident for e in self._correction_entries(graph)):
                     raise UnsupportedOperationError(f"{FORMAT}: Agent Corrections entries are read-only here")
@@ -1619,6 +1644,8 @@ class RightMemoryProvider(BaseProvider):
 
         Raises:
             EntryNotFoundError: No such item.
+            AmbiguousIdError: Two or more items use the id (each named by file:line); nothing
+                is written.
             UnusableRootError: A root file is unusable (see :meth:`_check_roots`).
             ConflictError: Edges or Focus references still point at the item (and
                 ``drop_edges`` is false), or the heading still contains items or headings;
@@ -1629,7 +1656,7 @@ class RightMemoryProvider(BaseProvider):
         self._writable("delete")
         with self.batch():
             graph = self._write_graph()
-            ref = graph.items.get(entry_id)
+            ref = self._item(graph, entry_id)
             if ref is None:
                 if any(e.id == entry_id for e in self._correction_entries(graph)):
                     raise UnsupportedOperationError(f"{FORMAT}: Agent Corrections entries are read-only here")
@@ -1645,7 +1672,7 @@ class RightMemoryProvider(BaseProvider):
             if ref.is_heading:
                 heading = doc.headings[ref.index]
                 children = [
-                    r.id for r in graph.items.values() if r is not ref and (ref.rel, ref.index) in graph.ancestors(r)
+                    r.id for r in graph.every_ref() if r is not ref and (ref.rel, ref.index) in graph.ancestors(r)
                 ]
                 if children or heading.first_child is not None:
                     raise ConflictError(
@@ -1669,7 +1696,7 @@ class RightMemoryProvider(BaseProvider):
             self._commit(graph, change)
 
     def _drop_edges_to(self, graph: Graph, target: str, change: _Change) -> None:
-        for ref in graph.items.values():
+        for ref in graph.every_ref():
             edges, _ = graph.edges_of(ref)
             if ref.id == target or not any(t == target for _, t in edges):
                 continue
@@ -1804,7 +1831,7 @@ class RightMemoryProvider(BaseProvider):
             self._commit(graph, change, check=_same_parents(graph))
 
     def _heading_ref(self, graph: Graph, heading_id: str, marker: str) -> tuple[ItemRef, Heading, Doc]:
-        ref = graph.items.get(heading_id)
+        ref = self._item(graph, heading_id)
         if ref is None:
             raise EntryNotFoundError(f"{FORMAT}: no item {heading_id!r} in {self.root}")
         if not ref.is_heading or ref.marker != marker:
