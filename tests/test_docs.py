@@ -22,3 +22,14 @@ def test_cli_reference_is_generated_from_the_cli_and_current() -> None:
     assert page == render_cli_reference(), "docs/cli.md is stale: run `python -m memcore.cli._docgen > docs/cli.md`"
     for command in ("formats", "plugins", "init", "add", "ls", "show", "search", "validate", "schema", "index"):
         assert f"## `memcore {command}`" in page
+
+
+def test_security_page_names_only_tests_that_exist() -> None:
+    page = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(test_\w+)`", page))
+    defined: set[str] = set()
+    for folder in ("tests", "plugins", "conformance"):
+        for path in (REPO / folder).rglob("*.py"):
+            defined.update(re.findall(r"^\s*(?:async )?def (test_\w+)\(", path.read_text(encoding="utf-8"), re.M))
+    assert len(named) >= 40
+    assert sorted(named - defined) == []
