@@ -50,6 +50,7 @@ from memcore_conformance._checks import (
     missing_capabilities,
     read_tree,
 )
+from memcore_conformance._gates import GateTests
 from memcore_conformance._workers import add_entries, write_until_killed
 from memcore_conformance.corpus import CORPUS_CASES
 
@@ -82,7 +83,7 @@ def _missing_id(existing: str) -> str:
     return existing[:-1] + ("0" if last != "0" else "1")
 
 
-class ProviderConformance:
+class ProviderConformance(GateTests):
     """The memcore conformance suite; subclass it with ``provider_cls = YourProvider``.
 
     Every ``test_*`` method is a check of the provider contract (src/memcore/provider.py) run
