@@ -33,7 +33,7 @@ pytest.importorskip("memcore_whitebox")
 from memcore_whitebox.provider import WhiteBoxProvider  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-VAULT = REPO.parent / "shared" / "samples" / "whitebox"
+VAULT = REPO.parent / "shared" / "samples" / "whitebox" / "vault-example"
 SECRET = "SECRET-MARKER-8d1f: the safe code is 0451"
 ALEX = "ALEX-MARKER-3c0e: private to the private scope"
 OUTSIDE = "OUTSIDE-MARKER-77aa: never leaves the vault"
