@@ -208,9 +208,9 @@ def _as_tags(value: Any) -> list[str]:
     if isinstance(value, list):
         out = []
         for item in value:
+            # a YAML list item is already the exact text (plain ones come trimmed): keep it as is
             text = item if isinstance(item, str) else json_line(item)
-            text = text.strip()
-            if text:
+            if text.strip():
                 out.append(text)
         return out
     return [json_line(value)]
