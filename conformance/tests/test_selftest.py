@@ -201,7 +201,8 @@ def test_reference_passes_the_whole_suite(pytester: pytest.Pytester) -> None:
     reprec = pytester.inline_run("-p", "no:cacheprovider")
     passed, skipped, failed = reprec.listoutcomes()
     assert failed == [], [r.longreprtext for r in failed]
-    assert skipped == []
+    # the reference store is in memory: no scopes, no files to link, so only the gates test skips
+    assert [r.nodeid.rsplit("::", 1)[-1] for r in skipped] == ["test_a_link_past_a_gate_is_never_served_and_validate_reports_it"]
     names = _names(passed)
     for expected in (
         "test_generated_entries_roundtrip",
