@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 SUITE_MODULES = (
     "memcore_conformance._base",
     "memcore_conformance._checks",
+    "memcore_conformance._gates",
     "memcore_conformance._ids",
     "memcore_conformance._names",
     "memcore_conformance._private",

@@ -50,6 +50,7 @@ from memcore_conformance._checks import (
     missing_capabilities,
     read_tree,
 )
+from memcore_conformance._gates import GateTests
 from memcore_conformance._ids import IdCollisionTests
 from memcore_conformance._names import NamesConformance
 from memcore_conformance._private import PrivateFilesTests
@@ -85,7 +86,7 @@ def _missing_id(existing: str) -> str:
     return existing[:-1] + ("0" if last != "0" else "1")
 
 
-class ProviderConformance(IdCollisionTests, NamesConformance, PrivateFilesTests):
+class ProviderConformance(IdCollisionTests, NamesConformance, PrivateFilesTests, GateTests):
     """The memcore conformance suite; subclass it with ``provider_cls = YourProvider``.
 
     Every ``test_*`` method is a check of the provider contract (src/memcore/provider.py) run

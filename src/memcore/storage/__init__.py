@@ -4,6 +4,7 @@
 - :func:`scratch_writes`: skip fsync for throw-away stores (dry runs, trial runs).
 - :func:`append_record`: append one whole record under the cross-process lock.
 - :func:`file_lock`: a cross-process lock for read-modify-write, kept outside the store.
+- :func:`gate_allows`: a store's gate judged on where a path really leads (symlinks resolved).
 - :func:`make_private_dir` / :func:`touch_private_file`: 0700 folders and 0600 files for derived data.
 - :func:`sweep_temp_files` / :func:`temp_file_diagnostics`: temp files of interrupted writes.
 - :func:`safe_join`: build a path from ids, slugs, titles or tags without leaving the store.
@@ -22,11 +23,13 @@ from memcore.storage._lock import file_lock, lock_dir, lock_path_for
 from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir, touch_private_file
 from memcore.storage._paths import (
     check_component,
+    gate_allows,
     list_names,
     name_twin_diagnostics,
     name_twins,
     on_disk_name,
     on_disk_path,
+    resolved_rel,
     safe_join,
 )
 from memcore.storage._temps import TempSweeper, find_temp_files, sweep_temp_files, temp_file_diagnostics
@@ -45,6 +48,7 @@ __all__ = [
     "check_component",
     "file_lock",
     "find_temp_files",
+    "gate_allows",
     "list_names",
     "lock_dir",
     "lock_path_for",
@@ -53,6 +57,7 @@ __all__ = [
     "name_twins",
     "on_disk_name",
     "on_disk_path",
+    "resolved_rel",
     "safe_join",
     "scratch_writes",
     "sweep_temp_files",

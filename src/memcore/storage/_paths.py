@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 from memcore.errors import UnsafePathError
@@ -12,11 +13,13 @@ from memcore.models import Diagnostic, Severity
 
 __all__ = [
     "check_component",
+    "gate_allows",
     "list_names",
     "name_twin_diagnostics",
     "name_twins",
     "on_disk_name",
     "on_disk_path",
+    "resolved_rel",
     "safe_join",
 ]
 
@@ -170,3 +173,44 @@ def name_twin_diagnostics(root: str | os.PathLike[str], *, code: str = "name-twi
             )
         )
     return out
+
+
+def resolved_rel(root: str | os.PathLike[str], rel: str) -> str | None:
+    """Return the store-relative path ``rel`` really leads to, after every symlink.
+
+    Args:
+        root: The store's root folder.
+        rel: A ``/``-separated path relative to ``root``, as the store names it.
+
+    Returns:
+        The ``/``-separated path of the target relative to the resolved root, NFC-normalised,
+        or ``None`` when it resolves outside the store (or cannot be resolved).
+    """
+    try:
+        real_root = Path(root).resolve()
+        real = (Path(root) / rel).resolve()
+    except (OSError, RuntimeError):  # a symlink loop, a name too long...
+        return None
+    if real == real_root:
+        return ""
+    if real_root not in real.parents:
+        return None
+    return unicodedata.normalize("NFC", real.relative_to(real_root).as_posix())
+
+
+def gate_allows(root: str | os.PathLike[str], rel: str, allowed: Callable[[str], bool]) -> bool:
+    """Return whether a store's gate lets ``rel`` out, judged by its name *and* where it leads.
+
+    Every provider with gates (scopes, a ``sensitive/`` folder...) calls this before content
+    leaves the store: a symlink named inside the active scope that resolves into a gated
+    place, or outside the store, is refused like the place it leads to.
+
+    Args:
+        root: The store's root folder.
+        rel: The store-relative path asked for.
+        allowed: The provider's gate on a store-relative path (e.g. ``ScopeTable.visible``).
+    """
+    if not allowed(rel):
+        return False
+    real = resolved_rel(root, rel)
+    return real is not None and (real == unicodedata.normalize("NFC", rel) or allowed(real))

@@ -813,6 +813,25 @@ class MakaProvider(BaseProvider):
         if os.path.lexists(self.pending_path):
             out.extend(self._load(self.pending_path, pending=True).diagnostics)
         out.extend(temp_file_diagnostics(self.path, "maka"))
+        return out + self._backup_diagnostics()
+
+    def _backup_diagnostics(self) -> list[Diagnostic]:
+        """``maka.symlink`` errors for a symlinked ``<name>.bak``: every save would be refused."""
+        out: list[Diagnostic] = []
+        for path in (self.path, self.pending_path):
+            try:
+                backup = safe_join(self.folder, path.name + ".bak")
+            except UnsafePathError:
+                continue
+            if backup.is_symlink():
+                out.append(
+                    Diagnostic(
+                        path=backup.name,
+                        code="maka.symlink",
+                        message=f"{backup.name} is a symlink: every save of {path.name} is refused (memcore never "
+                        "writes through or replaces a link); remove the link",
+                    )
+                )
         return out
 
     def read_all(self) -> StoreSnapshot:
@@ -838,6 +857,7 @@ class MakaProvider(BaseProvider):
         if os.path.lexists(self.pending_path):
             diagnostics.extend(self._load(self.pending_path, pending=True).diagnostics)
         diagnostics.extend(temp_file_diagnostics(self.path, "maka"))
+        diagnostics.extend(self._backup_diagnostics())
         return StoreSnapshot([v.entry for v in loaded.views], diagnostics)
 
     # -- writing --------------------------------------------------------------------------

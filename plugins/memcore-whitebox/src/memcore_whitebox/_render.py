@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from memcore_whitebox._blocks import _fast_scalar
+from memcore_whitebox._blocks import _DATE, _fast_scalar
 
 __all__ = ["json_line", "month_header", "render_block", "yaml_dq", "yaml_scalar"]
 
@@ -48,9 +48,12 @@ def yaml_scalar(value: str) -> str:
     """Return ``value`` unquoted when YAML reads it back as the same string, else double-quoted.
 
     The reference writer writes values raw (``source: claude-opus-4-7``); memcore does the same
-    whenever that is safe and quotes the rest (the reference parser then keeps the quotes).
+    whenever that is safe and quotes the rest (the reference parser then keeps the quotes):
+    everything a YAML 1.1 or 1.2 reader would type (``yes``, ``0x1F``, ``1e3``, ``~``,
+    ``2024-01-01``, ``10:00``...).
     """
-    if value and value == value.strip() and "\n" not in value:
+    # memcore reads dates as text, but YAML 1.1 and 1.2 readers type 2024-01-01 as a date
+    if value and value == value.strip() and "\n" not in value and not _DATE.match(value):
         ok, parsed = _fast_scalar(value)
         if ok and parsed == value:
             return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 
 import click
@@ -41,7 +42,9 @@ def promote(
 
     Writes proposed/<timestamp>-<slug>.md files (never facts) unless scopes.md or
     promotion.md authorises auto-promotion for the active scope (`auto-promote: <scope>`).
-    The observations stay in place. Exit 0.
+    The observations stay in place. A group that cannot be written (a tag that makes an
+    unsafe path, a target outside the scope) is skipped and reported; the others are still
+    written. Exit 0, or 1 when a group failed.
     """
     when = None
     if as_of:
@@ -53,9 +56,10 @@ def promote(
         if not isinstance(provider, WhiteBoxProvider):
             raise click.UsageError(f"{provider.format_name} store: `whitebox promote` needs a whitebox: store")
         rows = run_promotion(provider, dry_run=dry_run, threshold=threshold, as_of=when)
+    failed = [row for row in rows if row["action"] == "failed"]
     if as_json:
         dump_json(rows)
-        return
+        sys.exit(1 if failed else 0)
     table = Table("tags", "eligible", "score", "sources", "reference", "action", "path")
     for row in rows:
         table.add_row(
@@ -63,3 +67,7 @@ def promote(
             "promote" if row["reference_promote"] else "no", row["action"], row["path"] or "-",
         )
     Console(highlight=False, soft_wrap=True).print(table)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for row in failed:
+        err.print(f"whitebox promote: group [{', '.join(row['tags'])}] skipped: {row['error']}", markup=False)
+    sys.exit(1 if failed else 0)

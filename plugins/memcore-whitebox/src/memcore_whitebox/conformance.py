@@ -9,12 +9,15 @@ these settings; the plugin's own tests subclass :class:`WhiteBoxConformance`.
   by the spec's rule, and the suite's update tests are about in-place edits.
 - Observations are the append-only entries (the suite's default observation factory).
 - Entries come in vault path order, not insertion order.
+- Gated links: ``projects/`` links into ``sensitive/`` and out of the vault.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -32,6 +35,17 @@ class WhiteBoxConformance(ProviderConformance):
     provider_cls: ClassVar[type[Any] | None] = WhiteBoxProvider
     provider_options: ClassVar[dict[str, Any]] = {"as_user": True}
     insertion_ordered: ClassVar[bool] = False
+
+    def plant_gated_links(self, root: Path, marker: str) -> list[str] | None:
+        """Link ``projects/gated.md`` into ``sensitive/`` and ``projects/away.md`` out of the vault."""
+        for folder in ("projects", "sensitive"):
+            (root / folder).mkdir(exist_ok=True)
+        (root / "sensitive" / "gated.md").write_text(f"# Gated\n\n{marker}\n", encoding="utf-8")
+        outside = root.parent / f"{root.name}-outside.md"
+        outside.write_text(f"# Away\n\n{marker}\n", encoding="utf-8")
+        os.symlink("../sensitive/gated.md", root / "projects" / "gated.md")
+        os.symlink(str(outside), root / "projects" / "away.md")
+        return ["projects/gated.md", "projects/away.md"]
 
     def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
         """Return ``entry`` with its body's CRs as LF (the files keep their own line breaks)."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memcore.errors import MemcoreError
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter
 from memcore.models import Kind, MemoryEntry, Query, utc_now
 from memcore.storage import TextFile, atomic_write, file_lock, safe_join
@@ -232,7 +233,9 @@ def run_promotion(
     Rows: ``tags``, ``observations`` (ids), ``eligible`` (count), ``score`` (2 decimals),
     ``distinct_sources``, ``reference_promote``, ``reason``, ``meets_rule``, ``target``,
     ``action`` (``"below-threshold"``, ``"would-propose"``, ``"would-promote"``,
-    ``"already-proposed"``, ``"proposed"``, ``"promoted"``) and ``path``.
+    ``"already-proposed"``, ``"proposed"``, ``"promoted"``, ``"failed"``) and ``path``; a failed
+    row also has ``error`` (why: e.g. a tag that makes an unsafe path). A failed group never
+    stops the others.
     """
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
@@ -256,11 +259,18 @@ def run_promotion(
             "path": None,
         }
         if cand.meets_rule:
-            if not auto and set(ids) in existing:
-                row["action"] = "already-proposed"
-            elif dry_run:
-                row["action"] = "would-promote" if auto else "would-propose"
-            else:
-                row["action"], row["path"] = apply_candidate(provider, cand, auto=auto)
+            # one bad group (a tag that makes an unsafe path, a target out of scope) is reported
+            # as failed and skipped; the other groups are still promoted
+            try:
+                if not auto and set(ids) in existing:
+                    row["action"] = "already-proposed"
+                elif dry_run:
+                    provider._check_writable(cand.target)
+                    safe_join(provider.root, cand.target)
+                    row["action"] = "would-promote" if auto else "would-propose"
+                else:
+                    row["action"], row["path"] = apply_candidate(provider, cand, auto=auto)
+            except MemcoreError as exc:
+                row["action"], row["error"] = "failed", str(exc)
         rows.append(row)
     return rows

@@ -59,7 +59,9 @@ from memcore.storage import (
     atomic_write,
     check_component,
     file_lock,
+    gate_allows,
     on_disk_path,
+    resolved_rel,
     safe_join,
     temp_file_diagnostics,
 )
@@ -209,9 +211,9 @@ def _as_tags(value: Any) -> list[str]:
     if isinstance(value, list):
         out = []
         for item in value:
+            # a YAML list item is already the exact text (plain ones come trimmed): keep it as is
             text = item if isinstance(item, str) else json_line(item)
-            text = text.strip()
-            if text:
+            if text.strip():
                 out.append(text)
         return out
     return [json_line(value)]
@@ -458,21 +460,67 @@ class WhiteBoxProvider(BaseProvider):
         """Return the file ``entry`` lives in: its id up to ``#`` (``observations/2026-04.md#3``)."""
         return (entry.id or "").split("#", 1)[0]
 
-    def _file_visible(self, rel: str) -> bool:
-        try:
-            path = safe_join(self.root, rel)
-        except UnsafePathError:
-            return False
+    def _name_allowed(self, rel: str) -> bool:
+        """Return whether the vault path ``rel`` may be served, judged on its name alone."""
         first = rel.split("/", 1)[0]
         if "/" not in rel and rel in SPECIAL_ROOT_FILES:
             return False
         if first in SKIPPED_FOLDERS and "/" in rel:
             return False
+        return self.scopes.visible(rel)
+
+    def _file_visible(self, rel: str) -> bool:
+        try:
+            path = safe_join(self.root, rel)
+        except UnsafePathError:
+            return False
         try:
             is_file = path.is_file()
         except OSError:  # a name too long for the file system, an unreadable folder...
             return False
-        return rel.endswith(".md") and is_file and self.scopes.visible(rel)
+        # the gate applies to where the path leads: a link into sensitive/ or out of scope is shut
+        return rel.endswith(".md") and is_file and gate_allows(self.root, rel, self._name_allowed)
+
+    def _symlink_diagnostics(self) -> list[Diagnostic]:
+        """``wb.symlink`` for every link the listing skips in the visible part of the vault.
+
+        An error where the link leads outside the vault or past a gate (``sensitive/``, another
+        scope: never served), or where writes go through it (``observations/``, a month log);
+        a warning otherwise (the link is not listed).
+        """
+        diags: list[Diagnostic] = []
+        scopes = self.scopes
+
+        def walk(folder: Path, prefix: str) -> None:
+            try:
+                with os.scandir(folder) as it:
+                    items = sorted(it, key=lambda e: e.name)
+            except OSError:
+                return
+            for item in items:
+                name = unicodedata.normalize("NFC", item.name)
+                rel = prefix + name
+                if name.startswith(".") or (not prefix and name in {*SKIPPED_FOLDERS, "tags.md", "scopes.md"}):
+                    continue  # tags.md has its own wb.symlink; a linked scopes.md refuses to open
+                if item.is_symlink():
+                    if not (scopes.folder_visible(rel) or scopes.visible(rel)):
+                        continue
+                    real = resolved_rel(self.root, rel)
+                    if real is None:
+                        why, severity = "it leads outside the vault; never read", Severity.ERROR
+                    elif not gate_allows(self.root, rel, self._name_allowed) and self._name_allowed(rel):
+                        why, severity = f"it leads to {real}, past the vault's gates; never served", Severity.ERROR
+                    elif rel == "observations" or self.is_observation_file(rel):
+                        why, severity = "observation writes fail through a link", Severity.ERROR
+                    else:
+                        why, severity = f"it leads to {real}; links are not listed", Severity.WARNING
+                    diags.append(_diag(rel, None, "wb.symlink", severity,
+                                       f"{rel} is a symlink: {why}; put the file or folder itself there"))
+                elif item.is_dir() and scopes.folder_visible(rel):
+                    walk(Path(item.path), rel + "/")
+
+        walk(self.root, "")
+        return diags
 
     def _entries(self, files: Iterable[str]) -> Iterator[MemoryEntry]:
         for rel in files:
@@ -1618,6 +1666,7 @@ class WhiteBoxProvider(BaseProvider):
             diags.append(_diag("tags.md", None, "wb.symlink", Severity.ERROR,
                                "tags.md is a symlink: not read (it may point outside the vault) and never "
                                "replaced; put the file itself there"))
+        diags.extend(self._symlink_diagnostics())
         registry = self.tag_registry()
         scopes = self.scopes
         for rel in self._walk():
