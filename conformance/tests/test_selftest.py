@@ -201,12 +201,16 @@ def test_reference_passes_the_whole_suite(pytester: pytest.Pytester) -> None:
     reprec = pytester.inline_run("-p", "no:cacheprovider")
     passed, skipped, failed = reprec.listoutcomes()
     assert failed == [], [r.longreprtext for r in failed]
-    # the reference names entries by random ids and keeps them in memory (no scopes, no files to
-    # link): only the tests of derived ids and the gates test skip (by their knob or capability)
+    # The reference names its files entries/<random ASCII id>.json and has no scopes: only the
+    # tests of derived ids, of non-ASCII file names and of gates skip (by knob or capability).
     assert _names(skipped) == {
         "test_ambiguous_id_is_refused_naming_every_place",
         "test_colliding_ids_migrate_each_entry_or_fail",
         "test_a_link_past_a_gate_is_never_served_and_validate_reports_it",
+        "test_entry_in_an_nfd_named_file_reads",
+        "test_update_of_an_nfd_named_file_rewrites_that_file",
+        "test_delete_of_an_nfd_named_file_removes_that_file",
+        "test_nfc_nfd_twin_files_are_reported_by_validate",
     }
     names = _names(passed)
     for expected in (

@@ -60,6 +60,7 @@ from memcore.storage import (
     TextFile,
     atomic_write,
     check_component,
+    control_char_diagnostics,
     file_lock,
     safe_join,
     temp_file_diagnostics,
@@ -377,13 +378,14 @@ class ReferenceProvider(BaseProvider):
 
     # -- checking ---------------------------------------------------------------------
     def validate(self) -> list[Diagnostic]:
-        """Report the marker file if missing and every entry file that cannot be read."""
+        """Report the marker file if missing, every entry file that cannot be read, and control characters."""
         out: list[Diagnostic] = []
         if not (self.root / MARKER_FILE).is_file():
             out.append(Diagnostic(path=MARKER_FILE, code="ref.no-marker", message="store marker missing"))
         scanned = self._scan()
         known = {item.entry.id for item in scanned if item.entry is not None}
         for item in scanned:
+            out.extend(control_char_diagnostics(item.raw, self._rel(item.path), code="ref.control-char"))
             if item.problem is not None:
                 out.append(item.problem)
             elif item.entry is not None:
