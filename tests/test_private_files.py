@@ -85,12 +85,10 @@ def test_locks_live_in_a_private_per_user_folder_not_a_shared_tmp_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wide_umask: None
 ) -> None:
     monkeypatch.delenv("MEMCORE_LOCK_DIR", raising=False)
-    runtime = tmp_path / "run-user"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     store = tmp_path / "store"
     lock = lock_path_for(store)
-    assert lock.parent == runtime / "memcore" / "locks"
+    assert lock.parent == tmp_path / "cache" / "memcore" / "locks"
     with file_lock(store):
         assert _mode(lock) == 0o600
     assert _mode(lock.parent) == 0o700
@@ -98,18 +96,26 @@ def test_locks_live_in_a_private_per_user_folder_not_a_shared_tmp_one(
     assert lock.parent.stat().st_uid == os.getuid()
 
 
-def test_lock_folder_without_private_runtime_dir_falls_back_to_private_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wide_umask: None
+def test_lock_folder_is_the_same_with_or_without_a_runtime_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A login shell (XDG_RUNTIME_DIR set) and a cron job (unset) writing one store share one lock."""
     monkeypatch.delenv("MEMCORE_LOCK_DIR", raising=False)
-    shared = tmp_path / "shared-runtime"
-    shared.mkdir()
-    os.chmod(shared, 0o777)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    lock = lock_path_for(tmp_path / "store")
-    assert lock.parent == tmp_path / "cache" / "memcore" / "locks"
-    assert _mode(lock.parent) == 0o700
+    runtime = tmp_path / "run-user"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    in_session = lock_path_for(tmp_path / "store")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert lock_path_for(tmp_path / "store") == in_session
+
+
+def test_relative_lock_dir_is_refused_naming_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCORE_LOCK_DIR", "locks")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LockPathError, match="absolute path"):
+        lock_path_for(tmp_path / "store")
+    assert not (tmp_path / "locks").exists()
 
 
 def test_symlink_planted_at_a_lock_path_is_refused_and_not_followed(

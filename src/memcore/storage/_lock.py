@@ -7,7 +7,6 @@ import hashlib
 import os
 import stat
 import threading
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,41 +29,31 @@ _FILE_MODE = 0o600
 def lock_dir() -> Path:
     """Return this user's lock folder, creating it private (0700) when missing.
 
-    ``$MEMCORE_LOCK_DIR`` when set; else ``memcore/locks`` in the user's runtime folder
-    (:func:`platformdirs.user_runtime_dir`: ``$XDG_RUNTIME_DIR`` on Linux) when that exists and
-    is private, else in the user's cache folder (:func:`platformdirs.user_cache_dir`). Never a
-    folder shared between users: another user cannot create, replace or block our locks.
+    ``$MEMCORE_LOCK_DIR`` when set (an absolute path); else ``locks`` in the user's cache folder
+    (:func:`platformdirs.user_cache_dir`: ``~/.cache/memcore/locks`` on Linux,
+    ``~/Library/Caches/memcore/locks`` on macOS, ``%LOCALAPPDATA%\\memcore\\Cache\\locks`` on
+    Windows). Never a folder shared between users, so another user cannot create, replace or block
+    our locks; and not the runtime folder (``$XDG_RUNTIME_DIR``), which a login session has and a
+    cron job or service of the same user does not: two processes writing one store must take the
+    same lock file.
 
     Raises:
-        LockPathError: The folder is a symlink, not a folder, not owned by this user or open to
-            others (mode not 0700); the message names it and says how to fix it.
+        LockPathError: ``$MEMCORE_LOCK_DIR`` is relative, or the folder is a symlink, not a
+            folder, not owned by this user or open to others (mode not 0700); the message names
+            it and says how to fix it.
     """
     explicit = os.environ.get("MEMCORE_LOCK_DIR")
     if explicit:
         base = Path(explicit)
+        if not base.is_absolute():
+            raise LockPathError(
+                f"MEMCORE_LOCK_DIR={explicit!r} is a relative path: processes started in other folders "
+                "would take other locks for the same store; set it to an absolute path"
+            )
     else:
-        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
-            warnings.simplefilter("ignore")
-            runtime = Path(platformdirs.user_runtime_dir("memcore", appauthor=False, ensure_exists=False))
-        parent = runtime.parent
-        base = runtime / "locks" if _private_existing(parent) else Path(
-            platformdirs.user_cache_dir("memcore", appauthor=False, ensure_exists=False)
-        ) / "locks"
+        base = Path(platformdirs.user_cache_dir("memcore", appauthor=False, ensure_exists=False)) / "locks"
     _ensure_private_dir(base)
     return base
-
-
-def _private_existing(folder: Path) -> bool:
-    """Whether ``folder`` exists, is a real folder owned by this user and closed to others."""
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return False
-    if not stat.S_ISDIR(st.st_mode):
-        return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return False
-    return not stat.S_IMODE(st.st_mode) & 0o077
 
 
 def _ensure_private_dir(folder: Path) -> None:
