@@ -38,7 +38,15 @@ from typing import Any
 
 from memcore.models import MemoryEntry
 
-__all__ = ["REDACTED", "holds_secret", "may_hold_secret", "redact_entry", "redact_secrets", "redact_tree"]
+__all__ = [
+    "REDACTED",
+    "holds_secret",
+    "may_hold_secret",
+    "names_secret",
+    "redact_entry",
+    "redact_secrets",
+    "redact_tree",
+]
 
 REDACTED = "[redacted]"
 
@@ -52,6 +60,8 @@ _KEY_NAMES = (
 )
 #: an identifier ending in a key name: ``DB_PASSWORD``, ``aws_secret_access_key``, ``GITHUB_TOKEN``
 _NAMED = rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{{0,64}}?(?:{_KEY_NAMES}|access[_-]?key|private[_-]?key)"
+#: a whole key or relation type that names a secret: its value is redacted whole, however plain
+_SECRET_NAME = re.compile(rf"{_NAMED}", re.IGNORECASE)
 _JSON_ASSIGNMENT = re.compile(rf'("(?:{_NAMED}|auth|authorization)"\s*:\s*")(?:\\.|[^"\\])*', re.IGNORECASE)
 #: a quoted value is redacted whole (``password: 'correct horse'``, quotes kept), a bare one up to a space
 _QUOTED_OR_BARE = r"""(?:(')(?!\[redacted\]')[^'\n]*'|(")(?!\[redacted\]")[^"\n]*"|(?!['"])[^\s"'&<>]+)"""
@@ -151,11 +161,29 @@ def _apply_patterns(text: str) -> str:
     return out
 
 
+def names_secret(name: str) -> bool:
+    """Whether ``name`` (a key, a relation type) names a secret: ``password``, ``DB_PASSWORD``, ``client_secret``."""
+    return _SECRET_NAME.fullmatch(name.strip()) is not None
+
+
+def _redact_value(value: Any) -> Any:
+    """Redact every scalar under a secret-named key whole (numbers and booleans too), keeping shape."""
+    if isinstance(value, dict):
+        return {k: _redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(v) for v in value]
+    if value is None or value == "" or value == REDACTED:
+        return value
+    return REDACTED
+
+
 def redact_tree(value: Any) -> Any:
     """Return a copy of JSON data with every string redacted, dictionary keys included.
 
-    Two keys that redact to the same text keep both values: the later one gets ``#2``, ``#3``…
-    appended, so redaction never drops data.
+    A value under a key that names a secret (:func:`names_secret`: ``{"password": "hunter2"}``)
+    is redacted whole, since the pair is what a writer renders (``password=hunter2``). Two keys
+    that redact to the same text keep both values: the later one gets ``#2``, ``#3``… appended,
+    so redaction never drops data.
     """
     if isinstance(value, str):
         return redact_secrets(value)
@@ -168,7 +196,7 @@ def redact_tree(value: Any) -> Any:
                 while f"{name}#{n}" in out:
                     n += 1
                 name = f"{name}#{n}"
-            out[name] = redact_tree(item)
+            out[name] = _redact_value(item) if isinstance(key, str) and names_secret(key) else redact_tree(item)
         return out
     if isinstance(value, list):
         return [redact_tree(item) for item in value]
@@ -178,8 +206,9 @@ def redact_tree(value: Any) -> Any:
 def redact_entry(entry: MemoryEntry) -> MemoryEntry:
     """Return a copy of ``entry`` with every string it holds redacted (the id and version aside).
 
-    Redacted: title, body, each tag, source, scope, parent, each relation's type and target,
-    every key and string of ``extra`` (new dicts and lists all the way down). The id is not
+    Redacted: title, body, each tag, source, scope, parent, each relation's type and target (the
+    whole target when the type names a secret), every key and string of ``extra`` (new dicts and
+    lists all the way down; values under secret-named keys whole). The id is not
     changed (a caller that writes it checks it with :func:`holds_secret` and refuses).
 
     Args:
@@ -201,7 +230,12 @@ def redact_entry(entry: MemoryEntry) -> MemoryEntry:
             "scope": opt(entry.scope),
             "parent": opt(entry.parent),
             "relations": [
-                rel.model_copy(update={"type": redact_secrets(rel.type), "target": redact_secrets(rel.target)})
+                rel.model_copy(
+                    update={
+                        "type": redact_secrets(rel.type),
+                        "target": REDACTED if names_secret(rel.type) else redact_secrets(rel.target),
+                    }
+                )
                 for rel in entry.relations
             ],
             "extra": redact_tree(entry.extra),

@@ -161,3 +161,24 @@ def test_plain_text_like_secrets_is_left_alone() -> None:
         "monkey=business",
     ):
         assert redact_secrets(text) == text, text
+
+
+@pytest.mark.parametrize(
+    ("extra", "relations"),
+    [
+        ({"maka": {"password": "hunter2XQZ"}}, []),
+        ({"box": {"client_secret": "hunter2XQZ"}}, []),
+        ({"app": {"DB_PASSWORD": ["hunter2XQZ", {"old": "hunter2XQZ"}]}}, []),
+        ({}, [Relation(type="password", target="hunter2XQZ", resolved=False)]),
+    ],
+    ids=["maka-password-key", "other-namespace-secret-key", "nested-under-secret-key", "relation-type"],
+)
+def test_a_value_under_a_secret_name_is_redacted_whole(
+    tmp_path: Path, extra: dict[str, object], relations: list[Relation]
+) -> None:
+    """A key and a value harmless alone are a secret once written as ``password=hunter2XQZ``."""
+    folder = tmp_path / "store"
+    MakaProvider(folder / "MEMORY.md").add(MemoryEntry(title="t", body="b", extra=extra, relations=relations))
+    stored = _store_text(folder)
+    assert "hunter2xqz" not in stored.lower()
+    assert "[redacted]" in stored
