@@ -50,3 +50,25 @@ def test_redact_entry_covers_every_string_and_leaves_the_input_alone() -> None:
     assert out.extra == {"ns": {"k": REDACTED}}
     assert out.id == "e1"
     assert entry.tags == ["ghp_U1v5Github7Oo3abcdefghij"]  # a copy: the caller's entry is untouched
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("{'Authorization': 'Basic aHVudGVyMlhRWg=='}", "aHVudGVyMlhRWg"),
+        ('Authorization: "Basic aHVudGVyMlhRWg=="', "aHVudGVyMlhRWg"),
+        ('Authorization = "Token abcdefghijk"', "abcdefghijk"),
+        ('Authorization: Bearer "abcdefghijkl"', "abcdefghijkl"),
+        ("{'password': 'hunter2XQZ'}", "hunter2XQZ"),
+        ('password => "hunter2XQZ"', "hunter2XQZ"),
+        ("ASIAIOSFODNN7EXAMPLE", "IOSFODNN7EXAMPLE"),
+        ("AKIAIOSFODNN7EXAMPLE_prod", "IOSFODNN7EXAMPLE"),
+        ("tok_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "c2lnbmF0dXJl"),
+        ("eyAiYWxnIjoiSFMyNTYifQ.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "c2lnbmF0dXJl"),
+    ],
+)
+def test_quoted_arrow_and_prefixed_secret_shapes_are_redacted(text: str, secret: str) -> None:
+    once = redact_secrets(text)
+    assert secret not in once
+    assert "[redacted]" in once
+    assert redact_secrets(once) == once

@@ -65,15 +65,15 @@ _SECRET_NAME = re.compile(rf"{_NAMED}", re.IGNORECASE)
 _JSON_ASSIGNMENT = re.compile(rf'("(?:{_NAMED}|auth|authorization)"\s*:\s*")(?:\\.|[^"\\])*', re.IGNORECASE)
 #: a quoted value is redacted whole (``password: 'correct horse'``, quotes kept), a bare one up to a space
 _QUOTED_OR_BARE = r"""(?:(')(?!\[redacted\]')[^'\n]*'|(")(?!\[redacted\]")[^"\n]*"|(?!['"])[^\s"'&<>]+)"""
-_ASSIGNMENT = re.compile(rf"({_NAMED}\s*[:=]\s*){_QUOTED_OR_BARE}", re.IGNORECASE)
+_ASSIGNMENT = re.compile(rf"""({_NAMED}['"]?\s*(?:=>|[:=])\s*){_QUOTED_OR_BARE}""", re.IGNORECASE)
 _PHRASE = re.compile(rf"\b((?:password|passwd|passphrase|pwd)s?\s+(?:is|was|=|:)\s+){_QUOTED_OR_BARE}", re.IGNORECASE)
 _SCHEMES = r"(?:bearer|basic|token|digest|negotiate|ntlm|apikey)"
 _AUTH_HEADER = re.compile(
-    rf"\b((?:proxy-)?authorization\s*[:=]\s*(?:{_SCHEMES}\s+)?)(?!\[redacted\])(?!{_SCHEMES}\s)[^\s\"'<>]+",
+    rf"""\b((?:proxy-)?authorization['"]?\s*[:=]\s*['"]?(?:{_SCHEMES}\s+)?['"]?)(?!\[redacted\])(?!{_SCHEMES}\s)[^\s"'<>]+""",
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"\b(bearer\s+)(?!\[redacted\])[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
-_JWT = re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_JWT = re.compile(r"(?<![A-Za-z0-9-])ey[JA][A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _URL_CREDENTIALS = re.compile(
     r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@'\"<>]{0,256}:)(?!\[redacted\]@)[^\s/@'\"<>]{1,512}(@)"
 )
@@ -89,7 +89,7 @@ _VENDOR_KEYS = [
     re.compile(r"\bgh[pousr]_[0-9A-Za-z_]{20,}"),
     re.compile(r"\bgithub_pat_[0-9A-Za-z_]{20,}"),
     re.compile(r"\bxox[abprs]-[0-9A-Za-z-]{10,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
     re.compile(r"\bglpat-[0-9A-Za-z_-]{20,}"),
     re.compile(r"\bhf_[0-9A-Za-z]{20,}"),
     re.compile(r"\bnpm_[0-9A-Za-z]{20,}"),
@@ -104,8 +104,8 @@ _CASELESS_HINTS = ("key", "token", "secret", "passw", "passphrase", "pwd", "auth
 #: …or one of these case-sensitive marks (private key blocks, vendor key shapes, JWTs, URL
 #: credentials, curl's -u / --user).
 _CASED_HINT = re.compile(
-    r"-----BEGIN |sk-|[sr]k_(?:live|test)_|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|glpat-|hf_|npm_|ya29\."
-    r"|eyJ|://|-u|--user"
+    r"-----BEGIN |sk-|[sr]k_(?:live|test)_|AIza|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|ASIA|glpat-|hf_|npm_|ya29\."
+    r"|eyJ|eyA|://|-u|--user"
 )
 
 
