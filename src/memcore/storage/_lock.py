@@ -15,6 +15,7 @@ import filelock
 import platformdirs
 
 from memcore.errors import LockPathError, StoreBusyError
+from memcore.storage._modes import make_private_dir
 
 __all__ = ["file_lock", "lock_dir", "lock_path_for"]
 
@@ -58,16 +59,7 @@ def lock_dir() -> Path:
 
 def _ensure_private_dir(folder: Path) -> None:
     """Create ``folder`` (and missing parents) 0700, or check that the existing one is private."""
-    if not os.path.lexists(folder):
-        missing = []
-        cur = folder
-        while not os.path.lexists(cur) and cur != cur.parent:
-            missing.append(cur)
-            cur = cur.parent
-        for part in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, _DIR_MODE)
-                os.chmod(part, _DIR_MODE)  # whatever the umask
+    make_private_dir(folder)
     try:
         st = os.lstat(folder)
     except OSError as exc:  # pragma: no cover - removed between the two calls
