@@ -167,3 +167,62 @@ def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(s
     store.update(entry)
     text = path.read_text(encoding="utf-8")
     assert "['x'" not in text and "\ntags: [ok, [x, y]]\n" in text
+
+
+# -- companion_for must hold a usable file_id (schema: "Companion file") ------------------------
+@pytest.mark.parametrize(("companion_for", "code"), [
+    ({}, "box.companion-block"),
+    ({"filename": "a.pdf"}, "box.companion-block"),
+    ({"file_id": ""}, "box.companion-file-id"),
+    ({"file_id": ["x"]}, "box.companion-file-id"),
+    ({"file_id": {"a": 1}}, "box.companion-file-id"),
+    ({"file_id": "../../etc/passwd"}, "box.companion-file-id"),
+    ({"file_id": "/etc/passwd"}, "box.companion-file-id"),
+    ({"file_id": "files//a.pdf"}, "box.companion-file-id"),
+])
+def test_companion_with_empty_or_bogus_companion_for_is_refused_and_nothing_is_written(
+        store: BoxMemoryProvider, root: Path, companion_for: dict, code: str) -> None:
+    before = _files(root)
+    with pytest.raises(InvalidEntryError) as info:
+        store.add(MemoryEntry(kind=Kind.COMPANION, title="Bogus companion", body="x\n",
+                              extra={"box": {"companion_for": companion_for}}))
+    message = str(info.value)
+    assert code in message and "add_companion" in message and "file_id" in message
+    assert _files(root) == before
+    assert _errors(store) == []
+
+
+def test_update_to_an_empty_companion_for_is_refused(store: BoxMemoryProvider, root: Path) -> None:
+    (root / "files").mkdir(exist_ok=True)
+    (root / "files" / "r.pdf").write_bytes(b"%PDF-1.4 real\n")
+    stored = store.add_companion("files/r.pdf", MemoryEntry(title="Report", body="x\n"))
+    path = root / store.file_of(stored)
+    before = path.read_bytes()
+    stored.extra["box"]["companion_for"] = {}
+    with pytest.raises(InvalidEntryError, match="companion_for is empty"):
+        store.update(stored)
+    assert path.read_bytes() == before and _errors(store) == []
+
+
+@pytest.mark.parametrize(("block", "code"), [
+    ("companion_for: {}\n", "box.companion-block"),
+    ("companion_for:\n  file_id: ''\n", "box.companion-file-id"),
+    ("companion_for:\n  file_id: [x]\n", "box.companion-file-id"),
+    ("companion_for:\n  file_id: ../../etc/passwd\n", "box.companion-file-id"),
+])
+def test_validate_reports_an_empty_or_bogus_companion_for_as_an_error(store: BoxMemoryProvider, root: Path,
+                                                                     block: str, code: str) -> None:
+    (root / "memories" / "deck.pdf.md").write_text(
+        "---\nid: mem_01J00000000000000000000C01\nslug: deck-companion\ntitle: Deck\nkind: companion\n"
+        "status: active\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n" + block
+        + "---\nbody\n", encoding="utf-8")
+    store.reindex()
+    assert (code, "memories/deck.pdf.md") in _errors(store)
+
+
+def test_companion_with_box_file_id_or_workspace_path_is_still_accepted(store: BoxMemoryProvider) -> None:
+    a = store.add(MemoryEntry(kind=Kind.COMPANION, title="Remote deck", body="x\n",
+                              extra={"box": {"companion_for": {"file_id": "1844291673322", "filename": "d.pdf"}}}))
+    b = store.add(MemoryEntry(kind=Kind.COMPANION, title="Gone file", body="x\n",
+                              extra={"box": {"companion_for": {"file_id": "files/gone.pdf"}}}))
+    assert a.id and b.id and _errors(store) == []

@@ -314,12 +314,42 @@ def check_team(team: str, known: Any) -> str:
     return team
 
 
-def _companion_block(path: str, entry_id: str) -> Diagnostic:
-    """The ``box.companion-block`` error: a companion memory without its ``companion_for`` block."""
-    return Diagnostic(path=path, line=1, code="box.companion-block", severity=Severity.ERROR, entry_id=entry_id,
-                      message="kind: companion needs a companion_for block (file_id, filename, sha256…); "
-                              "write companions with add_companion(<binary>), "
-                              "or give extra['box']['companion_for'] = {file_id, filename, sha256, ...}")
+def companion_for_problem(companion: Any) -> tuple[str, str] | None:
+    """Return ``(code, message)`` when ``companion_for`` does not hold what the schema requires, else ``None``.
+
+    The schema (box-memory-schema.md, "Companion file") makes ``companion_for`` a mapping whose
+    ``file_id`` names the binary: a Box file id (digits) or, on a local folder, the binary's
+    workspace-relative path (``files/report.pdf``). So ``file_id`` must be one non-empty text
+    value; a path must be relative, without ``..``, empty parts, backslashes or control
+    characters (``../../etc/passwd`` names nothing in the workspace).
+    """
+    fix = ("write companions with add_companion(<binary>), or give extra['box']['companion_for'] = "
+           "{file_id: <Box file id or workspace path such as files/report.pdf>, filename, sha256, ...}")
+    if not isinstance(companion, Mapping):
+        return "box.companion-block", f"kind: companion needs a companion_for block (file_id, filename, sha256…); {fix}"
+    if not companion:
+        return "box.companion-block", f"companion_for is empty; it needs at least file_id; {fix}"
+    if "file_id" not in companion or companion.get("file_id") is None:
+        return "box.companion-block", f"companion_for has no file_id; {fix}"
+    file_id = companion.get("file_id")
+    if isinstance(file_id, bool) or not isinstance(file_id, (str, int)):
+        shape = "a mapping" if isinstance(file_id, Mapping) else "a list" if isinstance(file_id, (list, tuple)) else (
+            type(file_id).__name__)
+        return "box.companion-file-id", (f"companion_for.file_id must be a single text value, not {shape} "
+                                         f"({plain(file_id)!r}); {fix}")
+    text = str(file_id)
+    if not text.strip():
+        return "box.companion-file-id", f"companion_for.file_id is empty; {fix}"
+    if text.isdigit():
+        return None
+    parts = text.split("/")
+    if (text != text.strip() or text.startswith("/") or "\\" in text or ":" in parts[0]
+            or any(part in {"", ".", ".."} for part in parts)
+            or any(unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"} for c in text)):
+        return "box.companion-file-id", (f"companion_for.file_id {ascii(text)} is neither a Box file id (digits) "
+                                         f"nor a workspace-relative path without '..', empty parts or "
+                                         f"control characters; {fix}")
+    return None
 
 
 def _drift_key(row: IndexRow) -> IndexRow:
@@ -1522,8 +1552,11 @@ class BoxMemoryProvider(BaseProvider):
         entry, diags = entry_from_meta(meta, body, path=path, version=version, resolve=self._resolve,
                                        is_known_id=self._is_known)
         errors = [d for d in diags if d.severity is Severity.ERROR]
-        if str(meta.get("kind")) == "companion" and not isinstance(meta.get("companion_for"), Mapping):
-            errors.append(_companion_block(path, str(meta.get("id"))))
+        if str(meta.get("kind")) == "companion":
+            problem = companion_for_problem(meta.get("companion_for"))
+            if problem is not None:
+                errors.append(Diagnostic(path=path, line=1, code=problem[0], severity=Severity.ERROR,
+                                         entry_id=str(meta.get("id")), message=problem[1]))
         return entry, errors
 
     def _refuse_errors(self, path: str, meta: Mapping[str, Any], body: str, *,
@@ -1749,8 +1782,11 @@ class BoxMemoryProvider(BaseProvider):
     def _companion_diags(self, f: _File) -> list[Diagnostic]:
         entry_id = str(f.meta["id"])
         companion = f.meta.get("companion_for")
-        if not isinstance(companion, dict):
-            return [_companion_block(f.path, entry_id)]
+        problem = companion_for_problem(companion)
+        if problem is not None:
+            return [Diagnostic(path=f.path, line=1, code=problem[0], severity=Severity.ERROR, entry_id=entry_id,
+                               message=problem[1])]
+        assert isinstance(companion, Mapping)
         file_id = str(companion.get("file_id") or "")
         binary = self.binary_path(file_id, f.folder)
         if binary is None:
