@@ -226,3 +226,26 @@ def test_companion_with_box_file_id_or_workspace_path_is_still_accepted(store: B
     b = store.add(MemoryEntry(kind=Kind.COMPANION, title="Gone file", body="x\n",
                               extra={"box": {"companion_for": {"file_id": "files/gone.pdf"}}}))
     assert a.id and b.id and _errors(store) == []
+
+
+# -- an entry made by model_copy(update=...) skips pydantic's validation ---------------------------
+def test_update_of_a_model_copy_with_kind_as_plain_str_raises_invalid_entry_not_attribute_error(
+        store: BoxMemoryProvider, root: Path) -> None:
+    entry = store.add(MemoryEntry(kind=Kind.FACT, title="Copied fact", body="x\n"))
+    path = root / store.file_of(entry)
+    before = path.read_bytes()
+    with pytest.raises(InvalidEntryError, match="box.companion-block"):
+        store.update(entry.model_copy(update={"kind": "companion"}))
+    with pytest.raises(InvalidEntryError, match="model_copy"):
+        store.update(entry.model_copy(update={"kind": "no-such-kind"}))
+    with pytest.raises(InvalidEntryError, match="model_copy"):
+        store.add(MemoryEntry(title="New", body="y\n").model_copy(update={"status": 7}))
+    assert path.read_bytes() == before and _errors(store) == []
+
+
+def test_update_of_a_model_copy_with_a_valid_kind_str_works(store: BoxMemoryProvider) -> None:
+    entry = store.add(MemoryEntry(kind=Kind.FACT, title="Turned decision", body="x\n"))
+    stored = store.update(entry.model_copy(update={"kind": "decision", "status": "draft"}))
+    assert stored.kind is Kind.DECISION
+    assert store.file_of(stored) == "memories/decision__turned-decision.md"
+    assert store.get(entry.id or "").status.value == "draft"
