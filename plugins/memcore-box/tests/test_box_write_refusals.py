@@ -6,6 +6,8 @@ Issue 17, items 9 (a write validate would call an error), 11 (a value of the wro
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -249,3 +251,40 @@ def test_update_of_a_model_copy_with_a_valid_kind_str_works(store: BoxMemoryProv
     assert stored.kind is Kind.DECISION
     assert store.file_of(stored) == "memories/decision__turned-decision.md"
     assert store.get(entry.id or "").status.value == "draft"
+
+
+# -- team names that normalise alike, or name the workspace's own files ----------------------------
+def test_team_spelled_nfd_then_nfc_is_refused_as_the_same_team(store: BoxMemoryProvider, root: Path) -> None:
+    first = store.add(MemoryEntry(kind=Kind.FACT, title="Decomposed", body="x\n", scope="te\u0301am"))
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match=r"the existing team 'te\\u0301am' spelled differently"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Composed", body="x\n", scope="t\u00e9am"))
+    assert _files(root) == before
+    teams = json.loads((root / "_box-memory.json").read_text(encoding="utf-8"))["teams"]
+    assert [t for t in teams if unicodedata.normalize("NFC", t) == "t\u00e9am"] == ["te\u0301am"]
+    assert store.get(first.id or "").scope == "te\u0301am"
+
+
+@pytest.mark.parametrize("team", ["\uff44\uff45\uff46\uff41\uff55\uff4c\uff54", "\uff25\uff2e\uff27", "\uff25ng"])
+def test_fullwidth_twin_of_a_known_team_is_refused(store: BoxMemoryProvider, root: Path, team: str) -> None:
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match="spelled differently|only in case"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Wide", body="x\n", scope=team))
+    assert _files(root) == before
+
+
+@pytest.mark.parametrize("team", ["_index.json", "memories", "Files", "companions", "teams", "_box-memory.json",
+                                  "\uff4d\uff45\uff4d\uff4f\uff52\uff49\uff45\uff53"])
+def test_team_named_like_a_workspace_file_or_folder_is_refused(store: BoxMemoryProvider, root: Path,
+                                                               team: str) -> None:
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match="reserved: it names one of the workspace's own files or folders"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Clash", body="x\n", scope=team))
+    assert _files(root) == before
+
+
+def test_init_refuses_unicode_twin_and_workspace_named_teams(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError, match="spelled differently"):
+        BoxMemoryProvider.init_store(str(tmp_path / "a"), teams="default,te\u0301am,t\u00e9am")
+    with pytest.raises(UnsafePathError, match="reserved"):
+        BoxMemoryProvider.init_store(str(tmp_path / "b"), teams="default,_index.json")

@@ -292,8 +292,11 @@ def check_team(team: str, known: Any) -> str:
     Refused besides what :func:`~memcore.storage.check_component` refuses (``.``, ``..``,
     separators…): names starting with a dot (``.git``; dot folders are hidden, and the workspace
     scan skips them, so its memories would vanish) and a name that differs from a known team
-    only in case (``Eng`` beside ``eng``): Box and most desktop file systems fold case, so both
-    would share one folder.
+    only in case (``Eng`` beside ``eng``), or in Unicode spelling (NFC ``t\u00e9am`` beside NFD
+    ``te\u0301am``, fullwidth ``\uff44efault`` beside ``default``; compared NFKC + casefold):
+    Box and most desktop file systems fold case and normalise names, so both would share one
+    folder. A name of the workspace's own files and folders (``_index.json``, ``memories``…) is
+    refused too.
 
     Args:
         team: The team name.
@@ -307,12 +310,35 @@ def check_team(team: str, known: Any) -> str:
         raise UnsafePathError(
             f"box: team name {team!r} is reserved (a dot name is hidden, and the workspace scan skips "
             "dot folders); choose a name that does not start with '.'")
+    folded = fold_team(team)
+    if folded in _RESERVED_TEAMS:
+        raise UnsafePathError(
+            f"box: team name {ascii(team)} is reserved: it names one of the workspace's own files or folders "
+            f"({', '.join(_WORKSPACE_NAMES)}), compared after Unicode normalisation (NFKC) and case folding; "
+            "choose another team name")
     for other in known if isinstance(known, list) else []:
-        if isinstance(other, str) and other != team and other.casefold() == team.casefold():
+        if not isinstance(other, str) or other == team:
+            continue
+        if other.casefold() == team.casefold():
             raise UnsafePathError(
                 f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
                 f"case-insensitive file systems would put both in one folder; use {other!r}")
+        if fold_team(other) == folded:
+            raise UnsafePathError(
+                f"box: team name {ascii(team)} is the existing team {ascii(other)} spelled differently (the same "
+                "name after Unicode normalisation, NFKC, and case folding); file systems that normalise names "
+                f"(macOS, Box) would put both in one folder; use {ascii(other)}")
     return team
+
+
+def fold_team(team: str) -> str:
+    """Return ``team`` as compared with other team names: NFKC-normalised and case-folded."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", team).casefold())
+
+
+#: The workspace's own files and folders (at its root and in each team folder): no team is named so.
+_WORKSPACE_NAMES: tuple[str, ...] = ("_box-memory.json", "_index.json", "memories", "files", "companions", "teams")
+_RESERVED_TEAMS: frozenset[str] = frozenset(fold_team(name) for name in _WORKSPACE_NAMES)
 
 
 def companion_for_problem(companion: Any) -> tuple[str, str] | None:
@@ -1479,7 +1505,8 @@ class BoxMemoryProvider(BaseProvider):
         if team is None or team == self.default_team:
             return sub
         teams = self._config.get("teams")
-        check_team(team, teams)
+        known = teams if isinstance(teams, list) else []
+        check_team(team, [*known, *([self.default_team] if self.default_team not in known else [])])
         path = join("teams", team, sub)
         if not isinstance(teams, list) or team not in teams:
             config = self._edit_config()
