@@ -181,6 +181,7 @@ def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(s
     ({"file_id": "../../etc/passwd"}, "box.companion-file-id"),
     ({"file_id": "/etc/passwd"}, "box.companion-file-id"),
     ({"file_id": "files//a.pdf"}, "box.companion-file-id"),
+    ({"file_id": "files/a\nb.pdf"}, "box.companion-file-id"),
 ])
 def test_companion_with_empty_or_bogus_companion_for_is_refused_and_nothing_is_written(
         store: BoxMemoryProvider, root: Path, companion_for: dict, code: str) -> None:

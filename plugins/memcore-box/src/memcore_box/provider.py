@@ -372,7 +372,7 @@ def companion_for_problem(companion: Any) -> tuple[str, str] | None:
     parts = text.split("/")
     if (text != text.strip() or text.startswith("/") or "\\" in text or ":" in parts[0]
             or any(part in {"", ".", ".."} for part in parts)
-            or any(unicodedata.category(c) in {"Cc", "Cf", "Zl", "Zp"} for c in text)):
+            or any(unicodedata.category(c) in {"Cc", "Zl", "Zp"} for c in text)):
         return "box.companion-file-id", (f"companion_for.file_id {ascii(text)} is neither a Box file id (digits) "
                                          f"nor a workspace-relative path without '..', empty parts or "
                                          f"control characters; {fix}")
