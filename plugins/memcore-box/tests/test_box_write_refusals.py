@@ -6,6 +6,8 @@ Issue 17, items 9 (a write validate would call an error), 11 (a value of the wro
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -167,3 +169,123 @@ def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(s
     store.update(entry)
     text = path.read_text(encoding="utf-8")
     assert "['x'" not in text and "\ntags: [ok, [x, y]]\n" in text
+
+
+# -- companion_for must hold a usable file_id (schema: "Companion file") ------------------------
+@pytest.mark.parametrize(("companion_for", "code"), [
+    ({}, "box.companion-block"),
+    ({"filename": "a.pdf"}, "box.companion-block"),
+    ({"file_id": ""}, "box.companion-file-id"),
+    ({"file_id": ["x"]}, "box.companion-file-id"),
+    ({"file_id": {"a": 1}}, "box.companion-file-id"),
+    ({"file_id": "../../etc/passwd"}, "box.companion-file-id"),
+    ({"file_id": "/etc/passwd"}, "box.companion-file-id"),
+    ({"file_id": "files//a.pdf"}, "box.companion-file-id"),
+    ({"file_id": "files/a\nb.pdf"}, "box.companion-file-id"),
+])
+def test_companion_with_empty_or_bogus_companion_for_is_refused_and_nothing_is_written(
+        store: BoxMemoryProvider, root: Path, companion_for: dict, code: str) -> None:
+    before = _files(root)
+    with pytest.raises(InvalidEntryError) as info:
+        store.add(MemoryEntry(kind=Kind.COMPANION, title="Bogus companion", body="x\n",
+                              extra={"box": {"companion_for": companion_for}}))
+    message = str(info.value)
+    assert code in message and "add_companion" in message and "file_id" in message
+    assert _files(root) == before
+    assert _errors(store) == []
+
+
+def test_update_to_an_empty_companion_for_is_refused(store: BoxMemoryProvider, root: Path) -> None:
+    (root / "files").mkdir(exist_ok=True)
+    (root / "files" / "r.pdf").write_bytes(b"%PDF-1.4 real\n")
+    stored = store.add_companion("files/r.pdf", MemoryEntry(title="Report", body="x\n"))
+    path = root / store.file_of(stored)
+    before = path.read_bytes()
+    stored.extra["box"]["companion_for"] = {}
+    with pytest.raises(InvalidEntryError, match="companion_for is empty"):
+        store.update(stored)
+    assert path.read_bytes() == before and _errors(store) == []
+
+
+@pytest.mark.parametrize(("block", "code"), [
+    ("companion_for: {}\n", "box.companion-block"),
+    ("companion_for:\n  file_id: ''\n", "box.companion-file-id"),
+    ("companion_for:\n  file_id: [x]\n", "box.companion-file-id"),
+    ("companion_for:\n  file_id: ../../etc/passwd\n", "box.companion-file-id"),
+])
+def test_validate_reports_an_empty_or_bogus_companion_for_as_an_error(store: BoxMemoryProvider, root: Path,
+                                                                     block: str, code: str) -> None:
+    (root / "memories" / "deck.pdf.md").write_text(
+        "---\nid: mem_01J00000000000000000000C01\nslug: deck-companion\ntitle: Deck\nkind: companion\n"
+        "status: active\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n" + block
+        + "---\nbody\n", encoding="utf-8")
+    store.reindex()
+    assert (code, "memories/deck.pdf.md") in _errors(store)
+
+
+def test_companion_with_box_file_id_or_workspace_path_is_still_accepted(store: BoxMemoryProvider) -> None:
+    a = store.add(MemoryEntry(kind=Kind.COMPANION, title="Remote deck", body="x\n",
+                              extra={"box": {"companion_for": {"file_id": "1844291673322", "filename": "d.pdf"}}}))
+    b = store.add(MemoryEntry(kind=Kind.COMPANION, title="Gone file", body="x\n",
+                              extra={"box": {"companion_for": {"file_id": "files/gone.pdf"}}}))
+    assert a.id and b.id and _errors(store) == []
+
+
+# -- an entry made by model_copy(update=...) skips pydantic's validation ---------------------------
+def test_update_of_a_model_copy_with_kind_as_plain_str_raises_invalid_entry_not_attribute_error(
+        store: BoxMemoryProvider, root: Path) -> None:
+    entry = store.add(MemoryEntry(kind=Kind.FACT, title="Copied fact", body="x\n"))
+    path = root / store.file_of(entry)
+    before = path.read_bytes()
+    with pytest.raises(InvalidEntryError, match="box.companion-block"):
+        store.update(entry.model_copy(update={"kind": "companion"}))
+    with pytest.raises(InvalidEntryError, match="model_copy"):
+        store.update(entry.model_copy(update={"kind": "no-such-kind"}))
+    with pytest.raises(InvalidEntryError, match="model_copy"):
+        store.add(MemoryEntry(title="New", body="y\n").model_copy(update={"status": 7}))
+    assert path.read_bytes() == before and _errors(store) == []
+
+
+def test_update_of_a_model_copy_with_a_valid_kind_str_works(store: BoxMemoryProvider) -> None:
+    entry = store.add(MemoryEntry(kind=Kind.FACT, title="Turned decision", body="x\n"))
+    stored = store.update(entry.model_copy(update={"kind": "decision", "status": "draft"}))
+    assert stored.kind is Kind.DECISION
+    assert store.file_of(stored) == "memories/decision__turned-decision.md"
+    assert store.get(entry.id or "").status.value == "draft"
+
+
+# -- team names that normalise alike, or name the workspace's own files ----------------------------
+def test_team_spelled_nfd_then_nfc_is_refused_as_the_same_team(store: BoxMemoryProvider, root: Path) -> None:
+    first = store.add(MemoryEntry(kind=Kind.FACT, title="Decomposed", body="x\n", scope="te\u0301am"))
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match=r"the existing team 'te\\u0301am' spelled differently"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Composed", body="x\n", scope="t\u00e9am"))
+    assert _files(root) == before
+    teams = json.loads((root / "_box-memory.json").read_text(encoding="utf-8"))["teams"]
+    assert [t for t in teams if unicodedata.normalize("NFC", t) == "t\u00e9am"] == ["te\u0301am"]
+    assert store.get(first.id or "").scope == "te\u0301am"
+
+
+@pytest.mark.parametrize("team", ["\uff44\uff45\uff46\uff41\uff55\uff4c\uff54", "\uff25\uff2e\uff27", "\uff25ng"])
+def test_fullwidth_twin_of_a_known_team_is_refused(store: BoxMemoryProvider, root: Path, team: str) -> None:
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match="spelled differently|only in case"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Wide", body="x\n", scope=team))
+    assert _files(root) == before
+
+
+@pytest.mark.parametrize("team", ["_index.json", "memories", "Files", "companions", "teams", "_box-memory.json",
+                                  "\uff4d\uff45\uff4d\uff4f\uff52\uff49\uff45\uff53"])
+def test_team_named_like_a_workspace_file_or_folder_is_refused(store: BoxMemoryProvider, root: Path,
+                                                               team: str) -> None:
+    before = _files(root)
+    with pytest.raises(UnsafePathError, match="reserved: it names one of the workspace's own files or folders"):
+        store.add(MemoryEntry(kind=Kind.FACT, title="Clash", body="x\n", scope=team))
+    assert _files(root) == before
+
+
+def test_init_refuses_unicode_twin_and_workspace_named_teams(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError, match="spelled differently"):
+        BoxMemoryProvider.init_store(str(tmp_path / "a"), teams="default,te\u0301am,t\u00e9am")
+    with pytest.raises(UnsafePathError, match="reserved"):
+        BoxMemoryProvider.init_store(str(tmp_path / "b"), teams="default,_index.json")

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
+from pydantic import ValidationError
 from ulid import ULID
 
 from memcore.errors import (
@@ -47,7 +48,7 @@ from memcore.errors import (
     UnsafePathError,
 )
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, Status, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TempSweeper, TextFile, check_component, temp_file_diagnostics
 from memcore_box._json import IndexWriter, dumps_json, loads_json
@@ -291,8 +292,11 @@ def check_team(team: str, known: Any) -> str:
     Refused besides what :func:`~memcore.storage.check_component` refuses (``.``, ``..``,
     separators…): names starting with a dot (``.git``; dot folders are hidden, and the workspace
     scan skips them, so its memories would vanish) and a name that differs from a known team
-    only in case (``Eng`` beside ``eng``): Box and most desktop file systems fold case, so both
-    would share one folder.
+    only in case (``Eng`` beside ``eng``), or in Unicode spelling (NFC ``t\u00e9am`` beside NFD
+    ``te\u0301am``, fullwidth ``\uff44efault`` beside ``default``; compared NFKC + casefold):
+    Box and most desktop file systems fold case and normalise names, so both would share one
+    folder. A name of the workspace's own files and folders (``_index.json``, ``memories``…) is
+    refused too.
 
     Args:
         team: The team name.
@@ -306,20 +310,73 @@ def check_team(team: str, known: Any) -> str:
         raise UnsafePathError(
             f"box: team name {team!r} is reserved (a dot name is hidden, and the workspace scan skips "
             "dot folders); choose a name that does not start with '.'")
+    folded = fold_team(team)
+    if folded in _RESERVED_TEAMS:
+        raise UnsafePathError(
+            f"box: team name {ascii(team)} is reserved: it names one of the workspace's own files or folders "
+            f"({', '.join(_WORKSPACE_NAMES)}), compared after Unicode normalisation (NFKC) and case folding; "
+            "choose another team name")
     for other in known if isinstance(known, list) else []:
-        if isinstance(other, str) and other != team and other.casefold() == team.casefold():
+        if not isinstance(other, str) or other == team:
+            continue
+        if other.casefold() == team.casefold():
             raise UnsafePathError(
                 f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
                 f"case-insensitive file systems would put both in one folder; use {other!r}")
+        if fold_team(other) == folded:
+            raise UnsafePathError(
+                f"box: team name {ascii(team)} is the existing team {ascii(other)} spelled differently (the same "
+                "name after Unicode normalisation, NFKC, and case folding); file systems that normalise names "
+                f"(macOS, Box) would put both in one folder; use {ascii(other)}")
     return team
 
 
-def _companion_block(path: str, entry_id: str) -> Diagnostic:
-    """The ``box.companion-block`` error: a companion memory without its ``companion_for`` block."""
-    return Diagnostic(path=path, line=1, code="box.companion-block", severity=Severity.ERROR, entry_id=entry_id,
-                      message="kind: companion needs a companion_for block (file_id, filename, sha256…); "
-                              "write companions with add_companion(<binary>), "
-                              "or give extra['box']['companion_for'] = {file_id, filename, sha256, ...}")
+def fold_team(team: str) -> str:
+    """Return ``team`` as compared with other team names: NFKC-normalised and case-folded."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", team).casefold())
+
+
+#: The workspace's own files and folders (at its root and in each team folder): no team is named so.
+_WORKSPACE_NAMES: tuple[str, ...] = ("_box-memory.json", "_index.json", "memories", "files", "companions", "teams")
+_RESERVED_TEAMS: frozenset[str] = frozenset(fold_team(name) for name in _WORKSPACE_NAMES)
+
+
+def companion_for_problem(companion: Any) -> tuple[str, str] | None:
+    """Return ``(code, message)`` when ``companion_for`` does not hold what the schema requires, else ``None``.
+
+    The schema (box-memory-schema.md, "Companion file") makes ``companion_for`` a mapping whose
+    ``file_id`` names the binary: a Box file id (digits) or, on a local folder, the binary's
+    workspace-relative path (``files/report.pdf``). So ``file_id`` must be one non-empty text
+    value; a path must be relative, without ``..``, empty parts, backslashes or control
+    characters (``../../etc/passwd`` names nothing in the workspace).
+    """
+    fix = ("write companions with add_companion(<binary>), or give extra['box']['companion_for'] = "
+           "{file_id: <Box file id or workspace path such as files/report.pdf>, filename, sha256, ...}")
+    if not isinstance(companion, Mapping):
+        return "box.companion-block", f"kind: companion needs a companion_for block (file_id, filename, sha256…); {fix}"
+    if not companion:
+        return "box.companion-block", f"companion_for is empty; it needs at least file_id; {fix}"
+    if "file_id" not in companion or companion.get("file_id") is None:
+        return "box.companion-block", f"companion_for has no file_id; {fix}"
+    file_id = companion.get("file_id")
+    if isinstance(file_id, bool) or not isinstance(file_id, (str, int)):
+        shape = "a mapping" if isinstance(file_id, Mapping) else "a list" if isinstance(file_id, (list, tuple)) else (
+            type(file_id).__name__)
+        return "box.companion-file-id", (f"companion_for.file_id must be a single text value, not {shape} "
+                                         f"({plain(file_id)!r}); {fix}")
+    text = str(file_id)
+    if not text.strip():
+        return "box.companion-file-id", f"companion_for.file_id is empty; {fix}"
+    if text.isdigit():
+        return None
+    parts = text.split("/")
+    if (text != text.strip() or text.startswith("/") or "\\" in text or ":" in parts[0]
+            or any(part in {"", ".", ".."} for part in parts)
+            or any(unicodedata.category(c) in {"Cc", "Zl", "Zp"} for c in text)):
+        return "box.companion-file-id", (f"companion_for.file_id {ascii(text)} is neither a Box file id (digits) "
+                                         f"nor a workspace-relative path without '..', empty parts or "
+                                         f"control characters; {fix}")
+    return None
 
 
 def _drift_key(row: IndexRow) -> IndexRow:
@@ -339,9 +396,44 @@ def _working_copy(entry: MemoryEntry) -> MemoryEntry:
     ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
     """
     update: dict[str, Any] = {"extra": json_copy(entry.extra)}
-    if "\r" in entry.body:  # the file has its own line breaks: a read gives LF (models.lf_body)
+    if isinstance(entry.body, str) and "\r" in entry.body:  # a read gives LF (models.lf_body)
         update["body"] = lf_body(entry).body
-    return entry.model_copy(update=update)
+    copy = entry.model_copy(update=update)
+    if _unvalidated(copy):
+        # ``entry.model_copy(update={"kind": "companion"})`` skips pydantic's validation: the
+        # value is a plain str (or anything), and the mapping's ``kind.value`` would fail with
+        # an AttributeError. Validate such a copy now, refusing what the model would refuse.
+        try:
+            copy = MemoryEntry.model_validate({name: getattr(copy, name) for name in MemoryEntry.model_fields})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
+                                 for err in exc.errors())
+            raise InvalidEntryError(
+                f"box: the entry does not hold valid field values ({problems}); an entry made by "
+                "model_copy(update=...) is not validated: set the field on the entry (entry.kind = "
+                "Kind.COMPANION) or build it with MemoryEntry(...)/model_validate") from None
+    return copy
+
+
+_TEXT_FIELDS = ("title", "body")
+_OPTIONAL_TEXT_FIELDS = ("id", "source", "scope", "parent", "version")
+_TIME_FIELDS = ("created_at", "updated_at", "expires_at")
+
+
+def _unvalidated(entry: MemoryEntry) -> bool:
+    """Return whether a field of ``entry`` holds a value its type refuses (set past validation)."""
+    if type(entry.kind) is not Kind or type(entry.status) is not Status:
+        return True
+    if any(not isinstance(getattr(entry, name), str) for name in _TEXT_FIELDS):
+        return True
+    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), str)
+           for name in _OPTIONAL_TEXT_FIELDS):
+        return True
+    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), datetime)
+           for name in _TIME_FIELDS):
+        return True
+    return not isinstance(entry.tags, list) or not isinstance(entry.relations, list) or not isinstance(
+        entry.extra, dict)
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
@@ -1413,7 +1505,8 @@ class BoxMemoryProvider(BaseProvider):
         if team is None or team == self.default_team:
             return sub
         teams = self._config.get("teams")
-        check_team(team, teams)
+        known = teams if isinstance(teams, list) else []
+        check_team(team, [*known, *([self.default_team] if self.default_team not in known else [])])
         path = join("teams", team, sub)
         if not isinstance(teams, list) or team not in teams:
             config = self._edit_config()
@@ -1522,8 +1615,11 @@ class BoxMemoryProvider(BaseProvider):
         entry, diags = entry_from_meta(meta, body, path=path, version=version, resolve=self._resolve,
                                        is_known_id=self._is_known)
         errors = [d for d in diags if d.severity is Severity.ERROR]
-        if str(meta.get("kind")) == "companion" and not isinstance(meta.get("companion_for"), Mapping):
-            errors.append(_companion_block(path, str(meta.get("id"))))
+        if str(meta.get("kind")) == "companion":
+            problem = companion_for_problem(meta.get("companion_for"))
+            if problem is not None:
+                errors.append(Diagnostic(path=path, line=1, code=problem[0], severity=Severity.ERROR,
+                                         entry_id=str(meta.get("id")), message=problem[1]))
         return entry, errors
 
     def _refuse_errors(self, path: str, meta: Mapping[str, Any], body: str, *,
@@ -1749,8 +1845,11 @@ class BoxMemoryProvider(BaseProvider):
     def _companion_diags(self, f: _File) -> list[Diagnostic]:
         entry_id = str(f.meta["id"])
         companion = f.meta.get("companion_for")
-        if not isinstance(companion, dict):
-            return [_companion_block(f.path, entry_id)]
+        problem = companion_for_problem(companion)
+        if problem is not None:
+            return [Diagnostic(path=f.path, line=1, code=problem[0], severity=Severity.ERROR, entry_id=entry_id,
+                               message=problem[1])]
+        assert isinstance(companion, Mapping)
         file_id = str(companion.get("file_id") or "")
         binary = self.binary_path(file_id, f.folder)
         if binary is None:

@@ -300,7 +300,8 @@ def _companion(value: Any) -> Any:
     for key in ("reviewed_at", "extracted_at"):
         if isinstance(ordered.get(key), str):
             ordered[key] = plain_text(ordered[key])
-    if ordered.get("file_id") is not None:
+    # A list or mapping stays as it is (never its Python repr): the write refuses it by name.
+    if ordered.get("file_id") is not None and is_scalar(ordered["file_id"]):
         ordered["file_id"] = DoubleQuotedScalarString(str(ordered["file_id"]))
     return ordered
 

@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Self
 from pydantic import ValidationError
 
 from memcore.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     EntryNotFoundError,
@@ -60,6 +61,7 @@ from memcore.storage import (
     check_component,
     file_lock,
     gate_allows,
+    list_names,
     on_disk_path,
     resolved_rel,
     safe_join,
@@ -393,6 +395,10 @@ class WhiteBoxProvider(BaseProvider):
     def _walk(self) -> Iterator[str]:
         """Yield vault-relative paths of the visible ``.md`` files, in path order."""
         scopes = self.scopes
+        # NFC/NFD twins (``Ünïcödé.md`` spelled both ways) normalise to one path: it is yielded
+        # once, never once per spelling (both would read the NFC file). get/update refuse it
+        # (AmbiguousIdError) and validate reports the twins.
+        seen: set[str] = set()
 
         def walk(folder: Path, prefix: str) -> Iterator[str]:
             try:
@@ -405,6 +411,10 @@ class WhiteBoxProvider(BaseProvider):
                 if name.startswith(".") or item.is_symlink():
                     continue
                 rel = prefix + name
+                if not item.is_dir():
+                    if rel in seen:
+                        continue
+                    seen.add(rel)
                 if item.is_dir():
                     if not prefix and name in SKIPPED_FOLDERS:
                         continue
@@ -417,6 +427,50 @@ class WhiteBoxProvider(BaseProvider):
                         yield rel
 
         yield from walk(self.root, "")
+
+    def _spellings(self, rel: str) -> list[str]:
+        """Return every vault-relative path on disk that normalises (NFC) to ``rel``, sorted.
+
+        More than one means NFC/NFD twins somewhere along the path (a file or a folder).
+        """
+        found = [""]
+        for component in unicodedata.normalize("NFC", rel).split("/"):
+            if component in {"", ".", ".."}:
+                return []
+            found = [prefix + name + "/"
+                     for prefix in found
+                     for name in list_names(self.root / prefix if prefix else self.root).get(component, [])]
+            if not found:
+                return []
+        return sorted(p[:-1] for p in found)
+
+    def _refuse_twins(self, entry_id: str) -> None:
+        """Raise :class:`AmbiguousIdError` when the file of ``entry_id`` has NFC/NFD twins.
+
+        Two files whose names differ only in Unicode normalisation read under one id; memcore
+        would read one and write one of them, not saying which. Nothing is read or written.
+        """
+        rel = unicodedata.normalize("NFC", entry_id).split("#", 1)[0]
+        if rel.isascii():  # an ASCII name has one spelling
+            return
+        places = self._spellings(rel)
+        if len(places) > 1:
+            raise AmbiguousIdError(
+                f"whitebox: id {ascii(entry_id)} names {len(places)} files whose names differ only in Unicode "
+                f"normalisation (NFC/NFD twins): {', '.join(ascii(p) for p in places)}; memcore will not pick "
+                "one. Merge them by hand and delete the other spelling (`memcore validate` reports "
+                "whitebox.name-twins)",
+                entry_id=entry_id, places=tuple(places))
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the entry with ``entry_id``.
+
+        Raises:
+            EntryNotFoundError: No such entry.
+            AmbiguousIdError: The id's file has NFC/NFD twins (both spellings named).
+        """
+        self._refuse_twins(entry_id)
+        return super().get(entry_id)
 
     @staticmethod
     def is_observation_file(rel: str) -> bool:
@@ -1474,6 +1528,7 @@ class WhiteBoxProvider(BaseProvider):
                 "(add a new observation instead, tagged `conflict` to dispute a fact)"
             )
         rel = unicodedata.normalize("NFC", entry.id)
+        self._refuse_twins(entry.id)
         current = self.get(rel)
         expected = expected_version if expected_version is not None else entry.version
         if expected is not None and expected != current.version:
