@@ -237,7 +237,7 @@ def test_update_of_a_model_copy_with_kind_as_plain_str_raises_invalid_entry_not_
     entry = store.add(MemoryEntry(kind=Kind.FACT, title="Copied fact", body="x\n"))
     path = root / store.file_of(entry)
     before = path.read_bytes()
-    with pytest.raises(InvalidEntryError, match="box.companion-block"):
+    with pytest.raises(InvalidEntryError, match=r"box\.companion-block"):
         store.update(entry.model_copy(update={"kind": "companion"}))
     with pytest.raises(InvalidEntryError, match="model_copy"):
         store.update(entry.model_copy(update={"kind": "no-such-kind"}))
@@ -269,7 +269,7 @@ def test_team_spelled_nfd_then_nfc_is_refused_as_the_same_team(store: BoxMemoryP
 @pytest.mark.parametrize("team", ["\uff44\uff45\uff46\uff41\uff55\uff4c\uff54", "\uff25\uff2e\uff27", "\uff25ng"])
 def test_fullwidth_twin_of_a_known_team_is_refused(store: BoxMemoryProvider, root: Path, team: str) -> None:
     before = _files(root)
-    with pytest.raises(UnsafePathError, match="spelled differently|only in case"):
+    with pytest.raises(UnsafePathError, match=r"spelled differently|only in case"):
         store.add(MemoryEntry(kind=Kind.FACT, title="Wide", body="x\n", scope=team))
     assert _files(root) == before
 

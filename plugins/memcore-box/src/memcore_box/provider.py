@@ -313,7 +313,7 @@ def check_team(team: str, known: Any) -> str:
     folded = fold_team(team)
     if folded in _RESERVED_TEAMS:
         raise UnsafePathError(
-            f"box: team name {ascii(team)} is reserved: it names one of the workspace's own files or folders "
+            f"box: team name {team!a} is reserved: it names one of the workspace's own files or folders "
             f"({', '.join(_WORKSPACE_NAMES)}), compared after Unicode normalisation (NFKC) and case folding; "
             "choose another team name")
     for other in known if isinstance(known, list) else []:
@@ -325,9 +325,9 @@ def check_team(team: str, known: Any) -> str:
                 f"case-insensitive file systems would put both in one folder; use {other!r}")
         if fold_team(other) == folded:
             raise UnsafePathError(
-                f"box: team name {ascii(team)} is the existing team {ascii(other)} spelled differently (the same "
+                f"box: team name {team!a} is the existing team {other!a} spelled differently (the same "
                 "name after Unicode normalisation, NFKC, and case folding); file systems that normalise names "
-                f"(macOS, Box) would put both in one folder; use {ascii(other)}")
+                f"(macOS, Box) would put both in one folder; use {other!a}")
     return team
 
 
@@ -373,7 +373,7 @@ def companion_for_problem(companion: Any) -> tuple[str, str] | None:
     if (text != text.strip() or text.startswith("/") or "\\" in text or ":" in parts[0]
             or any(part in {"", ".", ".."} for part in parts)
             or any(unicodedata.category(c) in {"Cc", "Zl", "Zp"} for c in text)):
-        return "box.companion-file-id", (f"companion_for.file_id {ascii(text)} is neither a Box file id (digits) "
+        return "box.companion-file-id", (f"companion_for.file_id {text!a} is neither a Box file id (digits) "
                                          f"nor a workspace-relative path without '..', empty parts or "
                                          f"control characters; {fix}")
     return None

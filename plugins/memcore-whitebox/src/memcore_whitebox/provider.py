@@ -456,7 +456,7 @@ class WhiteBoxProvider(BaseProvider):
         places = self._spellings(rel)
         if len(places) > 1:
             raise AmbiguousIdError(
-                f"whitebox: id {ascii(entry_id)} names {len(places)} files whose names differ only in Unicode "
+                f"whitebox: id {entry_id!a} names {len(places)} files whose names differ only in Unicode "
                 f"normalisation (NFC/NFD twins): {', '.join(ascii(p) for p in places)}; memcore will not pick "
                 "one. Merge them by hand and delete the other spelling (`memcore validate` reports "
                 "whitebox.name-twins)",
