@@ -65,3 +65,22 @@ def test_update_refuses_a_nul_in_any_format_and_leaves_the_file(tmp_path: Path, 
         with pytest.raises(InvalidEntryError, match=r"^body holds the control character U\+0000"):
             store.update(current, expected_version=current.version)
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("fmt", ["whitebox", "box", "rightmemory", "maka"])
+def test_an_unvalidated_model_copy_is_refused_in_any_format_and_leaves_the_file(tmp_path: Path, fmt: str) -> None:
+    """``model_copy(update=...)`` skips validation; every provider's write validates it first."""
+    if fmt not in get_registry().names():
+        pytest.skip(f"{fmt} is not installed")
+    location = tmp_path / "MEMORY.md" if fmt == "maka" else tmp_path
+    get_registry().get(fmt).init_store(str(location))
+    options = {"as_user": True} if fmt == "whitebox" else {}
+    with get_registry().get(fmt)(str(location), **options) as store:
+        stored = store.add(MemoryEntry(kind="fact", title="Good", body="fine\n"))
+        before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+        current = store.get(stored.id)
+        with pytest.raises(InvalidEntryError, match=rf"^{fmt}: the entry does not hold valid field values \(kind"):
+            store.update(current.model_copy(update={"kind": "no-such-kind"}), expected_version=current.version)
+        with pytest.raises(InvalidEntryError, match="model_copy"):
+            store.add(MemoryEntry(title="New", body="y\n").model_copy(update={"status": 7}))
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before

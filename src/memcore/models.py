@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 __all__ = [
     "Diagnostic",
@@ -31,6 +31,7 @@ __all__ = [
     "json_copy",
     "lf_body",
     "require_unicode",
+    "revalidated",
     "text_terms",
     "utc_now",
 ]
@@ -471,3 +472,55 @@ def lf_body(entry: MemoryEntry) -> MemoryEntry:
     if "\r" not in entry.body:
         return entry
     return entry.model_copy(update={"body": entry.body.replace("\r\n", "\n").replace("\r", "\n")})
+
+
+_TEXT_FIELDS = ("title", "body")
+_OPTIONAL_TEXT_FIELDS = ("id", "source", "scope", "parent", "version")
+_TIME_FIELDS = ("created_at", "updated_at", "expires_at")
+
+
+def _unvalidated(entry: MemoryEntry) -> bool:
+    """Return whether a field of ``entry`` holds a value its type refuses (set past validation)."""
+    if type(entry.kind) is not Kind or type(entry.status) is not Status:
+        return True
+    if any(not isinstance(getattr(entry, name), str) for name in _TEXT_FIELDS):
+        return True
+    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), str)
+           for name in _OPTIONAL_TEXT_FIELDS):
+        return True
+    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), datetime)
+           for name in _TIME_FIELDS):
+        return True
+    return not isinstance(entry.tags, list) or not isinstance(entry.relations, list) or not isinstance(
+        entry.extra, dict)
+
+
+def revalidated(entry: MemoryEntry, where: str = "entry") -> MemoryEntry:
+    """Return ``entry``, validated again when a field holds a value set past pydantic's validation.
+
+    ``entry.model_copy(update={"kind": "companion"})`` does not validate: ``kind`` is then a
+    plain ``str`` (or anything), and a writer's ``entry.kind.value`` fails with an
+    ``AttributeError``. Such an entry is validated as ``MemoryEntry(...)`` would be; a valid one
+    is returned as it is (a few ``isinstance`` checks).
+
+    Args:
+        entry: The entry about to be written.
+        where: Who asks, for the message (a format name).
+
+    Raises:
+        InvalidEntryError: A field holds a value the model refuses; the message names each one
+            and the fix.
+    """
+    if not _unvalidated(entry):
+        return entry
+    try:
+        return MemoryEntry.model_validate({name: getattr(entry, name) for name in MemoryEntry.model_fields})
+    except ValidationError as exc:
+        from memcore.errors import InvalidEntryError
+
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
+                             for err in exc.errors())
+        raise InvalidEntryError(
+            f"{where}: the entry does not hold valid field values ({problems}); an entry made by "
+            "model_copy(update=...) is not validated: set the field on the entry (entry.kind = "
+            "Kind.COMPANION) or build it with MemoryEntry(...)/model_validate") from None

@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 
 from memcore.errors import ConfigError, EntryNotFoundError, UnsupportedOperationError
-from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, utc_now
+from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
 from memcore.storage._paths import name_twin_diagnostics
 
@@ -255,7 +255,8 @@ class BaseProvider(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Hold every provider to the core text rules, whatever its own code does.
 
-        ``add`` and ``update`` a subclass defines first check the entry with
+        ``add`` and ``update`` a subclass defines first validate an entry whose fields were set
+        past pydantic's validation (:func:`~memcore.models.revalidated`) and check its text with
         :func:`~memcore.storage._control.check_entry_text` (NUL, C0 controls, DEL are refused
         naming the field and the character); ``validate`` and ``read_all`` add a diagnostic
         (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one,
@@ -500,11 +501,15 @@ class BaseProvider(abc.ABC):
 
 
 def _checked_write(method: Any) -> Any:
-    """Wrap a provider's ``add``/``update`` so the entry's text is checked before anything is written."""
+    """Wrap a provider's ``add``/``update``: the entry is validated and its text checked first.
+
+    See :func:`~memcore.models.revalidated` and :func:`~memcore.storage._control.check_entry_text`.
+    """
 
     @functools.wraps(method)
     def wrapper(self: BaseProvider, entry: MemoryEntry, *args: Any, **kwargs: Any) -> Any:
         if isinstance(entry, MemoryEntry):
+            entry = revalidated(entry, self.format_name or "store")
             check_entry_text(entry)
         return method(self, entry, *args, **kwargs)
 

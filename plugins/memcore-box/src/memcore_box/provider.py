@@ -34,7 +34,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
-from pydantic import ValidationError
 from ulid import ULID
 
 from memcore.errors import (
@@ -48,7 +47,7 @@ from memcore.errors import (
     UnsafePathError,
 )
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, Status, json_copy, lf_body, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TempSweeper, TextFile, check_component, temp_file_diagnostics
 from memcore_box._json import IndexWriter, dumps_json, loads_json
@@ -396,44 +395,9 @@ def _working_copy(entry: MemoryEntry) -> MemoryEntry:
     ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
     """
     update: dict[str, Any] = {"extra": json_copy(entry.extra)}
-    if isinstance(entry.body, str) and "\r" in entry.body:  # a read gives LF (models.lf_body)
+    if "\r" in entry.body:  # the file has its own line breaks: a read gives LF (models.lf_body)
         update["body"] = lf_body(entry).body
-    copy = entry.model_copy(update=update)
-    if _unvalidated(copy):
-        # ``entry.model_copy(update={"kind": "companion"})`` skips pydantic's validation: the
-        # value is a plain str (or anything), and the mapping's ``kind.value`` would fail with
-        # an AttributeError. Validate such a copy now, refusing what the model would refuse.
-        try:
-            copy = MemoryEntry.model_validate({name: getattr(copy, name) for name in MemoryEntry.model_fields})
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
-                                 for err in exc.errors())
-            raise InvalidEntryError(
-                f"box: the entry does not hold valid field values ({problems}); an entry made by "
-                "model_copy(update=...) is not validated: set the field on the entry (entry.kind = "
-                "Kind.COMPANION) or build it with MemoryEntry(...)/model_validate") from None
-    return copy
-
-
-_TEXT_FIELDS = ("title", "body")
-_OPTIONAL_TEXT_FIELDS = ("id", "source", "scope", "parent", "version")
-_TIME_FIELDS = ("created_at", "updated_at", "expires_at")
-
-
-def _unvalidated(entry: MemoryEntry) -> bool:
-    """Return whether a field of ``entry`` holds a value its type refuses (set past validation)."""
-    if type(entry.kind) is not Kind or type(entry.status) is not Status:
-        return True
-    if any(not isinstance(getattr(entry, name), str) for name in _TEXT_FIELDS):
-        return True
-    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), str)
-           for name in _OPTIONAL_TEXT_FIELDS):
-        return True
-    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), datetime)
-           for name in _TIME_FIELDS):
-        return True
-    return not isinstance(entry.tags, list) or not isinstance(entry.relations, list) or not isinstance(
-        entry.extra, dict)
+    return entry.model_copy(update=update)
 
 
 def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
