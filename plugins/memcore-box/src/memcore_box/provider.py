@@ -1587,25 +1587,28 @@ class BoxMemoryProvider(BaseProvider):
         return entry, errors
 
     def _refuse_errors(self, path: str, meta: Mapping[str, Any], body: str, *,
-                       had: frozenset[str] = frozenset()) -> None:
+                       current: _File | None = None) -> None:
         """Refuse a write of ``meta`` + ``body`` that ``validate`` would call an error.
 
         Issue 17, item 9: a write never makes a file its own ``validate`` reports as an error.
-        An error the file already had (codes in ``had``: a hand-written ``title: [a, b]`` kept as
-        it is by an update of the body) is not the write's and does not stop it.
+        An error the file being updated (``current``) already had (a hand-written
+        ``title: [a, b]`` kept as it is by an update of the body) is not the write's and does not
+        stop it; ``current`` is checked only when the new file has errors.
 
         Raises:
             InvalidEntryError: The file would hold an error; the message names the file, the
                 rule (its diagnostic code) and the fix. Nothing is written.
         """
         errors = self._file_errors(path, meta, body, None)[1]
-        new = [d for d in errors if d.code not in had]
-        if new:
-            first = new[0]
+        if errors and current is not None:
+            had = {d.code for d in self._file_errors(current.path, current.meta, current.body, None)[1]}
+            errors = [d for d in errors if d.code not in had]
+        if errors:
+            first = errors[0]
             where = f"{path}:{first.line}" if first.line else path
             raise InvalidEntryError(
                 f"box: refusing to write {where}: {first.message} ({first.code}; `memcore validate` would "
-                f"report it as an error){'; and ' + str(len(new) - 1) + ' more' if len(new) > 1 else ''}. "
+                f"report it as an error){'; and ' + str(len(errors) - 1) + ' more' if len(errors) > 1 else ''}. "
                 "Nothing was written")
 
     def _active_slug_holder(self, slug: str, entry_id: str) -> str | None:
@@ -1681,8 +1684,7 @@ class BoxMemoryProvider(BaseProvider):
             entry.updated_at = utc_now()
             slug = text_of(current.meta.get("slug")) or self._unique_slug(slugify(entry.title))
             meta, yaml_text = self._patched(current, entry, slug)
-            had = frozenset(d.code for d in self._file_errors(current.path, current.meta, current.body, None)[1])
-            self._refuse_errors(current.path, meta, entry.body, had=had)
+            self._refuse_errors(current.path, meta, entry.body, current=current)
             if str(meta.get("status")) == "active" and str(current.meta.get("status")) != "active":
                 holder = self._active_slug_holder(slug, entry_id)
                 if holder is not None:
