@@ -69,6 +69,7 @@ no local scratch copy of it).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import hashlib
@@ -98,7 +99,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, js
 from memcore.provider import BaseProvider, Capability, MemoryProvider, read_all
 from memcore.provider import plan_ids as plan_target_ids
 from memcore.registry import ProviderRegistry, get_registry
-from memcore.storage import scratch_writes
+from memcore.storage import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, scratch_writes
 
 __all__ = [
     "MEMCORE_NS",
@@ -656,10 +657,7 @@ class _Run:
         source's ``get`` raises for the id (a provider that does not raise one is named by
         titles), and the fix.
         """
-        counts: dict[str, int] = {}
-        for e in entries:
-            if e.id is not None:
-                counts[e.id] = counts.get(e.id, 0) + 1
+        counts = collections.Counter(e.id for e in entries if e.id is not None)
         out: dict[str, list[EntryReport]] = {}
         errors: dict[str, str] = {}
         for e in entries:
@@ -1494,7 +1492,7 @@ def _unscratch(report: ConversionReport, scratch: str, real: str) -> None:
 def _private_copy(src: str, dst: str) -> str:
     """Copy ``src`` to ``dst`` as :func:`shutil.copy2` does, then make the copy 0600 (scratch copies)."""
     shutil.copy2(src, dst)
-    os.chmod(dst, 0o600)
+    os.chmod(dst, PRIVATE_FILE_MODE)
     return dst
 
 
@@ -1505,14 +1503,14 @@ def _scratch_copy(location: str) -> Iterator[str]:
     The folder and every folder copied are 0700, every file copied 0600 (issue 17: derived
     copies are as private as their source, whatever its own modes).
     """
-    tmp = tempfile.mkdtemp(prefix="memcore-migrate-")  # 0700
+    tmp = tempfile.mkdtemp(prefix="memcore-migrate-")  # mkdtemp creates it 0700
     try:
         name = Path(location).name or "store"
         dest = os.path.join(tmp, name)
         if os.path.isdir(location):
             shutil.copytree(location, dest, symlinks=True, copy_function=_private_copy)
             for folder, _dirs, _files in os.walk(dest):
-                os.chmod(folder, 0o700)
+                os.chmod(folder, PRIVATE_DIR_MODE)
         elif os.path.isfile(location):
             _private_copy(location, dest)
         yield dest

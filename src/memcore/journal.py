@@ -11,8 +11,9 @@ the run is asked to ``overwrite``.
 One JSON file per (source URL, target URL) pair, in ``$MEMCORE_STATE_DIR`` (default
 ``$XDG_STATE_HOME/memcore/migrations``, else ``~/.local/state/memcore/migrations``), named by
 the sha256 of the pair: the journal never adds a file to either store. Journals are written
-0600 and the folders memcore creates for them 0700 (they name the entries of both stores). Without a journal (first
-run, another machine, a deleted state folder) nothing is compared and the run behaves as before.
+0600 and the folders memcore creates for them 0700 (they name the entries of both stores).
+Without a journal (first run, another machine, a deleted state folder) nothing is compared and
+the run behaves as before.
 """
 
 from __future__ import annotations

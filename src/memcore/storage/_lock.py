@@ -15,16 +15,13 @@ import filelock
 import platformdirs
 
 from memcore.errors import LockPathError, StoreBusyError
-from memcore.storage._modes import make_private_dir
+from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir
 
 __all__ = ["file_lock", "lock_dir", "lock_path_for"]
 
 _DEFAULT_TIMEOUT_S = 60.0
 _local = threading.local()
 
-
-_DIR_MODE = 0o700
-_FILE_MODE = 0o600
 
 
 def lock_dir() -> Path:
@@ -78,7 +75,7 @@ def _ensure_private_dir(folder: Path) -> None:
                 f"lock folder {folder} belongs to user id {st.st_uid}, not to you ({os.getuid()}): another "
                 "user could take or block your locks; remove it or set MEMCORE_LOCK_DIR to a private folder of yours"
             )
-        if stat.S_IMODE(st.st_mode) != _DIR_MODE:
+        if stat.S_IMODE(st.st_mode) != PRIVATE_DIR_MODE:
             raise LockPathError(
                 f"lock folder {folder} has mode {stat.S_IMODE(st.st_mode):04o}, not 0700: other users could "
                 f"take or block your locks; run `chmod 700 {folder}` or set MEMCORE_LOCK_DIR to a private folder"
@@ -103,7 +100,7 @@ def _check_lock_file(lock_file: Path) -> None:
     """Create ``lock_file`` 0600 without following a symlink; refuse anything planted there."""
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(lock_file, flags, _FILE_MODE)
+        fd = os.open(lock_file, flags, PRIVATE_FILE_MODE)
     except OSError as exc:
         what = "a symlink" if os.path.islink(lock_file) else ("a folder" if lock_file.is_dir() else None)
         raise LockPathError(
@@ -173,7 +170,7 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float = _DEFAULT_TIMEOUT
     held = holds.get(lock_file)
     if held is None:
         _check_lock_file(lock_file)
-        held = _Held(filelock.FileLock(str(lock_file), mode=_FILE_MODE, timeout=timeout, thread_local=True))
+        held = _Held(filelock.FileLock(str(lock_file), mode=PRIVATE_FILE_MODE, timeout=timeout, thread_local=True))
         # filelock polls every 50 ms by default; memcore's critical sections last a few ms, so
         # a 2 ms poll cuts the wait of contended writers by an order of magnitude.
         try:
