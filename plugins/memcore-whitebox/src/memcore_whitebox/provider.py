@@ -235,6 +235,16 @@ def _slug(text: str) -> str:
     return slug[:60].strip("-")
 
 
+def _listing(folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
+    """Return ``folder``'s items sorted by name on disk, each with its NFC name; ``[]`` if unreadable."""
+    try:
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    return [(unicodedata.normalize("NFC", item.name), item) for item in items]
+
+
 class WhiteBoxProvider(BaseProvider):
     """Read and write a WhiteBox vault.
 
@@ -401,13 +411,7 @@ class WhiteBoxProvider(BaseProvider):
         seen: set[str] = set()
 
         def walk(folder: Path, prefix: str) -> Iterator[str]:
-            try:
-                with os.scandir(folder) as it:
-                    items = sorted(it, key=lambda e: e.name)
-            except OSError:
-                return
-            for item in items:
-                name = unicodedata.normalize("NFC", item.name)
+            for name, item in _listing(folder):
                 if name.startswith(".") or item.is_symlink():
                     continue
                 rel = prefix + name
@@ -546,13 +550,7 @@ class WhiteBoxProvider(BaseProvider):
         scopes = self.scopes
 
         def walk(folder: Path, prefix: str) -> None:
-            try:
-                with os.scandir(folder) as it:
-                    items = sorted(it, key=lambda e: e.name)
-            except OSError:
-                return
-            for item in items:
-                name = unicodedata.normalize("NFC", item.name)
+            for name, item in _listing(folder):
                 rel = prefix + name
                 if name.startswith(".") or (not prefix and name in {*SKIPPED_FOLDERS, "tags.md", "scopes.md"}):
                     continue  # tags.md has its own wb.symlink; a linked scopes.md refuses to open
