@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,9 +12,6 @@ from memcore.errors import ParseError, UnsupportedOperationError
 from memcore.models import Kind, MemoryEntry, Relation, Severity, Status, lf_body
 from memcore_conformance.corpus import build_corpus
 from memcore_whitebox.provider import WhiteBoxProvider
-
-SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples"
-VAULT = SAMPLES / "whitebox" / "vault-example"
 
 
 # A port of what the reference parser (whitebox-shared observation-parser.ts) does, to check
@@ -41,15 +37,6 @@ def reference_parse(text: str) -> list[dict[str, object]]:
         fields["body"] = fm.group(2).strip()
         out.append(fields)
     return out
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(VAULT, root)
-    for path in root.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return root
 
 
 def obs(**kw: object) -> MemoryEntry:

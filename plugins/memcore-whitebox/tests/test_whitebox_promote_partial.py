@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,16 +13,12 @@ from memcore.models import Kind, MemoryEntry
 from memcore_whitebox.promotion import run_promotion
 from memcore_whitebox.provider import WhiteBoxProvider
 
-VAULT = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "whitebox" / "vault-example"
 BAD_TAG = "project:nul"  # projects/nul.md: a Windows device name, refused by safe_join
 
 
 @pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(VAULT, root)
-    for path in root.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
+def vault(vault: Path) -> Path:
+    root = vault
     with WhiteBoxProvider(str(root)) as store:
         for tag in (BAD_TAG, "project:memcore"):
             for n in range(3):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +14,6 @@ from memcore.errors import ConfigError, ConflictError, EntryNotFoundError
 from memcore.models import Kind, MemoryEntry, Severity, Status
 from memcore_whitebox.promotion import find_candidates
 from memcore_whitebox.provider import OutOfScopeError, WhiteBoxProvider
-
-SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples"
-VAULT = SAMPLES / "whitebox" / "vault-example"
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(VAULT, root)
-    for path in root.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return root
 
 
 def obs(**kw: object) -> MemoryEntry:

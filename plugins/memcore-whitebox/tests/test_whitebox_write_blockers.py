@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,17 +10,6 @@ import pytest
 from memcore.errors import MemcoreError
 from memcore.models import Kind, MemoryEntry, Severity
 from memcore_whitebox.provider import WhiteBoxProvider
-
-VAULT = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "whitebox" / "vault-example"
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(VAULT, root)
-    for path in root.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return root
 
 
 def _obs() -> MemoryEntry:

@@ -9,7 +9,6 @@ string back. memcore must read it back too.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,6 @@ from ruamel.yaml import YAML
 
 from memcore.models import Kind, MemoryEntry
 from memcore_whitebox.provider import WhiteBoxProvider
-
-VAULT = Path(__file__).resolve().parents[3].parent / "shared" / "samples" / "whitebox" / "vault-example"
 
 TYPED = [
     "yes", "no", "on", "off", "y", "n", "Y", "N", "Yes", "NO", "On", "OFF", "true", "False",
@@ -43,15 +40,6 @@ def _readers() -> list[tuple[str, Any]]:
         return readers
     readers.append(("yaml 1.1 (PyYAML)", pyyaml.safe_load))
     return readers
-
-
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    shutil.copytree(VAULT, root)
-    for path in root.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return root
 
 
 @pytest.mark.parametrize("value", TYPED)
