@@ -812,12 +812,15 @@ class MakaProvider(BaseProvider):
         out = self._load(self.path).diagnostics
         if os.path.lexists(self.pending_path):
             out.extend(self._load(self.pending_path, pending=True).diagnostics)
-        out.extend(temp_file_diagnostics(self.path, "maka"))
-        return out + self._backup_diagnostics()
+        return out + self._folder_diagnostics()
 
-    def _backup_diagnostics(self) -> list[Diagnostic]:
-        """``maka.symlink`` errors for a symlinked ``<name>.bak``: every save would be refused."""
-        out: list[Diagnostic] = []
+    def _folder_diagnostics(self) -> list[Diagnostic]:
+        """What the store's folder holds besides the two files: leftover temp files and links.
+
+        ``maka.leftover-temp`` warnings for temp files of interrupted writes, and ``maka.symlink``
+        errors for a symlinked ``<name>.bak`` (every save would be refused).
+        """
+        out = temp_file_diagnostics(self.path, "maka")
         for path in (self.path, self.pending_path):
             try:
                 backup = safe_join(self.folder, path.name + ".bak")
@@ -856,8 +859,7 @@ class MakaProvider(BaseProvider):
         diagnostics = list(loaded.diagnostics)
         if os.path.lexists(self.pending_path):
             diagnostics.extend(self._load(self.pending_path, pending=True).diagnostics)
-        diagnostics.extend(temp_file_diagnostics(self.path, "maka"))
-        diagnostics.extend(self._backup_diagnostics())
+        diagnostics.extend(self._folder_diagnostics())
         return StoreSnapshot([v.entry for v in loaded.views], diagnostics)
 
     # -- writing --------------------------------------------------------------------------
