@@ -14,18 +14,23 @@ import difflib
 import enum
 import functools
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
 
-from memcore.errors import ConfigError, EntryNotFoundError, UnsupportedOperationError
+from memcore.errors import ConfigError, EntryNotFoundError, ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
+from memcore.storage._interface import Storage
+from memcore.storage._local import LocalStorage
 from memcore.storage._paths import name_twin_diagnostics
+from memcore.storage._session import WriteSession
 
 __all__ = [
     "CORE_OPTIONS",
+    "option_flag",
     "BaseProvider",
     "Capability",
     "FileBackedProvider",
@@ -223,6 +228,32 @@ class FileBackedProvider(Protocol):
 #: scans instead of using a search index).
 CORE_OPTIONS: frozenset[str] = frozenset({"read_only", "index"})
 
+#: Option values that mean "off" (case-insensitive for text); any other value turns a flag on.
+_OFF_VALUES = frozenset({"", "0", "false", "no", "off", "none"})
+
+
+def option_flag(value: Any) -> bool:
+    """Read a boolean option fail-closed: off only for a recognised false value.
+
+    ``None``, ``False``, ``0`` and the texts ``""``, ``"0"``, ``"false"``, ``"no"``, ``"off"``,
+    ``"none"`` (any case, surrounding blanks ignored) are off; every other value is on, so a
+    misspelt value of a safety flag (``read_only=ture``, ``incognito=yes please``) turns the
+    protection on rather than silently off.
+
+    Args:
+        value: The option's value as given (``-o name=value`` gives text; Python callers bools).
+
+    Returns:
+        Whether the flag is on.
+    """
+    if value is None or value is False:
+        return False
+    if isinstance(value, str):
+        return value.strip().lower() not in _OFF_VALUES
+    if isinstance(value, (int, float)):
+        return bool(value)
+    return True
+
 
 class BaseProvider(abc.ABC):
     """Defaults for the :class:`MemoryProvider` contract.
@@ -251,6 +282,11 @@ class BaseProvider(abc.ABC):
     #: a re-run changes in place the stable files its earlier runs wrote instead of filing a new
     #: proposal each time.
     migration_target_options: ClassVar[dict[str, Any]] = {}
+    #: The methods that write: a store opened ``read_only`` refuses each with
+    #: :class:`~memcore.errors.ReadOnlyStoreError` before any I/O (:meth:`check_writable`). A
+    #: provider with more write operations (WhiteBox's ``promote``, RightMemory's ``add_edge``)
+    #: extends it: ``write_operations = BaseProvider.write_operations | {"promote"}``.
+    write_operations: ClassVar[frozenset[str]] = frozenset({"add", "update", "delete", "archive", "supersede"})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Hold every provider to the core text rules, whatever its own code does.
@@ -260,7 +296,9 @@ class BaseProvider(abc.ABC):
         :func:`~memcore.storage._control.check_entry_text` (NUL, C0 controls, DEL are refused
         naming the field and the character); ``validate`` and ``read_all`` add a diagnostic
         (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one,
-        and, for a store that is a folder, one per group of NFC/NFD twin names in it.
+        and, for a store that is a folder, one per group of NFC/NFD twin names in it. Every
+        method named in :attr:`write_operations` a subclass defines first checks
+        :meth:`check_writable`.
         """
         super().__init_subclass__(**kwargs)
         for name in ("add", "update"):
@@ -269,6 +307,10 @@ class BaseProvider(abc.ABC):
         for name in ("validate", "read_all"):
             if name in cls.__dict__ and not getattr(cls.__dict__[name], "_memcore_checked", False):
                 setattr(cls, name, _scanned_check(cls.__dict__[name], name))
+        for name in cls.write_operations:  # outermost: refused before any other check
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_memcore_writable", False):
+                setattr(cls, name, _refused_when_read_only(method, name))
 
     def _control_char_diagnostics(self) -> list[Diagnostic]:
         """Diagnose refused control characters in the store's local source files."""
@@ -303,7 +345,12 @@ class BaseProvider(abc.ABC):
         """
         self.location = os.fspath(location)
         self.options: dict[str, Any] = dict(options)
+        #: Whether the store was opened ``read_only`` (:func:`option_flag`: fail-closed).
+        self.read_only: bool = option_flag(options.get("read_only"))
         self._is_open = False
+        self._storage: Storage | None = None
+        self._session: WriteSession | None = None
+        self._session_guard = threading.Lock()
         if self.option_names is not None:
             self._check_option_names()
 
@@ -454,10 +501,123 @@ class BaseProvider(abc.ABC):
         self.update(old, expected_version=old.version)
         return stored
 
+    def check_writable(self, operation: str) -> None:
+        """Refuse a write on a store opened ``read_only``, before any I/O.
+
+        Args:
+            operation: The operation's name, for the message (``"add"``, ``"promote"``…).
+
+        Raises:
+            ReadOnlyStoreError: The store was opened with ``read_only`` on.
+        """
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self.format_name or 'store'}: store {self.location} was opened read-only; `{operation}` refused "
+                "(open it without -o read_only=true to write)"
+            )
+
+    # -- storage and sessions ---------------------------------------------------------
+    @property
+    def storage(self) -> Storage:
+        """Where the store's files live; every file I/O of the provider goes through it.
+
+        Made on first use by :meth:`make_storage` (a provider that needs its storage earlier, or
+        is given one, sets ``self.storage``).
+        """
+        if self._storage is None:
+            self._storage = self.make_storage()
+        return self._storage
+
+    @storage.setter
+    def storage(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def make_storage(self) -> Storage:
+        """Return the :class:`~memcore.storage.Storage` of this store; default a local folder.
+
+        The folder is :attr:`location` (a store of many files) or its parent (a store that is
+        one file, e.g. Maka's ``MEMORY.md``: the lock is then taken on the file itself).
+        """
+        path = Path(self.location)
+        if path.suffix and not path.is_dir():
+            return LocalStorage(path.parent, label=self.format_name or "store", lock_target=path)
+        return LocalStorage(path, label=self.format_name or "store")
+
+    def active_session(self) -> WriteSession | None:
+        """Return the write session the calling thread has open on this provider, or ``None``."""
+        session = self._session
+        if session is not None and session.thread == threading.get_ident():
+            return session
+        return None
+
+    @contextlib.contextmanager
+    def session(self, operation: str = "write") -> Iterator[WriteSession]:
+        """Open (or join) this thread's write session: every write of a provider runs in one.
+
+        The outermost ``with`` takes the store's lock (:meth:`~memcore.storage.Storage.lock`;
+        another thread or process waits), calls :meth:`_session_started`, runs the block, then
+        :meth:`_session_ending` (where a provider stages its derived files, such as indexes) and
+        :meth:`~memcore.storage.WriteSession.flush`, also when the block raised: what the writes
+        that returned applied is saved, then the exception propagates. A nested ``with`` in the
+        same thread joins the open session (re-entrant); the session belongs to the thread that
+        opened it.
+
+        Args:
+            operation: The write's name, for the read-only refusal.
+
+        Yields:
+            The :class:`~memcore.storage.WriteSession`.
+
+        Raises:
+            ReadOnlyStoreError: The store was opened ``read_only`` (before any I/O).
+            ConflictError: At the end: a file the session replaces changed since it was read.
+        """
+        self.check_writable(operation)
+        active = self.active_session()
+        if active is not None:
+            yield active
+            return
+        storage = self.storage
+        with storage.lock(), self._session_guard:
+            session = WriteSession(storage, label=self.format_name or "store")
+            self._session = session
+            ok = False
+            try:
+                self._session_started(session)
+                try:
+                    yield session
+                finally:
+                    self._session_ending(session)
+                    session.flush()
+                ok = True
+            finally:
+                self._session = None
+                self._session_ended(session, ok)
+
+    def _session_started(self, session: WriteSession) -> None:  # noqa: B027 - an optional hook
+        """Hook: a session began (the lock is held). Default: nothing."""
+
+    def _session_ending(self, session: WriteSession) -> None:  # noqa: B027 - an optional hook
+        """Hook: the outermost block ended; stage derived files before the flush. Default: nothing."""
+
+    def _session_ended(self, session: WriteSession, ok: bool) -> None:  # noqa: B027 - an optional hook
+        """Hook: the session was flushed (``ok``) or failed; the lock is still held. Default: nothing."""
+
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
-        """Group writes; providers with derived indexes write them once at the end."""
-        yield
+        """Group writes in one write session: each touched file is written once, at the end.
+
+        On a store opened ``read_only`` the block runs without a session (each write in it
+        raises :class:`~memcore.errors.ReadOnlyStoreError` as usual).
+
+        Yields:
+            None.
+        """
+        if self.read_only:
+            yield
+            return
+        with self.session("batch"):
+            yield
 
     # -- checking ---------------------------------------------------------------------
     def validate(self) -> list[Diagnostic]:
@@ -498,6 +658,18 @@ class BaseProvider(abc.ABC):
     def reindex(self) -> list[Diagnostic]:
         """Rebuild derived indexes; default: nothing to rebuild."""
         return []
+
+
+def _refused_when_read_only(method: Any, name: str) -> Any:
+    """Wrap a write method: :meth:`BaseProvider.check_writable` runs before it."""
+
+    @functools.wraps(method)
+    def wrapper(self: BaseProvider, *args: Any, **kwargs: Any) -> Any:
+        self.check_writable(name)
+        return method(self, *args, **kwargs)
+
+    wrapper._memcore_writable = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def _checked_write(method: Any) -> Any:

@@ -13,12 +13,17 @@
 - :func:`list_names` / :func:`on_disk_name` / :func:`name_twins`: file names in either Unicode
   normal form, compared NFC, opened as spelled on disk.
 - :class:`TextFile`: decode bytes to text and back, keeping BOM and line endings.
+- :class:`Storage` / :class:`LocalStorage`: the interface every provider's file I/O goes through,
+  and its implementation on a local folder; :func:`version_token`: the one version scheme.
+- :class:`WriteSession`: one thread's staged writes, checked and flushed in a safe order.
 """
 
 from __future__ import annotations
 
 from memcore.storage._atomic import append_record, atomic_write, scratch_writes
 from memcore.storage._control import check_entry_text, check_text, control_char_diagnostics
+from memcore.storage._interface import ANY_VERSION, CREATE, Item, Storage, join, version_token
+from memcore.storage._local import LocalStorage
 from memcore.storage._lock import file_lock, lock_dir, lock_path_for
 from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir, touch_private_file
 from memcore.storage._paths import (
@@ -32,10 +37,19 @@ from memcore.storage._paths import (
     resolved_rel,
     safe_join,
 )
+from memcore.storage._session import WriteSession
 from memcore.storage._temps import TempSweeper, find_temp_files, sweep_temp_files, temp_file_diagnostics
 from memcore.storage._text import TextFile
 
 __all__ = [
+    "ANY_VERSION",
+    "CREATE",
+    "Item",
+    "LocalStorage",
+    "Storage",
+    "WriteSession",
+    "join",
+    "version_token",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
     "TempSweeper",

@@ -1,0 +1,400 @@
+"""A local folder as a :class:`~memcore.storage.Storage`: the one implementation on disk."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from memcore.errors import ConflictError, UnsafePathError
+from memcore.storage._atomic import atomic_write
+from memcore.storage._interface import ANY_VERSION, Item, Storage, join, version_token
+from memcore.storage._lock import file_lock
+from memcore.storage._paths import check_component, safe_join
+
+__all__ = ["LocalStorage"]
+
+_REMEMBER_FROM_BYTES = 64 * 1024
+# A store-relative path of plain ASCII components (what memcore's own folders and
+# ``<kind>__<slug>.md`` names usually are): nothing in it can be absolute, a drive letter, NUL,
+# a backslash, ``.``/``..``, empty, or change under NFC. :meth:`LocalStorage._path` checks such a
+# path without resolving it (see there); anything else goes to ``safe_join`` as it is.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*(?:/[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*)*\Z")
+_FAST_PATHS = os.name == "posix"
+
+
+@contextlib.contextmanager
+def _no_loop(path: str | os.PathLike[str], label: str = "store") -> Iterator[None]:
+    """Turn a symbolic-link loop met by the OS (``ELOOP``) into :class:`UnsafePathError`."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(f"{label}: {path}: symbolic link loop") from exc
+        raise
+
+
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+class LocalStorage:
+    """:class:`Storage` on a local folder, through :mod:`memcore.storage` only.
+
+    Every path goes through :func:`memcore.storage.safe_join`; every write through
+    :func:`memcore.storage.atomic_write`; conditional writes check the version under the
+    store's cross-process :func:`memcore.storage.file_lock`. Versions are
+    :func:`~memcore.storage.version_token` of the file's bytes (``"sha256:<hex>"``), so a token
+    stays valid across processes and restarts and changes exactly when the content does.
+
+    Hashing a large ``_index.json`` on every check would cost a full read, so the versions of
+    files of 64 KiB or more are remembered with the file's ``(inode, mtime_ns, size)``: while
+    those are unchanged the version is reused. Every memcore write replaces the file (new
+    inode), and any other write changes the mtime, so a changed file is hashed again. Small
+    files (every memory file) are always hashed.
+
+    Symbolic links that loop, are broken, lead outside the store or lead to a folder
+    holding them are left out of :meth:`list` and recorded in :attr:`skipped`: one bad link
+    never makes the rest of the store unreadable, and nothing outside the store is read. A link
+    to a file or folder inside the store is followed. Temp files of interrupted atomic writes
+    (``.<name>.<hex>.tmp``) are never listed.
+
+    Args:
+        root: The store's root folder (need not exist until something is written).
+        label: The prefix of error messages (the format's name, e.g. ``"box"``).
+        noun: What the messages call the root folder (``"store"``, ``"workspace"``, ``"vault"``).
+        lock_target: The path whose :func:`~memcore.storage.file_lock` :meth:`lock` takes;
+            default ``root`` (a single-file store passes its file).
+        file_mode: Permission bits for files this storage creates (e.g. ``0o600``); default
+            :func:`~memcore.storage.atomic_write`'s (the old file's bits, else the umask's).
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        label: str = "store",
+        noun: str = "store",
+        lock_target: str | os.PathLike[str] | None = None,
+        file_mode: int | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.description = str(self.root)
+        self.label = label
+        self.noun = noun
+        self.lock_target = Path(lock_target) if lock_target is not None else self.root
+        self.file_mode = file_mode
+        self._known: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        self._holder: int | None = None  # thread id holding the lock through this storage
+        self._skipped: dict[str, str] = {}
+        self._root_text = os.fspath(self.root)
+        self._components: set[str] = set()  # path components check_component accepted
+
+    @property
+    def skipped(self) -> builtins.list[tuple[str, str]]:
+        """Return ``(store-relative path, reason)`` of every entry :meth:`list` left out, by path.
+
+        An entry is recorded when the listing of its folder meets it and dropped when a later
+        listing of that folder no longer does (the link was fixed or removed). Reasons read like
+        ``"symbolic link loop"`` or ``"symbolic link to /etc/hostname, outside the store"``.
+        """
+        return sorted(self._skipped.items())
+
+    def __repr__(self) -> str:
+        return f"LocalStorage({self.description!r})"
+
+    def _path(self, path: str) -> Path:
+        """Return the local path of ``path``.
+
+        Raises:
+            UnsafePathError: ``path`` leaves the store or goes through a symbolic-link loop.
+        """
+        if not path:
+            return self.root
+        found = self._plain_path(path)
+        if found is not None:
+            return found
+        try:
+            return safe_join(self.root, path)
+        except RuntimeError as exc:  # Path.resolve() meeting a symlink loop (Python < 3.13)
+            raise UnsafePathError(f"{self.label}: {path}: symbolic link loop") from exc
+
+    def _plain_path(self, path: str) -> Path | None:
+        """Return what ``safe_join(self.root, path)`` returns, checked cheaply, or ``None``.
+
+        For a path of plain ASCII components (:data:`_PLAIN_PATH`): each component goes through
+        :func:`memcore.storage.check_component` (cached: it depends on the text only), and no
+        component below the root may be a symbolic link (one ``lstat`` each, from the root
+        down, stopping at the first that does not exist). Without links and ``..`` the path
+        resolves to the resolved root plus those components, inside the store, which is
+        the containment ``safe_join`` checks by resolving both whole paths (a ``realpath`` of
+        every component of the absolute path, twice, per call: most of a small file's read or
+        write). ``None`` (let ``safe_join`` decide, and raise) for other paths, a link, any
+        other ``lstat`` error, or a platform other than POSIX.
+
+        Raises:
+            UnsafePathError: A component is one ``check_component`` refuses (as ``safe_join``).
+        """
+        if not _FAST_PATHS:
+            return None
+        if not _PLAIN_PATH.match(path):
+            return None
+        parts = path.split("/")
+        checked = self._components
+        for part in parts:
+            if part not in checked:
+                check_component(part)
+                if len(checked) >= 4096:
+                    checked.clear()
+                checked.add(part)
+        local = self._root_text.rstrip("/")  # "" for the file system root
+        for part in parts:
+            local = f"{local}/{part}"
+            try:
+                mode = os.lstat(local).st_mode
+            except FileNotFoundError:
+                break  # nothing below exists, so no link either
+            except OSError:
+                return None
+            if stat.S_ISLNK(mode):
+                return None
+        return Path(self._root_text, *parts)
+
+    @staticmethod
+    def _key(st: os.stat_result) -> tuple[int, int, int]:
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _remember(self, p: Path, key: tuple[int, int, int], version: str) -> str:
+        if key[2] >= _REMEMBER_FROM_BYTES:
+            if len(self._known) > 10_000:
+                self._known.clear()
+            self._known[p] = (key, version)
+        return version
+
+    def _current_version(self, p: Path) -> str | None:
+        """Return the version of the file at ``p`` (``None`` if missing), hashing only if changed."""
+        try:
+            with _no_loop(p, self.label):
+                key = self._key(os.stat(p))
+        except FileNotFoundError:
+            return None
+        known = self._known.get(p)
+        if known is not None and known[0] == key:
+            return known[1]
+        try:
+            with _no_loop(p, self.label), open(p, "rb") as fh:
+                key = self._key(os.fstat(fh.fileno()))
+                data = fh.read()
+        except FileNotFoundError:
+            return None
+        return self._remember(p, key, version_token(data))
+
+    def _link_problem(self, link: str, real_root: str, real_base: str) -> str | None:
+        """Return why the symbolic link ``link`` must be skipped, or ``None`` to follow it."""
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = "?"
+        try:
+            os.stat(link)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "symbolic link loop"
+            if isinstance(exc, FileNotFoundError):
+                return f"broken symbolic link to {target}"
+            return f"symbolic link to {target} cannot be followed: {exc.strerror or exc}"
+        real = os.path.realpath(link)
+        if not _inside(real, real_root):
+            return f"symbolic link to {target}, outside the {self.noun}"
+        if os.path.isdir(real) and _inside(real_base, real):
+            return f"symbolic link to {target}, a folder holding the link (a loop)"
+        return None
+
+    def list(self, folder: str = "") -> builtins.list[Item]:
+        """Return the files and folders directly inside ``folder``, sorted by name.
+
+        Temp files of interrupted atomic writes (``.<name>.<hex>.tmp``) are skipped.
+        ``version`` is ``None`` (computing it would read every file); ``size`` is set. Symbolic
+        links that loop, are broken, lead outside the store or to a folder holding them, and
+        entries that cannot be stat'ed, are left out and recorded in :attr:`skipped`.
+
+        Raises:
+            FileNotFoundError: ``folder`` does not exist.
+            UnsafePathError: ``folder`` itself leaves the store or is a symbolic-link loop.
+        """
+        base = self._path(folder)
+        prefix = join(folder)
+        for key in [k for k in self._skipped if k.rpartition("/")[0] == prefix]:
+            del self._skipped[key]
+        real_root = os.path.realpath(self.root)
+        real_base = os.path.realpath(base)
+        out: builtins.list[Item] = []
+        with _no_loop(base, self.label), os.scandir(base) as it:
+            for de in it:
+                if de.name.startswith(".") and de.name.endswith(".tmp"):
+                    continue
+                rel = join(folder, de.name)
+                try:
+                    if de.is_symlink():
+                        problem = self._link_problem(de.path, real_root, real_base)
+                        if problem is not None:
+                            self._skipped[rel] = problem
+                            continue
+                    is_dir = de.is_dir()
+                    size = None if is_dir else de.stat().st_size
+                except OSError as exc:
+                    self._skipped[rel] = f"cannot be read: {exc.strerror or exc}"
+                    continue
+                out.append(Item(name=de.name, is_folder=is_dir, size=size))
+        out.sort(key=lambda i: i.name)
+        return out
+
+    def stat(self, path: str) -> Item:
+        """Return the item at ``path``; files get their version (hashed when changed).
+
+        Raises:
+            FileNotFoundError: Nothing at ``path``.
+        """
+        p = self._path(path)
+        name = p.name if path else ""
+        if p.is_dir():
+            return Item(name=name, is_folder=True)
+        version = self._current_version(p)
+        if version is None:
+            raise FileNotFoundError(f"{p}: no such file")
+        with _no_loop(p, self.label):
+            size = os.stat(p).st_size
+        return Item(name=name, is_folder=False, version=version, size=size)
+
+    def exists(self, path: str) -> bool:
+        """Return whether a file or folder exists at ``path``."""
+        return self._path(path).exists()
+
+    def read(self, path: str) -> tuple[bytes, str]:
+        """Return ``(bytes, version)`` of the file at ``path``.
+
+        Raises:
+            FileNotFoundError: No file at ``path`` (also when ``path`` is a folder).
+            UnsafePathError: ``path`` leaves the store or is a symbolic-link loop.
+        """
+        p = self._path(path)
+        try:
+            with open(p, "rb") as fh:
+                key = self._key(os.fstat(fh.fileno()))
+                data = fh.read()
+        except IsADirectoryError as exc:
+            raise FileNotFoundError(f"{p}: is a folder, not a file") from exc
+        except OSError as exc:  # as _no_loop, without a generator per read
+            if exc.errno == errno.ELOOP:
+                raise UnsafePathError(f"{self.label}: {p}: symbolic link loop") from exc
+            raise
+        if key[2] >= _REMEMBER_FROM_BYTES:  # smaller files' versions are never remembered
+            known = self._known.get(p)
+            if known is not None and known[0] == key:
+                return data, known[1]
+        return data, self._remember(p, key, version_token(data))
+
+    def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
+        """Write ``data`` to ``path`` atomically if ``expected_version`` holds (under the lock).
+
+        Raises:
+            ConflictError: The precondition failed.
+            FileNotFoundError: The folder does not exist.
+        """
+        p = self._path(path)
+        with self.lock():
+            if expected_version != ANY_VERSION:
+                current = self._current_version(p)
+                if expected_version is None and current is not None:
+                    raise ConflictError(f"{self.label}: {p} already exists; refusing to overwrite it")
+                if expected_version is not None and current != expected_version:
+                    what = "was deleted" if current is None else "changed"
+                    raise ConflictError(
+                        f"{self.label}: {p} {what} since it was read (expected version {expected_version}); "
+                        "re-read it and retry"
+                    )
+            if not p.parent.is_dir():
+                raise FileNotFoundError(f"{p.parent}: folder does not exist; create it first")
+            atomic_write(p, data, mode=self.file_mode)
+            version = version_token(data)
+            if len(data) >= _REMEMBER_FROM_BYTES:  # only large files' versions are remembered
+                with contextlib.suppress(FileNotFoundError):
+                    self._remember(p, self._key(os.stat(p)), version)
+        return Item(name=p.name, is_folder=False, version=version, size=len(data))
+
+    def delete(self, path: str, *, expected_version: str | None = None) -> None:
+        """Delete the file at ``path`` (checking ``expected_version`` under the lock if given).
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+            ConflictError: The file has another version.
+        """
+        p = self._path(path)
+        with self.lock():
+            if expected_version is not None:
+                current = self._current_version(p)
+                if current is None:
+                    raise FileNotFoundError(f"{p}: no such file")
+                if current != expected_version:
+                    raise ConflictError(
+                        f"{self.label}: {p} changed since it was read (expected version {expected_version}); "
+                        "re-read it and retry"
+                    )
+            p.unlink()
+            self._known.pop(p, None)
+
+    def make_folder(self, path: str) -> Item:
+        """Create ``path`` and its parents; existing folders are fine."""
+        p = self._path(path)
+        p.mkdir(parents=True, exist_ok=True)
+        return Item(name=p.name, is_folder=True)
+
+    def checksum(self, path: str) -> tuple[str, str, int]:
+        """Return ``("sha256", hex digest, size)``, streaming the file in 1 MiB blocks.
+
+        Raises:
+            FileNotFoundError: No file at ``path``.
+        """
+        p = self._path(path)
+        h = hashlib.sha256()
+        size = 0
+        with _no_loop(p, self.label), open(p, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+                size += len(block)
+        return "sha256", h.hexdigest(), size
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Return the store's cross-process lock (re-entrant within one thread).
+
+        While this storage's thread already holds it (every write inside a provider's
+        ``batch()``), entering it again only counts: no lock-file path to resolve, no
+        ``filelock`` call per write.
+        """
+        if self._holder == threading.get_ident():
+            return self._nested()
+        return self._outer()
+
+    @contextlib.contextmanager
+    def _nested(self) -> Iterator[None]:
+        yield
+
+    @contextlib.contextmanager
+    def _outer(self) -> Iterator[None]:
+        with file_lock(self.lock_target):
+            self._holder = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._holder = None
+
+
+def _conforms(storage: LocalStorage) -> Storage:  # pragma: no cover - mypy checks the protocol
+    return storage
