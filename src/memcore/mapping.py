@@ -122,8 +122,9 @@ def format_mappings(registry: ProviderRegistry | None = None) -> dict[str, Modul
 def relation_types(format_name: str, registry: ProviderRegistry | None = None) -> dict[str, str]:
     """Return a format's native relation type -> memcore pivot type table.
 
-    A format declares it as ``RELATION_TYPES`` in its mapping module (RightMemory:
-    ``{"rel": "related"}``); a format without one uses the pivot names natively.
+    A format declares it as its provider class's
+    :attr:`~memcore.provider.BaseProvider.relation_types` (RightMemory: ``{"rel": "related"}``);
+    a format without one uses the pivot names natively.
 
     Args:
         format_name: A registered format.
@@ -132,8 +133,15 @@ def relation_types(format_name: str, registry: ProviderRegistry | None = None) -
     Returns:
         ``{native type: pivot type}`` (empty when the format declares none).
     """
-    module = format_mappings(registry).get(format_name)
-    table = getattr(module, "RELATION_TYPES", None) if module is not None else None
+    from memcore.errors import MemcoreError
+    from memcore.registry import get_registry
+
+    registry = registry or get_registry()
+    try:
+        cls = registry.get(format_name)
+    except MemcoreError:
+        return {}
+    table = getattr(cls, "relation_types", None)
     return dict(table) if isinstance(table, dict) else {}
 
 

@@ -282,6 +282,9 @@ class BaseProvider(abc.ABC):
     #: a re-run changes in place the stable files its earlier runs wrote instead of filing a new
     #: proposal each time.
     migration_target_options: ClassVar[dict[str, Any]] = {}
+    #: The format's native relation type -> memcore pivot type (RightMemory: ``{"rel": "related"}``);
+    #: empty: the format names relations as memcore does. Read by :func:`memcore.mapping.relation_types`.
+    relation_types: ClassVar[dict[str, str]] = {}
     #: The methods that write: a store opened ``read_only`` refuses each with
     #: :class:`~memcore.errors.ReadOnlyStoreError` before any I/O (:meth:`check_writable`). A
     #: provider with more write operations (WhiteBox's ``promote``, RightMemory's ``add_edge``)

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memcore import __version__
-from memcore.cli._common import (
+from memcore.cli.helpers import (
     dump_json,
     handle_errors,
     json_option,

@@ -6,7 +6,7 @@ import dataclasses
 
 import click
 
-from memcore.cli._common import dump_json, handle_errors, json_option, open_from_cli, store_options
+from memcore.cli.helpers import dump_json, handle_errors, json_option, open_from_cli, store_options
 from memcore.index import IndexStatus, SearchIndex
 
 __all__ = ["register"]

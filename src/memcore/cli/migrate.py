@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from memcore.cli._common import handle_errors, json_option, parse_options
+from memcore.cli.helpers import handle_errors, json_option, parse_options
 from memcore.convert import ConversionReport, ProgressCallback, migrate
 from memcore.models import Diagnostic
 from memcore.registry import get_registry

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from memcore.cli._common import dump_json, handle_errors, json_option, open_from_cli, parse_options, store_options
+from memcore.cli.helpers import dump_json, handle_errors, json_option, open_from_cli, parse_options, store_options
 from memcore.config import resolve_store
 from memcore.context import DEFAULT_BUDGET, MIN_BUDGET, agent_read_denied, build_context
 from memcore.errors import ConfigError

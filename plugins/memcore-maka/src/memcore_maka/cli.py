@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import click
 
-from memcore.cli._common import dump_json, handle_errors, json_option, open_from_cli, store_options
+from memcore.cli.helpers import dump_json, handle_errors, json_option, open_from_cli, store_options
 from memcore_maka.provider import MakaProvider
 
 __all__ = ["maka_group"]

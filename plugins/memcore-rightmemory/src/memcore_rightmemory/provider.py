@@ -56,6 +56,7 @@ from memcore_rightmemory.mapping import (
     AGENT_CORRECTION_FILES,
     EDGE_TYPES,
     ITEM_ID_RE,
+    RELATION_TYPES,
     UNCERTAIN_CONFIDENCE,
     UNCERTAIN_PREFIX,
     kind_for,
@@ -393,6 +394,7 @@ class RightMemoryProvider(BaseProvider):
 
     #: no options but ``read_only``; anything else is a ConfigError
     option_names: ClassVar[frozenset[str] | None] = frozenset()
+    relation_types: ClassVar[dict[str, str]] = RELATION_TYPES
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         path = Path(location)

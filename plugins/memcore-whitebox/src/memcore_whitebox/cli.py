@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from memcore.cli._common import dump_json, handle_errors, json_option, open_from_cli, store_options
+from memcore.cli.helpers import dump_json, handle_errors, json_option, open_from_cli, store_options
 from memcore_whitebox.promotion import run_promotion
 from memcore_whitebox.provider import WhiteBoxProvider
 

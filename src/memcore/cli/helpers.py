@@ -1,4 +1,11 @@
-"""Shared pieces of the ``memcore`` CLI: store options, JSON output, error handling."""
+"""The public building blocks of ``memcore`` commands, for core and plugin CLIs alike.
+
+A plugin that adds commands (``memcore whitebox …``, ``memcore maka …``) builds them from these:
+:func:`store_options` (the ``STORE`` argument and ``--format``/``-o`` options),
+:func:`open_from_cli`, :func:`json_option` and :func:`dump_json` (``--json`` output for
+scripts), :func:`handle_errors` (memcore's errors as one ``memcore: error: …`` line and exit
+status 1, never a traceback) and :func:`parse_options` (``-o name=value`` pairs).
+"""
 
 from __future__ import annotations
 
