@@ -27,6 +27,7 @@ from memcore.storage._interface import Storage
 from memcore.storage._local import LocalStorage
 from memcore.storage._paths import name_twin_diagnostics
 from memcore.storage._session import WriteSession
+from memcore.storage._temps import TempSweeper, temp_file_diagnostics
 
 __all__ = [
     "CORE_OPTIONS",
@@ -299,7 +300,8 @@ class BaseProvider(abc.ABC):
         :func:`~memcore.storage._control.check_entry_text` (NUL, C0 controls, DEL are refused
         naming the field and the character); ``validate`` and ``read_all`` add a diagnostic
         (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one,
-        and, for a store that is a folder, one per group of NFC/NFD twin names in it. Every
+        and, for a store that is a folder, one per group of NFC/NFD twin names in it, and one per
+        temp file an interrupted write left (swept by the next write session). Every
         method named in :attr:`write_operations` a subclass defines first checks
         :meth:`check_writable`.
         """
@@ -315,29 +317,33 @@ class BaseProvider(abc.ABC):
             if method is not None and not getattr(method, "_memcore_writable", False):
                 setattr(cls, name, _refused_when_read_only(method, name))
 
-    def _control_char_diagnostics(self) -> list[Diagnostic]:
-        """Diagnose refused control characters in the store's local source files."""
-        source_files = getattr(self, "source_files", None)
-        if source_files is None:
-            return []
+    def _core_diagnostics(self, found: Sequence[Diagnostic]) -> list[Diagnostic]:
+        """Diagnose what core checks in every local store, beside the provider's ``found``.
+
+        Refused control characters in the store's source files (file:line), NFC/NFD twin names
+        in a store that is a folder, and temp files of interrupted writes (one warning each,
+        unless the provider already reported that path).
+        """
         root = Path(self.location)
-        if root.is_file():
-            root = root.parent
-        if not root.is_dir():
+        if not root.exists():
             return []  # a remote store: its files are not local bytes
-        out: list[Diagnostic] = []
+        label = self.format_name or "store"
+        reported = {d.path for d in found}
+        out = [d for d in temp_file_diagnostics(root, label) if d.path not in reported]
+        base = root.parent if root.is_file() else root
+        source_files = getattr(self, "source_files", None)
         try:
-            files = list(source_files())
+            files = list(source_files()) if source_files is not None else [root.name] if root.is_file() else []
         except Exception:  # noqa: BLE001 - the provider's own validate reports why it cannot list
-            return []
+            files = []
         for rel in files:
             try:
-                data = (root / rel).read_bytes()
+                data = (base / rel).read_bytes()
             except OSError:
                 continue
-            out.extend(control_char_diagnostics(data, rel, code=f"{self.format_name or 'store'}.control-char"))
-        if Path(self.location).is_dir():  # a store of many files: names may arrive in NFD
-            out.extend(name_twin_diagnostics(root, code=f"{self.format_name or 'store'}.name-twins"))
+            out.extend(control_char_diagnostics(data, rel, code=f"{label}.control-char"))
+        if root.is_dir():  # a store of many files: names may arrive in NFD
+            out.extend(name_twin_diagnostics(root, code=f"{label}.name-twins"))
         return out
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
@@ -354,6 +360,7 @@ class BaseProvider(abc.ABC):
         self._storage: Storage | None = None
         self._session: WriteSession | None = None
         self._session_guard = threading.Lock()
+        self._temps: TempSweeper | None = None
         if self.option_names is not None:
             self._check_option_names()
 
@@ -582,6 +589,10 @@ class BaseProvider(abc.ABC):
             return
         storage = self.storage
         with storage.lock(), self._session_guard:
+            if isinstance(storage, LocalStorage):
+                if self._temps is None:
+                    self._temps = TempSweeper(self.location)
+                self._temps.sweep()  # temp files of interrupted writes: no writer is between them now
             session = WriteSession(storage, label=self.format_name or "store")
             self._session = session
             ok = False
@@ -705,7 +716,7 @@ def _scanned_check(method: Any, name: str) -> Any:
             self._memcore_scan_depth = depth  # type: ignore[attr-defined]
         if depth:
             return result
-        found = self._control_char_diagnostics()
+        found = self._core_diagnostics(result.diagnostics if name == "read_all" else result)
         if not found:
             return result
         if name == "read_all":
