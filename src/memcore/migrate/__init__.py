@@ -55,7 +55,7 @@ temporary folder, so their report is as measured as a real run's. ``strict`` wri
 target only when that scratch run lost nothing and failed nothing.
 
 A target that is the source, lies inside it or contains it is refused before anything is
-written (:func:`_refuse_overlap`). Both stores are read with ``read_all()`` (entries and
+written (:mod:`memcore.migrate.stores`). Both stores are read with ``read_all()`` (entries and
 ``validate()`` diagnostics from one pass): the source's errors (files or entries it could not
 read, which ``iter_entries`` skips) go to ``ConversionReport.source_errors`` and its
 ``*.unread-text`` warnings (text in no entry) to ``ConversionReport.unread_text``, so neither

@@ -116,7 +116,6 @@ class _Run(_IdPlanning, _ReadBack):
                 by_content.setdefault(_content_key(entry), entry)
         return by_origin, by_content, ids
 
-    # -- building target entries ---------------------------------------------------------
     # -- the run -----------------------------------------------------------------------
     def run(self) -> None:
         """Read, write, link and verify (:mod:`memcore.migrate`, steps 1-4)."""
