@@ -11,15 +11,15 @@ from __future__ import annotations
 import abc
 import contextlib
 import difflib
-import enum
 import functools
 import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Self
 
+from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ConfigError, EntryNotFoundError, ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
@@ -39,108 +39,6 @@ __all__ = [
     "StoreSnapshot",
     "read_all",
 ]
-
-
-class Capability(enum.StrEnum):
-    """What a provider can do. The conformance suite runs a test only where its capability is.
-
-    Attributes:
-        ADD: ``add`` creates entries.
-        UPDATE: ``update`` changes an entry in place (with a version token).
-        DELETE: ``delete`` removes an entry.
-        SUPERSEDE: ``supersede`` replaces an entry, keeping the old one marked superseded.
-        ARCHIVE: ``archive`` marks an entry archived.
-        APPEND_ONLY: some entries (e.g. WhiteBox observations) can only be appended.
-        GRAPH: entries form a graph with typed edges checked by ``validate``.
-        SCOPES: the store restricts reads and writes to an active scope.
-        COMPANIONS: entries may describe binary files (Box-memory companions).
-        REMOTE: the store lives behind a network API.
-        BATCH: ``batch()`` defers index writes to the end of a bulk write.
-        CONCURRENT: several processes may write to one store at once without losing entries.
-        REINDEX: ``reindex`` rebuilds derived indexes from the files.
-    """
-
-    ADD = "add"
-    UPDATE = "update"
-    DELETE = "delete"
-    SUPERSEDE = "supersede"
-    ARCHIVE = "archive"
-    APPEND_ONLY = "append_only"
-    GRAPH = "graph"
-    SCOPES = "scopes"
-    COMPANIONS = "companions"
-    REMOTE = "remote"
-    BATCH = "batch"
-    CONCURRENT = "concurrent"
-    REINDEX = "reindex"
-
-
-@runtime_checkable
-class MemoryProvider(Protocol):
-    """What every memcore backend is.
-
-    Attributes:
-        format_name: The format's name, used in store URLs (``whitebox:./vault``).
-        capabilities: What this provider can do.
-        location: Where the store is (a path for file formats, a folder id for Box cloud).
-    """
-
-    format_name: ClassVar[str]
-    capabilities: ClassVar[frozenset[Capability]]
-    location: str
-
-    @classmethod
-    def sniff(cls, path: Path) -> bool:
-        """Return whether ``path`` looks like a store of this format (cheap, never raises)."""
-
-    @classmethod
-    def init_store(cls, location: str, **options: Any) -> None:
-        """Create a new, empty store at ``location`` (``memcore init``)."""
-
-    def open(self) -> Self:
-        """Open the store (read config, check it exists) and return ``self``."""
-
-    def close(self) -> None:
-        """Release what ``open`` took. Closing writes nothing that was not written already."""
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
-        """Yield entries in the store's own stable order, filtered by ``query``."""
-
-    def get(self, entry_id: str) -> MemoryEntry:
-        """Return the entry with ``entry_id``; raise :class:`EntryNotFoundError` if none."""
-
-    def add(self, entry: MemoryEntry) -> MemoryEntry:
-        """Store a new entry and return it as stored (id, timestamps and version set)."""
-
-    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
-        """Replace the stored entry with the same id; :class:`ConflictError` on a stale version."""
-
-    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
-        """Add ``new`` as the replacement of ``old_id``, marking the old entry superseded."""
-
-    def archive(self, entry_id: str) -> MemoryEntry:
-        """Mark an entry archived and return it."""
-
-    def delete(self, entry_id: str) -> None:
-        """Remove an entry."""
-
-    def search(self, query: Query | str) -> list[MemoryEntry]:
-        """Return entries matching ``query`` (a string is a full-text query)."""
-
-    def validate(self) -> list[Diagnostic]:
-        """Check the store against its format's rules; never raises for bad files."""
-
-    def reindex(self) -> list[Diagnostic]:
-        """Rebuild derived indexes from the files and return what it found."""
 
 
 class StoreSnapshot(NamedTuple):
@@ -182,7 +80,7 @@ def plan_ids(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[s
     """Return the ids ``add`` would give ``entries``, added in this order now, writing nothing.
 
     Uses the provider's own ``plan_ids()`` when it has one (the method is optional, like
-    ``read_all``): :func:`memcore.convert.migrate` asks it for the ids of an append-only
+    ``read_all``): :func:`memcore.migrate.migrate` asks it for the ids of an append-only
     target, whose entries cannot be updated with their forward links afterwards.
 
     Args:
@@ -203,25 +101,6 @@ def plan_ids(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[s
     if len(planned) != len(entries):
         raise ValueError(f"{provider.format_name}: plan_ids returned {len(planned)} ids for {len(entries)} entries")
     return planned
-
-
-@runtime_checkable
-class FileBackedProvider(Protocol):
-    """Optional: a provider whose entries can be re-read one source file at a time.
-
-    :class:`memcore.index.SearchIndex` uses it to refresh only the files that changed; a
-    provider without it is re-read whole when any file under its location changes. Paths are
-    POSIX, relative to the store root (the location, or its folder for a single-file store).
-    """
-
-    def source_files(self) -> list[str]:
-        """Return every file entries are read from, relative to the store root."""
-
-    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
-        """Yield the entries read from one source file, as :meth:`iter_entries` would."""
-
-    def file_of(self, entry: MemoryEntry) -> str:
-        """Return the source file ``entry`` was read from."""
 
 
 #: Options every :class:`BaseProvider` accepts, whatever its :attr:`~BaseProvider.option_names`:
@@ -278,7 +157,7 @@ class BaseProvider(abc.ABC):
     #: so a typo (``-o scoep=work``) fails instead of silently opening an unscoped store.
     #: :data:`CORE_OPTIONS` are always accepted.
     option_names: ClassVar[frozenset[str] | None] = None
-    #: Options :func:`memcore.convert.migrate` opens this provider with when it is a migration's
+    #: Options :func:`memcore.migrate.migrate` opens this provider with when it is a migration's
     #: target, unless the user sets them (``--dst-option``). WhiteBox: ``as_user=True``, so that
     #: a re-run changes in place the stable files its earlier runs wrote instead of filing a new
     #: proposal each time.
@@ -644,7 +523,7 @@ class BaseProvider(abc.ABC):
         The result must equal ``StoreSnapshot(list(self.iter_entries()), self.validate())``
         (the conformance suite checks it). This default makes those two calls; a provider
         whose ``validate`` parses the same files as ``iter_entries`` overrides it to parse
-        them once: :func:`memcore.convert.migrate` reads both stores this way.
+        them once: :func:`memcore.migrate.migrate` reads both stores this way.
 
         Returns:
             A :class:`StoreSnapshot` of every entry (store order) and every diagnostic.
