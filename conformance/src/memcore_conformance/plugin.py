@@ -48,6 +48,7 @@ from memcore_conformance.fixtures import (  # noqa: E402 - after register_assert
     memcore_provider_options,
     memcore_raw_files,
     memcore_reopen,
+    memcore_reopen_read_only,
     memcore_store_root,
 )
 
@@ -64,6 +65,7 @@ __all__ = [
     "memcore_provider_options",
     "memcore_raw_files",
     "memcore_reopen",
+    "memcore_reopen_read_only",
     "memcore_store_root",
     "resolve_provider",
 ]
@@ -137,7 +139,7 @@ def resolve_provider(spec: str) -> tuple[type[Any], type[Any] | None]:
     Raises:
         pytest.UsageError: Unknown format, import failure, or not a provider.
     """
-    from memcore_conformance._base import ProviderConformance
+    from memcore_conformance._conformance import ProviderConformance
 
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
@@ -275,7 +277,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marks = list(item.iter_markers("memcore_requires"))
     if not marks:
         return
-    from memcore_conformance._base import ProviderConformance
+    from memcore_conformance._conformance import ProviderConformance
 
     cls = getattr(item, "cls", None)
     if isinstance(cls, type) and issubclass(cls, ProviderConformance):
