@@ -17,8 +17,8 @@ T = TypeVar("T")
 _REPR_LIMIT = 300
 
 
-def _short(value: object) -> str:
-    text = repr(value)
+def _short(value: object, *, as_repr: bool = True) -> str:
+    text = repr(value) if as_repr else str(value)
     return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 15] + f"... ({len(text)} chars)"
 
 
@@ -34,7 +34,7 @@ def _describe(outcome: tuple[bool, Any]) -> str:
     returned, value = outcome
     if returned:
         return f"returned {type(value).__name__} {_short(value)}"
-    return f"raised {type(value).__qualname__}: {_short(str(value))}"
+    return f"raised {type(value).__qualname__}: {_short(value, as_repr=False)}"
 
 
 def _same(fast: tuple[bool, Any], reference: tuple[bool, Any]) -> bool:
