@@ -27,14 +27,20 @@ What it does on purpose, as a model for real providers:
   whose target is not in the store;
 - order is insertion order: each file records a sequence number (``time.time_ns()`` taken under
   the store lock), and ``iter_entries`` sorts by it, then by id;
-- the version token is the first 16 hex digits of the sha256 of the entry file's bytes.
+- the version token is the first 16 hex digits of the sha256 of the entry file's bytes;
+- ``read_only=True`` (or ``"true"``) refuses every write with
+  :class:`~memcore.errors.ReadOnlyStoreError` before any I/O;
+- ``batch()`` is owned by one thread and re-entrant: it holds the store lock for the whole block,
+  so another thread's batch or write, on this instance or another, waits until it ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -52,6 +58,7 @@ from memcore.errors import (
     InvalidEntryError,
     MemcoreError,
     ParseError,
+    ReadOnlyStoreError,
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability
@@ -97,7 +104,7 @@ class ReferenceProvider(BaseProvider):
 
     Args:
         location: The store folder (created by :meth:`init_store`).
-        **options: Ignored (accepted for the contract).
+        **options: ``read_only`` (a bool, or ``"true"``/``"false"``); others are ignored.
 
     Raises:
         ConfigError: From :meth:`open`, when ``location`` is not a reference store.
@@ -128,6 +135,12 @@ class ReferenceProvider(BaseProvider):
         self._reserved: deque[str] = deque()
         #: removes temp files of interrupted writes on the first write holding the lock
         self._temps = TempSweeper(self.root)
+        read_only = options.get("read_only", False)
+        if isinstance(read_only, str):
+            read_only = read_only.strip().lower() in {"1", "true", "yes", "on"}
+        self.read_only = bool(read_only)
+        #: held by the thread inside batch(): another thread's batch on this instance waits
+        self._batch_owner = threading.RLock()
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -308,6 +321,7 @@ class ReferenceProvider(BaseProvider):
             ConflictError: An entry with the given id exists.
         """
         self.require(Capability.ADD, "add")
+        self._check_writable("add")
         entry = entry.model_copy(deep=True)
         with file_lock(self.root):
             self._temps.sweep()
@@ -334,6 +348,7 @@ class ReferenceProvider(BaseProvider):
             ImmutableEntryError: The stored entry is append-only.
         """
         self.require(Capability.UPDATE, "update")
+        self._check_writable("update")
         if entry.id is None:
             raise InvalidEntryError("reference: update needs an entry with an id")
         entry_id = entry.id
@@ -362,12 +377,33 @@ class ReferenceProvider(BaseProvider):
             ImmutableEntryError: The entry is append-only.
         """
         self.require(Capability.DELETE, "delete")
+        self._check_writable("delete")
         with file_lock(self.root):
             self._temps.sweep()
             current = self._load_existing(entry_id)
             assert current.entry is not None
             self._check_mutable(current.entry, "delete")
             os.unlink(current.path)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Hold the store lock for the whole block (a read-only store has nothing to lock).
+
+        Owned by the thread that entered it and re-entrant: a nested batch of that thread joins
+        it; another thread's batch, on this instance or another, waits until it ends.
+        """
+        if self.read_only:
+            yield
+            return
+        with self._batch_owner, file_lock(self.root):
+            yield
+
+    def _check_writable(self, operation: str) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"reference: {self.location} was opened read-only; `{operation}` refused "
+                "(open it without read_only=True to write)"
+            )
 
     def _check_mutable(self, entry: MemoryEntry, operation: str) -> None:
         if entry.kind in self.append_only_kinds:
