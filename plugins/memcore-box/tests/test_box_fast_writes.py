@@ -24,12 +24,11 @@ from hypothesis import strategies as st
 from ruamel.yaml.nodes import ScalarNode
 
 from memcore.errors import ParseError, UnsafePathError
-from memcore.frontmatter import load_yaml
+from memcore.frontmatter import _YAML, INDENTED, _reads_as_str, load_own, load_yaml
+from memcore.frontmatter import to_plain as plain
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.storage import safe_join
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore.frontmatter import _YAML, INDENTED, _reads_as_str, load_own
-from memcore.frontmatter import to_plain as plain
 from memcore_box.index import row_from_json
 from memcore_box.mapping import FIELD_ORDER
 from memcore_box.provider import BoxMemoryProvider, _key_lines, _PlainMeta

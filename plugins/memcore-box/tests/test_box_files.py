@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memcore.frontmatter import parse_frontmatter, split_frontmatter
+from memcore.frontmatter import INDENTED, parse_frontmatter, split_frontmatter
 from memcore.models import MemoryEntry
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore.frontmatter import INDENTED
 from memcore_box.mapping import FIELD_ORDER
 from memcore_box.provider import BoxMemoryProvider
 

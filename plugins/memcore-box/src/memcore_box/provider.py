@@ -46,7 +46,15 @@ from memcore.errors import (
     ParseError,
     UnsafePathError,
 )
-from memcore.frontmatter import INDENTED, FrontmatterDocument, load_fast, load_own, parse_frontmatter, split_frontmatter, text_of
+from memcore.frontmatter import (
+    INDENTED,
+    FrontmatterDocument,
+    load_fast,
+    load_own,
+    parse_frontmatter,
+    split_frontmatter,
+    text_of,
+)
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
