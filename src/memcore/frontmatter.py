@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, overload
 
+import frontmatter
 import frontmatter.default_handlers as fm_handlers
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -45,6 +46,7 @@ __all__ = [
     "INDENTED",
     "LIBYAML",
     "UNSURE",
+    "HANDLER",
     "FrontmatterData",
     "FrontmatterDocument",
     "RoundTripYAMLHandler",
@@ -382,6 +384,22 @@ class FrontmatterDocument:
                 f"{self.path or 'frontmatter'}: the YAML written for {', '.join(keys)} would read back "
                 "differently; nothing was written"
             )
+
+    def to_post(self) -> frontmatter.Post:
+        """Return this document as a python-frontmatter ``Post`` with memcore's handler.
+
+        The ``Post`` shares ``metadata`` (changes to either are seen by both) and holds the body
+        as it is in the file. python-frontmatter's own ``dumps`` strips the body; write with
+        :meth:`dumps` (byte for byte) or ``FrontmatterDocument.from_post(post).dumps()``.
+        """
+        post = frontmatter.Post(self.body, handler=HANDLER)
+        post.metadata = self.metadata  # not as keyword arguments: a "content:" key would break them
+        return post
+
+    @classmethod
+    def from_post(cls, post: frontmatter.Post) -> FrontmatterDocument:
+        """Build a new document from a python-frontmatter ``Post`` (its metadata in their order)."""
+        return cls.new(post.metadata, post.content)
 
     @classmethod
     def new(cls, metadata: Mapping[str, Any], body: str) -> FrontmatterDocument:
@@ -831,7 +849,7 @@ def parse_frontmatter(text: str, *, path: str | None = None) -> FrontmatterDocum
     yaml_text, body, body_line = split_frontmatter(text, path=path)
     if yaml_text is None:
         return FrontmatterDocument(metadata=CommentedMap(), body=body, path=path)
-    data = load_yaml(yaml_text, path=path, first_line=2) if yaml_text.strip() else CommentedMap()
+    data = HANDLER.load(yaml_text, path=path, first_line=2) if yaml_text.strip() else CommentedMap()
     if data is None:
         data = CommentedMap()
     if not isinstance(data, CommentedMap):
@@ -1320,7 +1338,7 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
 
 
 def _read_slow(yaml_text: str, body: str, body_line: int, path: str | None) -> FrontmatterData:
-    data = load_yaml(yaml_text, path=path, first_line=2)
+    data = HANDLER.load(yaml_text, path=path, first_line=2)
     if data is None:
         data = CommentedMap()
     if not isinstance(data, CommentedMap):
@@ -1346,10 +1364,21 @@ class RoundTripYAMLHandler(fm_handlers.YAMLHandler):
         yaml_text, body, _ = split_frontmatter(text)
         return yaml_text or "", body
 
-    def load(self, fm: str, **kwargs: object) -> Any:
-        """Load YAML 1.2 round-trip."""
-        return load_yaml(fm) or {}
+    def load(self, fm: str, **kwargs: Any) -> Any:
+        """Load YAML 1.2 round-trip (:func:`load_yaml`; an empty text gives an empty mapping).
+
+        ``path`` and ``first_line`` keyword arguments go to :func:`load_yaml` (for messages). A
+        text that is not a mapping (a list, a scalar) comes back as it is: the caller says what
+        is wrong with it (:func:`parse_frontmatter` raises :class:`ParseError`).
+        """
+        data = load_yaml(fm, path=kwargs.get("path"), first_line=kwargs.get("first_line", 1))
+        return CommentedMap() if data is None else data
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         """Dump YAML 1.2 block style without sorting keys."""
         return dump_yaml(metadata).rstrip("\n")
+
+
+#: memcore's handler, the one :func:`parse_frontmatter`, :func:`read_frontmatter`'s general path
+#: and :meth:`FrontmatterDocument.to_post` use.
+HANDLER = RoundTripYAMLHandler()
