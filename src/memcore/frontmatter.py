@@ -1038,9 +1038,10 @@ def text_of(value: Any) -> str | None:
 def load_plain_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any:
     """Load YAML 1.2 text as plain Python data, for reading only (dates stay text).
 
-    The result always equals ``to_plain(load_yaml(text, ...))``: libyaml reads the text when it
-    is in the subset whose meaning the two parsers agree on (see the comment above), the
-    round-trip loader reads everything else. Use :func:`parse_frontmatter` for documents that
+    The result always equals ``to_plain(load_yaml(text, ...))``: the fast loader reads the text
+    when it can (:func:`load_own` for memcore's own layout, then libyaml for the subset whose
+    meaning the two parsers agree on, see the comment above), the round-trip loader reads
+    everything else (always, with :data:`FAST_PATHS` off). Use :func:`parse_frontmatter` for documents that
     will be written back.
 
     Args:
@@ -1054,6 +1055,9 @@ def load_plain_yaml(text: str, *, path: str | None = None, first_line: int = 1) 
     Raises:
         ParseError: The YAML is malformed or hostile (as :func:`load_yaml`).
     """
+    own = load_own(text)  # memcore's own layout, then libyaml
+    if own is not None:
+        return own[0]
     try:
         return _load_fast(text)
     except _Unsure:
@@ -1310,7 +1314,7 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
     """Read a markdown document's frontmatter as plain data, fast (for reads, not writes).
 
     Same splitter, same values and same errors as :func:`parse_frontmatter` (``metadata``
-    equals ``to_plain(parse_frontmatter(text).metadata)``), but the YAML goes through libyaml
+    equals ``to_plain(parse_frontmatter(text).metadata)``), but the YAML goes through the fast loader
     when that gives the same result (:func:`load_plain_yaml`). Dates stay text.
 
     Args:
@@ -1326,6 +1330,9 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
         return FrontmatterData({}, body, False, 1)
     if not yaml_text.strip():
         return FrontmatterData({}, body, True, body_line)
+    own = load_own(yaml_text)  # memcore's own layout, then libyaml
+    if own is not None:
+        return FrontmatterData(own[0], body, True, body_line)
     try:
         data = _load_fast(yaml_text)
     except _Unsure:
