@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from memcore_maka import MakaProvider
-from memcore_maka._parser import HEADING_RE, HEADING_REFERENCE_RE
+from memcore_maka._parse import HEADING_RE, HEADING_REFERENCE_RE
 
 SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "maka"
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "maka"

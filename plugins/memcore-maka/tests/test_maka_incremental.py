@@ -24,7 +24,7 @@ from memcore.errors import AmbiguousIdError, ConflictError, EntryNotFoundError, 
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import StoreSnapshot
 from memcore_maka import MakaProvider
-from memcore_maka._parser import MAX_BYTES, parse_document
+from memcore_maka._parse import MAX_BYTES, parse_document
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "incremental"
 T0 = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)

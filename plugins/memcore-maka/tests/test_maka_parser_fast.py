@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from memcore_maka._parser import (
+from memcore_maka._parse import (
     _JS_WS,
     META_KEY_RE,
     META_RE,

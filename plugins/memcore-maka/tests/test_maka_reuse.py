@@ -24,10 +24,11 @@ from memcore.convert import migrate
 from memcore.errors import InvalidEntryError, UnsafePathError
 from memcore.models import Kind, MemoryEntry, Relation
 from memcore_maka import MakaProvider
-from memcore_maka._parser import js_number, parse_document, parse_finite_number
+from memcore_maka._parse import js_number, parse_document, parse_finite_number
 from memcore_maka._redact import _apply_patterns, may_hold_secret, redact_secrets
-from memcore_maka.mapping import entry_from_section, normalize_meta_value
-from memcore_maka.provider import _version, _view
+from memcore_maka.codec import entry_from_section, normalize_meta_value
+from memcore_maka.codec import entry_version as _version
+from memcore_maka.codec import view as _view
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
