@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from memcore.errors import InvalidEntryError, StoreLimitError
 from memcore.models import MemoryEntry
-from memcore_maka._parse import Document, Section, js_trim, js_trim_end
+from memcore_maka._parse import MAX_BYTES, Document, Section, js_trim, js_trim_end
 from memcore_maka.codec import EntryView, RenderedSection, meta_line, render_section, view
 from memcore_maka.validate import Decayed
 
-__all__ = ["Edit", "append", "decay", "joined", "remove_section", "rewrite", "with_meta"]
+__all__ = ["Edit", "append", "decay", "encoded", "joined", "over_limit", "remove_section", "rewrite", "with_meta"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +142,26 @@ def decay(doc: Document, now: int, expired: Callable[[EntryView], bool]) -> tupl
         lines[section.meta_index] = meta_line(meta, dropped, read.meta)
         archived.append(Decayed(read.entry.id or section.id, section.title, section.meta_index, read.meta, now))
     return (joined(lines, list(doc.separators)) if archived else None), archived
+
+
+def encoded(path: Path, text: str) -> bytes:
+    """Return ``text`` as UTF-8; raise :class:`StoreLimitError` over 128 KiB (nothing written)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        raise InvalidEntryError(
+            f"maka: the new text of {path} has a lone surrogate (U+{ord(text[exc.start]):04X}) on line "
+            f"{line}: not UTF-8, nothing written"
+        ) from None
+    if len(data) > MAX_BYTES:
+        raise over_limit(path, len(data))
+    return data
+
+
+def over_limit(path: Path, size: int) -> StoreLimitError:
+    """The error for a write that would make ``path`` ``size`` bytes (over 128 KiB)."""
+    return StoreLimitError(
+        f"maka: this write would make {path} {size:,} bytes, over Maka's 128 KiB limit "
+        f"({MAX_BYTES:,} bytes); nothing was written. Archive or delete entries first"
+    )

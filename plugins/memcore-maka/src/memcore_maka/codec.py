@@ -14,13 +14,16 @@ import binascii
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from memcore.errors import InvalidEntryError
-from memcore.models import Kind, MemoryEntry, Relation, Status, json_copy
+from memcore.errors import AmbiguousIdError, ConflictError, EntryNotFoundError, InvalidEntryError
+from memcore.models import Kind, MemoryEntry, Relation, Status, json_copy, require_unicode
+from memcore.redact import holds_secret, redact_entry
 from memcore.storage import version_token
 from memcore_maka._parse import (
     HEADING_RE,
@@ -52,14 +55,20 @@ from memcore_maka.mapping import (
 __all__ = [
     "EntryView",
     "RenderedSection",
+    "ambiguous_error",
+    "approved_entry",
     "entry_from_section",
     "entry_version",
     "fresh",
+    "find",
     "from_ms",
     "is_safe_value",
     "meta_line",
+    "new_entry",
     "normalize_meta_value",
     "one_line",
+    "prepare",
+    "proposed_entry",
     "render_section",
     "serialize_meta",
     "stable_entry_id",
@@ -768,3 +777,183 @@ def fresh(entry: MemoryEntry) -> MemoryEntry:
     fields["relations"] = list(entry.relations)  # Relation is frozen
     fields["extra"] = json_copy(entry.extra)
     return twin
+
+
+# -- entries about to be written --------------------------------------------------------
+def prepare(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` with secrets redacted from every string it holds.
+
+    :func:`memcore.redact.redact_entry`: title, body, tags, source, scope, parent, relation
+    types and targets, every key and string of ``extra`` (so no secret reaches the file,
+    neither as text nor base64 inside ``mcData``).
+
+    Raises:
+        InvalidEntryError: A string of the entry has a lone surrogate (not UTF-8; one can
+            get past the model's validation through ``model_copy(update=...)`` or list
+            mutation), or the id holds a secret (an id is never rewritten); nothing is written.
+    """
+    texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
+    texts.append(entry.version or "")
+    for relation in entry.relations:
+        texts += (relation.type, relation.target)
+    texts += entry.tags
+    _collect_texts(entry.extra, texts)
+    if not _all_text(texts):
+        # the full walk names the place of the bad character (or finds nothing to refuse)
+        require_unicode(entry.model_dump(), "entry", prefix="maka")
+    if entry.id is not None and holds_secret(entry.id):
+        raise InvalidEntryError(
+            "maka: the entry's id looks like a secret (a token, key or password); memcore never writes "
+            "one and never changes an id: give the entry another id (or none, for a new one)"
+        )
+    return redact_entry(entry)
+
+
+def new_entry(entry: MemoryEntry, doc: Document, where: Path, now: int, *, proposal: bool = False) -> MemoryEntry:
+    """Return ``entry`` prepared for appending to ``doc``: redacted, times and a free id set.
+
+    Raises:
+        ConflictError: The entry's id is taken.
+        InvalidEntryError: See :func:`prepare`; a session proposal without a ``sessionId``.
+    """
+    entry = prepare(entry)
+    if entry.created_at is None:
+        entry.created_at = from_ms(now)
+    if entry.updated_at is None:
+        entry.updated_at = entry.created_at
+    assert entry.created_at is not None
+    if entry.id is None:
+        ms = to_ms(entry.created_at)
+        base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
+        taken = doc.index().taken
+        candidate, n = base, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{base}-{n}"
+        entry.id = candidate
+    elif entry.id in doc.index().entries:
+        raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {where}")
+    unowned = not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", "")))
+    if proposal and entry.scope == "session" and unowned:
+        raise InvalidEntryError(
+            "maka: scope 'session' needs extra['maka']['sessionId'] (Maka refuses session entries "
+            "without an owning session)"
+        )
+    return entry
+
+
+def proposed_entry(entry: MemoryEntry, doc: Document, where: Path, now: int) -> MemoryEntry:
+    """Return ``entry`` as Maka's ``appendLocalMemoryProposalDraft`` writes it into PENDING.md."""
+    draft = entry.model_copy(deep=True)
+    draft.status = Status.REVIEW_REQUIRED
+    draft.source = "extracted"
+    if draft.scope != "session":
+        draft.scope = "workspace"
+    new = new_entry(draft, doc, where, now, proposal=True)
+    assert new.id is not None and new.created_at is not None
+    maka = dict(new.extra.get(FORMAT, {}))
+    maka.update(proposalId=new.id, source="chat_extracted", proposedAt=str(to_ms(new.created_at)))
+    new.extra = {**new.extra, FORMAT: maka}
+    new.created_at = None
+    new.updated_at = None
+    return new
+
+
+def approved_entry(proposal: EntryView, pid: str, entry_id: str | None, now: int, asked: str) -> MemoryEntry:
+    """Return the MEMORY.md entry Maka's ``approveLocalMemoryProposalDraft`` makes of ``proposal``.
+
+    Raises:
+        InvalidEntryError: The id cannot be written, or a session proposal has no ``sessionId``.
+    """
+    new = proposal.entry.model_copy(deep=True)
+    new.id = entry_id or stable_entry_id(proposal.section.content, now)
+    if not is_safe_value(new.id):
+        raise InvalidEntryError(f"maka: entry id {new.id!r} cannot be written in a comment")
+    new.status = Status.ACTIVE
+    new.source = "extracted"
+    new.scope = "session" if proposal.meta.get("scope") == "session" else "workspace"
+    if new.scope == "session" and not normalize_meta_value(proposal.meta.get("sessionId", "")):
+        raise InvalidEntryError(
+            f"maka: proposal {asked!r} is session-scoped without a sessionId; Maka refuses "
+            "to approve it (invalid_session_id)"
+        )
+    new.created_at = new.updated_at = from_ms(now)
+    maka = {k: v for k, v in new.extra.get(FORMAT, {}).items() if k not in ("proposedAt", "status")}
+    maka.update(
+        source="chat_extracted",
+        confirmedAt=str(now),
+        approvedBy="user",
+        approvalSurface="settings_review_queue",
+        proposalId=pid,
+    )
+    new.extra = {**new.extra, FORMAT: maka}
+    new.version = None
+    return new
+
+
+def find(doc: Document, where: Path, entry_id: str, *, pending: bool = False, by_proposal: bool = False) -> EntryView:
+    """Return the one entry of ``doc`` whose id (or, ``by_proposal``, ``proposalId``) is ``entry_id``.
+
+    Raises:
+        EntryNotFoundError: No such entry.
+        AmbiguousIdError: Two or more sections read under this id (each named by file:line).
+    """
+    wanted = unicodedata.normalize("NFC", entry_id)
+    if by_proposal:
+        found = [
+            s
+            for s in doc.entries
+            if unicodedata.normalize("NFC", s.id) == wanted
+            or unicodedata.normalize("NFC", (s.meta or {}).get("proposalId", "")) == wanted
+        ]
+    else:
+        found = sorted(doc.index().entries.get(wanted, []), key=lambda s: s.start)
+    if not found:
+        raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {where}")
+    if len(found) > 1:
+        raise ambiguous_error(where, entry_id, found)
+    return view(doc, found[0], pending)
+
+
+def ambiguous_error(where: Path, entry_id: str, sections: list[Section]) -> AmbiguousIdError:
+    """Return the error for an id that ``sections`` (two or more, in file order) all read as."""
+    places = tuple(f"{where}:{s.start + 1}" for s in sections)
+    return AmbiguousIdError(
+        f"maka: id {entry_id!r} names {len(sections)} sections ({', '.join(places)}); memcore acts on "
+        "neither: give each its own id (add `<!-- maka-memory: id=<unique-id> -->` under one heading, "
+        "or retitle it)",
+        entry_id=entry_id,
+        places=places,
+    )
+
+
+def _all_text(texts: list[Any]) -> bool:
+    """Return True when ``texts`` are all strings that encode as UTF-8 (no lone surrogate).
+
+    One join and one encode for every string of an entry; False also for anything that is
+    not a string, which the full check (:func:`~memcore.models.require_unicode`) then walks.
+    """
+    try:
+        "\n".join(texts).encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return False
+    return True
+
+
+def _collect_texts(value: Any, texts: list[Any]) -> None:
+    """Add every key and string of JSON data to ``texts`` (for the one surrogate check).
+
+    A value of another type (a tuple, a set: not JSON) goes to ``texts`` as is, so that the
+    surrogate check walks the entry in full.
+    """
+    if isinstance(value, str):
+        texts.append(value)
+    elif isinstance(value, dict):
+        texts.extend(value)
+        for item in value.values():
+            _collect_texts(item, texts)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_texts(item, texts)
+    elif isinstance(value, tuple | set | frozenset):
+        texts.append(value)

@@ -10,66 +10,42 @@ and put in the ``error`` state. Writing fails closed: a store that could not be 
 (safe mode, not UTF-8) raises :class:`~memcore.errors.ReadOnlyStoreError`, a write that would
 take the file over 128 KiB raises :class:`~memcore.errors.StoreLimitError` and changes nothing.
 
-Every write runs in memcore's write session (:meth:`~memcore.provider.BaseProvider.session`:
-the store lock, each file read once, a conflict check, atomic writes through
-:attr:`~memcore.provider.BaseProvider.storage`, 0600 files). In a session MEMORY.md is parsed
-once and each add / update edits the parse in place (only the sections it touches are parsed
-again), so a write costs what it changes, not the file size; the file is staged once, at the
-end, after a copy of what it held before (``MEMORY.md.bak``). The provider keeps the last bytes
-it read or wrote with their parse: reading back what was just written costs a comparison of the
-bytes and a copy of each entry, not a parse.
+Every write runs in memcore's write session (lock, each file read once, conflict check, atomic
+0600 writes through ``self.storage``). In a session MEMORY.md is parsed once and each write edits
+the parse in place, so a write costs what it changes; the file is staged once, at the end, after
+a copy of its old bytes (``MEMORY.md.bak``). The last bytes read or written keep their parse.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Self
 
 from memcore.errors import (
-    AmbiguousIdError,
     ConfigError,
     ConflictError,
     EntryNotFoundError,
-    InvalidEntryError,
     ReadOnlyStoreError,
     StoreLimitError,
     UnsafePathError,
 )
-from memcore.models import Diagnostic, MemoryEntry, Query, Status, require_unicode, utc_now
+from memcore.models import Diagnostic, MemoryEntry, Query, Status, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, option_flag
-from memcore.redact import holds_secret, redact_entry, redact_secrets
-from memcore.storage import CREATE, LocalStorage, Storage, TempSweeper, WriteSession, safe_join, temp_file_diagnostics
-from memcore_maka import _render, validate
-from memcore_maka._parse import (
-    MAX_BYTES,
-    Document,
-    Section,
-    js_trim,
-    js_trim_end,
-    parse_document,
-    parse_finite_number,
-    parse_tags,
-)
+from memcore.storage import CREATE, Storage, TempSweeper, WriteSession, safe_join, temp_file_diagnostics
+from memcore_maka import _render, codec, validate
+from memcore_maka import pending as _pending
+from memcore_maka._parse import MAX_BYTES, Document, looks_like_maka, parse_document, parse_finite_number
 from memcore_maka._render import Edit
-from memcore_maka._storage import MakaStorage
-from memcore_maka.codec import (
-    EntryView,
-    from_ms,
-    is_safe_value,
-    normalize_meta_value,
-    render_section,
-    stable_entry_id,
-    stable_proposal_id,
-    to_ms,
-    view,
-)
+from memcore_maka._state import IncognitoBlockedError, Loaded, MakaState, parse_bytes, switch
+from memcore_maka._storage import MakaStorage, check_unchanged, refuse_symlinks
+from memcore_maka.codec import EntryView, from_ms, render_section, to_ms, view
 from memcore_maka.mapping import FORMAT, MEMORY_HEADER, PENDING_HEADER
+from memcore_maka.prompt import PROMPT_MAX_CHARS, TRUNCATION_MARKER, prompt_text
 
 __all__ = [
     "MEMORY_HEADER",
@@ -81,70 +57,9 @@ __all__ = [
     "MakaState",
 ]
 
-#: Maka's ``LOCAL_MEMORY_PROMPT_MAX_CHARS`` (UTF-16 code units, as JavaScript counts).
-PROMPT_MAX_CHARS = 12_000
-#: Maka's ``LOCAL_MEMORY_PROMPT_TRUNCATION_MARKER``.
-TRUNCATION_MARKER = "[本地记忆已按长度截断]"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
-StateStatus = Literal["ok", "disabled", "safe_mode", "incognito_blocked", "error"]
-_SNIFF_COMMENT = re.compile(r"<!--\s*maka-memory:")
-
-
-class IncognitoBlockedError(ReadOnlyStoreError):
-    """Incognito is on: Maka memory is neither read nor written (nothing on disk was touched).
-
-    Raised by every read and write of a :class:`MakaProvider` opened with ``incognito=True``
-    (``render_prompt`` returns ``""`` instead). A :class:`~memcore.errors.ReadOnlyStoreError`.
-    """
-
-
-@dataclass(frozen=True)
-class MakaState:
-    """Maka's ``LocalMemoryState``: what a host shows about the memory file.
-
-    Attributes:
-        path: The MEMORY.md path.
-        enabled: The ``enabled`` setting.
-        agent_read_enabled: The ``agentReadEnabled`` setting.
-        incognito: Whether incognito is on.
-        status: ``ok``, ``disabled``, ``safe_mode``, ``incognito_blocked`` or ``error``.
-        entry_count: Entries Maka shows (0 unless ``ok``).
-        active_count: Entries with status active.
-        archived_count: Entries with status archived.
-        size: File size in bytes, when read.
-        reason: Why the status is not ``ok`` (``oversize``, ``not-utf8``, an I/O error), or
-            ``empty`` / ``missing`` for an empty or absent file.
-    """
-
-    path: str
-    enabled: bool
-    agent_read_enabled: bool
-    incognito: bool
-    status: StateStatus
-    entry_count: int = 0
-    active_count: int = 0
-    archived_count: int = 0
-    size: int | None = None
-    reason: str | None = None
-
-
-@dataclass
-class _Loaded:
-    path: Path
-    pending: bool
-    data: bytes | None = None
-    size: int | None = None
-    doc: Document = field(default_factory=lambda: Document(size=0))
-    views: list[EntryView] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    status: StateStatus = "ok"
-    reason: str | None = None
-
-    @property
-    def writable(self) -> bool:
-        return self.status == "ok"
 
 
 @dataclass
@@ -157,48 +72,18 @@ class _Work:
             write that replaced the whole text (then the session's staged bytes are the file).
         stale: Whether ``doc`` has edits not staged in the session yet.
         saved: MEMORY.md's bytes as the session will save them (set when it ends).
+        checked: The files a write checked are not symlinks (nor their backups).
     """
 
     old: dict[str, bytes | None] = field(default_factory=dict)
     doc: Document | None = None
     stale: bool = False
     saved: bytes | None = None
-
-
-_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
-
-
-def _switch(value: Any) -> bool | None:
-    """Return an on/off option as a bool, ``None`` when missing or unknown.
-
-    Reads ``True``/``False``, ``1``/``0`` and the strings ``true``/``false``, ``yes``/``no``,
-    ``on``/``off``, ``1``/``0`` (any case, trimmed).
-    """
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return value == 1
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE_WORDS:
-            return True
-        if word in _FALSE_WORDS:
-            return False
-    return None
+    checked: set[str] = field(default_factory=set)
 
 
 def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
-
-
-def _utf16_cut(text: str, units: int) -> str:
-    raw = text.encode("utf-16-le", "surrogatepass")[: units * 2]
-    return raw.decode("utf-16-le", "ignore")
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 class MakaProvider(BaseProvider):
@@ -208,10 +93,8 @@ class MakaProvider(BaseProvider):
         location: Path of MEMORY.md (or of its folder).
         enabled: Maka's ``enabled`` setting (default on). Off: reads yield nothing, writes
             raise :class:`ReadOnlyStoreError`, the file is not touched.
-        agent_read_enabled: Maka's ``agentReadEnabled`` (default off; only a true value
-            turns it on). Gates :meth:`render_prompt` only. On/off options read ``True``/
-            ``False``, ``1``/``0``, ``"true"``/``"false"``, ``"yes"``/``"no"``, ``"on"``/``"off"``
-            alike.
+        agent_read_enabled: Maka's ``agentReadEnabled`` (default off; only a true value turns it
+            on; on/off read as :func:`memcore_maka._state.switch`). Gates :meth:`render_prompt`.
         incognito: Workspace privacy context (:func:`~memcore.provider.option_flag`: any value
             but a false one turns it on). On: every read and write raises
             :class:`IncognitoBlockedError` before touching the disk.
@@ -252,10 +135,10 @@ class MakaProvider(BaseProvider):
         self.pending_path = self.folder / "PENDING.md"
         # enabled: on unless a recognised false value; agent_read_enabled: off unless a true one
         # (the CLI passes -o enabled=0 as 0); incognito fails closed, as read_only does.
-        self.enabled = _switch(options.get("enabled")) is not False
-        self.agent_read_enabled = _switch(options.get("agent_read_enabled")) is True
+        self.enabled = switch(options.get("enabled")) is not False
+        self.agent_read_enabled = switch(options.get("agent_read_enabled")) is True
         self.incognito = option_flag(options.get("incognito"))
-        self.apply_decay = _switch(options.get("apply_decay")) is not False
+        self.apply_decay = switch(options.get("apply_decay")) is not False
         self._now: Callable[[], int] = lambda: to_ms(utc_now())
         self._work: _Work | None = None
         # MEMORY.md's bytes as this provider last read or wrote them, and their parse (never
@@ -269,12 +152,7 @@ class MakaProvider(BaseProvider):
 
     @property
     def backup_path(self) -> Path:
-        """``MEMORY.md.bak`` beside the store file, built only when a write needs it.
-
-        Raises:
-            UnsafePathError: The name is one memcore refuses (``nul.md.bak``…); reads never
-                build it, so such a store can still be read.
-        """
+        """``MEMORY.md.bak`` beside the store file (UnsafePathError for a name memcore refuses)."""
         return safe_join(self.folder, self.path.name + ".bak")
 
     # -- life cycle -----------------------------------------------------------------------
@@ -289,15 +167,11 @@ class MakaProvider(BaseProvider):
             p = Path(path)
             if p.suffix.lower() != ".md" or not p.is_file():
                 return False
-            head = LocalStorage(p.parent).read(p.name)[0][: MAX_BYTES + 1].decode("utf-8", "replace")
-        except (OSError, UnsafePathError):
+            with open(p, "rb") as fh:  # a probe of any path, before there is a store
+                head = fh.read(MAX_BYTES + 1).decode("utf-8", "replace")
+        except OSError:
             return False
-        if _SNIFF_COMMENT.search(head):
-            return True
-        for line in head.lstrip("\ufeff").splitlines():
-            if line.strip():
-                return line.strip() in (MEMORY_HEADER, PENDING_HEADER)
-        return False
+        return looks_like_maka(head)
 
     @classmethod
     def init_store(cls, location: str, **options: Any) -> None:
@@ -346,20 +220,7 @@ class MakaProvider(BaseProvider):
             return MakaState(path, enabled, agent, incognito, status="disabled", reason="disabled")
         if self.incognito:
             return MakaState(path, enabled, agent, incognito, status="incognito_blocked", reason="incognito")
-        loaded = self._load(self.path)
-        statuses = [v.entry.status for v in loaded.views]
-        return MakaState(
-            path,
-            enabled,
-            agent,
-            incognito,
-            status=loaded.status,
-            entry_count=len(loaded.views),
-            active_count=statuses.count(Status.ACTIVE),
-            archived_count=statuses.count(Status.ARCHIVED),
-            size=loaded.size,
-            reason=loaded.reason,
-        )
+        return self._load(self.path).state(enabled, agent, incognito)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -405,18 +266,15 @@ class MakaProvider(BaseProvider):
             raise FileNotFoundError(2, "No such file or directory", name)
         return data
 
-    def _load(self, path: Path, *, pending: bool = False, full: bool = True) -> _Loaded:
+    def _load(self, path: Path, *, pending: bool = False, full: bool = True) -> Loaded:
         """Read and parse ``path``; with ``full``, also build every entry and the diagnostics."""
-        loaded = _Loaded(path=path, pending=pending)
+        loaded = Loaded(path=path, pending=pending)
         shown = str(path)
         work = self._working() if path == self.path else None
         if work is not None and work.doc is not None:
             # MEMORY.md as the session holds it: parsed once, kept up to date by each write.
-            loaded.doc, loaded.size = work.doc, work.doc.size
-            loaded.reason = "empty" if work.doc.reason == "empty" else None
-            if full:
-                loaded.views = [view(work.doc, section, pending) for section in work.doc.entries]
-                loaded.diagnostics.extend(validate.document_diagnostics(loaded.doc, loaded.views, shown))
+            loaded.size = work.doc.size
+            loaded.fill(work.doc, full=full)
             return loaded
         if path.is_symlink():
             loaded.status, loaded.reason = "error", "symlink"
@@ -431,40 +289,16 @@ class MakaProvider(BaseProvider):
             loaded.status, loaded.reason = "error", f"cannot read the file ({exc.strerror or exc})"
             loaded.diagnostics.append(validate.io_error_diagnostic(shown, exc))
             return loaded
-        loaded.data, loaded.size = data, len(data)
-        if len(data) > MAX_BYTES:
-            loaded.status, loaded.reason = "safe_mode", "oversize"
-            loaded.doc = Document(size=len(data), safe_mode=True, reason="oversize")
-            loaded.diagnostics.append(validate.oversize_diagnostic(shown, len(data)))
+        doc = parse_bytes(loaded, data, self._parsed if path == self.path else None)
+        if doc is None:
             return loaded
-        cached = self._parsed if path == self.path else None
-        if cached is not None and cached[0] == data:
-            # the bytes this provider last parsed or wrote: the same parse (never edited in place)
-            self._use_parse(loaded, cached[1], work, full=full)
-            return loaded
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = data.decode("utf-8", "replace")
-            loaded.status, loaded.reason = "error", "not-utf8"
-            loaded.diagnostics.append(validate.encoding_diagnostic(shown, data, exc))
-        doc = parse_document(text, size=len(data))
         if path == self.path and loaded.writable:
             self._parsed = (data, doc)
-        self._use_parse(loaded, doc, work, full=full)
+            if work is not None:
+                doc = doc.clone()  # the session edits its copy in place; ``_parsed`` keeps the file's
+                work.doc, work.stale = doc, False
+        loaded.fill(doc, full=full)
         return loaded
-
-    def _use_parse(self, loaded: _Loaded, doc: Document, work: _Work | None, *, full: bool) -> None:
-        """Fill ``loaded`` from ``doc``; an open session takes its own copy of ``doc`` to edit."""
-        if work is not None and loaded.writable:
-            doc = doc.clone()  # the session edits its copy in place; ``_parsed`` keeps the file's
-            work.doc, work.stale = doc, False
-        loaded.doc = doc
-        if doc.reason == "empty" and loaded.reason is None:
-            loaded.reason = "empty"
-        if full:
-            loaded.views = [view(doc, section, loaded.pending) for section in doc.entries]
-            loaded.diagnostics.extend(validate.document_diagnostics(doc, loaded.views, str(loaded.path)))
 
     def _expired(self, read: EntryView, now_ms: int) -> bool:
         if read.entry.status is not Status.ACTIVE:
@@ -473,7 +307,7 @@ class MakaProvider(BaseProvider):
         ttl = parse_finite_number(read.meta.get("decayTtlMs"))
         return created is not None and ttl is not None and now_ms > created + ttl
 
-    def _load_entries(self, *, full: bool = True) -> _Loaded:
+    def _load_entries(self, *, full: bool = True) -> Loaded:
         """Load MEMORY.md, archiving expired entries first (then it is read again).
 
         With ``full``, each entry this load archived adds a ``maka.decayed`` warning to the
@@ -492,15 +326,13 @@ class MakaProvider(BaseProvider):
         return loaded
 
     def _decay(self) -> list[validate.Decayed]:
-        """Archive every expired active entry by rewriting its comment (visible in the file).
+        """Archive every expired active entry by rewriting its comment; return those archived.
 
-        Returns:
-            The entries archived; none when the store cannot be written (read-only, over the
-            size limit), where expired entries stay active on disk.
+        None when the store cannot be written (read-only, over the limit): they stay active.
         """
         archived: list[validate.Decayed] = []
 
-        def change(loaded: _Loaded) -> str | None:
+        def change(loaded: Loaded) -> str | None:
             now = self._now()
             text, found = _render.decay(loaded.doc, now, lambda read: self._expired(read, now))
             archived[:] = found
@@ -513,9 +345,7 @@ class MakaProvider(BaseProvider):
         return archived
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
-        """Yield MEMORY.md's entries in file order, filtered by ``query``.
-
-        Disabled: yields nothing. Safe mode: yields nothing (see :meth:`validate`).
+        """Yield MEMORY.md's entries in file order, filtered by ``query`` (disabled, safe mode: none).
 
         Raises:
             IncognitoBlockedError: Incognito is on (nothing was read).
@@ -526,15 +356,11 @@ class MakaProvider(BaseProvider):
         yield from (query or Query()).apply(entries)
 
     def get(self, entry_id: str) -> MemoryEntry:
-        """Return the entry whose id is ``entry_id`` (NFC), as :meth:`iter_entries` reads it.
-
-        Only that entry is built (the id index finds its section), so inside a batch a get
-        does not cost the file size.
+        """Return the entry whose id is ``entry_id`` (NFC); only that entry is built.
 
         Raises:
             EntryNotFoundError: No such entry (also when disabled).
-            AmbiguousIdError: Two or more sections read under this id (the same title twice,
-                titles that slug to nothing, a repeated ``id=``); the message names each line.
+            AmbiguousIdError: Two or more sections read under this id (each line named).
             IncognitoBlockedError: Incognito is on (nothing was read).
         """
         if self._gate_read():
@@ -542,7 +368,7 @@ class MakaProvider(BaseProvider):
             wanted = _nfc(entry_id)
             found = sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start)
             if len(found) > 1:
-                raise _ambiguous(loaded.path, entry_id, found)
+                raise codec.ambiguous_error(loaded.path, entry_id, found)
             for section in found:
                 entry = view(loaded.doc, section, False).entry
                 if entry.id == wanted:
@@ -563,11 +389,7 @@ class MakaProvider(BaseProvider):
         return self.path.name
 
     def validate(self) -> list[Diagnostic]:
-        """Return what Maka's rules find in MEMORY.md and PENDING.md (never raises for bad files).
-
-        Raises:
-            IncognitoBlockedError: Incognito is on.
-        """
+        """Return what Maka's rules find in MEMORY.md and PENDING.md (IncognitoBlockedError: incognito)."""
         if not self._gate_read():
             return []
         return self._load(self.path).diagnostics + self._other_diagnostics()
@@ -613,25 +435,10 @@ class MakaProvider(BaseProvider):
         with contextlib.suppress(OSError):
             os.chmod(self.folder, DIR_MODE)
 
-    @staticmethod
-    def _encode_checked(path: Path, text: str) -> bytes:
-        """Return ``text`` as UTF-8; raise :class:`StoreLimitError` over 128 KiB (nothing written)."""
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            line = text.count("\n", 0, exc.start) + 1
-            raise InvalidEntryError(
-                f"maka: the new text of {path} has a lone surrogate (U+{ord(text[exc.start]):04X}) on line "
-                f"{line}: not UTF-8, nothing written"
-            ) from None
-        if len(data) > MAX_BYTES:
-            raise _over_limit(path, len(data))
-        return data
-
     def _mutate(
         self,
         path: Path,
-        change: Callable[[_Loaded], str | Edit | None],
+        change: Callable[[Loaded], str | Edit | None],
         operation: str,
         *,
         pending: bool = False,
@@ -651,7 +458,9 @@ class MakaProvider(BaseProvider):
         with self.session(operation) as session:
             work = self._work
             assert work is not None
-            _refuse_symlinks((path, safe_join(self.folder, path.name + ".bak")), operation)
+            if path.name not in work.checked:  # checked again when the session ends
+                refuse_symlinks((path, safe_join(self.folder, path.name + ".bak")), operation)
+                work.checked.add(path.name)
             if path != self.path:
                 self._stage_memory(session)  # MEMORY.md first, so approve keeps its order
             loaded = self._load(path, pending=pending, full=False)
@@ -668,7 +477,7 @@ class MakaProvider(BaseProvider):
                     session.count()
                     return work.doc if reread else None
             text = result if isinstance(result, str) else result.apply(loaded.doc)
-            data = self._encode_checked(path, text)
+            data = _render.encoded(path, text)
             self._stage(session, path.name, data)
             if path == self.path:
                 work.doc, work.stale = None, False
@@ -691,7 +500,7 @@ class MakaProvider(BaseProvider):
             return False  # lone surrogates: written as text, so the file reads as not UTF-8 again
         size = doc.spliced_size(edit.start, edit.end, edit.new, edit.seps)
         if size > MAX_BYTES:
-            raise _over_limit(self.path, size)
+            raise _render.over_limit(self.path, size)
         doc.splice(edit.start, edit.end, edit.new, edit.seps)
         work.stale = True
         return True
@@ -731,18 +540,8 @@ class MakaProvider(BaseProvider):
             return
         if self.path.name in names:
             work.saved = session.staged[self.path.name]
-            try:
-                now: str | None = self.storage.stat(self.path.name).version
-            except FileNotFoundError:
-                now = None
-            if now != session.version(self.path.name):
-                count = session.writes
-                raise ConflictError(
-                    f"maka: {self.path} changed on disk during the batch (another writer); the batch's "
-                    f"{count} write{'s' if count != 1 else ''} were not saved and the file was left as "
-                    "it is now; re-run the batch"
-                )
-        _refuse_symlinks(tuple(self.folder / name for name in session.staged), "batch")
+            check_unchanged(session, self.path)
+        refuse_symlinks(tuple(self.folder / name for name in session.staged), "batch")
         self._ensure_folder()
 
     def _flush(self, session: WriteSession) -> None:
@@ -763,22 +562,16 @@ class MakaProvider(BaseProvider):
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
-        """Group writes in one write session: MEMORY.md is read once and written once, at the end.
+        """Group writes in one write session: MEMORY.md is read once and saved once, at the end.
 
-        Each :meth:`add` / :meth:`update` / :meth:`delete` (and archive, supersede, decay,
-        PENDING.md's propose / approve / reject) is checked as it would be alone (ids, conflicts,
-        the 128 KiB limit: a write over it raises :class:`StoreLimitError` and leaves the block's
-        earlier writes in place) and applied in memory; reads in the block see those writes.
-        When the outermost block ends, MEMORY.md is saved once (its old bytes to
-        ``MEMORY.md.bak`` first), PENDING.md after it, also when the block raises. Incognito,
-        disabled or read-only: the block runs without a session (writes raise as usual).
+        Each write is checked as it would be alone (a write over 128 KiB raises
+        :class:`StoreLimitError` and leaves the block's earlier ones) and applied in memory;
+        reads in the block see it. PENDING.md writes save MEMORY.md's changes, then PENDING.md,
+        at once. Incognito, disabled or read-only: a plain block (writes raise as usual).
 
         Raises:
-            ConflictError: MEMORY.md changed on disk during the block (a writer that does not
-                take memcore's lock, or another provider on the same file in this thread): the
-                block's writes are not saved, the file is left as it is.
-            UnsafePathError: MEMORY.md or MEMORY.md.bak was replaced by a symlink during the
-                block: nothing saved.
+            ConflictError: MEMORY.md changed on disk during the block: nothing of it is saved.
+            UnsafePathError: MEMORY.md or its backup became a symlink: nothing saved.
         """
         if self.incognito or not self.enabled:
             yield
@@ -787,77 +580,8 @@ class MakaProvider(BaseProvider):
             yield
 
     @staticmethod
-    def _find(loaded: _Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
-        wanted = _nfc(entry_id)
-        if by_proposal:
-            found = [
-                s
-                for s in loaded.doc.entries
-                if _nfc(s.id) == wanted or _nfc((s.meta or {}).get("proposalId", "")) == wanted
-            ]
-        else:
-            found = sorted(loaded.doc.index().entries.get(wanted, []), key=lambda s: s.start)
-        if not found:
-            raise EntryNotFoundError(f"maka: no entry {entry_id!r} in {loaded.path}")
-        if len(found) > 1:
-            raise _ambiguous(loaded.path, entry_id, found)
-        return view(loaded.doc, found[0], loaded.pending)
-
-    @staticmethod
-    def _prepare(entry: MemoryEntry) -> MemoryEntry:
-        """Return a copy of ``entry`` with secrets redacted from every string it holds.
-
-        :func:`memcore.redact.redact_entry`: title, body, tags, source, scope, parent, relation
-        types and targets, every key and string of ``extra`` (so no secret reaches the file,
-        neither as text nor base64 inside ``mcData``).
-
-        Raises:
-            InvalidEntryError: A string of the entry has a lone surrogate (not UTF-8; one can
-                get past the model's validation through ``model_copy(update=...)`` or list
-                mutation), or the id holds a secret (an id is never rewritten); nothing is written.
-        """
-        texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
-        texts.append(entry.version or "")
-        for relation in entry.relations:
-            texts += (relation.type, relation.target)
-        texts += entry.tags
-        _collect_texts(entry.extra, texts)
-        if not _all_text(texts):
-            # the full walk names the place of the bad character (or finds nothing to refuse)
-            require_unicode(entry.model_dump(), "entry", prefix="maka")
-        if entry.id is not None and holds_secret(entry.id):
-            raise InvalidEntryError(
-                "maka: the entry's id looks like a secret (a token, key or password); memcore never writes "
-                "one and never changes an id: give the entry another id (or none, for a new one)"
-            )
-        return redact_entry(entry)
-
-    def _new_entry(self, entry: MemoryEntry, loaded: _Loaded, *, proposal: bool = False) -> MemoryEntry:
-        now = self._now()
-        entry = self._prepare(entry)
-        if entry.created_at is None:
-            entry.created_at = from_ms(now)
-        if entry.updated_at is None:
-            entry.updated_at = entry.created_at
-        assert entry.created_at is not None
-        if entry.id is None:
-            ms = to_ms(entry.created_at)
-            base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
-            taken = loaded.doc.index().taken
-            candidate, n = base, 1
-            while candidate in taken:
-                n += 1
-                candidate = f"{base}-{n}"
-            entry.id = candidate
-        elif entry.id in loaded.doc.index().entries:
-            raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {loaded.path}")
-        unowned = not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", "")))
-        if proposal and entry.scope == "session" and unowned:
-            raise InvalidEntryError(
-                "maka: scope 'session' needs extra['maka']['sessionId'] (Maka refuses session entries "
-                "without an owning session)"
-            )
-        return entry
+    def _find(loaded: Loaded, entry_id: str, *, by_proposal: bool = False) -> EntryView:
+        return codec.find(loaded.doc, loaded.path, entry_id, pending=loaded.pending, by_proposal=by_proposal)
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Append ``entry`` to MEMORY.md and return it as stored.
@@ -875,8 +599,8 @@ class MakaProvider(BaseProvider):
         self.require(Capability.ADD, "add")
         ids: list[str] = []
 
-        def change(loaded: _Loaded) -> Edit | str:
-            new = self._new_entry(entry, loaded)
+        def change(loaded: Loaded) -> Edit | str:
+            new = codec.new_entry(entry, loaded.doc, loaded.path, self._now())
             ids.append(new.id or "")
             return _render.append(loaded.doc, MEMORY_HEADER, render_section(new))
 
@@ -886,7 +610,7 @@ class MakaProvider(BaseProvider):
 
     def _stored(self, entry_id: str, doc: Document) -> MemoryEntry:
         """Return MEMORY.md's entry ``entry_id`` as read back from ``doc`` (what was just written)."""
-        return self._find(_Loaded(path=self.path, pending=False, doc=doc), entry_id).entry
+        return self._find(Loaded(path=self.path, pending=False, doc=doc), entry_id).entry
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite the section of ``entry.id``: only the heading, comment or content that changed.
@@ -895,17 +619,15 @@ class MakaProvider(BaseProvider):
         something changed and the caller did not change it.
 
         Raises:
-            EntryNotFoundError: No such id.
+            EntryNotFoundError, AmbiguousIdError: No such id; an id of two or more sections.
             ConflictError: ``expected_version`` is stale.
-            AmbiguousIdError: The id names two or more sections (each named by file:line).
-            InvalidEntryError: An id that cannot be written.
-            StoreLimitError: The file would go over 128 KiB (nothing written).
-            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
+            InvalidEntryError, StoreLimitError, ReadOnlyStoreError: As :meth:`add`.
         """
         self.require(Capability.UPDATE, "update")
         if entry.id is None:
             raise EntryNotFoundError("maka: update needs an entry with an id")
-        def change(loaded: _Loaded) -> Edit | None:
+
+        def change(loaded: Loaded) -> Edit | None:
             assert entry.id is not None
             old = self._find(loaded, entry.id)
             if expected_version is not None and old.entry.version != expected_version:
@@ -913,7 +635,7 @@ class MakaProvider(BaseProvider):
                     f"maka: entry {entry.id!r} changed since it was read (version {expected_version!r}, "
                     f"now {old.entry.version!r}); read it again and retry"
                 )
-            new = self._prepare(entry)
+            new = codec.prepare(entry)
             new.version = old.entry.version
             if new.content_dict() == old.entry.content_dict():
                 return None
@@ -928,13 +650,11 @@ class MakaProvider(BaseProvider):
         """Remove the entry's whole section (heading to the next heading).
 
         Raises:
-            EntryNotFoundError: No such id.
-            AmbiguousIdError: The id names two or more sections (each named by file:line).
-            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
+            EntryNotFoundError, AmbiguousIdError, ReadOnlyStoreError: As :meth:`update`.
         """
         self.require(Capability.DELETE, "delete")
 
-        def change(loaded: _Loaded) -> str:
+        def change(loaded: Loaded) -> str:
             return _render.remove_section(loaded.doc, self._find(loaded, entry_id).section)
 
         self._mutate(self.path, change, "delete")
@@ -943,249 +663,35 @@ class MakaProvider(BaseProvider):
     def render_prompt(self, session_id: str | None = None, budget: int = PROMPT_MAX_CHARS) -> str:
         """Return the memory section for a model's system prompt, as Maka builds it.
 
-        Nothing (``""``) unless ``enabled`` and ``agent_read_enabled`` are on and incognito is
-        off (checked before the disk is touched), and nothing in safe mode. Only active,
-        unexpired entries; ``scope=session`` entries only when ``session_id`` equals their
-        ``sessionId`` (one without ``sessionId`` never shows). Each entry is ``## title``, then
-        ``Tags: a, b`` when tagged, then its content; secrets redacted; blocks joined by a blank
-        line; over ``budget`` UTF-16 code units it is cut (never inside a character) and ends
-        with the marker ``[本地记忆已按长度截断]``.
-
-        Args:
-            session_id: The current session, or ``None``.
-            budget: Maximum length in UTF-16 code units (Maka: 12,000) before the marker.
+        ``""`` unless ``enabled`` and ``agent_read_enabled`` are on and incognito is off
+        (checked before the disk is touched), and in safe mode; otherwise
+        :func:`memcore_maka.prompt.prompt_text` of the entries (``budget``: UTF-16 code units).
         """
         if not (self.enabled and self.agent_read_enabled) or self.incognito:
             return ""
         loaded = self._load_entries()
         if loaded.status != "ok":
             return ""
-        session = normalize_meta_value(session_id or "")
         now = self._now()
-        blocks: list[str] = []
-        for item in loaded.views:
-            if item.entry.status is not Status.ACTIVE or self._expired(item, now):
-                continue
-            if item.meta.get("scope") == "session" and not (session and item.meta.get("sessionId") == session):
-                continue
-            lines = [f"## {item.section.title}"]
-            tags = parse_tags(item.meta.get("tags"))
-            if tags:
-                lines.append(f"Tags: {', '.join(tags)}")
-            lines.append(item.section.content)
-            blocks.append(redact_secrets("\n".join(lines)))
-        body = js_trim("\n\n".join(blocks))
-        if not body:
-            return ""
-        if _utf16_len(body) <= budget:
-            return body
-        return f"{js_trim_end(_utf16_cut(body, budget))}\n\n{TRUNCATION_MARKER}"
+        return prompt_text(loaded.views, session_id, lambda item: self._expired(item, now), budget)
 
-    # -- pending proposals ------------------------------------------------------------------
-    def _pending_loaded(self) -> _Loaded:
-        if not self._gate_read():
-            return _Loaded(path=self.pending_path, pending=True)
-        return self._load(self.pending_path, pending=True)
-
+    # -- pending proposals (PENDING.md: memcore_maka.pending) -------------------------------
     def pending(self) -> list[MemoryEntry]:
-        """Return PENDING.md's proposals still waiting for review (draft / review_required).
-
-        Raises:
-            IncognitoBlockedError: Incognito is on.
-        """
-        return [
-            v.entry
-            for v in self._pending_loaded().views
-            if v.entry.status in (Status.DRAFT, Status.REVIEW_REQUIRED)
-        ]
+        """Return PENDING.md's proposals still waiting for review (:func:`memcore_maka.pending.waiting`)."""
+        return _pending.waiting(self)
 
     def proposals(self) -> list[MemoryEntry]:
         """Return every section of PENDING.md as an entry (rejected ones too)."""
-        return [v.entry for v in self._pending_loaded().views]
+        return [v.entry for v in _pending.loaded(self).views]
 
     def propose(self, entry: MemoryEntry) -> MemoryEntry:
-        """Add ``entry`` to PENDING.md as an extracted proposal waiting for review.
-
-        Written as Maka's ``appendLocalMemoryProposalDraft`` does: ``id`` = ``proposalId`` =
-        ``proposal-`` + 16 hex, ``origin=extracted source=chat_extracted``, ``proposedAt``,
-        ``status=review_required``, ``scope`` (workspace unless session).
-
-        Raises:
-            InvalidEntryError: A session-scoped proposal without ``extra["maka"]["sessionId"]``
-                (Maka's ``invalid_session_id``), or an id that cannot be written.
-            ConflictError, StoreLimitError, ReadOnlyStoreError: As :meth:`add`.
-        """
-        stored: list[MemoryEntry] = []
-
-        def change(loaded: _Loaded) -> Edit | str:
-            draft = entry.model_copy(deep=True)
-            draft.status = Status.REVIEW_REQUIRED
-            draft.source = "extracted"
-            if draft.scope != "session":
-                draft.scope = "workspace"
-            new = self._new_entry(draft, loaded, proposal=True)
-            assert new.id is not None and new.created_at is not None
-            maka = dict(new.extra.get(FORMAT, {}))
-            maka.update(proposalId=new.id, source="chat_extracted", proposedAt=str(to_ms(new.created_at)))
-            new.extra = {**new.extra, FORMAT: maka}
-            new.created_at = None
-            new.updated_at = None
-            stored.append(new)
-            return _render.append(loaded.doc, PENDING_HEADER, render_section(new))
-
-        self._mutate(self.pending_path, change, "propose", pending=True)
-        return self._find(self._load(self.pending_path, pending=True, full=False), stored[0].id or "").entry
+        """Add ``entry`` to PENDING.md as a proposal waiting for review (:func:`memcore_maka.pending.propose`)."""
+        return _pending.propose(self, entry)
 
     def approve(self, proposal_id: str, *, entry_id: str | None = None) -> MemoryEntry:
-        """Move a pending proposal into MEMORY.md as an active entry and remove it from PENDING.md.
-
-        The new entry (Maka's ``approveLocalMemoryProposalDraft``): id ``entry_id`` or
-        ``mem-`` + 16 hex of the content and the confirmation time; ``origin=extracted``,
-        ``source=chat_extracted``, ``createdAt = updatedAt = confirmedAt`` = now,
-        ``status=active``, ``approvedBy=user``, ``approvalSurface=settings_review_queue``,
-        ``proposalId``; scope, session, tags and memcore fields carried over. MEMORY.md is
-        written first; approving again after a crash between the two writes only removes the
-        proposal.
-
-        Raises:
-            EntryNotFoundError: No such proposal.
-            ConflictError: The proposal is not pending (rejected, active…), or the id exists.
-            StoreLimitError: MEMORY.md would go over 128 KiB (nothing written).
-            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
-        """
-        self._gate_write("approve")
-        with self.session("approve"):
-            proposal = self._find(
-                self._load(self.pending_path, pending=True, full=False), proposal_id, by_proposal=True
-            )
-            if proposal.entry.status not in (Status.DRAFT, Status.REVIEW_REQUIRED):
-                raise ConflictError(
-                    f"maka: proposal {proposal_id!r} is {proposal.entry.status.value}, not pending; "
-                    "only draft / review_required proposals can be approved"
-                )
-            pid = proposal.meta.get("proposalId") or proposal.entry.id or proposal_id
-            memory = self._load(self.path)
-            already = [v for v in memory.views if v.meta.get("proposalId") == pid]
-            if not already:
-                now = self._now()
-                new = proposal.entry.model_copy(deep=True)
-                new.id = entry_id or stable_entry_id(proposal.section.content, now)
-                if not is_safe_value(new.id):
-                    raise InvalidEntryError(f"maka: entry id {new.id!r} cannot be written in a comment")
-                new.status = Status.ACTIVE
-                new.source = "extracted"
-                new.scope = "session" if proposal.meta.get("scope") == "session" else "workspace"
-                if new.scope == "session" and not normalize_meta_value(proposal.meta.get("sessionId", "")):
-                    raise InvalidEntryError(
-                        f"maka: proposal {proposal_id!r} is session-scoped without a sessionId; Maka refuses "
-                        "to approve it (invalid_session_id)"
-                    )
-                new.created_at = new.updated_at = from_ms(now)
-                maka = {k: v for k, v in new.extra.get(FORMAT, {}).items() if k not in ("proposedAt", "status")}
-                maka.update(
-                    source="chat_extracted",
-                    confirmedAt=str(now),
-                    approvedBy="user",
-                    approvalSurface="settings_review_queue",
-                    proposalId=pid,
-                )
-                new.extra = {**new.extra, FORMAT: maka}
-                new.version = None
-                self.add(new)
-            self._mutate(
-                self.pending_path,
-                lambda loaded: _render.remove_section(loaded.doc, self._find(loaded, pid, by_proposal=True).section),
-                "approve",
-                pending=True,
-            )
-            memory = self._load(self.path)
-            return next(v.entry for v in memory.views if v.meta.get("proposalId") == pid)
+        """Move a proposal into MEMORY.md, then out of PENDING.md (:func:`memcore_maka.pending.approve`)."""
+        return _pending.approve(self, proposal_id, entry_id=entry_id)
 
     def reject(self, proposal_id: str) -> MemoryEntry:
-        """Mark a pending proposal rejected in PENDING.md (``status=rejected rejectedAt=<ms>``).
-
-        Raises:
-            EntryNotFoundError: No such proposal.
-            ConflictError: The proposal is not pending.
-            ReadOnlyStoreError: Incognito, disabled, read-only, or a file that could not be parsed.
-        """
-        found: list[str] = []
-
-        def change(loaded: _Loaded) -> str:
-            old = self._find(loaded, proposal_id, by_proposal=True)
-            if old.entry.status not in (Status.DRAFT, Status.REVIEW_REQUIRED):
-                raise ConflictError(f"maka: proposal {proposal_id!r} is {old.entry.status.value}, not pending")
-            assert old.entry.id is not None
-            meta = dict(old.meta)
-            meta.update(
-                id=old.entry.id,
-                proposalId=meta.get("proposalId") or old.entry.id,
-                status="rejected",
-                rejectedAt=str(self._now()),
-            )
-            found.append(old.entry.id)
-            return _render.with_meta(loaded.doc, old, meta)
-
-        self._mutate(self.pending_path, change, "reject", pending=True)
-        return self._find(self._load(self.pending_path, pending=True, full=False), found[0]).entry
-
-
-def _refuse_symlinks(targets: tuple[Path, ...], operation: str) -> None:
-    """Raise :class:`UnsafePathError` when one of ``targets`` is a symlink (a write would replace it)."""
-    for target in targets:
-        if target.is_symlink():
-            raise UnsafePathError(
-                f"maka: {target} is a symlink; memcore never writes through or replaces one, `{operation}` refused"
-            )
-
-
-def _over_limit(path: Path, size: int) -> StoreLimitError:
-    """The error for a write that would make ``path`` ``size`` bytes (over 128 KiB)."""
-    return StoreLimitError(
-        f"maka: this write would make {path} {size:,} bytes, over Maka's 128 KiB limit "
-        f"({MAX_BYTES:,} bytes); nothing was written. Archive or delete entries first"
-    )
-
-
-def _all_text(texts: list[Any]) -> bool:
-    """Return True when ``texts`` are all strings that encode as UTF-8 (no lone surrogate).
-
-    One join and one encode for every string of an entry; False also for anything that is
-    not a string, which the full check (:func:`~memcore.models.require_unicode`) then walks.
-    """
-    try:
-        "\n".join(texts).encode("utf-8")
-    except (TypeError, UnicodeEncodeError):
-        return False
-    return True
-
-
-def _ambiguous(path: Path, entry_id: str, sections: list[Section]) -> AmbiguousIdError:
-    """Return the error for an id that ``sections`` (two or more, in file order) all read as."""
-    places = tuple(f"{path}:{s.start + 1}" for s in sections)
-    return AmbiguousIdError(
-        f"maka: id {entry_id!r} names {len(sections)} sections ({', '.join(places)}); memcore acts on "
-        "neither: give each its own id (add `<!-- maka-memory: id=<unique-id> -->` under one heading, "
-        "or retitle it)",
-        entry_id=entry_id,
-        places=places,
-    )
-
-
-def _collect_texts(value: Any, texts: list[Any]) -> None:
-    """Add every key and string of JSON data to ``texts`` (for the one surrogate check).
-
-    A value of another type (a tuple, a set: not JSON) goes to ``texts`` as is, so that the
-    surrogate check walks the entry in full.
-    """
-    if isinstance(value, str):
-        texts.append(value)
-    elif isinstance(value, dict):
-        texts.extend(value)
-        for item in value.values():
-            _collect_texts(item, texts)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_texts(item, texts)
-    elif isinstance(value, tuple | set | frozenset):
-        texts.append(value)
+        """Mark a pending proposal rejected (:func:`memcore_maka.pending.reject`)."""
+        return _pending.reject(self, proposal_id)
