@@ -26,18 +26,40 @@ class MakaStorage(LocalStorage):
     def __init__(self, root: str | os.PathLike[str], **options: object) -> None:
         super().__init__(root, **options)  # type: ignore[arg-type]
         self._own_name = Path(self.lock_target).name
+        self._files: dict[str, Path] = {}  # store-relative path -> local path, checked by ``_path``
+
+    def read_bytes(self, path: str) -> bytes:
+        """Return the bytes of ``path`` without its version (a read outside a write session needs none).
+
+        Raises:
+            FileNotFoundError: No file at ``path`` (also when it is a folder).
+            UnsafePathError: ``path`` leaves the store (the store file's own name is always read).
+        """
+        local = self._files.get(path)
+        if local is None or os.path.islink(local):
+            try:
+                local = self._path(path)
+            except UnsafePathError:
+                if path != self._own_name or (self.root / path).is_symlink():
+                    raise
+                local = self.root / path
+            if local == self.root / path:  # no link on the way: checked once (a link is checked each time)
+                self._files[path] = local
+        try:
+            with open(local, "rb") as fh:
+                return fh.read()
+        except IsADirectoryError as exc:
+            raise FileNotFoundError(f"{local}: is a folder, not a file") from exc
 
     def read(self, path: str) -> tuple[bytes, str]:
         """Return ``(bytes, version)`` of ``path`` (the store file even under a refused name)."""
         try:
             return super().read(path)
         except UnsafePathError:
-            if path != self._own_name or (self.root / path).is_symlink():
+            if path != self._own_name:
                 raise
-        with open(self.root / path, "rb") as fh:
-            data = fh.read()
+        data = self.read_bytes(path)
         return data, version_token(data)
-
 
 def refuse_symlinks(targets: tuple[Path, ...], operation: str) -> None:
     """Raise :class:`UnsafePathError` when one of ``targets`` is a symlink (a write would replace it)."""

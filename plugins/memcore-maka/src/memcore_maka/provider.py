@@ -257,7 +257,8 @@ class MakaProvider(BaseProvider):
         """
         session = self.active_session()
         if session is None:
-            return self.storage.read(name)[0]
+            storage = self.storage
+            return storage.read_bytes(name) if isinstance(storage, MakaStorage) else storage.read(name)[0]
         staged = name in session.staged
         data = session.read(name)
         if self._work is not None and not staged:
