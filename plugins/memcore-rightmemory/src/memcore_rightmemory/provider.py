@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-import stat
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,10 +34,10 @@ from memcore.errors import (
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import LocalStorage, TempSweeper, WriteSession, temp_file_diagnostics
-from memcore_rightmemory import _incremental
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
+from memcore_rightmemory._state import Fast, GraphKeeper, regular
 from memcore_rightmemory.codec import (
     COMPUTED_KEYS,
     FORMAT,
@@ -57,7 +54,6 @@ from memcore_rightmemory.validate import (
     GraphInvariantError,
     UnusableRootError,
     check_roots,
-    introduced,
     same_parents,
     unread_in,
     unread_text,
@@ -83,50 +79,6 @@ READ_CACHE_BYTES = 2 * 1024 * 1024
 _EMPTY_MEMORY = "# Memory\n"
 _EMPTY_PURSUITS = f"# Pursuits\n\n## Focus\n\n{FOCUS_PLACEHOLDER}\n"
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
-
-
-@dataclass
-class _Work:
-    """The graph of the open write session (provider state; the core session holds the files).
-
-    Attributes:
-        graph: The graph as the writes so far left it (``None``: not loaded yet).
-        stale: ``graph.diags`` (and the derived ``recorded``/``backing`` tables) may be out of
-            date after fast-path writes; :meth:`RightMemoryProvider._session_graph` reloads.
-        files: Every file the graph was built from or a write staged (``None``: absent).
-        dirty: Files whose parsed doc was changed in place (staged as bytes when needed).
-        reparse: Files whose doc must be parsed again from its text (a fast write rolled back).
-        flushed: The session's files were saved (the graph may be kept for the next session).
-    """
-
-    graph: Graph | None = None
-    stale: bool = False
-    files: dict[str, bytes | None] = field(default_factory=dict)
-    dirty: set[str] = field(default_factory=set)
-    reparse: set[str] = field(default_factory=set)
-    flushed: bool = False
-
-
-@dataclass
-class _Memo:
-    """The graph a session left, and the bytes and versions of every file it was built from.
-
-    The next session reuses it when every one of those files still has that version (a stat,
-    or a hash of a small file, instead of parsing and validating the whole graph again).
-    """
-
-    graph: Graph
-    files: dict[str, bytes | None]
-    versions: dict[str, str | None]
-    stale: bool
-
-
-@dataclass(frozen=True)
-class _Fast:
-    """What a one-item write changes: ``item`` (its id), added (``update=False``) or rewritten."""
-
-    item: str
-    update: bool
 
 
 class RightMemoryProvider(BaseProvider):
@@ -177,9 +129,9 @@ class RightMemoryProvider(BaseProvider):
         #: removes temp files of interrupted writes on the first write holding the lock
         self._temps = TempSweeper(path)
         self._md = make_markdown()
-        self._cache: ParseCache = {}
-        self._work: _Work | None = None
-        self._memo: _Memo | None = None
+        self._graphs = GraphKeeper(path, self._md)
+        #: parsed files, shared by reads and writes (``(file, family) -> (bytes, doc)``)
+        self._cache: ParseCache = self._graphs.cache
         #: ``(file, plain titles) -> (heading, its index when last found)``: see :meth:`_plain_chain`
         self._chains: dict[tuple[str, tuple[str, ...]], tuple[Heading, int]] = {}
 
@@ -256,20 +208,13 @@ class RightMemoryProvider(BaseProvider):
         """Forget parsed files; nothing is written."""
         self._cache.clear()
         self._chains.clear()
-        self._memo = None
+        self._graphs.memo = None
         super().close()
 
     # -- reading ----------------------------------------------------------------------
-    def _regular(self, rel: str) -> bool:
-        """Whether ``rel`` is a regular file (not a symlink, folder or device) in the root."""
-        try:
-            return stat.S_ISREG(os.lstat(self.root / rel).st_mode)
-        except OSError:
-            return False
-
     def _read(self, rel: str) -> bytes | None:
         """Return a graph file's bytes (through the storage), or ``None`` when it is not a regular file."""
-        if not self._regular(rel):
+        if not regular(self.root, rel):
             return None
         try:
             return self.storage.read(rel)[0]
@@ -285,7 +230,7 @@ class RightMemoryProvider(BaseProvider):
         """
         session = self.active_session()
         if session is not None:
-            return self._session_graph(session, fresh=True)
+            return self._graphs.graph(session, fresh=True)
         graph = Graph.load(self.root, self._read, self._md, self._cache)
         _trim_cache(self._cache, READ_CACHE_BYTES)
         return graph
@@ -440,110 +385,19 @@ class RightMemoryProvider(BaseProvider):
                 )
         return graph.items.get(item_id)
 
-    # -- the write session's graph ------------------------------------------------------
+    # -- the write session (core's), and the graph this provider keeps in it ---------------
     def _session_started(self, session: WriteSession) -> None:
-        """Sweep temp files of interrupted writes (first session only) and start an empty graph."""
+        """Sweep temp files of interrupted writes (first session only); no graph loaded yet."""
         self._temps.sweep()
-        self._work = _Work()
+        self._graphs.start()
 
     def _session_ending(self, session: WriteSession) -> None:
-        """Stage the docs changed in place, then flush (a conflict names the files, as RightMemory did)."""
-        work = self._work
-        assert work is not None
-        if work.graph is not None:
-            for rel in list(work.dirty):
-                self._materialize(session, rel)
-        staged = list(session.staged)
-        try:
-            session.flush()
-        except ConflictError as exc:
-            changed = [rel for rel in staged if self._version_now(session, rel) != session.version(rel)] or staged
-            count = session.writes
-            raise ConflictError(
-                f"{FORMAT}: {', '.join(str(self.root / rel) for rel in changed)} changed on disk during the "
-                f"batch (another writer); the batch's {count} write{'s' if count != 1 else ''} were not saved "
-                "and the files were left as they are now; re-run the batch"
-            ) from exc
-        work.flushed = True
+        """Stage the files the writes changed in place, and flush."""
+        self._graphs.finish(session)
 
     def _session_ended(self, session: WriteSession, ok: bool) -> None:
-        """Keep the graph for the next session when the files were saved (the parse cache keeps bytes)."""
-        work, self._work = self._work, None
-        if work is None or work.graph is None or not work.flushed:
-            return
-        for rel, doc in work.graph.docs.items():
-            if isinstance(doc.source, _incremental.LiveSource):
-                doc.source = Source.from_bytes(rel, doc.source.data)
-        if not work.reparse:
-            versions = {rel: session.version(rel) for rel in work.files}
-            self._memo = _Memo(work.graph, work.files, versions, work.stale)
-
-    def _version_now(self, session: WriteSession, rel: str) -> str | None:
-        """Return the version ``rel`` has on disk now (``None``: absent or not a regular file)."""
-        if not self._regular(rel):
-            return None
-        try:
-            return session.storage.stat(rel).version
-        except (OSError, UnsafePathError):
-            return None
-
-    def _materialize(self, session: WriteSession, rel: str) -> bytes:
-        """Stage a doc changed in place as bytes (and remember them)."""
-        work = self._work
-        assert work is not None and work.graph is not None
-        doc = work.graph.docs[rel]
-        data = doc.source.data
-        session.write(rel, data)
-        work.files[rel] = data
-        work.dirty.discard(rel)
-        if rel not in work.reparse:
-            self._cache[(rel, doc.family)] = (data, doc)
-        return data
-
-    def _session_read(self, rel: str) -> bytes | None:
-        """Return a file as the session sees it (read once, its version kept for the flush's check)."""
-        session = self.active_session()
-        work = self._work
-        assert session is not None and work is not None
-        data: bytes | None = None
-        if rel in work.dirty:
-            data = self._materialize(session, rel)
-        elif rel in session.staged or self._regular(rel):
-            try:
-                data = session.read(rel)
-            except (OSError, UnsafePathError):
-                session.seen(rel, None, None)
-        else:
-            session.seen(rel, None, None)  # a symlink or device is never read: the graph reports it
-        work.files[rel] = data
-        return data
-
-    def _session_graph(self, session: WriteSession, *, fresh: bool = False) -> Graph:
-        """Return the session's graph; ``fresh``: with diagnostics that are up to date.
-
-        The first call of a session reuses the graph the previous one left when every file it
-        was built from still has the version it had (the session is told those files and
-        versions, so its flush refuses to replace one changed since); otherwise it loads the
-        graph (files whose bytes are cached are not parsed again).
-        """
-        work = self._work
-        assert work is not None
-        if work.graph is None:
-            memo, self._memo = self._memo, None
-            if memo is not None and all(self._version_now(session, rel) == v for rel, v in memo.versions.items()):
-                for rel, data in memo.files.items():
-                    session.seen(rel, data, memo.versions[rel])
-                work.graph, work.stale, work.files = memo.graph, memo.stale, dict(memo.files)
-        if work.graph is None or (fresh and work.stale):
-            for rel in list(work.dirty):
-                self._materialize(session, rel)
-            for rel in work.reparse:
-                for key in [key for key in self._cache if key[0] == rel]:
-                    del self._cache[key]
-            work.graph = Graph.load(self.root, self._session_read, self._md, self._cache)
-            work.stale = False
-            work.reparse.clear()
-        return work.graph
+        """Keep the session's graph for the next write when its files were saved."""
+        self._graphs.end(session)
 
     def _write_graph(self) -> Graph:
         """Return the session's graph for a write, refusing a store whose root files are unusable.
@@ -553,16 +407,14 @@ class RightMemoryProvider(BaseProvider):
         """
         session = self.active_session()
         assert session is not None, "writes run inside a session"
-        graph = self._session_graph(session)
+        graph = self._graphs.graph(session)
         check_roots(graph, self.root)
         return graph
 
     def _exists(self, rel: str) -> bool:
         """Whether ``rel`` exists (on disk, or created by the open session)."""
         session = self.active_session()
-        if session is not None and rel in session.staged:
-            return session.staged[rel] is not None or os.path.lexists(self.root / rel)
-        return os.path.lexists(self.root / rel)
+        return self._graphs.exists(session, rel) if session is not None else os.path.lexists(self.root / rel)
 
     def _commit(
         self,
@@ -570,117 +422,12 @@ class RightMemoryProvider(BaseProvider):
         change: render.Change,
         check: Callable[[Graph], None] | None = None,
         *,
-        fast: _Fast | None = None,
+        fast: Fast | None = None,
     ) -> Graph:
-        """Validate ``change`` against ``graph`` and stage it in the session; return the new graph.
-
-        With ``fast`` (an add or update of one item, one line range of one file), only the
-        changed part of the file is parsed again and only the changed item is checked
-        (:meth:`_fast_commit`); anything that path cannot decide with certainty, and every
-        other change, re-parses the touched files and compares the diagnostics of the whole
-        graph before and after. The session writes the files when it ends.
-
-        Raises:
-            GraphInvariantError: The change would add diagnostics (errors).
-            InvalidEntryError: ``check`` refused the result.
-        """
+        """Check ``change`` and stage it in the session (see ``GraphKeeper.commit``)."""
         session = self.active_session()
-        work = self._work
-        assert session is not None and work is not None, "writes run inside a session"
-        if fast is not None and self._fast_commit(graph, change, fast, check):
-            assert work.graph is not None
-            session.count()
-            return work.graph
-        graph = self._session_graph(session, fresh=True)
-        check_roots(graph, self.root)
-        outputs: dict[str, bytes | None] = dict(change.created)
-        for rel, edits in change.edits.items():
-            if rel in graph.unreadable or rel not in graph.docs:
-                raise InvalidEntryError(f"{FORMAT}: refusing to rewrite `{rel}`: it could not be parsed")
-            outputs[rel] = graph.docs[rel].source.splice(edits)
-        for rel in change.deleted:
-            outputs[rel] = None
-
-        def read(rel: str) -> bytes | None:
-            return outputs[rel] if rel in outputs else self._session_read(rel)
-
-        new = Graph.load(self.root, read, self._md, self._cache)
-        added = introduced(graph.diags, new.diags)
-        if added:
-            raise GraphInvariantError(f"{FORMAT}: write refused; it would break the graph:", added)
-        if check is not None:
-            check(new)
-        for rel, data in outputs.items():  # the session writes new files first, deletes last
-            if data is None:
-                session.delete(rel)
-            else:
-                session.write(rel, data)
-            work.files[rel] = data
-        work.graph = new
-        session.count()
-        return new
-
-    def _fast_commit(
-        self, graph: Graph, change: render.Change, fast: _Fast, check: Callable[[Graph], None] | None
-    ) -> bool:
-        """Apply a one-range change by re-parsing only the window around it; False: not done.
-
-        Checked: the window reads back as before plus the new or changed item, with no error
-        diagnostic it did not have (:func:`_incremental.plan`); the new id is not taken; the
-        item's edges add no error (:meth:`Graph.item_problems`: dangling, self, duplicate,
-        unknown type, containment); ``check`` accepts the result. When any of these fails,
-        nothing is changed (or the change is rolled back) and False tells the caller to take
-        the whole-file path, which reports the precise error.
-        """
-        work = self._work
-        assert work is not None
-        if change.created or change.deleted or len(change.edits) != 1:
-            return False
-        ((rel, edits),) = change.edits.items()
-        doc = graph.docs.get(rel)
-        if len(edits) != 1 or doc is None or rel in graph.unreadable:
-            return False
-        start, end, lines = edits[0]
-        patch = _incremental.plan(doc, start, end, lines, self._md, keep=start if fast.update else None)
-        if patch is None or patch.introduced:
-            return False
-        if patch.new_ids != ([] if fast.update else [fast.item]) or (not fast.update and fast.item in graph.items):
-            return False
-        if not _incremental.window_is_current(graph, rel, doc, patch):
-            return False
-        old_problems = Counter(graph.item_problems(graph.items[fast.item])) if fast.update else None
-        source = _incremental.live(doc)
-        raw, text = source.raw, source.lines
-        saved = (raw[start - 2] if start >= 2 else None, raw[start - 1 : end], text[start - 1 : end])
-        self._cache.pop((rel, doc.family), None)
-        work.dirty.add(rel)
-        work.stale = True
-
-        def undo() -> None:
-            # put the text back; the next read of the session's graph parses the file again
-            count = len(lines)
-            raw[start - 1 : start - 1 + count] = saved[1]
-            text[start - 1 : start - 1 + count] = saved[2]
-            if saved[0] is not None:
-                raw[start - 2] = saved[0]
-            work.reparse.add(rel)
-
-        try:
-            dh, dn = _incremental.apply(doc, patch)
-            _incremental.reindex(graph, rel, doc, patch, dh, dn)
-            problems = graph.item_problems(graph.items[fast.item])
-            added = (Counter(problems) - old_problems) if old_problems is not None and problems else problems
-            if added:
-                raise InvalidEntryError(f"{FORMAT}: edge errors {sorted(added)}")
-            if check is not None:
-                check(graph)
-        except InvalidEntryError:
-            undo()  # the whole-file path decides and reports the precise error
-            return False
-        except BaseException:
-            undo()  # never write the text of a write that did not return
-            raise
-        return True
+        assert session is not None, "writes run inside a session"
+        return self._graphs.commit(session, graph, change, check, fast=fast)
 
     # -- writing: layout ----------------------------------------------------------------
     def _plain_chain(self, doc: Doc, titles: list[str]) -> int | None:
@@ -838,7 +585,7 @@ class RightMemoryProvider(BaseProvider):
     ) -> MemoryEntry:
         """Commit the change of one item and return it as read back (checked against ``entry``)."""
         verified: list[MemoryEntry] = []
-        self._commit(graph, change, check=lambda g: verified.append(verify(g, ident, entry)), fast=_Fast(ident, update))
+        self._commit(graph, change, check=lambda g: verified.append(verify(g, ident, entry)), fast=Fast(ident, update))
         return verified[-1]
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
