@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -34,7 +35,13 @@ from memcore_rightmemory.codec import (
 )
 
 __all__ = [
+    "DEFAULT_MEMORY_HEADING",
+    "DEFAULT_PURSUIT_HEADING",
+    "Chains",
     "Change",
+    "detail_of",
+    "plain_chain",
+    "target",
     "body_lines",
     "closers",
     "drop_edges_to",
@@ -55,6 +62,12 @@ __all__ = [
     "set_marker",
 ]
 
+#: Plain ``#`` heading in MEMORY.md that receives entries added without a parent.
+DEFAULT_MEMORY_HEADING = "Memory"
+#: Plain ``#`` heading in PURSUITS.md that receives Pursuit entries added without a parent.
+DEFAULT_PURSUIT_HEADING = "Pursuits"
+#: ``(file, plain titles) -> (heading, its index when last found)``: see :func:`plain_chain`.
+Chains = dict[tuple[str, tuple[str, ...]], tuple[Heading, int]]
 _ANCHOR_IN_LINE = re.compile(r"\{(F#|M#|S#|MF#|MQ#|#)([A-Za-z0-9_.-]+)\}")
 _NODE_LINE_RE = re.compile(r"^\s*-\s+`")
 #: A body line that may open a block only its end closes: a code fence or an HTML block start.
@@ -180,6 +193,94 @@ def last_top(nodes: list[Node]) -> int:
         if nodes[i].prefix.startswith("-"):
             return i
     return 0
+
+
+def plain_chain(chains: Chains, doc: Doc, titles: list[str]) -> int | None:
+    """Return the index of the plain-heading chain ``# titles[0]`` > ``## titles[1]``…, if any.
+
+    The first such chain in the file. The heading found last time for the same titles is
+    looked for first, from its old index on (headings inserted before it only move it
+    down): adds in a batch that go under the same plain heading cost O(1) each instead of
+    a scan of every heading before it. Writes never add a plain heading before an existing
+    chain of the same titles (a plain heading is only created when there is none), and a
+    file parsed again has new heading objects, so the remembered one is then not found.
+    """
+    key = (doc.source.rel, tuple(titles))
+    hit = chains.get(key)
+    if hit is not None:
+        heading, start = hit
+        headings = doc.headings
+        found = next((i for i in range(start, len(headings)) if headings[i] is heading), None)
+        if found is not None and is_plain_chain(doc, found, titles):
+            chains[key] = (heading, found)
+            return found
+        del chains[key]
+    index = scan_plain_chain(doc, titles)
+    if index is not None:
+        chains[key] = (doc.headings[index], index)
+    return index
+
+
+def target(
+    graph: Graph, entry: MemoryEntry, family: str, as_heading: bool, parent: ItemRef | None, chains: Chains, root: Path
+) -> tuple[str, int | None, int, list[str]]:
+    """Decide where a new item goes.
+
+    Returns:
+        ``(file, heading index whose block receives it or None for the file's top level,
+        depth of a new heading, plain container heading lines to create first)``.
+
+    ``parent``: the item ``entry.parent`` names (``None``: none, or no such item).
+
+    Raises:
+        InvalidEntryError: The parent is not a heading, or an F# parent has no detail file.
+    """
+    info = entry.extra.get(FORMAT)
+    hint_depth = info.get("depth") if isinstance(info, dict) else None
+    sections = info.get("sections") if isinstance(info, dict) else None
+    if entry.parent is not None:
+        ref = parent
+        if ref is None:
+            raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is not a heading in {root}")
+        if not ref.is_heading:
+            raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is a node; only headings contain items")
+        heading = graph.docs[ref.rel].headings[ref.index]
+        if heading.marker != "F#":
+            return ref.rel, ref.index, heading.depth + 1, []
+        detail = detail_of(graph, ref.rel, ref.index)
+        if detail is None:
+            raise InvalidEntryError(
+                f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold `{entry.id}`"
+            )
+        depth = hint_depth if isinstance(hint_depth, int) and 1 <= hint_depth <= 6 else heading.depth + 1
+        existing = [h.depth for h in graph.docs[detail].headings]
+        return detail, None, min([depth, *existing]), []
+    rel = "MEMORY.md" if family == "memory" else "PURSUITS.md"
+    doc = graph.docs.get(rel)
+    if doc is None:
+        raise InvalidEntryError(f"{FORMAT}: `{rel}` is missing or unreadable in {root}")
+    if isinstance(sections, list) and sections and all(isinstance(t, str) and t.strip() for t in sections):
+        titles = [str(t).strip() for t in sections]
+        index = plain_chain(chains, doc, titles)
+        if index is not None:
+            return rel, index, len(titles) + 1, []
+        if len(titles) == 1:
+            return rel, None, 2, [f"# {titles[0]}"]
+    if as_heading and family == "memory":
+        return rel, None, 1, []
+    title = DEFAULT_MEMORY_HEADING if family == "memory" else DEFAULT_PURSUIT_HEADING
+    index = plain_chain(chains, doc, [title])
+    if index is not None:
+        return rel, index, 2, []
+    return rel, None, 2, [f"# {title}"]
+
+
+def detail_of(graph: Graph, rel: str, index: int) -> str | None:
+    """Return the detail file the F# heading ``index`` of ``rel`` attaches, or ``None``."""
+    for child, owner in graph.attach.items():
+        if owner == (rel, index):
+            return child
+    return None
 
 
 def _place(doc: Doc, first: int, last: int, direct: list[Node], new: list[str], change: Change) -> None:

@@ -31,7 +31,16 @@ from memcore_rightmemory._render import Change
 from memcore_rightmemory.codec import FORMAT
 from memcore_rightmemory.validate import GraphInvariantError, check_roots, introduced
 
-__all__ = ["Fast", "GraphKeeper", "regular"]
+__all__ = ["Fast", "GraphKeeper", "regular", "trim_cache"]
+
+
+def trim_cache(cache: ParseCache, budget: int) -> None:
+    """Drop parsed files from ``cache`` beyond the first ``budget`` bytes of files (roots first)."""
+    total = 0
+    for key in list(cache):
+        total += len(cache[key][0])
+        if total > budget:
+            del cache[key]
 
 
 def regular(root: Path, rel: str) -> bool:

@@ -37,7 +37,8 @@ from memcore.storage import LocalStorage, TempSweeper, WriteSession, temp_file_d
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
-from memcore_rightmemory._state import Fast, GraphKeeper, regular
+from memcore_rightmemory._render import DEFAULT_MEMORY_HEADING, DEFAULT_PURSUIT_HEADING
+from memcore_rightmemory._state import Fast, GraphKeeper, regular, trim_cache
 from memcore_rightmemory.codec import (
     COMPUTED_KEYS,
     FORMAT,
@@ -48,11 +49,12 @@ from memcore_rightmemory.codec import (
     verify,
     want,
 )
-from memcore_rightmemory.mapping import AGENT_CORRECTION_FILES, EDGE_TYPES, RELATION_TYPES
+from memcore_rightmemory.mapping import AGENT_CORRECTION_FILES, RELATION_TYPES
 from memcore_rightmemory.validate import (
     FOCUS_PLACEHOLDER,
     GraphInvariantError,
     UnusableRootError,
+    check_new_edge,
     check_roots,
     same_parents,
     unread_in,
@@ -68,11 +70,6 @@ __all__ = [
     "UnusableRootError",
 ]
 
-#: Plain ``#`` heading in MEMORY.md that receives entries added without a parent.
-DEFAULT_MEMORY_HEADING = "Memory"
-#: Plain ``#`` heading in PURSUITS.md that receives Pursuit entries added without a parent.
-DEFAULT_PURSUIT_HEADING = "Pursuits"
-_EDGE_TYPES = frozenset(EDGE_TYPES)
 #: Bytes of files whose parse a provider keeps between reads (outside a batch): about 15,000
 #: nodes. A bigger store is parsed again, beyond that, on each read.
 READ_CACHE_BYTES = 2 * 1024 * 1024
@@ -133,7 +130,7 @@ class RightMemoryProvider(BaseProvider):
         #: parsed files, shared by reads and writes (``(file, family) -> (bytes, doc)``)
         self._cache: ParseCache = self._graphs.cache
         #: ``(file, plain titles) -> (heading, its index when last found)``: see :meth:`_plain_chain`
-        self._chains: dict[tuple[str, tuple[str, ...]], tuple[Heading, int]] = {}
+        self._chains: render.Chains = {}
 
     def make_storage(self) -> LocalStorage:
         """The root folder (the lock is taken on it, as before memcore's write session)."""
@@ -232,7 +229,7 @@ class RightMemoryProvider(BaseProvider):
         if session is not None:
             return self._graphs.graph(session, fresh=True)
         graph = Graph.load(self.root, self._read, self._md, self._cache)
-        _trim_cache(self._cache, READ_CACHE_BYTES)
+        trim_cache(self._cache, READ_CACHE_BYTES)
         return graph
 
     def validate(self) -> list[Diagnostic]:
@@ -304,7 +301,7 @@ class RightMemoryProvider(BaseProvider):
                     continue
                 if ref.rel != current:
                     current = ref.rel
-                    keep = _attach_chain(graph, ref.rel)
+                    keep = graph.attach_chain(ref.rel)
                     for rel in [rel for rel in live if rel not in keep]:
                         release(rel)
                     live[ref.rel] = graph.docs[ref.rel].source
@@ -429,89 +426,6 @@ class RightMemoryProvider(BaseProvider):
         assert session is not None, "writes run inside a session"
         return self._graphs.commit(session, graph, change, check, fast=fast)
 
-    # -- writing: layout ----------------------------------------------------------------
-    def _plain_chain(self, doc: Doc, titles: list[str]) -> int | None:
-        """Return the index of the plain-heading chain ``# titles[0]`` > ``## titles[1]``…, if any.
-
-        The first such chain in the file. The heading found last time for the same titles is
-        looked for first, from its old index on (headings inserted before it only move it
-        down): adds in a batch that go under the same plain heading cost O(1) each instead of
-        a scan of every heading before it. Writes never add a plain heading before an existing
-        chain of the same titles (a plain heading is only created when there is none), and a
-        file parsed again has new heading objects, so the remembered one is then not found.
-        """
-        key = (doc.source.rel, tuple(titles))
-        hit = self._chains.get(key)
-        if hit is not None:
-            heading, start = hit
-            headings = doc.headings
-            found = next((i for i in range(start, len(headings)) if headings[i] is heading), None)
-            if found is not None and render.is_plain_chain(doc, found, titles):
-                self._chains[key] = (heading, found)
-                return found
-            del self._chains[key]
-        index = render.scan_plain_chain(doc, titles)
-        if index is not None:
-            self._chains[key] = (doc.headings[index], index)
-        return index
-
-    def _target(
-        self, graph: Graph, entry: MemoryEntry, family: str, as_heading: bool
-    ) -> tuple[str, int | None, int, list[str]]:
-        """Decide where a new item goes.
-
-        Returns:
-            ``(file, heading index whose block receives it or None for the file's top level,
-            depth of a new heading, plain container heading lines to create first)``.
-
-        Raises:
-            InvalidEntryError: The parent is not a heading, or an F# parent has no detail file.
-        """
-        info = entry.extra.get(FORMAT)
-        hint_depth = info.get("depth") if isinstance(info, dict) else None
-        sections = info.get("sections") if isinstance(info, dict) else None
-        if entry.parent is not None:
-            ref = self._item(graph, entry.parent)
-            if ref is None:
-                raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is not a heading in {self.root}")
-            if not ref.is_heading:
-                raise InvalidEntryError(f"{FORMAT}: parent {entry.parent!r} is a node; only headings contain items")
-            heading = graph.docs[ref.rel].headings[ref.index]
-            if heading.marker != "F#":
-                return ref.rel, ref.index, heading.depth + 1, []
-            detail = self._detail_of(graph, ref.rel, ref.index)
-            if detail is None:
-                raise InvalidEntryError(
-                    f"{FORMAT}: F# heading `{heading.id}` has no readable detail file to hold `{entry.id}`"
-                )
-            depth = hint_depth if isinstance(hint_depth, int) and 1 <= hint_depth <= 6 else heading.depth + 1
-            existing = [h.depth for h in graph.docs[detail].headings]
-            return detail, None, min([depth, *existing]), []
-        rel = "MEMORY.md" if family == "memory" else "PURSUITS.md"
-        doc = graph.docs.get(rel)
-        if doc is None:
-            raise InvalidEntryError(f"{FORMAT}: `{rel}` is missing or unreadable in {self.root}")
-        if isinstance(sections, list) and sections and all(isinstance(t, str) and t.strip() for t in sections):
-            titles = [str(t).strip() for t in sections]
-            index = self._plain_chain(doc, titles)
-            if index is not None:
-                return rel, index, len(titles) + 1, []
-            if len(titles) == 1:
-                return rel, None, 2, [f"# {titles[0]}"]
-        if as_heading and family == "memory":
-            return rel, None, 1, []
-        title = DEFAULT_MEMORY_HEADING if family == "memory" else DEFAULT_PURSUIT_HEADING
-        index = self._plain_chain(doc, [title])
-        if index is not None:
-            return rel, index, 2, []
-        return rel, None, 2, [f"# {title}"]
-
-    def _detail_of(self, graph: Graph, rel: str, index: int) -> str | None:
-        for child, owner in graph.attach.items():
-            if owner == (rel, index):
-                return child
-        return None
-
     # -- writing: operations ------------------------------------------------------------------
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Add ``entry`` as a node or heading under ``entry.parent``.
@@ -565,7 +479,8 @@ class RightMemoryProvider(BaseProvider):
             # (the values set are already valid).
             entry = entry.model_copy(update={**stamps, "id": ident})
             core, meta = render.body_lines(entry, family, marker, ident, self._md)
-            rel, index, level, create = self._target(graph, entry, family, as_heading)
+            parent = self._item(graph, entry.parent) if entry.parent is not None else None
+            rel, index, level, create = render.target(graph, entry, family, as_heading, parent, self._chains, self.root)
             change = render.Change.empty()
             if as_heading:
                 if marker == "F#":
@@ -684,7 +599,7 @@ class RightMemoryProvider(BaseProvider):
                         f"{', '.join(children) if children else 'child headings'}; delete or move them first"
                     )
                 if heading.marker == "F#":
-                    detail = self._detail_of(graph, ref.rel, ref.index)
+                    detail = render.detail_of(graph, ref.rel, ref.index)
                     if detail is not None:
                         change.deleted.add(detail)
             render.remove_item(graph, ref, change)
@@ -710,23 +625,7 @@ class RightMemoryProvider(BaseProvider):
     def add_edge(self, item_id: str, edge_type: str, target: str) -> MemoryEntry:
         """Add the edge ``edge_type:target`` to an item (refused if it breaks an invariant)."""
         entry = self.get(item_id)
-        if edge_type not in _EDGE_TYPES:
-            raise GraphInvariantError(
-                f"{FORMAT}: write refused; it would break the graph:",
-                [Diagnostic(code="rm.unknown-edge-type", message=f"unknown edge type `{edge_type}`", entry_id=item_id)],
-            )
-        if any(r.type == edge_type and r.target == target and r.resolved for r in entry.relations):
-            # update() writes a repeated edge once; asked for explicitly, it is refused
-            raise GraphInvariantError(
-                f"{FORMAT}: write refused; it would break the graph:",
-                [
-                    Diagnostic(
-                        code="rm.duplicate-edge",
-                        message=f"duplicate edge `{edge_type}:{target}` on `{item_id}`",
-                        entry_id=item_id,
-                    )
-                ],
-            )
+        check_new_edge(entry, edge_type, target)
         entry.relations = [*entry.relations, Relation(type=edge_type, target=target)]
         return self.update(entry, expected_version=entry.version)
 
@@ -781,7 +680,7 @@ class RightMemoryProvider(BaseProvider):
         with self.session("inline_detail"):
             graph = self._write_graph()
             ref, heading, doc = self._heading_ref(graph, heading_id, "F#")
-            detail = self._detail_of(graph, ref.rel, ref.index)
+            detail = render.detail_of(graph, ref.rel, ref.index)
             if detail is None:
                 raise InvalidEntryError(f"{FORMAT}: F# heading `{heading_id}` has no readable detail file")
             change = render.Change.empty()
@@ -796,22 +695,3 @@ class RightMemoryProvider(BaseProvider):
             raise InvalidEntryError(f"{FORMAT}: `{heading_id}` is not a {{{marker}…}} heading")
         doc = graph.docs[ref.rel]
         return ref, doc.headings[ref.index], doc
-
-
-def _trim_cache(cache: ParseCache, budget: int) -> None:
-    """Drop parsed files from ``cache`` beyond the first ``budget`` bytes of files (roots first)."""
-    total = 0
-    for key in list(cache):
-        total += len(cache[key][0])
-        if total > budget:
-            del cache[key]
-
-
-def _attach_chain(graph: Graph, rel: str) -> set[str]:
-    """Return ``rel`` and the files whose F# headings attach it, up to its root file."""
-    chain = {rel}
-    owner = graph.attach.get(rel)
-    while owner is not None and owner[0] not in chain:
-        chain.add(owner[0])
-        owner = graph.attach.get(owner[0])
-    return chain

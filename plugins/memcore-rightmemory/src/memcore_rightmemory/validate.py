@@ -16,14 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memcore.errors import InvalidEntryError
-from memcore.models import Diagnostic, Severity
+from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph
 from memcore_rightmemory._parse import META_RE, Doc, Source, fenced_lines
+from memcore_rightmemory.mapping import EDGE_TYPES
 
 __all__ = [
     "FOCUS_PLACEHOLDER",
     "GraphInvariantError",
     "UnusableRootError",
+    "check_new_edge",
     "check_roots",
     "introduced",
     "same_parents",
@@ -101,6 +103,24 @@ def check_roots(graph: Graph, root: Path) -> None:
     else:
         fix = f"{path} is missing; create it with {init} (existing files are left alone)"
     raise UnusableRootError(f"{FORMAT}: write refused, nothing written: {fix}; `memcore validate` lists:", found)
+
+
+def check_new_edge(entry: MemoryEntry, edge_type: str, target: str) -> None:
+    """Refuse adding the edge ``edge_type:target`` to ``entry``: an unknown type, or an edge it has.
+
+    ``update`` writes a repeated edge once; asked for explicitly (``add_edge``), it is refused.
+
+    Raises:
+        GraphInvariantError: ``rm.unknown-edge-type`` or ``rm.duplicate-edge``.
+    """
+    if edge_type not in EDGE_TYPES:
+        found = Diagnostic(code="rm.unknown-edge-type", message=f"unknown edge type `{edge_type}`", entry_id=entry.id)
+    elif any(r.type == edge_type and r.target == target and r.resolved for r in entry.relations):
+        message = f"duplicate edge `{edge_type}:{target}` on `{entry.id}`"
+        found = Diagnostic(code="rm.duplicate-edge", message=message, entry_id=entry.id)
+    else:
+        return
+    raise GraphInvariantError(f"{FORMAT}: write refused; it would break the graph:", [found])
 
 
 def introduced(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagnostic]:
