@@ -115,7 +115,7 @@ class GraphKeeper:
         self.work = _Work()
 
     def finish(self, session: WriteSession) -> None:
-        """Stage the docs changed in place, then flush (a conflict names the files, as RightMemory did)."""
+        """Stage the docs changed in place, then flush; a conflict names each changed file and the writes lost."""
         work = self.work
         assert work is not None
         if work.graph is not None:
