@@ -129,7 +129,7 @@ class RightMemoryProvider(BaseProvider):
         self._graphs = GraphKeeper(path, self._md)
         #: parsed files, shared by reads and writes (``(file, family) -> (bytes, doc)``)
         self._cache: ParseCache = self._graphs.cache
-        #: ``(file, plain titles) -> (heading, its index when last found)``: see :meth:`_plain_chain`
+        #: plain-section chains found by earlier adds: see :func:`memcore_rightmemory._render.plain_chain`
         self._chains: render.Chains = {}
 
     def make_storage(self) -> LocalStorage:
