@@ -100,19 +100,19 @@ def test_a_file_changed_on_disk_since_the_session_read_it_is_a_conflict_and_noth
     session.write("b.txt", b"b2")
     session.write("c.txt", b"c")
     (tmp_path / "a.txt").write_bytes(b"edited by hand")
-    with pytest.raises(ConflictError, match=r"lines: .*a\.txt \(changed\)"):
+    with pytest.raises(ConflictError, match=r"lines: .*/a\.txt changed on disk during the write"):
         session.flush()
     assert (tmp_path / "a.txt").read_bytes() == b"edited by hand"
     assert (tmp_path / "b.txt").read_bytes() == b"b"
     assert not (tmp_path / "c.txt").exists()
 
 
-def test_a_single_staged_file_that_appeared_meanwhile_is_refused_by_the_conditional_write(tmp_path: Path) -> None:
+def test_a_staged_new_file_that_appeared_meanwhile_is_a_conflict(tmp_path: Path) -> None:
     session = WriteSession(LocalStorage(tmp_path))
     assert session.read("new.txt") is None
     session.write("new.txt", b"mine")
     (tmp_path / "new.txt").write_bytes(b"theirs")
-    with pytest.raises(ConflictError, match="already exists"):
+    with pytest.raises(ConflictError, match=r"new\.txt \(appeared\) changed on disk"):
         session.flush()
     assert (tmp_path / "new.txt").read_bytes() == b"theirs"
 

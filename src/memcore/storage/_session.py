@@ -140,7 +140,8 @@ class WriteSession:
 
         Raises:
             ConflictError: A file to replace or delete changed (or appeared, or vanished) since
-                the session saw it; nothing was written. The message names each file.
+                the session saw it; nothing was written. The message names each file and the
+                number of writes (:meth:`count`) that were not saved.
             OSError: Writing failed; files written before stay written (each atomically).
         """
         staged = {path: data for path, data in self._staged.items() if self._bytes.get(path, _UNSEEN) != data}
@@ -175,8 +176,6 @@ class WriteSession:
             return None
 
     def _check(self, staged: Mapping[str, bytes | None]) -> None:
-        if len(staged) == 1:
-            return  # the one conditional write checks it
         changed = []
         for path, data in staged.items():
             expected = self._seen.get(path)
@@ -184,14 +183,20 @@ class WriteSession:
                 continue
             current = self._current(path)
             if current != expected:
-                what = "appeared" if expected is None else "was deleted" if current is None else "changed"
-                changed.append(f"{path} ({what})")
+                what = " (appeared)" if expected is None else " (deleted)" if current is None else ""
+                changed.append(f"{self._where(path)}{what}")
         if changed:
+            op = "batch" if self.writes > 1 else "write"
+            count = max(self.writes, 1)
             raise ConflictError(
-                f"{self.label}: {self.storage.description}: {', '.join(changed)} since this write read "
-                f"{'it' if len(changed) == 1 else 'them'} (another program wrote meanwhile); nothing of the "
-                f"{self.writes or 1} write(s) was saved: read the store again and retry"
+                f"{self.label}: {', '.join(changed)} changed on disk during the {op} (another writer); the "
+                f"{op}'s {count} write{'s' if count != 1 else ''} were not saved and the files were left as "
+                f"they are now; re-run the {op}"
             )
+
+    def _where(self, path: str) -> str:
+        description = self.storage.description.rstrip("/")
+        return f"{description}/{path}" if description else path
 
     def _ensure_folder(self, path: str) -> None:
         folder = path.rpartition("/")[0]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcore.errors import ConflictError, UnsafePathError
-from memcore.storage import LocalStorage, WriteSession, version_token
+from memcore.errors import UnsafePathError
+from memcore.storage import LocalStorage, version_token
 
-__all__ = ["MakaStorage", "check_unchanged", "refuse_symlinks"]
+__all__ = ["MakaStorage", "refuse_symlinks"]
 
 
 class MakaStorage(LocalStorage):
@@ -68,25 +68,3 @@ def refuse_symlinks(targets: tuple[Path, ...], operation: str) -> None:
             raise UnsafePathError(
                 f"maka: {target} is a symlink; memcore never writes through or replaces one, `{operation}` refused"
             )
-
-
-def check_unchanged(session: WriteSession, path: Path) -> None:
-    """Refuse to save ``path`` when it changed on disk since the session read it (Maka's message).
-
-    The session's flush checks the same; this names the batch and its writes, as Maka's
-    users know the error.
-
-    Raises:
-        ConflictError: The file changed (another writer): nothing of the batch is saved.
-    """
-    try:
-        now: str | None = session.storage.stat(path.name).version
-    except FileNotFoundError:
-        now = None
-    if now != session.version(path.name):
-        count = session.writes
-        raise ConflictError(
-            f"maka: {path} changed on disk during the batch (another writer); the batch's "
-            f"{count} write{'s' if count != 1 else ''} were not saved and the file was left as "
-            "it is now; re-run the batch"
-        )

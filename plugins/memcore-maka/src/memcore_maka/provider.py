@@ -36,13 +36,13 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Status, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, option_flag
-from memcore.storage import CREATE, Storage, TempSweeper, WriteSession, safe_join, temp_file_diagnostics
+from memcore.storage import CREATE, Storage, WriteSession, safe_join, temp_file_diagnostics
 from memcore_maka import _render, codec, validate
 from memcore_maka import pending as _pending
 from memcore_maka._parse import MAX_BYTES, Document, looks_like_maka, parse_document, parse_finite_number
 from memcore_maka._render import Edit
 from memcore_maka._state import IncognitoBlockedError, Loaded, MakaState, parse_bytes, switch
-from memcore_maka._storage import MakaStorage, check_unchanged, refuse_symlinks
+from memcore_maka._storage import MakaStorage, refuse_symlinks
 from memcore_maka.codec import EntryView, from_ms, render_section, to_ms, view
 from memcore_maka.mapping import FORMAT, MEMORY_HEADER, PENDING_HEADER
 from memcore_maka.prompt import PROMPT_MAX_CHARS, TRUNCATION_MARKER, prompt_text
@@ -127,8 +127,6 @@ class MakaProvider(BaseProvider):
         if path.is_dir() or (not path.exists() and path.suffix.lower() != ".md"):
             path = safe_join(path, "MEMORY.md") if path.exists() else path / "MEMORY.md"
         self.path = path
-        #: removes temp files of interrupted writes on the first write holding the lock
-        self._temps = TempSweeper(path)
         self.folder = path.parent
         # A fixed name (nothing to escape with); not resolved here, so a symlinked PENDING.md
         # is reported by reads (maka.symlink) and refused by writes instead of breaking the store.
@@ -524,7 +522,6 @@ class MakaProvider(BaseProvider):
             work.stale = False
 
     def _session_started(self, session: WriteSession) -> None:
-        self._temps.sweep()
         self._work = _Work()
 
     def _session_ending(self, session: WriteSession) -> None:
@@ -541,7 +538,6 @@ class MakaProvider(BaseProvider):
             return
         if self.path.name in names:
             work.saved = session.staged[self.path.name]
-            check_unchanged(session, self.path)
         refuse_symlinks(tuple(self.folder / name for name in session.staged), "batch")
         self._ensure_folder()
 

