@@ -1,0 +1,163 @@
+"""WhiteBox rules -> diagnostics: what ``validate`` reports beside what reading records.
+
+Each function appends :class:`~memcore.models.Diagnostic` objects (code ``wb.*``, the file
+vault-relative, the line where known); none raises for a bad file.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label
+from memcore.models import Diagnostic, Severity
+from memcore.storage import gate_allows, resolved_rel
+from memcore_whitebox._blocks import Fields, RawBlock
+from memcore_whitebox._parse import MONTH_FILE, diag
+from memcore_whitebox._scopes import ScopeTable
+from memcore_whitebox._tags import TagRegistry
+from memcore_whitebox.codec import _as_tags, _date
+from memcore_whitebox.mapping import SKIPPED_FOLDERS
+
+__all__ = ["block_problem", "check_observation", "is_observation_file", "listing", "symlink_diagnostics"]
+
+
+def is_observation_file(rel: str) -> bool:
+    """Return whether ``rel`` is a monthly observation file (``observations/<name>.md``)."""
+    return rel.startswith("observations/") and rel.count("/") == 1 and rel.endswith(".md")
+
+
+def listing(folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
+    """Return ``folder``'s items sorted by name on disk, each with its NFC name; ``[]`` if unreadable."""
+    try:
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    return [(unicodedata.normalize("NFC", item.name), item) for item in items]
+
+
+def symlink_diagnostics(root: Path, scopes: ScopeTable, name_allowed: Callable[[str], bool]) -> list[Diagnostic]:
+    """``wb.symlink`` for every link the listing skips in the visible part of the vault.
+
+    An error where the link leads outside the vault or past a gate (``sensitive/``, another
+    scope: never served), or where writes go through it (``observations/``, a month log);
+    a warning otherwise (the link is not listed).
+    """
+    diags: list[Diagnostic] = []
+
+    def walk(folder: Path, prefix: str) -> None:
+        for name, item in listing(folder):
+            rel = prefix + name
+            if name.startswith(".") or (not prefix and name in {*SKIPPED_FOLDERS, "tags.md", "scopes.md"}):
+                continue  # tags.md has its own wb.symlink; a linked scopes.md refuses to open
+            if item.is_symlink():
+                if not (scopes.folder_visible(rel) or scopes.visible(rel)):
+                    continue
+                real = resolved_rel(root, rel)
+                if real is None:
+                    why, severity = "it leads outside the vault; never read", Severity.ERROR
+                elif not gate_allows(root, rel, name_allowed) and name_allowed(rel):
+                    why, severity = f"it leads to {real}, past the vault's gates; never served", Severity.ERROR
+                elif rel == "observations" or is_observation_file(rel):
+                    why, severity = "observation writes fail through a link", Severity.ERROR
+                else:
+                    why, severity = f"it leads to {real}; links are not listed", Severity.WARNING
+                diags.append(diag(rel, None, "wb.symlink", severity,
+                                   f"{rel} is a symlink: {why}; put the file or folder itself there"))
+            elif item.is_dir() and scopes.folder_visible(rel):
+                walk(Path(item.path), rel + "/")
+
+    walk(root, "")
+    return diags
+
+
+
+def block_problem(rel: str, blk: RawBlock, diags: list[Diagnostic]) -> None:
+    """Diagnose a block that is not an observation (malformed, or fenced with an info string)."""
+    if blk.problem is not None:
+        diags.append(diag(rel, blk.line, "wb.block-malformed", Severity.ERROR, blk.problem + "; fix the block"))
+    elif blk.info and blk.body.lstrip().startswith("---"):
+        diags.append(
+            diag(
+                rel, blk.line, "wb.fence-info", Severity.WARNING,
+                f"fenced block with info string {blk.info!r} looks like an observation but is "
+                "not read as one (WhiteBox fences have no info string)",
+            )
+        )
+
+
+
+def check_observation(
+    rel: str, entry_id: str, blk: RawBlock, fields: Fields, registry: TagRegistry | None, diags: list[Diagnostic]
+) -> None:
+    """Diagnose one observation block against the format's rules (spec "Observations", "Tags")."""
+    values = fields.values
+
+    def at(key: str) -> int:
+        return blk.fm_line + fields.lines.get(key, 1) - 1
+
+    if blk.layout == "bare":
+        diags.append(
+            diag(rel, blk.line, "wb.bare-block", Severity.INFO,
+                  "unfenced observation (as the spec draws it): memcore reads it, the reference "
+                  "parser does not", entry_id)
+        )
+    if fields.yaml_error is not None:
+        diags.append(
+            diag(rel, blk.fm_line, "wb.yaml", Severity.WARNING,
+                  f"frontmatter is not valid YAML, read line by line: {fields.yaml_error}", entry_id)
+        )
+    date_value = values.get("date")
+    if date_value in (None, ""):
+        diags.append(diag(rel, blk.line, "wb.missing-date", Severity.ERROR,
+                           "observation has no date; add `date: YYYY-MM-DD`", entry_id))
+    elif not isinstance(date_value, str) or _date(date_value) is None:
+        diags.append(diag(rel, at("date"), "wb.bad-date", Severity.ERROR,
+                           f"date {date_value!r} is not a YYYY-MM-DD date", entry_id))
+    else:
+        m = MONTH_FILE.match(rel.rsplit("/", 1)[-1])
+        if m is not None and date_value[:7] != f"{m.group(1)}-{m.group(2)}":
+            diags.append(
+                diag(rel, at("date"), "wb.wrong-month", Severity.ERROR,
+                      f"date {date_value} belongs in observations/{date_value[:7]}.md", entry_id)
+            )
+    if values.get("source") in (None, ""):
+        diags.append(diag(rel, blk.line, "wb.missing-source", Severity.ERROR,
+                           "observation has no source; add `source: <agent or model>`", entry_id))
+    label = values.get("confidence")
+    if label in (None, ""):
+        diags.append(diag(rel, blk.line, "wb.missing-confidence", Severity.WARNING,
+                           "observation has no confidence; add `confidence: <"
+                           + " | ".join(CONFIDENCE_LABELS) + ">`", entry_id))
+    elif not isinstance(label, str) or confidence_from_label(label) is None:
+        diags.append(
+            diag(rel, at("confidence"), "wb.unknown-confidence", Severity.ERROR,
+                  f"unknown confidence {label!r}; use one of {', '.join(CONFIDENCE_LABELS)}", entry_id)
+        )
+    elif label not in CONFIDENCE_LABELS:
+        diags.append(
+            diag(rel, at("confidence"), "wb.confidence-spelling", Severity.WARNING,
+                  f"confidence {label!r} read as {confidence_from_label(label)}; the reference tools "
+                  f"only know {', '.join(CONFIDENCE_LABELS)} exactly", entry_id)
+        )
+    if "tags" not in values:
+        diags.append(diag(rel, blk.line, "wb.missing-tags", Severity.WARNING,
+                           "observation has no tags line", entry_id))
+    elif values["tags"] is not None and not isinstance(values["tags"], list):
+        diags.append(diag(rel, at("tags"), "wb.tags-not-list", Severity.WARNING,
+                           "tags should be an inline list, e.g. [a, b]", entry_id))
+    if registry is not None:
+        for tag in _as_tags(values.get("tags")):
+            if not registry.knows(tag):
+                diags.append(
+                    diag(rel, at("tags"), "wb.unregistered-tag", Severity.WARNING,
+                          f"tag {tag!r} is not in tags.md (Active or Proposed); agents append "
+                          "new tags under Proposed", entry_id)
+                )
+    if "```" in blk.body and blk.layout == "fenced":
+        diags.append(diag(rel, blk.line, "wb.nested-fence", Severity.INFO,
+                           "body holds fenced code: the reference parser truncates it there", entry_id))
+
