@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["TagRegistry", "append_proposed", "parse_tags"]
+__all__ = ["register_tags", "TagRegistry", "append_proposed", "parse_tags"]
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"^\s*[-*+]\s+`([^`]+)`")
@@ -102,3 +102,24 @@ def append_proposed(text: str, items: list[tuple[str, str]]) -> str:
             last = j
     insert = new_lines if last != start else ["", *new_lines]
     return "\n".join([*lines[: last + 1], *insert, *lines[last + 1 :]])
+
+
+def register_tags(text: str, groups: list[tuple[list[str], str]]) -> tuple[str, TagRegistry]:
+    """Return tags.md ``text`` with the tags it does not know listed under Proposed, and its parse.
+
+    Args:
+        text: tags.md as it is.
+        groups: ``(tags, source)`` of each add, in order; a new tag is described as
+            ``first used by <source>`` of the first add that used it, so the text ends as if
+            the adds had registered their tags one by one.
+    """
+    reg = parse_tags(text)
+    for tags, source in groups:
+        new: list[tuple[str, str]] = []
+        for tag in tags:
+            if registrable(tag) and not reg.knows(tag) and tag not in {t for t, _ in new}:
+                new.append((tag, f"first used by {source.replace(chr(10), ' ')}"))
+        if new:
+            text = append_proposed(text, new)
+            reg = parse_tags(text)
+    return text, reg

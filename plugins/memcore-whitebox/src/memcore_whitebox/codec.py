@@ -16,13 +16,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from memcore.errors import InvalidEntryError, ParseError, UnsafePathError
-from memcore.frontmatter import flow_list, read_frontmatter
+from memcore.frontmatter import flow_list, parse_frontmatter, read_frontmatter
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
-from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, utc_now
 from memcore.storage import TextFile, check_component, version_token
-from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, to_json_value
+from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._parse import diag as _diag
-from memcore_whitebox._render import json_line, render_tags, yaml_scalar
+from memcore_whitebox._render import json_line, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope
 from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES, STATUS_FROM_WHITEBOX, V11_KEYS, kind_for_path
 
@@ -676,3 +676,52 @@ def proposal_name(target: str, now: datetime) -> str:
     name = target.replace("/", "_").replace("\\", "_").removesuffix(".md")
     name = name.encode("utf-8", "surrogatepass")[:150].decode("utf-8", "ignore")
     return f"proposed/{stamp}-{name}"
+
+
+def observation_date(entry: MemoryEntry) -> str:
+    """Return the ``YYYY-MM-DD`` date of a new observation (of ``created_at``, else kept, else today UTC)."""
+    if entry.created_at is not None:
+        return entry.created_at.astimezone(UTC).date().isoformat()
+    raw = entry.extra.get(FORMAT, {}).get("date")
+    return raw if isinstance(raw, str) and _DATE_RE.match(raw) else utc_now().date().isoformat()
+
+
+def observation_block(
+    entry: MemoryEntry, date: str, default_source: str, active_scope: str | None
+) -> tuple[str, RawBlock]:
+    """Return the text of ``entry``'s new observation block and its scan.
+
+    Raises:
+        InvalidEntryError: The body cannot be one block (an unclosed fenced code block).
+    """
+    block = render_block(observation_lines(entry, date, default_source, active_scope), entry.body)
+    blocks = list(scan_blocks(block))
+    blk = blocks[0]
+    if len(blocks) != 1 or not blk.is_observation or blk.problem is not None or blk.end != len(block):
+        # e.g. a body opening a fenced code block it never closes: the block's closing
+        # fence would close that code block instead, and the file would end unterminated
+        raise InvalidEntryError(
+            "whitebox: this body cannot be written as one observation block (it opens a fenced "
+            "code block it does not close?); close its fences (nothing was written)"
+        )
+    return block, blk
+
+
+def edited_file(data: bytes, rel: str, desired: dict[str, Any], body: str) -> bytes:
+    """Return the stable file ``data`` with the frontmatter keys of ``desired`` that changed, and ``body``.
+
+    Managed keys (title, tags, ...) not in ``desired`` are removed; every other byte is kept.
+
+    Raises:
+        ParseError: The file's frontmatter cannot be parsed.
+    """
+    tf = TextFile.decode(data, path=rel)
+    doc = parse_frontmatter(tf.text, path=rel)
+    for key in _FILE_MANAGED:
+        if key in doc.metadata and key not in desired:
+            del doc.metadata[key]
+    for key, value in desired.items():
+        if key not in doc.metadata or to_json_value(doc.metadata[key]) != to_json_value(value):
+            doc.metadata[key] = value
+    doc.body = body
+    return tf.encode(doc.dumps())

@@ -25,16 +25,15 @@ none; default ``memcore``), ``read_only`` (core's).
 
 from __future__ import annotations
 
+import functools
 import os
 import unicodedata
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import replace
-from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from memcore.errors import (
-    AmbiguousIdError,
     ConfigError,
     ConflictError,
     EntryNotFoundError,
@@ -44,7 +43,7 @@ from memcore.errors import (
     UnsafePathError,
     UnsupportedOperationError,
 )
-from memcore.frontmatter import FrontmatterDocument, parse_frontmatter
+from memcore.frontmatter import FrontmatterDocument
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import (
@@ -54,27 +53,23 @@ from memcore.storage import (
     TempSweeper,
     TextFile,
     WriteSession,
-    gate_allows,
-    list_names,
-    safe_join,
     temp_file_diagnostics,
     version_token,
 )
-from memcore_whitebox._blocks import parse_fields, scan_blocks, to_json_value
+from memcore_whitebox._blocks import parse_fields
 from memcore_whitebox._parse import MONTH_FILE, MonthState, diag, month_state, numbered
-from memcore_whitebox._render import render_block
-from memcore_whitebox._scopes import ScopeTable, parse_scopes
-from memcore_whitebox._tags import TagRegistry, append_proposed, parse_tags, registrable
+from memcore_whitebox._scopes import ScopeTable, file_visible, name_allowed, parse_scopes, walk
+from memcore_whitebox._tags import TagRegistry, parse_tags, register_tags, registrable
 from memcore_whitebox.codec import (
-    _DATE_RE,
-    _FILE_MANAGED,
     FORMAT,
     check_name_lengths,
+    edited_file,
     fact_rel,
     file_entry,
     file_meta,
+    observation_block,
+    observation_date,
     observation_entry,
-    observation_lines,
     other_scope,
     proposal_name,
     proposal_target,
@@ -82,12 +77,12 @@ from memcore_whitebox.codec import (
     truthy,
     unread_path,
 )
-from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES, STATUS_TO_WHITEBOX, kind_for_path
+from memcore_whitebox.mapping import SPECIAL_ROOT_FILES, STATUS_TO_WHITEBOX, kind_for_path
 from memcore_whitebox.validate import (
     block_problem,
     check_observation,
     is_observation_file,
-    listing,
+    refuse_twins,
     symlink_diagnostics,
 )
 
@@ -261,72 +256,6 @@ class WhiteBoxProvider(BaseProvider):
         return active.name if active is not None else None
 
 
-    # -- walking ----------------------------------------------------------------------
-    def _walk(self) -> Iterator[str]:
-        """Yield vault-relative paths of the visible ``.md`` files, in path order."""
-        scopes = self.scopes
-        # NFC/NFD twins (``Ünïcödé.md`` spelled both ways) normalise to one path: it is yielded
-        # once, never once per spelling (both would read the NFC file). get/update refuse it
-        # (AmbiguousIdError) and validate reports the twins.
-        seen: set[str] = set()
-
-        def walk(folder: Path, prefix: str) -> Iterator[str]:
-            for name, item in listing(folder):
-                if name.startswith(".") or item.is_symlink():
-                    continue
-                rel = prefix + name
-                if not item.is_dir():
-                    if rel in seen:
-                        continue
-                    seen.add(rel)
-                if item.is_dir():
-                    if not prefix and name in SKIPPED_FOLDERS:
-                        continue
-                    if scopes.folder_visible(rel):
-                        yield from walk(Path(item.path), rel + "/")
-                elif name.endswith(".md") and item.is_file():
-                    if not prefix and name in SPECIAL_ROOT_FILES:
-                        continue
-                    if scopes.visible(rel):
-                        yield rel
-
-        yield from walk(self.root, "")
-
-
-    def _spellings(self, rel: str) -> list[str]:
-        """Return every vault-relative path on disk that normalises (NFC) to ``rel``, sorted.
-
-        More than one means NFC/NFD twins somewhere along the path (a file or a folder).
-        """
-        found = [""]
-        for component in unicodedata.normalize("NFC", rel).split("/"):
-            if component in {"", ".", ".."}:
-                return []
-            found = [prefix + name + "/"
-                     for prefix in found
-                     for name in list_names(self.root / prefix if prefix else self.root).get(component, [])]
-            if not found:
-                return []
-        return sorted(p[:-1] for p in found)
-
-    def _refuse_twins(self, entry_id: str) -> None:
-        """Raise :class:`AmbiguousIdError` when the file of ``entry_id`` has NFC/NFD twins.
-
-        Two files whose names differ only in Unicode normalisation read under one id; memcore
-        would read one and write one of them, not saying which. Nothing is read or written.
-        """
-        rel = unicodedata.normalize("NFC", entry_id).split("#", 1)[0]
-        if rel.isascii():  # an ASCII name has one spelling
-            return
-        places = self._spellings(rel)
-        if len(places) > 1:
-            raise AmbiguousIdError(
-                f"whitebox: id {entry_id!a} names {len(places)} files whose names differ only in Unicode "
-                f"normalisation (NFC/NFD twins): {', '.join(ascii(p) for p in places)}; memcore will not pick "
-                "one. Merge them by hand and delete the other spelling (`memcore validate` reports "
-                "whitebox.name-twins)",
-                entry_id=entry_id, places=tuple(places))
-
     def get(self, entry_id: str) -> MemoryEntry:
         """Return the entry with ``entry_id``.
 
@@ -334,7 +263,7 @@ class WhiteBoxProvider(BaseProvider):
             EntryNotFoundError: No such entry.
             AmbiguousIdError: The id's file has NFC/NFD twins (both spellings named).
         """
-        self._refuse_twins(entry_id)
+        refuse_twins(self.root, entry_id)
         return super().get(entry_id)
 
 
@@ -361,9 +290,9 @@ class WhiteBoxProvider(BaseProvider):
         if query.ids is not None:
             wanted = {unicodedata.normalize("NFC", i) for i in query.ids}
             names = sorted({i.split("#", 1)[0] for i in wanted})
-            files = [n for n in names if self._file_visible(n)]
+            files = [n for n in names if self._visible(n)]
         else:
-            files = self._walk()
+            files = walk(self.root, self.scopes)
         if query.model_dump(exclude_defaults=True):
             yield from query.apply(self._entries(files))
         else:
@@ -373,39 +302,20 @@ class WhiteBoxProvider(BaseProvider):
     def source_files(self) -> list[str]:
         """Return every visible entry file (stable facts, proposals, monthly logs), vault-relative."""
         self._sync()
-        return list(self._walk())
+        return list(walk(self.root, self.scopes))
 
     def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
         """Yield the entries read from one vault-relative file (nothing if it is not visible)."""
         self._sync()
-        if self._file_visible(path):
+        if self._visible(path):
             yield from self._entries([path])
 
     def file_of(self, entry: MemoryEntry) -> str:
         """Return the file ``entry`` lives in: its id up to ``#`` (``observations/2026-04.md#3``)."""
         return (entry.id or "").split("#", 1)[0]
 
-    def _name_allowed(self, rel: str) -> bool:
-        """Return whether the vault path ``rel`` may be served, judged on its name alone."""
-        first = rel.split("/", 1)[0]
-        if "/" not in rel and rel in SPECIAL_ROOT_FILES:
-            return False
-        if first in SKIPPED_FOLDERS and "/" in rel:
-            return False
-        return self.scopes.visible(rel)
-
-    def _file_visible(self, rel: str) -> bool:
-        try:
-            path = safe_join(self.root, rel)
-        except UnsafePathError:
-            return False
-        try:
-            is_file = path.is_file()
-        except OSError:  # a name too long for the file system, an unreadable folder...
-            return False
-        # the gate applies to where the path leads: a link into sensitive/ or out of scope is shut
-        return rel.endswith(".md") and is_file and gate_allows(self.root, rel, self._name_allowed)
-
+    def _visible(self, rel: str) -> bool:
+        return file_visible(self.root, self.scopes, rel)
 
     def _entries(self, files: Iterable[str]) -> Iterator[MemoryEntry]:
         active = self.scopes.active
@@ -671,27 +581,12 @@ class WhiteBoxProvider(BaseProvider):
             InvalidEntryError: The body cannot be one block (an unclosed fenced code block).
         """
         entry = lf_body(entry)
-        if entry.created_at is not None:
-            date = entry.created_at.astimezone(UTC).date().isoformat()
-        else:
-            raw = entry.extra.get(FORMAT, {}).get("date")
-            date = raw if isinstance(raw, str) and _DATE_RE.match(raw) else utc_now().date().isoformat()
-        month = date[:7]
-        rel = f"observations/{month}.md"
+        date = observation_date(entry)
+        rel = f"observations/{date[:7]}.md"
         self.check_in_scope(rel)
         self._check_entry_scope(entry)
-        lines = observation_lines(entry, date, self.default_source, self.active_scope)
-        block = render_block(lines, entry.body)
-        blocks = list(scan_blocks(block))
-        blk = blocks[0]
-        if len(blocks) != 1 or not blk.is_observation or blk.problem is not None or blk.end != len(block):
-            # e.g. a body opening a fenced code block it never closes: the block's closing
-            # fence would close that code block instead, and the file would end unterminated
-            raise InvalidEntryError(
-                "whitebox: this body cannot be written as one observation block (it opens a fenced "
-                "code block it does not close?); close its fences (nothing was written)"
-            )
-        return rel, month, block, blk
+        block, blk = observation_block(entry, date, self.default_source, self.active_scope)
+        return rel, date[:7], block, blk
 
     def _add_observation(self, entry: MemoryEntry, session: WriteSession) -> MemoryEntry:
         rel, month, block, blk = self._observation_block(entry)
@@ -778,7 +673,7 @@ class WhiteBoxProvider(BaseProvider):
                 "(add a new observation instead, tagged `conflict` to dispute a fact)"
             )
         rel = unicodedata.normalize("NFC", entry.id)
-        self._refuse_twins(entry.id)
+        refuse_twins(self.root, entry.id)
         with self.session("update") as session:
             session.count()
             current = self.get(rel)
@@ -801,22 +696,13 @@ class WhiteBoxProvider(BaseProvider):
             data = session.read(rel)
             if data is None or session.version(rel) != current.version:
                 raise ConflictError(f"whitebox: {rel} changed while updating; read it again and retry")
-            tf = TextFile.decode(data, path=rel)
-            doc = parse_frontmatter(tf.text, path=rel)
             if current.updated_at is not None and entry.updated_at in (None, current.updated_at):
                 # memcore keeps times on the files it manages; a user's own file gets none added.
                 entry = entry.model_copy(update={"updated_at": utc_now()})
             desired = file_meta(entry, rel, new=False, active_scope=self.active_scope)
             if kind_for_path(rel) is Kind.PROPOSAL:
                 desired["status"] = STATUS_TO_WHITEBOX.get(entry.status, entry.status.value)
-            for key in _FILE_MANAGED:
-                if key in doc.metadata and key not in desired:
-                    del doc.metadata[key]
-            for key, value in desired.items():
-                if key not in doc.metadata or to_json_value(doc.metadata[key]) != to_json_value(value):
-                    doc.metadata[key] = value
-            doc.body = entry.body
-            written = tf.encode(doc.dumps())
+            written = edited_file(data, rel, desired, entry.body)
             session.write(rel, written)
         return self._written(rel, written)
 
@@ -909,19 +795,8 @@ class WhiteBoxProvider(BaseProvider):
             tf = TextFile.decode(data, path="tags.md")
         except ParseError:
             return
-        text = tf.text
-        reg = parse_tags(text)
-        changed = False
-        for tags, source in groups:
-            new: list[tuple[str, str]] = []
-            for tag in tags:
-                if registrable(tag) and not reg.knows(tag) and tag not in {t for t, _ in new}:
-                    new.append((tag, f"first used by {source.replace(chr(10), ' ')}"))
-            if new:
-                text = append_proposed(text, new)
-                reg = parse_tags(text)
-                changed = True
-        if changed:
+        text, reg = register_tags(tf.text, groups)
+        if text != tf.text:
             data = tf.encode(text)
             session.write("tags.md", data)
         self._tags_seen = (data, reg)
@@ -961,11 +836,11 @@ class WhiteBoxProvider(BaseProvider):
             diags.append(diag("tags.md", None, "wb.symlink", Severity.ERROR,
                               "tags.md is a symlink: not read (it may point outside the vault) and never "
                               "replaced; put the file itself there"))
-        diags.extend(symlink_diagnostics(self.root, self.scopes, self._name_allowed))
+        diags.extend(symlink_diagnostics(self.root, self.scopes, functools.partial(name_allowed, self.scopes)))
         registry = self.tag_registry()
         scopes = self.scopes
         active = scopes.active
-        for rel in self._walk():
+        for rel in walk(self.root, self.scopes):
             try:
                 data, version = self.storage.read(rel)
             except (OSError, UnsafePathError) as exc:

@@ -6,37 +6,27 @@ vault-relative, the line where known); none raises for a bad file.
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
+from memcore.errors import AmbiguousIdError
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label
 from memcore.models import Diagnostic, Severity
-from memcore.storage import gate_allows, resolved_rel
+from memcore.storage import gate_allows, list_names, resolved_rel
 from memcore_whitebox._blocks import Fields, RawBlock
 from memcore_whitebox._parse import MONTH_FILE, diag
-from memcore_whitebox._scopes import ScopeTable
+from memcore_whitebox._scopes import ScopeTable, listing
 from memcore_whitebox._tags import TagRegistry
 from memcore_whitebox.codec import _as_tags, _date
 from memcore_whitebox.mapping import SKIPPED_FOLDERS
 
-__all__ = ["block_problem", "check_observation", "is_observation_file", "listing", "symlink_diagnostics"]
+__all__ = ["block_problem", "check_observation", "is_observation_file", "refuse_twins", "symlink_diagnostics"]
 
 
 def is_observation_file(rel: str) -> bool:
     """Return whether ``rel`` is a monthly observation file (``observations/<name>.md``)."""
     return rel.startswith("observations/") and rel.count("/") == 1 and rel.endswith(".md")
-
-
-def listing(folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
-    """Return ``folder``'s items sorted by name on disk, each with its NFC name; ``[]`` if unreadable."""
-    try:
-        with os.scandir(folder) as it:
-            items = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-    return [(unicodedata.normalize("NFC", item.name), item) for item in items]
 
 
 def symlink_diagnostics(root: Path, scopes: ScopeTable, name_allowed: Callable[[str], bool]) -> list[Diagnostic]:
@@ -161,3 +151,37 @@ def check_observation(
         diags.append(diag(rel, blk.line, "wb.nested-fence", Severity.INFO,
                            "body holds fenced code: the reference parser truncates it there", entry_id))
 
+
+def _spellings(root: Path, rel: str) -> list[str]:
+    """Return every vault-relative path on disk that normalises (NFC) to ``rel``, sorted.
+
+    More than one means NFC/NFD twins somewhere along the path (a file or a folder).
+    """
+    found = [""]
+    for component in unicodedata.normalize("NFC", rel).split("/"):
+        if component in {"", ".", ".."}:
+            return []
+        found = [prefix + name + "/"
+                 for prefix in found
+                 for name in list_names(root / prefix if prefix else root).get(component, [])]
+        if not found:
+            return []
+    return sorted(p[:-1] for p in found)
+
+def refuse_twins(root: Path, entry_id: str) -> None:
+    """Raise :class:`AmbiguousIdError` when the file of ``entry_id`` has NFC/NFD twins.
+
+    Two files whose names differ only in Unicode normalisation read under one id; memcore
+    would read one and write one of them, not saying which. Nothing is read or written.
+    """
+    rel = unicodedata.normalize("NFC", entry_id).split("#", 1)[0]
+    if rel.isascii():  # an ASCII name has one spelling
+        return
+    places = _spellings(root, rel)
+    if len(places) > 1:
+        raise AmbiguousIdError(
+            f"whitebox: id {entry_id!a} names {len(places)} files whose names differ only in Unicode "
+            f"normalisation (NFC/NFD twins): {', '.join(ascii(p) for p in places)}; memcore will not pick "
+            "one. Merge them by hand and delete the other spelling (`memcore validate` reports "
+            "whitebox.name-twins)",
+            entry_id=entry_id, places=tuple(places))
