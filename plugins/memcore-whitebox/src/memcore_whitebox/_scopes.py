@@ -19,15 +19,30 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcore.errors import UnsafePathError
-from memcore.storage import gate_allows, safe_join
+from memcore.errors import ConfigError, UnsafePathError
+from memcore.storage import TextFile, gate_allows, safe_join
 from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES
 
-__all__ = ["Scope", "ScopeTable", "file_visible", "listing", "name_allowed", "parse_scopes", "walk"]
+__all__ = [
+    "OutOfScopeError",
+    "Scope",
+    "ScopeTable",
+    "file_visible",
+    "listing",
+    "load_scopes",
+    "name_allowed",
+    "parse_scopes",
+    "walk",
+]
+
+
+class OutOfScopeError(UnsafePathError):
+    """A read or write names a file outside the session's active WhiteBox scope."""
+
 
 _ITEM = re.compile(r"^[-*]\s*`([^`]+)`\s*[\u2014\-]\s*(.+)$")
 _GRANTS = re.compile(r"^(.*)\|\s*grants:\s*(.+)$", re.I)
@@ -154,6 +169,21 @@ class ScopeTable:
         """Return whether ``rel`` is covered by at least one declared scope."""
         return any(scope.covers(rel) for scope in self.scopes.values())
 
+    def check_entry(self, scope: str | None) -> None:
+        """Refuse an entry of another scope than the active one: this session could not read it back."""
+        active = self.active.name if self.active is not None else None
+        if active is not None and scope not in (None, active):
+            raise OutOfScopeError(
+                f"whitebox: entry scope {scope!r} is not the active scope {active!r}; it would be "
+                "written where this session cannot read it (nothing written)"
+            )
+
+    def check_write(self, rel: str, root: Path) -> None:
+        """Refuse a write to ``rel`` outside the active scope (:class:`OutOfScopeError`)."""
+        if not self.visible(rel):
+            name = self.active.name if self.active is not None else None
+            raise OutOfScopeError(f"whitebox: {rel} is outside the active scope {name!r} of {root}")
+
 
 def listing(folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
     """Return ``folder``'s items sorted by name on disk, each with its NFC name; ``[]`` if unreadable."""
@@ -216,3 +246,40 @@ def file_visible(root: Path, scopes: ScopeTable, rel: str) -> bool:
         return False
     # the gate applies to where the path leads: a link into sensitive/ or out of scope is shut
     return rel.endswith(".md") and is_file and gate_allows(root, rel, functools.partial(name_allowed, scopes))
+
+
+def load_scopes(
+    root: Path, read: Callable[[str], tuple[bytes, str] | None], wanted: object
+) -> ScopeTable:
+    """Read ``root``'s scopes.md (through ``read``) and make ``wanted`` (a name, or ``None``) the active scope.
+
+    Raises:
+        ConfigError: ``wanted`` names no scope of scopes.md, or the vault has none.
+        UnsafePathError: scopes.md is a symlink (scopes are never read through a link).
+    """
+    path = root / "scopes.md"
+    table = ScopeTable()
+    if path.is_symlink():
+        # scopes.md decides what a session may see: fail closed rather than read through it
+        raise UnsafePathError(
+            f"whitebox: {path} is a symlink; memcore does not read scopes through a link "
+            "(replace it with the file itself)"
+        )
+    found = read("scopes.md") if path.is_file() else None
+    if found is not None:
+        table.present = True
+        text = TextFile.decode(found[0], path=str(path)).text
+        for scope in parse_scopes(text, has_root_folder=(root / "root").is_dir()):
+            table.scopes.setdefault(scope.name, scope)
+    if wanted not in (None, ""):
+        name = str(wanted)
+        if not table.present:
+            raise ConfigError(
+                f"whitebox: scope {name!r} requested but {root} has no scopes.md; "
+                "drop the scope or declare it in scopes.md"
+            )
+        if name not in table.scopes:
+            known = ", ".join(sorted(table.scopes)) or "none"
+            raise ConfigError(f"whitebox: unknown scope {name!r} in {path} (declared: {known})")
+        table.active = table.scopes[name]
+    return table

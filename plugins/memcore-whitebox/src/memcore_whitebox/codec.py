@@ -24,6 +24,7 @@ from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, scan_b
 from memcore_whitebox._parse import diag as _diag
 from memcore_whitebox._render import json_line, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope
+from memcore_whitebox._tags import registrable
 from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES, STATUS_FROM_WHITEBOX, V11_KEYS, kind_for_path
 
 FORMAT = "whitebox"
@@ -508,6 +509,11 @@ def file_meta(entry: MemoryEntry, rel: str, *, new: bool, active_scope: str | No
 _NAME_MAX = 255
 
 
+def is_month_path(rel: str) -> bool:
+    """Return whether ``rel`` is a monthly observation file (``observations/<name>.md``)."""
+    return rel.startswith("observations/") and rel.count("/") == 1 and rel.endswith(".md")
+
+
 def unread_path(rel: str) -> str | None:
     """Why the vault reader would never read a file at ``rel`` (``None``: it would)."""
     parts = rel.split("/")
@@ -725,3 +731,37 @@ def edited_file(data: bytes, rel: str, desired: dict[str, Any], body: str) -> by
             doc.metadata[key] = value
     doc.body = body
     return tf.encode(doc.dumps())
+
+
+def new_entry(entry: MemoryEntry) -> MemoryEntry:
+    """Refuse tags tags.md cannot list; return ``entry`` with WhiteBox's default kind (observation) set.
+
+    Raises:
+        InvalidEntryError: A tag with a backtick or a line break.
+    """
+    unlisted = [t for t in entry.tags if not registrable(t)]
+    if unlisted:
+        raise InvalidEntryError(
+            f"whitebox: tag(s) {', '.join(map(repr, unlisted))} cannot be listed in tags.md (no backtick "
+            "or line break in a tag); nothing was written"
+        )
+    if "kind" not in entry.model_fields_set and entry.kind is Kind.NOTE:
+        # No kind chosen: WhiteBox's own default is an observation.
+        entry = entry.model_copy(update={"kind": Kind.OBSERVATION})
+    return entry
+
+
+def fact_place(entry: MemoryEntry) -> tuple[str, bool]:
+    """Return (vault-relative path, chosen explicitly) for a new stable fact, checked on its name.
+
+    Raises:
+        InvalidEntryError: Not a place for a fact, or one the vault reader never reads.
+    """
+    rel, explicit = fact_rel(entry)
+    check_name_lengths(rel)
+    if is_month_path(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
+        raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
+    unread = unread_path(rel)
+    if unread is not None:
+        raise InvalidEntryError(f"whitebox: {rel}: {unread}, so the fact could not be read back (nothing written)")
+    return rel, explicit

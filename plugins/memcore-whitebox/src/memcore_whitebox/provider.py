@@ -25,7 +25,6 @@ none; default ``memcore``), ``read_only`` (core's).
 
 from __future__ import annotations
 
-import functools
 import os
 import unicodedata
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
@@ -47,7 +46,6 @@ from memcore.frontmatter import FrontmatterDocument
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import (
-    ANY_VERSION,
     LocalStorage,
     Storage,
     TempSweeper,
@@ -57,16 +55,16 @@ from memcore.storage import (
     version_token,
 )
 from memcore_whitebox._blocks import parse_fields
-from memcore_whitebox._parse import MONTH_FILE, MonthState, diag, month_state, numbered
-from memcore_whitebox._scopes import ScopeTable, file_visible, name_allowed, parse_scopes, walk
+from memcore_whitebox._parse import MonthState, diag, month_state, numbered
+from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, register_tags, registrable
 from memcore_whitebox.codec import (
     FORMAT,
-    check_name_lengths,
     edited_file,
-    fact_rel,
+    fact_place,
     file_entry,
     file_meta,
+    new_entry,
     observation_block,
     observation_date,
     observation_entry,
@@ -75,22 +73,17 @@ from memcore_whitebox.codec import (
     proposal_target,
     proposal_text,
     truthy,
-    unread_path,
 )
-from memcore_whitebox.mapping import SPECIAL_ROOT_FILES, STATUS_TO_WHITEBOX, kind_for_path
+from memcore_whitebox.mapping import STATUS_TO_WHITEBOX, kind_for_path
 from memcore_whitebox.validate import (
     block_problem,
     check_observation,
     is_observation_file,
     refuse_twins,
-    symlink_diagnostics,
+    scan,
 )
 
 __all__ = ["OutOfScopeError", "WhiteBoxProvider"]
-
-
-class OutOfScopeError(UnsafePathError):
-    """A read or write names a file outside the session's active WhiteBox scope."""
 
 
 class WhiteBoxProvider(BaseProvider):
@@ -186,18 +179,13 @@ class WhiteBoxProvider(BaseProvider):
         Raises:
             ConflictError: ``location`` already holds a vault (AGENTS.md or tags.md).
         """
-        from memcore_whitebox._templates import TEMPLATES
+        from memcore_whitebox._templates import write_vault
 
-        root = Path(location)
-        if (root / "AGENTS.md").exists() or (root / "tags.md").exists():
-            raise ConflictError(f"whitebox: {root} already holds a vault (AGENTS.md or tags.md exists)")
-        root.mkdir(parents=True, exist_ok=True)
-        storage = LocalStorage(root, label=FORMAT, noun="vault")
-        storage.make_folder("observations")
-        skip = set() if truthy(options.get("stable_files", False)) else {"identity.md", "working-style.md"}
-        for name, text in TEMPLATES.items():
-            if name not in skip:
-                storage.write(name, text.encode("utf-8"), expected_version=ANY_VERSION)
+        write_vault(Path(location), stable_files=truthy(options.get("stable_files", False)))
+
+    def _load_scopes(self) -> ScopeTable:
+        self._scopes = load_scopes(self.root, self._read, self.options.get("scope"))
+        return self._scopes
 
     def open(self) -> Self:
         """Check the vault folder exists and load scopes.md; return ``self``.
@@ -213,36 +201,6 @@ class WhiteBoxProvider(BaseProvider):
             )
         self._load_scopes()
         return super().open()
-
-    def _load_scopes(self) -> ScopeTable:
-        path = self.root / "scopes.md"
-        table = ScopeTable()
-        if path.is_symlink():
-            # scopes.md decides what a session may see: fail closed rather than read through it
-            raise UnsafePathError(
-                f"whitebox: {path} is a symlink; memcore does not read scopes through a link "
-                "(replace it with the file itself)"
-            )
-        found = self._read("scopes.md") if path.is_file() else None
-        if found is not None:
-            table.present = True
-            text = TextFile.decode(found[0], path=str(path)).text
-            for scope in parse_scopes(text, has_root_folder=(self.root / "root").is_dir()):
-                table.scopes.setdefault(scope.name, scope)
-        wanted = self.options.get("scope")
-        if wanted not in (None, ""):
-            name = str(wanted)
-            if not table.present:
-                raise ConfigError(
-                    f"whitebox: scope {name!r} requested but {self.root} has no scopes.md; "
-                    "drop the scope or declare it in scopes.md"
-                )
-            if name not in table.scopes:
-                known = ", ".join(sorted(table.scopes)) or "none"
-                raise ConfigError(f"whitebox: unknown scope {name!r} in {path} (declared: {known})")
-            table.active = table.scopes[name]
-        self._scopes = table
-        return table
 
     @property
     def scopes(self) -> ScopeTable:
@@ -314,6 +272,10 @@ class WhiteBoxProvider(BaseProvider):
         """Return the file ``entry`` lives in: its id up to ``#`` (``observations/2026-04.md#3``)."""
         return (entry.id or "").split("#", 1)[0]
 
+    def check_in_scope(self, rel: str) -> None:
+        """Refuse a write to ``rel`` outside the active scope (:class:`OutOfScopeError`)."""
+        self.scopes.check_write(rel, self.root)
+
     def _visible(self, rel: str) -> bool:
         return file_visible(self.root, self.scopes, rel)
 
@@ -348,26 +310,6 @@ class WhiteBoxProvider(BaseProvider):
             yield observation_entry(rel, number, text, blk, fields, file_meta_, diags, active)
 
     # -- writing ----------------------------------------------------------------------
-    def _check_entry_scope(self, entry: MemoryEntry) -> None:
-        """Refuse an entry of another scope than the active one: this session could not read it back."""
-        active = self.active_scope
-        if active is not None and entry.scope not in (None, active):
-            raise OutOfScopeError(
-                f"whitebox: entry scope {entry.scope!r} is not the active scope {active!r}; it would be "
-                "written where this session cannot read it (nothing written)"
-            )
-
-    def check_in_scope(self, rel: str) -> None:
-        """Refuse a write to ``rel`` outside the active scope.
-
-        Raises:
-            OutOfScopeError: ``rel`` is not visible in the active scope.
-        """
-        if not self.scopes.visible(rel):
-            raise OutOfScopeError(
-                f"whitebox: {rel} is outside the active scope {self.active_scope!r} of {self.root}"
-            )
-
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Store a new entry.
 
@@ -410,20 +352,12 @@ class WhiteBoxProvider(BaseProvider):
 
     def _check_new(self, entry: MemoryEntry) -> MemoryEntry:
         """Refuse what add() cannot write whatever the kind; return the entry with its kind set."""
-        unlisted = [t for t in entry.tags if not registrable(t)]
-        if unlisted:
-            raise InvalidEntryError(
-                f"whitebox: tag(s) {', '.join(map(repr, unlisted))} cannot be listed in tags.md (no backtick "
-                "or line break in a tag); nothing was written"
-            )
+        entry = new_entry(entry)
         if entry.tags and (self.root / "tags.md").is_symlink():
             raise UnsafePathError(
                 f"whitebox: {self.root / 'tags.md'} is a symlink; memcore neither reads nor replaces it, so "
                 "new tags cannot be registered: replace it with the file itself (nothing was written)"
             )
-        if "kind" not in entry.model_fields_set and entry.kind is Kind.NOTE:
-            # No kind chosen: WhiteBox's own default is an observation.
-            entry = entry.model_copy(update={"kind": Kind.OBSERVATION})
         return entry
 
     def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
@@ -473,15 +407,9 @@ class WhiteBoxProvider(BaseProvider):
             InvalidEntryError: Not a place for a fact, or one the vault reader never reads.
             OutOfScopeError: See :meth:`check_in_scope` and :meth:`_check_entry_scope`.
         """
-        rel, explicit = fact_rel(entry)
-        check_name_lengths(rel)
-        if is_observation_file(rel) or ("/" not in rel and rel in SPECIAL_ROOT_FILES):
-            raise InvalidEntryError(f"whitebox: {rel} is not a place for a stable fact")
-        unread = unread_path(rel)
-        if unread is not None:
-            raise InvalidEntryError(f"whitebox: {rel}: {unread}, so the fact could not be read back (nothing written)")
+        rel, explicit = fact_place(entry)
         self.check_in_scope(rel)
-        self._check_entry_scope(entry)
+        self.scopes.check_entry(entry.scope)
         return rel, explicit
 
     def _taken(self, rel: str) -> bool:
@@ -584,7 +512,7 @@ class WhiteBoxProvider(BaseProvider):
         date = observation_date(entry)
         rel = f"observations/{date[:7]}.md"
         self.check_in_scope(rel)
-        self._check_entry_scope(entry)
+        self.scopes.check_entry(entry.scope)
         block, blk = observation_block(entry, date, self.default_source, self.active_scope)
         return rel, date[:7], block, blk
 
@@ -815,7 +743,7 @@ class WhiteBoxProvider(BaseProvider):
         warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
         Each names the file (vault-relative) and line.
         """
-        return [*self._scan(entries=None), *temp_file_diagnostics(self.root, FORMAT)]
+        return [*scan(self, entries=None), *temp_file_diagnostics(self.root, FORMAT)]
 
     def read_all(self) -> StoreSnapshot:
         """Read every entry and check the vault in one pass over the files.
@@ -824,43 +752,6 @@ class WhiteBoxProvider(BaseProvider):
         read and parsed once, its entries and its diagnostics collected together.
         """
         entries: list[MemoryEntry] = []
-        diags = self._scan(entries=entries)
+        diags = scan(self, entries=entries)
         diags.extend(temp_file_diagnostics(self.root, FORMAT))
         return StoreSnapshot(entries, diags)
-
-    def _scan(self, entries: list[MemoryEntry] | None) -> list[Diagnostic]:
-        """validate(), also collecting every entry into ``entries`` when it is a list."""
-        self._sync()
-        diags: list[Diagnostic] = []
-        if (self.root / "tags.md").is_symlink():
-            diags.append(diag("tags.md", None, "wb.symlink", Severity.ERROR,
-                              "tags.md is a symlink: not read (it may point outside the vault) and never "
-                              "replaced; put the file itself there"))
-        diags.extend(symlink_diagnostics(self.root, self.scopes, functools.partial(name_allowed, self.scopes)))
-        registry = self.tag_registry()
-        scopes = self.scopes
-        active = scopes.active
-        for rel in walk(self.root, self.scopes):
-            try:
-                data, version = self.storage.read(rel)
-            except (OSError, UnsafePathError) as exc:
-                diags.append(diag(rel, None, "wb.unreadable", Severity.ERROR, str(exc)))
-                continue
-            if scopes.present and not scopes.in_any_scope(rel):
-                diags.append(diag(rel, None, "wb.outside-scopes", Severity.WARNING,
-                                  "no scope of scopes.md includes this file"))
-            if is_observation_file(rel):
-                if MONTH_FILE.match(rel.rsplit("/", 1)[-1]) is None:
-                    diags.append(diag(rel, None, "wb.month-file-name", Severity.WARNING,
-                                      "observation files are named YYYY-MM.md (or YYYY-MM-part-N.md)"))
-                found = self._observations(rel, data, diags, registry)
-                if entries is None:
-                    for _ in found:
-                        pass
-                else:
-                    entries.extend(found)
-            else:
-                entry = file_entry(rel, data, version, diags, active)
-                if entry is not None and entries is not None:
-                    entries.append(entry)
-        return diags

@@ -6,30 +6,33 @@ vault-relative, the line where known); none raises for a bad file.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memcore.errors import AmbiguousIdError
+from memcore.errors import AmbiguousIdError, UnsafePathError
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label
-from memcore.models import Diagnostic, Severity
+from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import gate_allows, list_names, resolved_rel
 from memcore_whitebox._blocks import Fields, RawBlock
 from memcore_whitebox._parse import MONTH_FILE, diag
-from memcore_whitebox._scopes import ScopeTable, listing
+from memcore_whitebox._scopes import ScopeTable, listing, name_allowed, walk
 from memcore_whitebox._tags import TagRegistry
-from memcore_whitebox.codec import _as_tags, _date
+from memcore_whitebox.codec import _as_tags, _date, file_entry, is_month_path
 from memcore_whitebox.mapping import SKIPPED_FOLDERS
 
-__all__ = ["block_problem", "check_observation", "is_observation_file", "refuse_twins", "symlink_diagnostics"]
+if TYPE_CHECKING:
+    from memcore_whitebox.provider import WhiteBoxProvider
+
+__all__ = ["block_problem", "check_observation", "is_observation_file", "refuse_twins", "scan", "symlink_diagnostics"]
 
 
-def is_observation_file(rel: str) -> bool:
-    """Return whether ``rel`` is a monthly observation file (``observations/<name>.md``)."""
-    return rel.startswith("observations/") and rel.count("/") == 1 and rel.endswith(".md")
+#: Whether ``rel`` is a monthly observation file (``observations/<name>.md``).
+is_observation_file = is_month_path
 
 
-def symlink_diagnostics(root: Path, scopes: ScopeTable, name_allowed: Callable[[str], bool]) -> list[Diagnostic]:
+def symlink_diagnostics(root: Path, scopes: ScopeTable) -> list[Diagnostic]:
     """``wb.symlink`` for every link the listing skips in the visible part of the vault.
 
     An error where the link leads outside the vault or past a gate (``sensitive/``, another
@@ -37,6 +40,7 @@ def symlink_diagnostics(root: Path, scopes: ScopeTable, name_allowed: Callable[[
     a warning otherwise (the link is not listed).
     """
     diags: list[Diagnostic] = []
+    allowed = functools.partial(name_allowed, scopes)
 
     def walk(folder: Path, prefix: str) -> None:
         for name, item in listing(folder):
@@ -49,7 +53,7 @@ def symlink_diagnostics(root: Path, scopes: ScopeTable, name_allowed: Callable[[
                 real = resolved_rel(root, rel)
                 if real is None:
                     why, severity = "it leads outside the vault; never read", Severity.ERROR
-                elif not gate_allows(root, rel, name_allowed) and name_allowed(rel):
+                elif not gate_allows(root, rel, allowed) and allowed(rel):
                     why, severity = f"it leads to {real}, past the vault's gates; never served", Severity.ERROR
                 elif rel == "observations" or is_observation_file(rel):
                     why, severity = "observation writes fail through a link", Severity.ERROR
@@ -185,3 +189,41 @@ def refuse_twins(root: Path, entry_id: str) -> None:
             "one. Merge them by hand and delete the other spelling (`memcore validate` reports "
             "whitebox.name-twins)",
             entry_id=entry_id, places=tuple(places))
+
+
+def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[Diagnostic]:
+    """Return what ``provider.validate()`` reports; collect every entry into ``entries`` when it is a list."""
+    provider._sync()
+    diags: list[Diagnostic] = []
+    if (provider.root / "tags.md").is_symlink():
+        diags.append(diag("tags.md", None, "wb.symlink", Severity.ERROR,
+                          "tags.md is a symlink: not read (it may point outside the vault) and never "
+                          "replaced; put the file itself there"))
+    diags.extend(symlink_diagnostics(provider.root, provider.scopes))
+    registry = provider.tag_registry()
+    scopes = provider.scopes
+    active = scopes.active
+    for rel in walk(provider.root, provider.scopes):
+        try:
+            data, version = provider.storage.read(rel)
+        except (OSError, UnsafePathError) as exc:
+            diags.append(diag(rel, None, "wb.unreadable", Severity.ERROR, str(exc)))
+            continue
+        if scopes.present and not scopes.in_any_scope(rel):
+            diags.append(diag(rel, None, "wb.outside-scopes", Severity.WARNING,
+                              "no scope of scopes.md includes this file"))
+        if is_observation_file(rel):
+            if MONTH_FILE.match(rel.rsplit("/", 1)[-1]) is None:
+                diags.append(diag(rel, None, "wb.month-file-name", Severity.WARNING,
+                                  "observation files are named YYYY-MM.md (or YYYY-MM-part-N.md)"))
+            found = provider._observations(rel, data, diags, registry)
+            if entries is None:
+                for _ in found:
+                    pass
+            else:
+                entries.extend(found)
+        else:
+            entry = file_entry(rel, data, version, diags, active)
+            if entry is not None and entries is not None:
+                entries.append(entry)
+    return diags
