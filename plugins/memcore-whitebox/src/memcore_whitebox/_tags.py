@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["register_tags", "TagRegistry", "append_proposed", "parse_tags"]
+from memcore.errors import ParseError
+from memcore.storage import TextFile, WriteSession
+
+__all__ = ["register_tags", "stage_tags", "TagRegistry", "append_proposed", "parse_tags"]
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"^\s*[-*+]\s+`([^`]+)`")
@@ -123,3 +126,35 @@ def register_tags(text: str, groups: list[tuple[list[str], str]]) -> tuple[str, 
             text = append_proposed(text, new)
             reg = parse_tags(text)
     return text, reg
+
+
+def stage_tags(
+    session: WriteSession, groups: list[tuple[list[str], str]], seen: tuple[bytes, TagRegistry] | None
+) -> tuple[bytes, TagRegistry] | None:
+    """Stage tags.md with the tags of ``groups`` it does not know (spec "Tags"); see :func:`register_tags`.
+
+    Args:
+        session: The write session (tags.md is read from it and staged in it).
+        groups: ``(tags, source)`` of each add, in order.
+        seen: tags.md as last read and its parse: when unchanged and knowing every tag, nothing
+            is parsed or staged.
+
+    Returns:
+        tags.md's bytes as staged (or read) and its parse, for ``seen`` next time.
+    """
+    data = session.read("tags.md") if any(tags for tags, _ in groups) else None
+    if data is None:
+        return seen
+    if seen is not None and data == seen[0] and all(
+        not registrable(t) or seen[1].knows(t) for tags, _ in groups for t in tags
+    ):
+        return seen  # every tag is listed already: nothing to write
+    try:
+        tf = TextFile.decode(data, path="tags.md")
+    except ParseError:
+        return seen
+    text, reg = register_tags(tf.text, groups)
+    if text != tf.text:
+        data = tf.encode(text)
+        session.write("tags.md", data)
+    return data, reg

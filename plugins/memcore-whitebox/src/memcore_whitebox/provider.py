@@ -57,7 +57,7 @@ from memcore.storage import (
 from memcore_whitebox._blocks import parse_fields
 from memcore_whitebox._parse import MonthState, diag, month_state, numbered
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
-from memcore_whitebox._tags import TagRegistry, parse_tags, register_tags, registrable
+from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
 from memcore_whitebox.codec import (
     FORMAT,
     edited_file,
@@ -101,14 +101,8 @@ class WhiteBoxProvider(BaseProvider):
 
     format_name: ClassVar[str] = FORMAT
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {
-            Capability.ADD,
-            Capability.UPDATE,
-            Capability.APPEND_ONLY,
-            Capability.SCOPES,
-            Capability.CONCURRENT,
-            Capability.BATCH,
-        }
+        {Capability.ADD, Capability.UPDATE, Capability.APPEND_ONLY, Capability.SCOPES, Capability.CONCURRENT,
+         Capability.BATCH}
     )
     #: the format's own writes, refused on a read-only store as add and update are
     write_operations: ClassVar[frozenset[str]] = BaseProvider.write_operations | {"dispute", "propose", "promote"}
@@ -122,17 +116,14 @@ class WhiteBoxProvider(BaseProvider):
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         super().__init__(location, **options)
         self.root = Path(self.location)
-        #: removes temp files of interrupted writes (older than a minute) on the first write
-        #: of each open, under the vault lock (the session's)
+        #: removes temp files of interrupted writes on each open's first session (under its lock)
         self._temps = TempSweeper(self.root)
         self.as_user = truthy(options.get("as_user", False))
         self.default_source = str(options.get("source") or "memcore")
         self._scopes: ScopeTable | None = None
-        #: Stable files this instance created: it may still amend them in place (it is
-        #: completing its own entry, not overwriting one the user curates).
+        #: Stable files this instance created: it may amend them in place (not the user's).
         self._own_files: set[str] = set()
-        #: Monthly files as the last session left them: the next add needs no rescan while a
-        #: file keeps that version.
+        #: Monthly files as the last session left them (no rescan while a file keeps that version).
         self._months: dict[str, MonthState] = {}
         #: The open session's monthly files (records pending) and tags of its adds, in order.
         self._open_months: dict[str, MonthState] = {}
@@ -169,12 +160,9 @@ class WhiteBoxProvider(BaseProvider):
 
     @classmethod
     def init_store(cls, location: str, **options: Any) -> None:
-        """Create a minimal vault (spec "File layout").
+        """Create a minimal vault (spec "File layout"): AGENTS.md, tags.md, observations/.
 
-        Writes AGENTS.md, tags.md and an empty observations/ folder: a vault that sniffs as
-        WhiteBox, validates clean and holds no entry yet. With ``stable_files=True`` it also
-        writes the template identity.md and working-style.md the spec's minimal vault lists
-        (they are stable facts, i.e. entries).
+        ``stable_files=True`` adds the template identity.md and working-style.md.
 
         Raises:
             ConflictError: ``location`` already holds a vault (AGENTS.md or tags.md).
@@ -230,7 +218,7 @@ class WhiteBoxProvider(BaseProvider):
 
     # -- reading ----------------------------------------------------------------------
     def _read(self, rel: str) -> tuple[bytes, str] | None:
-        """Return ``(bytes, version)`` of the vault file ``rel`` through the storage; ``None`` if unreadable."""
+        """Return ``(bytes, version)`` of the vault file ``rel``; ``None`` if unreadable."""
         try:
             return self.storage.read(rel)
         except (OSError, UnsafePathError):
@@ -313,14 +301,11 @@ class WhiteBoxProvider(BaseProvider):
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Store a new entry.
 
-        ``kind=fact`` writes a stable file (path from ``extra["whitebox"]["path"]``, the id, or
-        a slug of the title); ``kind=proposal`` with a target (a ``proposes`` relation or
-        ``extra["whitebox"]["target"]``) writes a proposal file; every other entry is appended
-        as an observation to ``observations/YYYY-MM.md`` (month of ``created_at``, default
-        today UTC). New tags are added to tags.md under Proposed when the session ends. An add
-        costs the same whatever the size of the monthly file: the block count is kept from the
-        previous add while the file keeps its version, and inside :meth:`batch` the file is
-        read once and written once.
+        ``kind=fact``: a stable file (path from ``extra["whitebox"]["path"]``, the id, or a slug
+        of the title); ``kind=proposal`` with a target: a proposal file; any other: an
+        observation appended to ``observations/YYYY-MM.md`` (month of ``created_at``, default
+        today UTC). New tags go to tags.md under Proposed when the session ends. The block
+        count of a monthly file is kept while the file keeps its version (no rescan).
 
         Returns:
             The entry as stored (id, version, timestamps set).
@@ -331,9 +316,8 @@ class WhiteBoxProvider(BaseProvider):
                 while the session was adding to it.
             ReadOnlyStoreError: The store was opened read-only.
             UnsafePathError: The entry has tags and tags.md is a symlink (nothing written).
-            InvalidEntryError: A tag tags.md cannot hold (backtick, line break), a file name
-                over 255 bytes, or an observation body that cannot be one block (it opens a
-                fenced code block it does not close).
+            InvalidEntryError: A tag tags.md cannot hold, a file name over 255 bytes, or a body
+                that cannot be one block (an unclosed fenced code block).
             ParseError: The monthly file is not UTF-8 or ends inside an unterminated fence.
         """
         self.require(Capability.ADD, "add")
@@ -363,12 +347,10 @@ class WhiteBoxProvider(BaseProvider):
     def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
         """Return the ids :meth:`add` would give ``entries``, added in this order now (nothing written).
 
-        An observation's id is its position, ``observations/<YYYY-MM>.md#<N>`` (N counts the
-        blocks of the monthly file, spec "Observations"); a stable fact's is its path (a slug
-        of the title, ``-2``, ``-3``... when taken). Each entry goes through the checks
-        :meth:`add` makes first, so one that add would refuse gets ``None`` and takes no
-        number. A proposal gets ``None``: its file name carries the time of the write.
-        Inside a session the numbers follow its pending records.
+        An observation's id is its position (``observations/<YYYY-MM>.md#<N>``), a fact's its
+        path (``-2``, ``-3``... when taken). One that add would refuse gets ``None`` and takes no
+        number, as does a proposal (its name carries the time). In a session, numbers follow
+        its pending records.
         """
         self.require(Capability.ADD, "plan_ids")
         session = self.active_session()
@@ -463,10 +445,9 @@ class WhiteBoxProvider(BaseProvider):
         """Stage the pending records of each monthly file, then the new tags in tags.md.
 
         Raises:
-            ConflictError: A monthly file is no longer what its state was read from (another
-                writer, e.g. the reference tool, which does not take memcore's lock, appended or
-                rewrote it meanwhile): the numbers handed out for the pending records would be
-                wrong, so none of them is written.
+            ConflictError: A monthly file changed since the session read it (the reference tool
+                takes no lock): the ids given to its pending records would be wrong, so none is
+                written.
         """
         for rel, state in list(self._open_months.items()):
             if not state.pending:
@@ -486,8 +467,8 @@ class WhiteBoxProvider(BaseProvider):
                 )
             session.write(rel, state.appended(session.read(rel) or b""))
         groups, self._tag_groups = self._tag_groups, []
-        if groups:
-            self._register_tags(session, groups)
+        if groups and not (self.root / "tags.md").is_symlink():  # never replaced through a link
+            self._tags_seen = stage_tags(session, groups, self._tags_seen)
 
     def _month_state(self, rel: str, month: str, data: bytes, version: str | None) -> MonthState:
         """The state of a monthly file: the one the last session left while the version holds, else scanned."""
@@ -580,10 +561,8 @@ class WhiteBoxProvider(BaseProvider):
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Change a stable file: a proposal by default, in place with ``as_user=True``.
 
-        Without ``as_user`` the spec's rule holds (agents propose, never silently overwrite):
-        a proposal file ``proposed/<timestamp>-<slug>.md`` (``status: proposed``, sections
-        ``## Rationale`` and ``## Proposed content``) is written and returned. With
-        ``as_user=True`` the file is rewritten in place, touching only the frontmatter keys
+        Without ``as_user`` (agents propose, never overwrite) :meth:`propose` writes and returns
+        a proposal. With it the file is rewritten in place, touching only the frontmatter keys
         that changed; the rest of the file is kept byte for byte.
 
         Raises:
@@ -700,48 +679,12 @@ class WhiteBoxProvider(BaseProvider):
         except ParseError:
             return None
 
-    def _register_tags(self, session: WriteSession, groups: list[tuple[list[str], str]]) -> None:
-        """List the tags tags.md does not know under Proposed (spec "Tags").
-
-        Args:
-            session: The session that stages tags.md.
-            groups: ``(tags, source)`` of each add, in order; a new tag is described as
-                ``first used by <source>`` of the first add that used it. tags.md ends as if
-                the adds had registered their tags one by one, in one write.
-        """
-        if not any(tags for tags, _ in groups) or (self.root / "tags.md").is_symlink():
-            return
-        data = session.read("tags.md")
-        if data is None:
-            return
-        seen = self._tags_seen
-        if seen is not None and data == seen[0] and all(
-            not registrable(t) or seen[1].knows(t) for tags, _ in groups for t in tags
-        ):
-            return  # every tag is listed already: nothing to write
-        try:
-            tf = TextFile.decode(data, path="tags.md")
-        except ParseError:
-            return
-        text, reg = register_tags(tf.text, groups)
-        if text != tf.text:
-            data = tf.encode(text)
-            session.write("tags.md", data)
-        self._tags_seen = (data, reg)
-
     # -- checking ---------------------------------------------------------------------
     def validate(self) -> list[Diagnostic]:
         """Check the vault (the part the active scope shows); never raises for bad files.
 
-        Diagnostics (code, severity): ``wb.block-malformed`` error (unterminated fence, block
-        without frontmatter), ``wb.missing-date`` / ``wb.bad-date`` / ``wb.wrong-month`` /
-        ``wb.missing-source`` / ``wb.unknown-confidence`` errors, ``wb.frontmatter`` error
-        (a stable file's YAML), ``wb.not-utf8`` error, ``wb.unregistered-tag`` warning (a tag
-        not in tags.md), ``wb.outside-scopes`` warning (a file no scope of scopes.md covers),
-        ``wb.missing-confidence`` / ``wb.missing-tags`` / ``wb.yaml`` / ``wb.fence-info`` /
-        ``wb.month-file-name`` / ``wb.unread-text`` (prose in a month file outside every block)
-        warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
-        Each names the file (vault-relative) and line.
+        The ``wb.*`` diagnostics are listed in :mod:`memcore_whitebox.validate`; each names the
+        file (vault-relative) and line.
         """
         return [*scan(self, entries=None), *temp_file_diagnostics(self.root, FORMAT)]
 

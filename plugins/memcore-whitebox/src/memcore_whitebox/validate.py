@@ -2,6 +2,15 @@
 
 Each function appends :class:`~memcore.models.Diagnostic` objects (code ``wb.*``, the file
 vault-relative, the line where known); none raises for a bad file.
+
+Diagnostics (code, severity): ``wb.block-malformed`` error (unterminated fence, block
+without frontmatter), ``wb.missing-date`` / ``wb.bad-date`` / ``wb.wrong-month`` /
+``wb.missing-source`` / ``wb.unknown-confidence`` errors, ``wb.frontmatter`` error
+(a stable file's YAML), ``wb.not-utf8`` error, ``wb.unregistered-tag`` warning (a tag
+not in tags.md), ``wb.outside-scopes`` warning (a file no scope of scopes.md covers),
+``wb.missing-confidence`` / ``wb.missing-tags`` / ``wb.yaml`` / ``wb.fence-info`` /
+``wb.month-file-name`` / ``wb.unread-text`` (prose in a month file outside every block)
+warnings, ``wb.bare-block`` / ``wb.nested-fence`` info.
 """
 
 from __future__ import annotations
