@@ -157,7 +157,7 @@ def observation_entry(
                     "scope": active.name if active is not None else None,
                     "relations": [],
                     "extra": {},
-                    "version": version_token(text[blk.start : blk.end]),
+                    "version": version_token(text[blk.start : blk.end].encode("utf-8", "surrogatepass")),
                 }
             )
     wb: dict[str, Any] = {}
@@ -211,7 +211,7 @@ def observation_entry(
         "scope": scope_value if isinstance(scope_value, str) else (active.name if active else None),
         "relations": [],
         "extra": {FORMAT: wb} if wb else {},
-        "version": version_token(text[blk.start : blk.end]),
+        "version": version_token(text[blk.start : blk.end].encode("utf-8", "surrogatepass")),
     }
     memcore = values.get("memcore")
     plain = dict(kw)  # the entry without the memcore: object, if that object cannot be used
