@@ -27,6 +27,30 @@ from memcore_whitebox._scopes import Scope
 from memcore_whitebox._tags import registrable
 from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES, STATUS_FROM_WHITEBOX, V11_KEYS, kind_for_path
 
+__all__ = [
+    "FORMAT",
+    "as_tags",
+    "check_name_lengths",
+    "edited_file",
+    "fact_place",
+    "fact_rel",
+    "file_entry",
+    "file_meta",
+    "is_month_path",
+    "new_entry",
+    "observation_block",
+    "observation_date",
+    "observation_entry",
+    "observation_lines",
+    "other_scope",
+    "parse_date",
+    "proposal_name",
+    "proposal_target",
+    "proposal_text",
+    "truthy",
+    "unread_path",
+]
+
 FORMAT = "whitebox"
 _DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -49,7 +73,8 @@ def truthy(value: Any) -> bool:
     return bool(value)
 
 
-def _date(text: str) -> datetime | None:
+def parse_date(text: str) -> datetime | None:
+    """Return a ``YYYY-MM-DD`` date as midnight UTC (cached), or ``None`` for any other text."""
     cached = _DATE_CACHE.get(text)
     if cached is not None:
         return cached
@@ -77,7 +102,8 @@ def _as_text(value: Any) -> str | None:
     return json_line(value)
 
 
-def _as_tags(value: Any) -> list[str]:
+def as_tags(value: Any) -> list[str]:
+    """Return a ``tags`` value as written (an inline list, a YAML list, a scalar) as a list of tags."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -138,7 +164,7 @@ def observation_entry(
         date_value = values.get("date")
         created = _DATE_CACHE.get(date_value) if isinstance(date_value, str) else None
         if created is None and isinstance(date_value, str):
-            created = _date(date_value)
+            created = parse_date(date_value)
         label = values.get("confidence")
         confidence = CONFIDENCE_LABELS.get(label) if label is not None else None
         tags = values.get("tags") or []
@@ -166,7 +192,7 @@ def observation_entry(
     created = None
     date_only = False
     if isinstance(date_value, str):
-        created = _date(date_value)
+        created = parse_date(date_value)
         date_only = created is not None
     if created is None and date_value is not None:
         wb["date"] = date_value
@@ -177,7 +203,7 @@ def observation_entry(
     if isinstance(tags_value, list) and all(type(t) is str for t in tags_value):
         tags = tags_value
     else:
-        tags = _as_tags(tags_value)
+        tags = as_tags(tags_value)
     if not all(_nfc(t) for t in tags):
         simple = False
     label = values.get("confidence")
@@ -308,7 +334,7 @@ def file_entry(
         "title": title,
         "body": body,
         "status": status,
-        "tags": _as_tags(meta.get("tags")),
+        "tags": as_tags(meta.get("tags")),
         "confidence": confidence,
         "source": _as_text(meta.get("source")),
         "created_at": None,
@@ -619,7 +645,7 @@ def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label
     created = memcore.get("created_at")
     if isinstance(created, str):
         if _DATE_RE.match(created):
-            kw["created_at"] = _date(created)
+            kw["created_at"] = parse_date(created)
             kw["date_only"] = True
         elif kw.get("created_at") is None or created[:10] == kw["created_at"].date().isoformat():
             kw["created_at"] = created

@@ -28,7 +28,7 @@ from memcore_whitebox._blocks import Fields, RawBlock
 from memcore_whitebox._parse import MONTH_FILE, diag
 from memcore_whitebox._scopes import ScopeTable, listing, name_allowed, walk
 from memcore_whitebox._tags import TagRegistry
-from memcore_whitebox.codec import _as_tags, _date, file_entry, is_month_path
+from memcore_whitebox.codec import as_tags, file_entry, is_month_path, parse_date
 from memcore_whitebox.mapping import SKIPPED_FOLDERS
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def check_observation(
     if date_value in (None, ""):
         diags.append(diag(rel, blk.line, "wb.missing-date", Severity.ERROR,
                            "observation has no date; add `date: YYYY-MM-DD`", entry_id))
-    elif not isinstance(date_value, str) or _date(date_value) is None:
+    elif not isinstance(date_value, str) or parse_date(date_value) is None:
         diags.append(diag(rel, at("date"), "wb.bad-date", Severity.ERROR,
                            f"date {date_value!r} is not a YYYY-MM-DD date", entry_id))
     else:
@@ -153,7 +153,7 @@ def check_observation(
         diags.append(diag(rel, at("tags"), "wb.tags-not-list", Severity.WARNING,
                            "tags should be an inline list, e.g. [a, b]", entry_id))
     if registry is not None:
-        for tag in _as_tags(values.get("tags")):
+        for tag in as_tags(values.get("tags")):
             if not registry.knows(tag):
                 diags.append(
                     diag(rel, at("tags"), "wb.unregistered-tag", Severity.WARNING,
