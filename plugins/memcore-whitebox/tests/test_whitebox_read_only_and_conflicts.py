@@ -109,3 +109,20 @@ def test_a_batch_that_conflicts_leaves_the_provider_usable(vault: Path) -> None:
     assert stored.id is not None
     assert WhiteBoxProvider(str(vault)).open().get(stored.id).body == "Kept."
     assert b"Lost." not in month.read_bytes()
+
+
+def test_a_fact_a_failed_batch_never_wrote_is_not_amended_in_place_later(vault: Path) -> None:
+    """The instance may amend the facts it created; one its failed batch never wrote is the user's."""
+    month = vault / "observations" / "2026-04.md"
+    store = WhiteBoxProvider(str(vault)).open()
+    with pytest.raises(ConflictError), store.batch():
+        store.add(MemoryEntry(kind=Kind.FACT, id="projects/mine.md", title="Mine", body="v1\n"))
+        store.add(_obs("Lost."))
+        with month.open("ab") as fh:
+            fh.write(b"\nBy hand.\n")
+    assert not (vault / "projects" / "mine.md").exists()
+    (vault / "projects").mkdir(exist_ok=True)
+    (vault / "projects" / "mine.md").write_text("# Theirs\n\nWritten by hand.\n", encoding="utf-8")
+    fact = store.get("projects/mine.md")
+    assert store.update(fact.model_copy(update={"body": "v2\n"})).kind is Kind.PROPOSAL
+    assert (vault / "projects" / "mine.md").read_text(encoding="utf-8").endswith("Written by hand.\n")

@@ -432,6 +432,8 @@ class WhiteBoxProvider(BaseProvider):
                 self._months[rel] = state
             else:
                 self._months.pop(rel, None)  # unknown now: the next add scans the file again
+        if not ok:  # a fact staged but never written is not this instance's to amend
+            self._own_files = {rel for rel in self._own_files if self.storage.exists(rel)}
         self._open_months, self._tag_groups = {}, []
 
     def _sync(self) -> None:
@@ -510,12 +512,7 @@ class WhiteBoxProvider(BaseProvider):
         return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active)
 
     def dispute(
-        self,
-        fact_id: str,
-        body: str,
-        *,
-        source: str | None = None,
-        confidence: float | None = None,
+        self, fact_id: str, body: str, *, source: str | None = None, confidence: float | None = None,
         tags: Iterable[str] = (),
     ) -> MemoryEntry:
         """Dispute a stable fact the spec's way: append an observation tagged ``conflict``.
