@@ -44,9 +44,8 @@ def write_vault(root: Path, *, stable_files: bool) -> None:
     """
     if (root / "AGENTS.md").exists() or (root / "tags.md").exists():
         raise ConflictError(f"whitebox: {root} already holds a vault (AGENTS.md or tags.md exists)")
-    root.mkdir(parents=True, exist_ok=True)
     storage = LocalStorage(root, label="whitebox", noun="vault")
-    storage.make_folder("observations")
+    storage.make_folder("observations")  # and the vault folder
     skip = set() if stable_files else {"identity.md", "working-style.md"}
     for name, text in TEMPLATES.items():
         if name not in skip:
