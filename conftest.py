@@ -15,7 +15,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "shared" / "samples"
 def pytest_configure(config: pytest.Config) -> None:
     """Stop with one clear message when the authors' sample files are not beside the clone.
 
-    Migration journals (memcore.journal) of the tests go to a folder of this run, never to the
+    Migration journals (memcore.migrate.journal) of the tests go to a folder of this run, never to the
     user's state folder (subprocesses inherit it).
     """
     os.environ["MEMCORE_STATE_DIR"] = tempfile.mkdtemp(prefix="memcore-test-state-")

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry
 from memcore.storage import atomic_write
 from memcore_box.provider import BoxMemoryProvider
@@ -186,7 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gets", type=int, default=1_000, help="gets by id (default 1,000)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the results as JSON at the end")
+    parser.add_argument("--no-fast", action="store_true",
+                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
     args = parser.parse_args(argv)
+    if args.no_fast:
+        set_fast_paths(False)
     results = run(args.n, args.singles, args.gets, args.seed)
     if args.json:
         print(json.dumps(results, indent=2))

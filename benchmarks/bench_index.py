@@ -244,7 +244,13 @@ def main() -> None:
     parser.add_argument("--one", nargs=2, metavar=("FORMAT", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--render", nargs="+", type=Path, metavar="JSON",
                         help="print the markdown table of docs/performance.md from earlier --json files")
+    parser.add_argument("--no-fast", action="store_true",
+                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
     args = parser.parse_args()
+    if args.no_fast:
+        from memcore.frontmatter import set_fast_paths
+
+        set_fast_paths(False)
     if args.render:
         rows = [row for path in args.render for row in json.loads(path.read_text())]
         print(render_markdown(rows))

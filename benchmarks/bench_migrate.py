@@ -40,6 +40,7 @@ from typing import Any
 
 from memcore.convert import migrate
 from memcore.errors import StoreLimitError
+from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.registry import get_registry
 from memcore.storage import atomic_write
@@ -281,7 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--render", type=Path, nargs="+", default=None, help="print the markdown table of earlier --json files and exit"
     )
+    parser.add_argument("--no-fast", action="store_true",
+                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
     args = parser.parse_args(argv)
+    if args.no_fast:
+        set_fast_paths(False)
     if args.render:
         print(render([row for path in args.render for row in json.loads(path.read_text(encoding="utf-8"))]))
         return 0

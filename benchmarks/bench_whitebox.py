@@ -123,7 +123,13 @@ def main() -> None:
     parser.add_argument("--months", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="Generate into this folder and keep it.")
+    parser.add_argument("--no-fast", action="store_true",
+                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
     args = parser.parse_args()
+    if args.no_fast:
+        from memcore.frontmatter import set_fast_paths
+
+        set_fast_paths(False)
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-whitebox-"))
     try:

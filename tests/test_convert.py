@@ -1,4 +1,4 @@
-"""memcore.convert with two small file-backed providers defined here.
+"""memcore.migrate with two small file-backed providers defined here.
 
 ``full`` keeps every MemoryEntry field (a JSON file per store); ``tiny`` keeps only kind
 (fact or note), title, stripped body, tags and a free-data blob, and stamps ``updated_at``
@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 import pytest
 
 from memcore import hookimpl
-from memcore.convert import (
+from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError
+from memcore.migrate import (
     ConversionReport,
-    _Run,
     compare_entries,
     convert,
     find_converter,
@@ -30,7 +30,7 @@ from memcore.convert import (
     restore_kept,
     source_options_for,
 )
-from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError
+from memcore.migrate.run import _Run
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, Status
 from memcore.plugins import get_plugin_manager
 from memcore.provider import BaseProvider, Capability
@@ -442,7 +442,7 @@ def test_compare_entries_and_restore_kept() -> None:
     assert [c.field for c in compare_entries(a, b)] == ["body", "confidence"]
     b.extra["box"]["team"] = "other"
     assert [c.field for c in compare_entries(a, b)] == ["body", "confidence", "extra.box.team"]
-    from memcore.convert import _sha, _stash_for
+    from memcore.migrate.fidelity import _sha, _stash_for
 
     changes = compare_entries(a, b)[:2]
     b.extra["memcore"] = {"kept": {c.field: _stash_for(c, b) for c in changes}}
@@ -593,7 +593,7 @@ def test_an_append_only_target_that_plans_ids_needs_no_trial_run(tmp_path: Path,
 
 def test_json_same_is_equality_of_canonical_json() -> None:
     """compare_entries' fast extra comparison agrees with comparing canonical JSON text."""
-    from memcore.convert import _canon, _json_same
+    from memcore.migrate.fidelity import _canon, _json_same
 
     values: list[Any] = [1, 1.0, True, False, 0, 0.0, None, "1", "", [1], [1.0], [True], (1,), [], [[]], [{}]]
     values += [{}, {"a": 1}, {"a": 1.0}, {"b": 1}, {"a": [1, {"c": True}]}, {"a": [1, {"c": 1}]}, {"a": 1, "b": 2}]

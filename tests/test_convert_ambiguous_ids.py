@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.test_convert import FullProvider
 
-from memcore.convert import convert
+from memcore.migrate import convert
 from memcore.models import MemoryEntry, Relation
 
 

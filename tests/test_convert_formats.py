@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.convert import ConversionReport, migrate, restore_kept
+from memcore.migrate import ConversionReport, migrate, restore_kept
 from memcore.models import MemoryEntry, Relation
 from memcore.registry import get_registry
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import memcore
-from memcore.convert import migrate
 from memcore.mapping import (
     CONFIDENCE_LABELS,
     confidence_from_label,
@@ -16,6 +15,7 @@ from memcore.mapping import (
     relation_types,
     translate_relation_type,
 )
+from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry, Relation
 from memcore.registry import get_registry
 

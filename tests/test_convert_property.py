@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tests.test_convert import _Plugin
 
 from memcore import hookimpl
-from memcore.convert import ConversionReport, migrate
+from memcore.migrate import ConversionReport, migrate
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.plugins import get_plugin_manager
 from memcore.registry import ProviderRegistry

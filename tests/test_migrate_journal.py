@@ -1,6 +1,6 @@
 """Running a migration again never replaces an edit made in the target since the last run.
 
-The migration journal (memcore.journal) records the version of every target entry a real run
+The migration journal (memcore.migrate.journal) records the version of every target entry a real run
 left; an entry changed in the source *and* edited in the target since is a ``conflict``: left
 alone, reported, exit code 1, until ``--overwrite``.
 """
@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from memcore.cli.migrate import register
-from memcore.convert import migrate
-from memcore.journal import journal_path
+from memcore.migrate import migrate
+from memcore.migrate.journal import journal_path
 from memcore.models import Kind, MemoryEntry
 from memcore.registry import get_registry
 
@@ -162,7 +162,7 @@ def test_the_target_reached_through_a_symlink_is_the_same_target(tmp_path: Path)
 
 def test_an_interrupted_run_records_what_it_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C after the writes: the journal holds their versions, so the next change is no false conflict."""
-    from memcore.convert import _Run
+    from memcore.migrate.run import _Run
 
     src_url, dst_url, ids = _stores(tmp_path)
     _edit(src_url, ids["Font"], "Font changed once.")

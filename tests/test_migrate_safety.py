@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from memcore.cli.migrate import register
-from memcore.convert import migrate
 from memcore.errors import ConfigError
+from memcore.migrate import migrate
 from memcore.registry import get_registry
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -172,7 +172,8 @@ def test_refused_strict_run_prints_no_success_words(
 
 
 def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
-    from memcore.convert import ConversionReport, EntryReport, _unscratch
+    from memcore.migrate import ConversionReport, EntryReport
+    from memcore.migrate.stores import _unscratch
     from memcore.models import Diagnostic, Kind, Severity
 
     scratch = "/tmp/memcore-migrate-abcd/bigm"

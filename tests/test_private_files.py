@@ -12,7 +12,7 @@ from tests.conftest import JsonDirProvider
 from memcore import MemoryEntry
 from memcore.errors import LockPathError, MemcoreError
 from memcore.index import SearchIndex
-from memcore.journal import save_journal
+from memcore.migrate.journal import save_journal
 from memcore.storage import atomic_write, file_lock, lock_path_for
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
@@ -193,7 +193,7 @@ def test_sweep_removes_only_old_files_named_as_memcores_temps(tmp_path: Path) ->
 
 
 def test_migration_scratch_copy_is_0600_files_in_0700_folders(tmp_path: Path, wide_umask: None) -> None:
-    from memcore.convert import _scratch_copy
+    from memcore.migrate.stores import _scratch_copy
 
     store = tmp_path / "vault"
     (store / "sensitive").mkdir(parents=True)

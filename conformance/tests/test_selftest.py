@@ -13,11 +13,13 @@ import pytest
 MUTANTS = textwrap.dedent(
     '''
     """Deliberately broken providers, each a subclass of the reference with one bug."""
+    import contextlib
     import os
     import time
 
     from memcore.errors import ConflictError
     from memcore.models import Query
+    from memcore.provider import BaseProvider
     from memcore.storage import atomic_write
     from memcore_conformance.reference import ReferenceProvider
 
@@ -131,6 +133,54 @@ MUTANTS = textwrap.dedent(
             os.unlink(self._path_for(entry_id))
 
 
+    class IgnoresReadOnly(ReferenceProvider):
+        """Drops the read_only option: a read-only store writes like any other."""
+
+        def __init__(self, location, **options):
+            options.pop("read_only", None)
+            super().__init__(location, **options)
+
+
+    class TouchesTheStoreBeforeRefusing(ReferenceProvider):
+        """Raises ReadOnlyStoreError, but only after writing a file into the store."""
+
+        def check_writable(self, operation):
+            if self.read_only:
+                (self.root / "refused.log").write_text(operation)
+            super().check_writable(operation)
+
+
+    class UnlockedBatch(ReferenceProvider):
+        """batch() is a plain block: another thread's writes land in the middle of it."""
+
+        def batch(self):
+            return contextlib.nullcontext()
+
+
+    class HidesBatchedWrites(ReferenceProvider):
+        """Queues the adds made in batch() and writes them when it ends: reads in the block miss them."""
+
+        _queue = None
+
+        @contextlib.contextmanager
+        def batch(self):
+            self._queue = []
+            try:
+                yield
+            finally:
+                queued, self._queue = self._queue, None
+                for entry in queued:
+                    ReferenceProvider.add(self, entry)
+
+        def add(self, entry):
+            if self._queue is None:
+                return super().add(entry)
+            stored = entry.model_copy(deep=True)
+            stored.id = stored.id or self._new_id()
+            self._queue.append(stored)
+            return stored
+
+
     class OnlyDecisions(ReferenceProvider):
         """Honest: stores decisions only and says so."""
 
@@ -170,10 +220,17 @@ CAUGHT_BY = {
     "DeletesWithoutDeclaring": "test_undeclared_operations_raise_unsupported",
     "ForgetsScopeAndParent": "test_every_roundtrip_field_survives",
     "ClaimsGraphWithoutChecking": "test_dangling_relation_is_refused_or_reported",
+    "IgnoresReadOnly": "test_read_only_store_refuses_each_write[add]",
+    "TouchesTheStoreBeforeRefusing": "test_read_only_store_refuses_each_write[delete]",
+    "UnlockedBatch": "test_a_second_threads_batch_waits_for_the_first[own-instance]",
+    "HidesBatchedWrites": "test_batch_writes_are_read_inside_the_block_and_on_disk_after",
 }
 
 
 NODE = "test_under_test.py::TestUnderTest"
+
+#: The writes ReadOnlyTests tries; the reference declares the capability of each.
+READ_ONLY_OPERATIONS = ("add", "update", "delete", "archive", "supersede", "batch-add")
 
 
 def _suite_module(pytester: pytest.Pytester, provider: str, **knobs: str) -> None:
@@ -220,6 +277,11 @@ def test_reference_passes_the_whole_suite(pytester: pytest.Pytester) -> None:
         "test_bad_input_fails_open_and_closed",
         "test_hostile_names_stay_inside_the_store",
         "test_corpus_roundtrip[large-body]",
+        *(f"test_read_only_store_refuses_each_write[{op}]" for op in READ_ONLY_OPERATIONS),
+        "test_read_only_store_reads_as_usual",
+        "test_batch_writes_are_read_inside_the_block_and_on_disk_after",
+        "test_a_second_threads_batch_waits_for_the_first[shared-instance]",
+        "test_a_second_threads_batch_waits_for_the_first[own-instance]",
     ):
         assert expected in names
     assert len(passed) >= 60
@@ -291,6 +353,7 @@ def test_missing_capability_skips_naming_it(pytester: pytest.Pytester) -> None:
         "test_delete_removes_entry",
         "test_delete_leaves_other_files_alone",
         "test_delete_of_an_nfd_named_file_removes_that_file",
+        "test_read_only_store_refuses_each_write[delete]",
     } == _names(skipped)
     for report in skipped:
         assert "lacks capability delete" in str(report.longrepr)

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import copy
 import io
+import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple, overload
 
+import frontmatter
 import frontmatter.default_handlers as fm_handlers
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -39,22 +41,56 @@ except ImportError:  # pragma: no cover - no libyaml: every read takes the round
 from memcore.errors import InvalidEntryError, ParseError
 
 __all__ = [
+    "FAST_PATHS",
+    "FLUSH",
+    "INDENTED",
+    "LIBYAML",
+    "UNSURE",
+    "HANDLER",
     "FrontmatterData",
     "FrontmatterDocument",
-    "LIBYAML",
     "RoundTripYAMLHandler",
+    "YAMLWriter",
     "dump_yaml",
     "flow_list",
+    "is_scalar",
+    "load_fast",
+    "load_own",
     "load_plain_yaml",
     "load_yaml",
     "parse_frontmatter",
     "plain_text",
     "quote_ambiguous",
+    "read_flow_list",
     "read_frontmatter",
+    "read_scalar",
+    "set_fast_paths",
     "split_frontmatter",
+    "text_of",
     "to_plain",
     "try_load_plain_yaml",
 ]
+
+#: Whether the fast paths are on: the fast emitter (:meth:`YAMLWriter.fast_dump`), the fast
+#: loader (:func:`load_fast`, :func:`load_own`, :func:`read_scalar`, libyaml in
+#: :func:`load_plain_yaml` and :func:`read_frontmatter`) and the plugins' readers built on them.
+#: Each is an optimisation of the general path (ruamel.yaml round trip) that gives the same
+#: bytes and values; switched off, everything takes the general path. Set from the
+#: environment variable ``MEMCORE_YAML_FAST`` at import (``0``, ``false``, ``no`` or ``off``:
+#: off); change it at run time with :func:`set_fast_paths`.
+FAST_PATHS = os.environ.get("MEMCORE_YAML_FAST", "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def set_fast_paths(enabled: bool) -> None:
+    """Switch the YAML fast paths on or off (:data:`FAST_PATHS`), here and in child processes.
+
+    Also sets ``MEMCORE_YAML_FAST`` in ``os.environ`` so that processes started afterwards
+    (benchmark workers) take the same path.
+    """
+    global FAST_PATHS
+    FAST_PATHS = enabled
+    os.environ["MEMCORE_YAML_FAST"] = "1" if enabled else "0"
+
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _OPEN = re.compile(r"\A---[ \t]*\n")
@@ -92,14 +128,23 @@ class _DatesAsTextResolver(VersionedResolver):
         return cache[key]
 
 
-def _new_yaml() -> YAML:
+def _new_yaml(*, indent_sequences: bool = False) -> YAML:
+    """Return the one ruamel.yaml configuration, with the sequence layout as its option.
+
+    Round trip, YAML 1.2 with dates as text, no ``%YAML`` directive written, quotes kept, no
+    line folding (width 64 Ki), unicode written as is, mappings indented two columns; block
+    sequences' dashes at the key's column, or two columns in with ``indent_sequences``.
+    """
     yaml = YAML(typ="rt")
     yaml.Resolver = _DatesAsTextResolver
     yaml.version = None  # YAML 1.2 semantics, no %YAML directive written
     yaml.preserve_quotes = True
     yaml.width = 1 << 16
     yaml.allow_unicode = True
-    yaml.indent(mapping=2, sequence=2, offset=0)
+    if indent_sequences:
+        yaml.indent(mapping=2, sequence=4, offset=2)
+    else:
+        yaml.indent(mapping=2, sequence=2, offset=0)
     return yaml
 
 
@@ -223,17 +268,6 @@ def quote_ambiguous(value: Any) -> Any:
     return value
 
 
-def dump_yaml(data: Any) -> str:
-    """Dump ``data`` as YAML 1.2 block style, ending with a newline.
-
-    Strings that would read back as another type are quoted by ruamel.yaml; call
-    :func:`quote_ambiguous` first to also quote what a YAML 1.1 reader would misread.
-    """
-    buf = io.StringIO()
-    _YAML.dump(data, buf)
-    return buf.getvalue()
-
-
 def plain_text(value: str) -> PlainScalarString:
     """Return ``value`` marked to dump unquoted (e.g. an ISO timestamp ``2026-04-19T10:00:00Z``).
 
@@ -351,137 +385,446 @@ class FrontmatterDocument:
                 "differently; nothing was written"
             )
 
+    def to_post(self) -> frontmatter.Post:
+        """Return this document as a python-frontmatter ``Post`` with memcore's handler.
+
+        The ``Post`` shares ``metadata`` (changes to either are seen by both) and holds the body
+        as it is in the file. python-frontmatter's own ``dumps`` strips the body; write with
+        :meth:`dumps` (byte for byte) or ``FrontmatterDocument.from_post(post).dumps()``.
+        """
+        post = frontmatter.Post(self.body, handler=HANDLER)
+        post.metadata = self.metadata  # not as keyword arguments: a "content:" key would break them
+        return post
+
+    @classmethod
+    def from_post(cls, post: frontmatter.Post) -> FrontmatterDocument:
+        """Build a new document from a python-frontmatter ``Post`` (its metadata in their order)."""
+        return cls.new(post.metadata, post.content)
+
     @classmethod
     def new(cls, metadata: Mapping[str, Any], body: str) -> FrontmatterDocument:
         """Build a new document with ``metadata`` in the given key order."""
         return cls(metadata=CommentedMap(metadata), body=body, has_frontmatter=True)
 
 
-# -- fast dump of new documents -----------------------------------------------------------
-# A new document's frontmatter (FrontmatterDocument.new) is usually a few plain strings, a flow
-# list of tags and a small nested object. ruamel.yaml's emitter takes ~5-10 ms for that; this
-# writes the same text directly, for a subset where ruamel's output is beyond doubt: keys and
-# plain strings of "safe" characters (no indicator, no ambiguity, nothing that would resolve to
-# another type), double-quoted strings (quote_ambiguous) of printable ASCII without escapes,
-# bool, int, floats written as digits.digits, non-empty block mappings and sequences (2-space
-# indent, sequence dashes at the key's column), flow lists of scalars. Anything else (None,
-# empty containers, comments or anchors, other scalar styles, non-ASCII text...) returns None
-# and ruamel dumps the document. tests/test_frontmatter_fast.py compares the two.
-_SAFE_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_ ./+@()#-]*")
-_SAFE_DQ = re.compile(r'[\x20-\x21\x23-\x5b\x5d-\x7e]*')
-# a string opening with an indicator no plain scalar may start with, then printable ASCII
-# without quotes or backslash: ruamel writes it single-quoted (in block context)
-_SAFE_SQ = re.compile(r"[#\[\]{}&*!|>%@`,][\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e]*")
-_SAFE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
-# every YAML 1.2 implicit type a plain scalar could take other than str (timestamps included),
-# by first character, as ruamel's resolver looks them up
-def _implicit_12_by_first() -> dict[str, tuple[Any, ...]]:
-    table: dict[str, tuple[Any, ...]] = {}
-    for versions, _tag, regexp, firsts in _RUAMEL_IMPLICIT:
-        if (1, 2) in versions:
-            for first in firsts:
-                table[first] = (*table.get(first, ()), regexp)
-    return table
+# -- the fast emitter -----------------------------------------------------------------------
+# A new document's frontmatter is usually a few plain strings, ISO timestamps, a flow list of
+# tags and a small nested object. ruamel.yaml's emitter takes ~5-10 ms for that; the fast
+# emitter writes the same bytes directly, in either layout (YAMLWriter), for a subset where
+# ruamel's output is beyond doubt: keys of plain text that read back as strings; plain ASCII text
+# that ruamel writes unquoted in block context (no leading indicator, no trailing blank, no ': '
+# or ' #', no trailing ':', read back as a string by ruamel's own resolver and by a YAML 1.1
+# reader: quote_ambiguous); flow-list items also without ',' '[' ']'; double-quoted strings with
+# nothing to escape (the "[[Title]]" wikilinks, what quote_ambiguous quotes); in block context,
+# printable ASCII that surely cannot be plain (': ', ' #', a leading indicator, edge blanks)
+# single-quoted; ISO timestamps marked plain; booleans, integers, decimals; non-empty nested
+# mappings and block lists of those. Anything else (None, empty containers, comments or anchors,
+# other scalar styles, non-ASCII text...) gives None and ruamel dumps the mapping.
+# tests/test_yaml_equivalence.py compares the two in both layouts.
+_BLOCK_TEXT = re.compile(
+    r"(?!.*(?:: | #|:\Z))[A-Za-z0-9_/](?:[A-Za-z0-9 _.,/()+'#:=@%-]{0,998}[A-Za-z0-9_.,/()+'#=@%-])?\Z"
+)
+_FLOW_TEXT = re.compile(r"(?!.* #)[A-Za-z0-9_/](?:[A-Za-z0-9 _./()+'#=@%-]{0,198}[A-Za-z0-9_./()+'#=@%-])?\Z")
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
+_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+\Z")
+_PRINTABLE = re.compile(r"[ -~]{0,1000}\Z")
+_SIMPLE_QUOTED = re.compile(r"[ !#-\[\]-~]{0,1000}\Z")  # printable ASCII but '"' and '\'
+_ALWAYS_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+#: ruamel writes a key longer than this as an explicit ``? key`` (its simple-key limit is 128).
+_MAX_KEY = 100
+
+# First character -> ((is the str tag, the rule's match function), ...): ruamel's implicit
+# resolver rules for plain scalars starting with it, then its rules for any character.
+_RULES: dict[str, tuple[tuple[bool, Callable[[str], Any]], ...]] = {}
+# Text -> the answer (bounded, cleared when full): keys and many values repeat in every file.
+_STR_ANSWERS: dict[str, bool] = {}
+_MEMO_MAX = 4096
 
 
-_IMPLICIT_12 = _implicit_12_by_first()
+def _reads_as_str(text: str) -> bool:
+    """Return whether ruamel's resolver (YAML 1.2, dates as text) reads plain ``text`` as a string.
+
+    The same answer as ``_YAML.resolver.resolve(ScalarNode, text, (True, False))`` being the
+    ``str`` tag: the implicit rules for the text's first character (then those for any
+    character) are tried in order, the first whose regular expression matches decides, and
+    no match means ``str``. The rules are taken from the resolver once per first character
+    (the version is fixed), not looked up through ruamel's properties per scalar, and each
+    text's answer is remembered.
+    """
+    known = _STR_ANSWERS.get(text)
+    if known is not None:
+        return known
+    first = text[0] if text else ""
+    rules = _RULES.get(first)
+    if rules is None:
+        table = _YAML.resolver.versioned_resolver
+        rules = tuple((str(tag) == _T_STR, regexp.match)
+                      for tag, regexp in (*table.get(first, ()), *table.get(None, ())))
+        if len(_RULES) >= 1024:
+            _RULES.clear()
+        _RULES[first] = rules
+    answer = True
+    for is_str, match in rules:
+        if match(text):
+            answer = is_str
+            break
+    if len(_STR_ANSWERS) >= _MEMO_MAX:
+        _STR_ANSWERS.clear()
+    _STR_ANSWERS[text] = answer
+    return answer
 
 
-class _NotSimple(Exception):
-    """The value is outside what :func:`_dump_simple` writes."""
-
-
-def _simple_scalar(value: Any, *, key: bool = False, flow: bool = False) -> str:
+def _plain_text(value: Any, pattern: re.Pattern[str]) -> str | None:
     kind = type(value)
-    if kind is str or kind is PlainScalarString:
-        if (
-            _SAFE_PLAIN.fullmatch(value)
-            and value[-1] != " "
-            and "  " not in value
-            and " #" not in value
-            and not _YAML11_AMBIGUOUS.match(value)
-            and not any(rx.match(value) for rx in _IMPLICIT_12.get(value[0], ()))
+    if kind is str:
+        if _needs_double_quotes(value, flow=False):  # what quote_ambiguous double-quotes
+            return _double_quoted(value)
+        # ruamel quotes what its YAML 1.2 resolver would read as another type (0o17, 1e5…).
+        if pattern.match(value) and _reads_as_str(value):
+            return str(value)
+        return None
+    if kind is PlainScalarString:
+        if _STAMP.match(value) or (
+            pattern.match(value) and _reads_as_str(value) and not _YAML11_AMBIGUOUS.match(value)
         ):
             return str(value)
-        if kind is str and not key and not flow and _SAFE_SQ.fullmatch(value) and value[-1] != " ":
-            return f"'{value}'"
-        raise _NotSimple
-    if key:
-        raise _NotSimple
+        return None
     if kind is DoubleQuotedScalarString:
-        if _SAFE_DQ.fullmatch(value):
-            return f'"{value}"'
-        raise _NotSimple
-    if kind is bool:
+        return _double_quoted(value)
+    return None
+
+
+def _double_quoted(value: str) -> str | None:
+    """``"value"`` for printable ASCII without quotes or backslashes (nothing to escape)."""
+    return f'"{value}"' if _SIMPLE_QUOTED.match(value) else None
+
+
+def _single_quoted(value: str) -> str | None:
+    """``'value'`` (``"value"`` if it holds ``'``) where ruamel surely cannot write it plain, else ``None``.
+
+    Sure: printable ASCII (no line break) that holds ``': '`` or ``' #'``, ends with ``':'``,
+    starts or ends with a blank, or starts with an indicator that is one whatever follows.
+    """
+    if not _PRINTABLE.match(value) or not value or not (
+        ": " in value or " #" in value or value.endswith(":") or value[0] in _ALWAYS_INDICATORS
+        or value[0] == " " or value[-1] == " " or value.startswith(("---", "..."))
+    ):
+        return None
+    if "'" in value:  # ruamel then prefers double quotes
+        return _double_quoted(value)
+    return "'" + value + "'"
+
+
+# Text -> what _scalar gives for it (a str of exactly type str): memory frontmatter repeats
+# many values (kinds, statuses, agents, tags, format names). Bounded; cleared when full.
+_TEXT_SCALARS: dict[str, str | None] = {}
+_FLOW_ITEMS: dict[str, str | None] = {}
+_KEYS: dict[str, bool] = {}
+
+
+def _text_scalar(value: str) -> str | None:
+    found = _TEXT_SCALARS.get(value, _TEXT_SCALARS)
+    if found is not _TEXT_SCALARS:
+        return found  # type: ignore[return-value]
+    text = _plain_text(value, _BLOCK_TEXT)
+    if text is None:
+        text = _single_quoted(value)
+    if len(_TEXT_SCALARS) >= _MEMO_MAX:
+        _TEXT_SCALARS.clear()
+    _TEXT_SCALARS[value] = text
+    return text
+
+
+def _number(value: Any) -> str | None:
+    if value is True or value is False:
         return "true" if value else "false"
-    if kind is int:
+    if type(value) is int:
         return str(value)
-    if kind is float:
+    if type(value) is float:
         text = repr(value)
-        if _SAFE_FLOAT.fullmatch(text):
-            return text
-    raise _NotSimple
+        return text if _DECIMAL.match(text) else None
+    return None
+
+
+def _flow_item(value: Any) -> str | None:
+    if type(value) is not str:
+        found = _plain_text(value, _FLOW_TEXT)
+        return found if found is not None else _number(value)
+    memo = _FLOW_ITEMS.get(value, _FLOW_ITEMS)
+    if memo is not _FLOW_ITEMS:
+        return memo  # type: ignore[return-value]
+    text = _plain_text(value, _FLOW_TEXT)
+    if len(_FLOW_ITEMS) >= _MEMO_MAX:
+        _FLOW_ITEMS.clear()
+    _FLOW_ITEMS[value] = text
+    return text
+
+
+def _scalar(value: Any) -> str | None:
+    if type(value) is str:
+        return _text_scalar(value)
+    found = _number(value)
+    return found if found is not None else _plain_text(value, _BLOCK_TEXT)
+
+
+def _plain_key(key: Any) -> bool:
+    if type(key) is not str:
+        return False
+    known = _KEYS.get(key)
+    if known is None:
+        known = len(key) <= _MAX_KEY and bool(_BLOCK_TEXT.match(key)) and _reads_as_str(key)
+        if len(_KEYS) >= _MEMO_MAX:
+            _KEYS.clear()
+        _KEYS[key] = known
+    return known
 
 
 def _is_plain_container(value: Any) -> bool:
-    if type(value) in (dict, list):
-        return True
-    if type(value) is CommentedMap and value.fa.flow_style():
+    kind = type(value)
+    if kind is dict or kind is list:
+        return bool(value)
+    if kind is CommentedMap and value.fa.flow_style():
         return False  # a mapping marked flow style ({a: 1}) is dumped so by ruamel
-    if type(value) in (CommentedMap, CommentedSeq):
+    if kind is CommentedMap or kind is CommentedSeq:
         ca = value.ca
-        return not ca.items and ca.comment is None and not ca.end and value.anchor.value is None
+        return bool(value) and not ca.items and ca.comment is None and not ca.end and value.anchor.value is None
     return False
 
 
-def _emit(value: Any, indent: int, out: list[str]) -> None:
-    """Append the block lines of a non-empty mapping at column ``indent``."""
-    pad = " " * indent
-    for key, item in value.items():
-        name = _simple_scalar(key, key=True)
-        if isinstance(item, (dict, list)):
-            if not item or not _is_plain_container(item):
-                raise _NotSimple
-            if isinstance(item, dict):
-                out.append(f"{pad}{name}:\n")
-                _emit(item, indent + 2, out)
-            elif isinstance(item, CommentedSeq) and item.fa.flow_style():
-                out.append(f"{pad}{name}: [{', '.join(_simple_scalar(v, flow=True) for v in item)}]\n")
+def _block(mapping: Any, indent: str, dash: str, out: list[str]) -> bool:
+    """Append ``mapping``'s lines at ``indent``; return ``False`` for anything unusual.
+
+    ``dash`` is what goes before a block sequence's ``- `` (the layout's sequence offset).
+    """
+    if not _is_plain_container(mapping) or not isinstance(mapping, dict):
+        return False
+    for key, value in mapping.items():
+        if not _plain_key(key):
+            return False
+        if isinstance(value, dict):
+            out.append(f"{indent}{key}:\n")
+            if not _block(value, indent + "  ", dash, out):
+                return False
+        elif isinstance(value, list):
+            if not _is_plain_container(value):
+                return False
+            if type(value) is CommentedSeq and value.fa.flow_style():
+                items: list[str] = []
+                for item in value:
+                    item_text = _flow_item(item)
+                    if item_text is None:
+                        return False
+                    items.append(item_text)
+                out.append(f"{indent}{key}: [" + ", ".join(items) + "]\n")
+                continue
+            out.append(f"{indent}{key}:\n")
+            lead = indent + dash
+            for item in value:
+                if isinstance(item, dict):
+                    inner: list[str] = []
+                    if not _block(item, lead + "  ", dash, inner):
+                        return False
+                    out.append(f"{lead}- " + inner[0][len(lead) + 2:])
+                    out.extend(inner[1:])
+                elif isinstance(item, list):
+                    return False
+                else:
+                    text = _scalar(item)
+                    if text is None:
+                        return False
+                    out.append(f"{lead}- {text}\n")
+        else:
+            text = _scalar(value)
+            if text is None:
+                return False
+            out.append(f"{indent}{key}: {text}\n")
+    return True
+
+
+class YAMLWriter:
+    """Writing YAML in one layout: ruamel's round-trip dumper, the fast emitter, key-by-key patches.
+
+    The one ruamel configuration (:func:`_new_yaml`: YAML 1.2, dates as text, quotes kept, no
+    line folding, unicode as is, mappings indented two columns) with the sequence layout as the
+    style option. :data:`FLUSH` (memcore's, WhiteBox's: ``key:\\n- item``) and :data:`INDENTED`
+    (the Box-memory authors': ``key:\\n  - item``) are the two instances.
+
+    Attributes:
+        indent_sequences: Whether block-sequence dashes sit two columns in from their key.
+        yaml: The ruamel.yaml round-trip instance that dumps in this layout.
+    """
+
+    def __init__(self, *, indent_sequences: bool) -> None:
+        """Configure the layout (see the class docstring)."""
+        self.indent_sequences = indent_sequences
+        self.yaml = _new_yaml(indent_sequences=indent_sequences)
+        self._dash = "  " if indent_sequences else ""
+
+    def dump(self, data: Any) -> str:
+        """Dump ``data`` with ruamel.yaml (the general path), ending with a newline.
+
+        Strings that would read back as another type are quoted by ruamel.yaml; call
+        :func:`quote_ambiguous` first to also quote what a YAML 1.1 reader would misread.
+        """
+        buf = io.StringIO()
+        self.yaml.dump(data, buf)
+        return buf.getvalue()
+
+    def fast_dump(self, mapping: Mapping[Any, Any]) -> str | None:
+        """Return ``self.dump(quote_ambiguous(mapping))`` written directly, or ``None``.
+
+        ``None``: the mapping holds anything outside the fast emitter's subset (see the
+        comment above :func:`_reads_as_str`), or the fast paths are off (:data:`FAST_PATHS`).
+        ``mapping`` is not changed.
+        """
+        if not FAST_PATHS:
+            return None
+        out: list[str] = []
+        if not _block(mapping, "", self._dash, out):
+            return None
+        if any(len(line) > 1000 for line in out):
+            return None  # far below ruamel's line width (64 Ki), where it would fold
+        return "".join(out)
+
+    def dump_mapping(self, mapping: Mapping[str, Any]) -> str:
+        """Dump a mapping as block YAML in this layout, ending with a newline (``""`` if empty).
+
+        Plain strings a YAML 1.1 reader would misread (``yes``, ``0.5``, ``2026-01-01``…) are
+        double-quoted (:func:`quote_ambiguous`, on a copy of the top level; nested lists and
+        mappings are quoted in place). The fast emitter writes what it can; ruamel the rest.
+        """
+        fast = self.fast_dump(mapping)
+        return fast if fast is not None else self.general_dump(mapping)
+
+    def general_dump(self, mapping: Mapping[str, Any]) -> str:
+        """:meth:`dump_mapping` without the fast emitter: quoted, then dumped by ruamel.yaml."""
+        data = CommentedMap()
+        for key, value in mapping.items():
+            data[key] = quote_ambiguous(value)
+        return self.dump(data) if data else ""
+
+    @overload
+    def patch(self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
+              *, fallback: Literal[True] = ...) -> str: ...
+    @overload
+    def patch(self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
+              *, fallback: bool) -> str | None: ...
+    def patch(self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
+              *, fallback: bool = True) -> str | None:
+        """Return ``yaml_text`` changed so that it loads as ``new``, touching only changed keys.
+
+        A top-level key whose value did not change keeps its lines byte for byte (indentation,
+        quoting, comments), a changed key gets its lines replaced (:meth:`dump_mapping`), a new
+        key is inserted after its predecessor in ``order``, a removed key loses its lines. The
+        patched text is loaded back (:func:`load_fast` where it is exact, else the round-trip
+        loader) and must give ``new``'s values.
+
+        Args:
+            yaml_text: The frontmatter YAML as it is in the file (no ``---`` lines).
+            old: That text, parsed, with line information: ruamel's round-trip map, or any mapping
+                whose ``lc.key(key)`` gives each top-level key's ``(line, column)`` the same way.
+            new: The wanted mapping, in the wanted key order for keys that are new.
+            order: Canonical key order used to place new keys.
+            fallback: When the text cannot be patched (keys without line information, or a
+                patch that does not load back as ``new``): ``True`` dumps the whole of ``new``
+                instead, ``False`` returns ``None``.
+
+        Returns:
+            The new YAML text (ends with a newline when not empty), or ``None`` (see ``fallback``).
+        """
+        if not yaml_text.endswith("\n") and yaml_text:
+            yaml_text += "\n"
+        found = _blocks(yaml_text, old)
+        if found is None:
+            return self.dump_mapping(new) if fallback else None
+        lines, spans = found
+        replace: dict[int, list[str]] = {}
+        drop: set[int] = set()
+        for key, (start, end) in spans.items():
+            if key not in new:
+                drop.update(range(start, end))
+            elif to_plain(old[key]) != to_plain(new[key]):
+                drop.update(range(start + 1, end))
+                replace[start] = [self.dump_mapping({key: new[key]})]
+        inserts: dict[int, list[str]] = {}
+        head: list[str] = []
+        rank = {k: i for i, k in enumerate(order)}
+        for key in new:
+            if key in spans:
+                continue
+            fragment = self.dump_mapping({key: new[key]})
+            if key in rank:
+                before = [spans[k][1] for k in spans if k in rank and rank[k] < rank[key]]
             else:
-                out.append(f"{pad}{name}:\n")
-                _emit_seq(item, indent, out)
-        else:
-            out.append(f"{pad}{name}: {_simple_scalar(item)}\n")
+                before = [spans[k][1] for k in spans]
+            if before:
+                inserts.setdefault(max(before), []).append(fragment)
+            else:
+                head.append(fragment)
+        out: list[str] = list(head)
+        for i, line in enumerate(lines):
+            if i in inserts:
+                out.extend(inserts.pop(i))
+            if i in replace:
+                out.extend(replace[i])
+            elif i not in drop:
+                out.append(line)
+        for fragments in inserts.values():
+            out.extend(fragments)
+        text = "".join(out)
+        check = load_fast(text)  # equals to_plain(load_yaml(text)) when not None
+        if check is None:
+            try:
+                check = load_yaml(text) if text.strip() else CommentedMap()
+            except Exception:  # noqa: BLE001 - any failure means: fall back to a full dump
+                return self.dump_mapping(new) if fallback else None
+        if to_plain(check or {}) != to_plain(new):
+            return self.dump_mapping(new) if fallback else None
+        return text
 
 
-def _emit_seq(items: list[Any], indent: int, out: list[str]) -> None:
-    pad = " " * indent
-    for item in items:
-        if isinstance(item, dict):
-            if not item or not _is_plain_container(item):
-                raise _NotSimple
-            lines: list[str] = []
-            _emit(item, indent + 2, lines)
-            lines[0] = f"{pad}- " + lines[0][indent + 2 :]
-            out.extend(lines)
-        elif isinstance(item, list):
-            raise _NotSimple
-        else:
-            out.append(f"{pad}- {_simple_scalar(item)}\n")
+def _blocks(yaml_text: str, meta: Mapping[Any, Any]) -> tuple[list[str], dict[str, tuple[int, int]]] | None:
+    lines = yaml_text.splitlines(keepends=True)
+    starts: list[tuple[int, str]] = []
+    for key in meta:
+        if not isinstance(key, str):
+            return None  # a key like ``1:`` or ``true:``: patch by key name is unsafe, dump whole
+        try:
+            line, col = meta.lc.key(key)  # type: ignore[attr-defined]
+        except (KeyError, TypeError, AttributeError):
+            return None
+        if col != 0:
+            return None
+        starts.append((line, str(key)))
+    starts.sort()
+    spans: dict[str, tuple[int, int]] = {}
+    for i, (line, key) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(lines)
+        # Trailing blank and comment lines stay outside the block (they belong to what follows).
+        while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        spans[key] = (line, end)
+    return lines, spans
+
+
+#: memcore's layout (and WhiteBox's): block-sequence dashes at their key's column.
+FLUSH = YAMLWriter(indent_sequences=False)
+#: The Box-memory authors' layout: block-sequence dashes two columns in (``related:\n  - ...``).
+INDENTED = YAMLWriter(indent_sequences=True)
+
+
+def dump_yaml(data: Any) -> str:
+    """Dump ``data`` as YAML 1.2 block style in memcore's layout (:data:`FLUSH`), ending with a newline.
+
+    Strings that would read back as another type are quoted by ruamel.yaml; call
+    :func:`quote_ambiguous` first to also quote what a YAML 1.1 reader would misread.
+    """
+    return FLUSH.dump(data)
 
 
 def _dump_simple(mapping: CommentedMap) -> str | None:
-    """Return ``dump_yaml(mapping)`` written directly, or ``None`` outside the simple subset."""
-    if not _is_plain_container(mapping):
-        return None
-    out: list[str] = []
-    try:
-        _emit(mapping, 0, out)
-    except _NotSimple:
-        return None
-    if any(len(line) > 1000 for line in out):
-        return None  # far below ruamel's line width (64 Ki), where it would fold
-    return "".join(out)
+    """Return ``dump_yaml(mapping)`` written by the fast emitter, or ``None`` outside its subset."""
+    return FLUSH.fast_dump(mapping)
 
 
 def _plain(value: Any) -> Any:
@@ -506,7 +849,7 @@ def parse_frontmatter(text: str, *, path: str | None = None) -> FrontmatterDocum
     yaml_text, body, body_line = split_frontmatter(text, path=path)
     if yaml_text is None:
         return FrontmatterDocument(metadata=CommentedMap(), body=body, path=path)
-    data = load_yaml(yaml_text, path=path, first_line=2) if yaml_text.strip() else CommentedMap()
+    data = HANDLER.load(yaml_text, path=path, first_line=2) if yaml_text.strip() else CommentedMap()
     if data is None:
         data = CommentedMap()
     if not isinstance(data, CommentedMap):
@@ -614,7 +957,7 @@ def _build(node: Any, depth: int, seen: set[int]) -> Any:
 
 def _load_fast(text: str) -> Any:
     """Return the plain value of ``text`` read by libyaml, or raise :class:`_Unsure`."""
-    if _CParser is None or _UNSURE.search(text):
+    if _CParser is None or not FAST_PATHS or _UNSURE.search(text):
         raise _Unsure
     loader = _FastLoader(text)
     try:
@@ -650,14 +993,22 @@ def to_plain(value: Any) -> Any:
     scalar types ``str`` / ``bool`` / ``int`` / ``float``; ``None`` stays ``None``. Anything
     else (dates are text already) becomes ``str(value)``.
     """
+    kind = type(value)
+    # Exact built-in types first (what libyaml and load_own give): no ABC check per value.
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): to_plain(v) for k, v in value.items()}
+    if kind is list:
+        return [to_plain(v) for v in value]
+    if kind is int or kind is float:
+        return value
     if isinstance(value, Mapping):
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain(v) for v in value]
     if isinstance(value, (bool, ScalarBoolean)):
         return bool(value)
-    if value is None:
-        return None
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -665,12 +1016,32 @@ def to_plain(value: Any) -> Any:
     return str(value)
 
 
+
+def is_scalar(value: Any) -> bool:
+    """Return whether ``value`` is a YAML scalar (text, number, bool, null), not a list or mapping."""
+    return not isinstance(value, (Mapping, list, tuple, set))
+
+
+def text_of(value: Any) -> str | None:
+    """Return a scalar frontmatter value as its text, ``None`` for null or a list or mapping.
+
+    A list or mapping never becomes text here: ``str()`` of it would be a Python repr
+    (``"['a', 'b']"``), which a write would then store as if the user had typed it.
+    """
+    if value is None or not is_scalar(value):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def load_plain_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any:
     """Load YAML 1.2 text as plain Python data, for reading only (dates stay text).
 
-    The result always equals ``to_plain(load_yaml(text, ...))``: libyaml reads the text when it
-    is in the subset whose meaning the two parsers agree on (see the comment above), the
-    round-trip loader reads everything else. Use :func:`parse_frontmatter` for documents that
+    The result always equals ``to_plain(load_yaml(text, ...))``: the fast loader reads the text
+    when it can (:func:`load_own` for memcore's own layout, then libyaml for the subset whose
+    meaning the two parsers agree on, see the comment above), the round-trip loader reads
+    everything else (always, with :data:`FAST_PATHS` off). Use :func:`parse_frontmatter` for documents that
     will be written back.
 
     Args:
@@ -684,10 +1055,242 @@ def load_plain_yaml(text: str, *, path: str | None = None, first_line: int = 1) 
     Raises:
         ParseError: The YAML is malformed or hostile (as :func:`load_yaml`).
     """
+    own = load_own(text)  # memcore's own layout, then libyaml
+    if own is not None:
+        return own[0]
     try:
         return _load_fast(text)
     except _Unsure:
         return to_plain(load_yaml(text, path=path, first_line=first_line))
+
+
+# -- the fast loader: memcore's own layout ------------------------------------------------
+# What the fast emitter writes (the frontmatter of nearly every memory memcore wrote) is read by
+# a small line reader, without libyaml: ``key: value`` lines, ``key:`` opening a nested mapping
+# two columns in or a block list of ``- item`` lines two columns in (items may be mappings,
+# ``- key: value`` with their other keys under the first), flow lists ``[a, "b"]``. Values
+# (:func:`read_scalar`): double-quoted text with nothing to escape, single-quoted text without
+# quotes inside, decimal integers and decimals, ``true``/``false``, and plain text that ruamel's
+# resolver reads as a string. Printable ASCII only, no blank or comment lines, no duplicate
+# keys, keys that read as strings. Anything else: ``None`` (libyaml, then ruamel, decide).
+# tests/test_yaml_equivalence.py compares it with the round-trip loader.
+_OWN_TEXT = re.compile(r"[ -~\n]*\Z")
+_OWN_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\Z")
+_OWN_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
+_OWN_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{1,17}\Z")
+_OWN_NUMERIC = frozenset("-0123456789")
+# What no plain scalar read here may start with (YAML indicators, and '-', '?', ':' which are
+# indicators when a blank follows), and what it may not hold anywhere (flow indicators; in a
+# flow list also ',' and ':').
+_NOT_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@` ")
+_BLOCK_NEVER = frozenset("[]{}")
+_FLOW_NEVER = frozenset("[]{},:")
+
+#: What :func:`read_scalar` returns for a text it does not read (the caller's YAML loader decides).
+UNSURE: Any = object()
+
+
+def _quoted_inner(text: str, quote: str, flow: bool) -> Any:
+    inner = text[1:-1]
+    if (
+        len(text) < 2 or text[-1] != quote or quote in inner or (quote == '"' and "\\" in inner)
+        or (flow and "," in inner) or not inner.isprintable()
+    ):
+        return UNSURE
+    return inner
+
+
+def read_scalar(text: str, *, flow: bool = False) -> Any:
+    """Read one YAML scalar written on one line, the way the round-trip loader reads it.
+
+    ``text`` is the value as it stands after ``key: `` or ``- `` (or a flow-list item, with
+    ``flow=True``), without leading or trailing blanks. Read here: ``"text"`` with nothing to
+    escape, ``'text'`` without quotes inside, decimal integers and decimals, ``true`` /
+    ``false``, and plain text (printable, no indicator first, no ``: `` or `` #``, no flow
+    indicator) that ruamel's YAML 1.2 resolver reads as a string (dates stay text).
+
+    Returns:
+        The value (``str``, ``int``, ``float``, ``bool``), or :data:`UNSURE` for anything else
+        and whenever the fast paths are off (:data:`FAST_PATHS`).
+    """
+    if not FAST_PATHS or not text:
+        return UNSURE
+    first = text[0]
+    if first == '"' or first == "'":
+        return _quoted_inner(text, first, flow)
+    if first in _OWN_NUMERIC:
+        if _OWN_INT.match(text):
+            return int(text)
+        if _OWN_FLOAT.match(text):
+            return float(text)
+    elif text == "true" or text == "false":
+        return text == "true"
+    never = _FLOW_NEVER if flow else _BLOCK_NEVER
+    if (
+        first in _NOT_FIRST or text[-1] == " " or ": " in text or " #" in text or text[-1] == ":"
+        or not never.isdisjoint(text) or not text.isprintable() or not _reads_as_str(text)
+    ):
+        return UNSURE
+    return text
+
+
+def read_flow_list(text: str) -> list[Any] | None:
+    """Read a one-line flow list (``[a, "b", 'c']``) as the round-trip loader reads it, or ``None``.
+
+    Items are split at ``,`` and each is read by :func:`read_scalar` (``flow=True``); an empty
+    list, an empty item or any item :func:`read_scalar` does not read gives ``None``.
+    """
+    if not FAST_PATHS or len(text) < 3 or text[0] != "[" or text[-1] != "]":
+        return None
+    out = []
+    for item in text[1:-1].split(","):
+        value = read_scalar(item.strip(" "), flow=True)
+        if value is UNSURE:
+            return None
+        out.append(value)
+    return out
+
+
+# Text -> its value in block context (bounded, cleared when full; values are immutable).
+_OWN_VALUES: dict[str, Any] = {}
+
+
+def _own_value(text: str) -> Any:
+    found = _OWN_VALUES.get(text, _OWN_VALUES)
+    if found is not _OWN_VALUES:
+        return found
+    if text.startswith("["):
+        items = read_flow_list(text)  # a new list each time
+        return UNSURE if items is None else items
+    value = read_scalar(text)
+    if len(_OWN_VALUES) >= _MEMO_MAX:
+        _OWN_VALUES.clear()
+    _OWN_VALUES[text] = value
+    return value
+
+
+class _NotOwn(Exception):
+    """The text is not in memcore's own layout (see above)."""
+
+
+# One line: its indent, then ``key:`` with an optional `` value``, or ``- `` and an item.
+_OWN_LINE = re.compile(r"( *)(?:([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?|- (.*))\Z")
+_Row = tuple[int, "str | None", "str | None", "str | None"]  # indent, key, value text, item text
+
+
+def _own_mapping(rows: list[_Row], i: int, indent: int, keys: dict[str, int] | None) -> tuple[dict[str, Any], int]:
+    """Read the mapping whose keys start at column ``indent`` from row ``i``; return it and the next row."""
+    out: dict[str, Any] = {}
+    while i < len(rows):
+        depth, key, rest, _item = rows[i]
+        if depth < indent or (depth > indent and out):
+            break  # a shallower row ends the mapping (a deeper one is an error the caller sees)
+        if depth > indent or key is None:
+            raise _NotOwn
+        if key in out or not _reads_as_str(key):
+            raise _NotOwn
+        if keys is not None:
+            keys[key] = i
+        if rest is not None:
+            value = _own_value(rest)
+            if value is UNSURE:
+                raise _NotOwn
+            out[key] = value
+            i += 1
+            continue
+        after = rows[i + 1] if i + 1 < len(rows) else None
+        if after is None or after[0] not in (indent, indent + 2) or (after[0] == indent and after[3] is None):
+            raise _NotOwn  # an empty value (null), or another layout
+        if after[3] is not None:
+            out[key], i = _own_list(rows, i + 1, after[0])
+        else:
+            out[key], i = _own_mapping(rows, i + 1, indent + 2, None)
+    return out, i
+
+
+def _own_list(rows: list[_Row], i: int, indent: int) -> tuple[list[Any], int]:
+    """Read the block list whose ``- `` items start at column ``indent``; return it and the next row."""
+    out: list[Any] = []
+    while i < len(rows) and rows[i][0] == indent and rows[i][3] is not None:
+        item = rows[i][3]
+        assert item is not None
+        found = _OWN_KEY.match(item)
+        if found is not None:
+            # "- key: value": a mapping whose keys start two columns in, the first on this row
+            rows[i] = (indent + 2, found.group(1), found.group(2), None)
+            value, i = _own_mapping(rows, i, indent + 2, None)
+            out.append(value)
+        else:
+            scalar = read_scalar(item)
+            if scalar is UNSURE:
+                raise _NotOwn
+            out.append(scalar)
+            i += 1
+    return out, i
+
+
+def load_own(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """Read frontmatter in memcore's own layout, without libyaml; ``None`` for any other text.
+
+    Whenever the result is not ``None``, its mapping equals ``to_plain(load_yaml(yaml_text))``
+    (the round-trip loader's values, dates as text), key order included. The layout is what the
+    fast emitter writes, in either sequence layout (see the comment above this function).
+
+    Args:
+        yaml_text: The frontmatter between the ``---`` lines.
+
+    Returns:
+        ``(mapping, lines)``: ``lines`` gives each top-level key's 0-based line in
+        ``yaml_text`` (for diagnostics); or ``None`` (also when :data:`FAST_PATHS` is off).
+    """
+    if not FAST_PATHS or not yaml_text.endswith("\n") or not _OWN_TEXT.match(yaml_text):
+        return None
+    rows: list[_Row] = []
+    for line in yaml_text[:-1].split("\n"):
+        found = _OWN_LINE.match(line)
+        if found is None:
+            return None
+        spaces, key, rest, item = found.groups()
+        rows.append((len(spaces), key, rest, item))
+    keys: dict[str, int] = {}
+    try:
+        out, end = _own_mapping(rows, 0, 0, keys)
+    except _NotOwn:
+        return None
+    return (out, keys) if end == len(rows) and out else None
+
+
+# Where YAML could hold an anchor (``&name`` starting a node). Catches some plain text too.
+_ANCHOR = re.compile(r"(?:^|[\s,\[{:])&", re.MULTILINE)
+
+
+def load_fast(yaml_text: str) -> dict[Any, Any] | None:
+    """Load frontmatter YAML into plain Python, fast, or return ``None`` when unsure.
+
+    The fast loader: :func:`load_own` first, then libyaml (:func:`try_load_plain_yaml`). The
+    result equals ``to_plain(load_yaml(yaml_text))`` (the round-trip loader's values, dates
+    as text) whenever it is not ``None``; ``None`` means: parse with the round-trip loader
+    (which also reports malformed YAML with its line).
+
+    Args:
+        yaml_text: The frontmatter between the ``---`` lines.
+
+    Returns:
+        A dict (key order kept; ``{}`` for blank text), or ``None``: not a mapping, outside
+        the subset the fast readers read exactly, a text that may hold an anchor (``&name``),
+        libyaml is unavailable, or the fast paths are off (:data:`FAST_PATHS`).
+    """
+    if not FAST_PATHS:
+        return None
+    own = load_own(yaml_text)
+    if own is not None:
+        return own[0]
+    if not LIBYAML or _ANCHOR.search(yaml_text):
+        return None
+    if not yaml_text.strip():
+        # blank: {} unless it holds a character the two parsers read differently
+        return None if any(c in yaml_text for c in "\t\x85\u2028\u2029") else {}
+    return try_load_plain_yaml(yaml_text)
 
 
 class FrontmatterData(NamedTuple):
@@ -711,7 +1314,7 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
     """Read a markdown document's frontmatter as plain data, fast (for reads, not writes).
 
     Same splitter, same values and same errors as :func:`parse_frontmatter` (``metadata``
-    equals ``to_plain(parse_frontmatter(text).metadata)``), but the YAML goes through libyaml
+    equals ``to_plain(parse_frontmatter(text).metadata)``), but the YAML goes through the fast loader
     when that gives the same result (:func:`load_plain_yaml`). Dates stay text.
 
     Args:
@@ -727,6 +1330,9 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
         return FrontmatterData({}, body, False, 1)
     if not yaml_text.strip():
         return FrontmatterData({}, body, True, body_line)
+    own = load_own(yaml_text)  # memcore's own layout, then libyaml
+    if own is not None:
+        return FrontmatterData(own[0], body, True, body_line)
     try:
         data = _load_fast(yaml_text)
     except _Unsure:
@@ -739,7 +1345,7 @@ def read_frontmatter(text: str, *, path: str | None = None) -> FrontmatterData:
 
 
 def _read_slow(yaml_text: str, body: str, body_line: int, path: str | None) -> FrontmatterData:
-    data = load_yaml(yaml_text, path=path, first_line=2)
+    data = HANDLER.load(yaml_text, path=path, first_line=2)
     if data is None:
         data = CommentedMap()
     if not isinstance(data, CommentedMap):
@@ -765,10 +1371,21 @@ class RoundTripYAMLHandler(fm_handlers.YAMLHandler):
         yaml_text, body, _ = split_frontmatter(text)
         return yaml_text or "", body
 
-    def load(self, fm: str, **kwargs: object) -> Any:
-        """Load YAML 1.2 round-trip."""
-        return load_yaml(fm) or {}
+    def load(self, fm: str, **kwargs: Any) -> Any:
+        """Load YAML 1.2 round-trip (:func:`load_yaml`; an empty text gives an empty mapping).
+
+        ``path`` and ``first_line`` keyword arguments go to :func:`load_yaml` (for messages). A
+        text that is not a mapping (a list, a scalar) comes back as it is: the caller says what
+        is wrong with it (:func:`parse_frontmatter` raises :class:`ParseError`).
+        """
+        data = load_yaml(fm, path=kwargs.get("path"), first_line=kwargs.get("first_line", 1))
+        return CommentedMap() if data is None else data
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         """Dump YAML 1.2 block style without sorting keys."""
         return dump_yaml(metadata).rstrip("\n")
+
+
+#: memcore's handler, the one :func:`parse_frontmatter`, :func:`read_frontmatter`'s general path
+#: and :meth:`FrontmatterDocument.to_post` use.
+HANDLER = RoundTripYAMLHandler()

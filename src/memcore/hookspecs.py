@@ -48,9 +48,9 @@ def memcore_register_providers() -> list[type[Any]]:
 def memcore_register_converters() -> list[Any]:
     """Return direct converters this plugin ships, preferred over the generic conversion.
 
-    Called once, when :mod:`memcore.convert` first looks for a converter. Each converter has
+    Called once, when :mod:`memcore.migrate` first looks for a converter. Each converter has
     ``source_format`` and ``target_format`` attributes and a ``convert(source, target, report)``
-    method (see :class:`memcore.convert.Converter`).
+    method (see :class:`memcore.migrate.Converter`).
 
     Returns:
         A list of converter objects.

@@ -45,9 +45,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import MemoryEntry, Query, text_terms, utc_now
-from memcore.provider import Capability, FileBackedProvider, MemoryProvider
 from memcore.storage import make_private_dir, touch_private_file
 
 __all__ = [

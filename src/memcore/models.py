@@ -467,7 +467,7 @@ def lf_body(entry: MemoryEntry) -> MemoryEntry:
 
     For formats whose files keep one line ending of their own (WhiteBox, Box-memory,
     RightMemory): their writers store such a body with the file's line breaks and return it so,
-    which is what a later read gives; :func:`memcore.convert.migrate` keeps the original body.
+    which is what a later read gives; :func:`memcore.migrate.migrate` keeps the original body.
     """
     if "\r" not in entry.body:
         return entry

@@ -11,15 +11,15 @@ from __future__ import annotations
 import abc
 import contextlib
 import difflib
-import enum
 import functools
 import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, NamedTuple, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Self
 
+from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ConfigError, EntryNotFoundError, ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
@@ -27,6 +27,7 @@ from memcore.storage._interface import Storage
 from memcore.storage._local import LocalStorage
 from memcore.storage._paths import name_twin_diagnostics
 from memcore.storage._session import WriteSession
+from memcore.storage._temps import TempSweeper, temp_file_diagnostics
 
 __all__ = [
     "CORE_OPTIONS",
@@ -38,108 +39,6 @@ __all__ = [
     "StoreSnapshot",
     "read_all",
 ]
-
-
-class Capability(enum.StrEnum):
-    """What a provider can do. The conformance suite runs a test only where its capability is.
-
-    Attributes:
-        ADD: ``add`` creates entries.
-        UPDATE: ``update`` changes an entry in place (with a version token).
-        DELETE: ``delete`` removes an entry.
-        SUPERSEDE: ``supersede`` replaces an entry, keeping the old one marked superseded.
-        ARCHIVE: ``archive`` marks an entry archived.
-        APPEND_ONLY: some entries (e.g. WhiteBox observations) can only be appended.
-        GRAPH: entries form a graph with typed edges checked by ``validate``.
-        SCOPES: the store restricts reads and writes to an active scope.
-        COMPANIONS: entries may describe binary files (Box-memory companions).
-        REMOTE: the store lives behind a network API.
-        BATCH: ``batch()`` defers index writes to the end of a bulk write.
-        CONCURRENT: several processes may write to one store at once without losing entries.
-        REINDEX: ``reindex`` rebuilds derived indexes from the files.
-    """
-
-    ADD = "add"
-    UPDATE = "update"
-    DELETE = "delete"
-    SUPERSEDE = "supersede"
-    ARCHIVE = "archive"
-    APPEND_ONLY = "append_only"
-    GRAPH = "graph"
-    SCOPES = "scopes"
-    COMPANIONS = "companions"
-    REMOTE = "remote"
-    BATCH = "batch"
-    CONCURRENT = "concurrent"
-    REINDEX = "reindex"
-
-
-@runtime_checkable
-class MemoryProvider(Protocol):
-    """What every memcore backend is.
-
-    Attributes:
-        format_name: The format's name, used in store URLs (``whitebox:./vault``).
-        capabilities: What this provider can do.
-        location: Where the store is (a path for file formats, a folder id for Box cloud).
-    """
-
-    format_name: ClassVar[str]
-    capabilities: ClassVar[frozenset[Capability]]
-    location: str
-
-    @classmethod
-    def sniff(cls, path: Path) -> bool:
-        """Return whether ``path`` looks like a store of this format (cheap, never raises)."""
-
-    @classmethod
-    def init_store(cls, location: str, **options: Any) -> None:
-        """Create a new, empty store at ``location`` (``memcore init``)."""
-
-    def open(self) -> Self:
-        """Open the store (read config, check it exists) and return ``self``."""
-
-    def close(self) -> None:
-        """Release what ``open`` took. Closing writes nothing that was not written already."""
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
-        """Yield entries in the store's own stable order, filtered by ``query``."""
-
-    def get(self, entry_id: str) -> MemoryEntry:
-        """Return the entry with ``entry_id``; raise :class:`EntryNotFoundError` if none."""
-
-    def add(self, entry: MemoryEntry) -> MemoryEntry:
-        """Store a new entry and return it as stored (id, timestamps and version set)."""
-
-    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
-        """Replace the stored entry with the same id; :class:`ConflictError` on a stale version."""
-
-    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
-        """Add ``new`` as the replacement of ``old_id``, marking the old entry superseded."""
-
-    def archive(self, entry_id: str) -> MemoryEntry:
-        """Mark an entry archived and return it."""
-
-    def delete(self, entry_id: str) -> None:
-        """Remove an entry."""
-
-    def search(self, query: Query | str) -> list[MemoryEntry]:
-        """Return entries matching ``query`` (a string is a full-text query)."""
-
-    def validate(self) -> list[Diagnostic]:
-        """Check the store against its format's rules; never raises for bad files."""
-
-    def reindex(self) -> list[Diagnostic]:
-        """Rebuild derived indexes from the files and return what it found."""
 
 
 class StoreSnapshot(NamedTuple):
@@ -181,7 +80,7 @@ def plan_ids(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[s
     """Return the ids ``add`` would give ``entries``, added in this order now, writing nothing.
 
     Uses the provider's own ``plan_ids()`` when it has one (the method is optional, like
-    ``read_all``): :func:`memcore.convert.migrate` asks it for the ids of an append-only
+    ``read_all``): :func:`memcore.migrate.migrate` asks it for the ids of an append-only
     target, whose entries cannot be updated with their forward links afterwards.
 
     Args:
@@ -202,25 +101,6 @@ def plan_ids(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[s
     if len(planned) != len(entries):
         raise ValueError(f"{provider.format_name}: plan_ids returned {len(planned)} ids for {len(entries)} entries")
     return planned
-
-
-@runtime_checkable
-class FileBackedProvider(Protocol):
-    """Optional: a provider whose entries can be re-read one source file at a time.
-
-    :class:`memcore.index.SearchIndex` uses it to refresh only the files that changed; a
-    provider without it is re-read whole when any file under its location changes. Paths are
-    POSIX, relative to the store root (the location, or its folder for a single-file store).
-    """
-
-    def source_files(self) -> list[str]:
-        """Return every file entries are read from, relative to the store root."""
-
-    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
-        """Yield the entries read from one source file, as :meth:`iter_entries` would."""
-
-    def file_of(self, entry: MemoryEntry) -> str:
-        """Return the source file ``entry`` was read from."""
 
 
 #: Options every :class:`BaseProvider` accepts, whatever its :attr:`~BaseProvider.option_names`:
@@ -277,7 +157,7 @@ class BaseProvider(abc.ABC):
     #: so a typo (``-o scoep=work``) fails instead of silently opening an unscoped store.
     #: :data:`CORE_OPTIONS` are always accepted.
     option_names: ClassVar[frozenset[str] | None] = None
-    #: Options :func:`memcore.convert.migrate` opens this provider with when it is a migration's
+    #: Options :func:`memcore.migrate.migrate` opens this provider with when it is a migration's
     #: target, unless the user sets them (``--dst-option``). WhiteBox: ``as_user=True``, so that
     #: a re-run changes in place the stable files its earlier runs wrote instead of filing a new
     #: proposal each time.
@@ -299,7 +179,8 @@ class BaseProvider(abc.ABC):
         :func:`~memcore.storage._control.check_entry_text` (NUL, C0 controls, DEL are refused
         naming the field and the character); ``validate`` and ``read_all`` add a diagnostic
         (file:line) for each line of a :meth:`FileBackedProvider.source_files` file holding one,
-        and, for a store that is a folder, one per group of NFC/NFD twin names in it. Every
+        and, for a store that is a folder, one per group of NFC/NFD twin names in it, and one per
+        temp file an interrupted write left (swept by the next write session). Every
         method named in :attr:`write_operations` a subclass defines first checks
         :meth:`check_writable`.
         """
@@ -315,29 +196,33 @@ class BaseProvider(abc.ABC):
             if method is not None and not getattr(method, "_memcore_writable", False):
                 setattr(cls, name, _refused_when_read_only(method, name))
 
-    def _control_char_diagnostics(self) -> list[Diagnostic]:
-        """Diagnose refused control characters in the store's local source files."""
-        source_files = getattr(self, "source_files", None)
-        if source_files is None:
-            return []
+    def _core_diagnostics(self, found: Sequence[Diagnostic]) -> list[Diagnostic]:
+        """Diagnose what core checks in every local store, beside the provider's ``found``.
+
+        Refused control characters in the store's source files (file:line), NFC/NFD twin names
+        in a store that is a folder, and temp files of interrupted writes (one warning each,
+        unless the provider already reported that path).
+        """
         root = Path(self.location)
-        if root.is_file():
-            root = root.parent
-        if not root.is_dir():
+        if not root.exists():
             return []  # a remote store: its files are not local bytes
-        out: list[Diagnostic] = []
+        label = self.format_name or "store"
+        reported = {d.path for d in found}
+        out = [d for d in temp_file_diagnostics(root, label) if d.path not in reported]
+        base = root.parent if root.is_file() else root
+        source_files = getattr(self, "source_files", None)
         try:
-            files = list(source_files())
+            files = list(source_files()) if source_files is not None else [root.name] if root.is_file() else []
         except Exception:  # noqa: BLE001 - the provider's own validate reports why it cannot list
-            return []
+            files = []
         for rel in files:
             try:
-                data = (root / rel).read_bytes()
+                data = (base / rel).read_bytes()
             except OSError:
                 continue
-            out.extend(control_char_diagnostics(data, rel, code=f"{self.format_name or 'store'}.control-char"))
-        if Path(self.location).is_dir():  # a store of many files: names may arrive in NFD
-            out.extend(name_twin_diagnostics(root, code=f"{self.format_name or 'store'}.name-twins"))
+            out.extend(control_char_diagnostics(data, rel, code=f"{label}.control-char"))
+        if root.is_dir():  # a store of many files: names may arrive in NFD
+            out.extend(name_twin_diagnostics(root, code=f"{label}.name-twins"))
         return out
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
@@ -354,6 +239,7 @@ class BaseProvider(abc.ABC):
         self._storage: Storage | None = None
         self._session: WriteSession | None = None
         self._session_guard = threading.Lock()
+        self._temps: TempSweeper | None = None
         if self.option_names is not None:
             self._check_option_names()
 
@@ -582,6 +468,10 @@ class BaseProvider(abc.ABC):
             return
         storage = self.storage
         with storage.lock(), self._session_guard:
+            if isinstance(storage, LocalStorage):
+                if self._temps is None:
+                    self._temps = TempSweeper(self.location)
+                self._temps.sweep()  # temp files of interrupted writes: no writer is between them now
             session = WriteSession(storage, label=self.format_name or "store")
             self._session = session
             ok = False
@@ -633,7 +523,7 @@ class BaseProvider(abc.ABC):
         The result must equal ``StoreSnapshot(list(self.iter_entries()), self.validate())``
         (the conformance suite checks it). This default makes those two calls; a provider
         whose ``validate`` parses the same files as ``iter_entries`` overrides it to parse
-        them once: :func:`memcore.convert.migrate` reads both stores this way.
+        them once: :func:`memcore.migrate.migrate` reads both stores this way.
 
         Returns:
             A :class:`StoreSnapshot` of every entry (store order) and every diagnostic.
@@ -705,7 +595,7 @@ def _scanned_check(method: Any, name: str) -> Any:
             self._memcore_scan_depth = depth  # type: ignore[attr-defined]
         if depth:
             return result
-        found = self._control_char_diagnostics()
+        found = self._core_diagnostics(result.diagnostics if name == "read_all" else result)
         if not found:
             return result
         if name == "read_all":

@@ -16,7 +16,10 @@ Two ways to run it against a provider:
 Public names (imported lazily, so that the pytest plugin can turn on assertion rewriting for the
 suite's modules before they are imported):
 
-- :class:`ProviderConformance`: the suite; its class docstring lists every knob.
+- :class:`ProviderConformance`: the suite, one mixin per behaviour combined; its class
+  docstring lists the mixins and every knob.
+- :func:`assert_equivalent`: a fast path gives what the general path gives, on every input
+  (for plugins' ``test_equivalence.py``).
 - :class:`BadFile`: one damaged file for the ``memcore_bad_files`` fixture.
 - :data:`CORPUS_CASES`, :func:`build_corpus`: the adversarial corpus (:mod:`memcore_conformance.corpus`).
 - :func:`default_bad_files`: the generic damage the default ``memcore_bad_files`` applies.
@@ -38,32 +41,45 @@ __all__ = [
     "BadFile",
     "ProviderConformance",
     "__version__",
+    "assert_equivalent",
     "build_corpus",
     "default_bad_files",
     "read_tree",
 ]
 
 if TYPE_CHECKING:
-    from memcore_conformance._base import ProviderConformance
     from memcore_conformance._checks import BadFile, default_bad_files, read_tree
+    from memcore_conformance._conformance import ProviderConformance
+    from memcore_conformance._equivalence import assert_equivalent
     from memcore_conformance.corpus import CORPUS_CASES, build_corpus
 
-#: The suite's modules, whose asserts pytest rewrites (one per behaviour mixin, plus the base).
+#: The suite's modules, whose asserts pytest rewrites (one per behaviour mixin, the base, the helpers).
 SUITE_MODULES = (
+    "memcore_conformance._api",
     "memcore_conformance._base",
+    "memcore_conformance._batch",
     "memcore_conformance._checks",
+    "memcore_conformance._conformance",
+    "memcore_conformance._contract",
+    "memcore_conformance._corpus",
+    "memcore_conformance._durability",
+    "memcore_conformance._equivalence",
+    "memcore_conformance._files",
     "memcore_conformance._gates",
     "memcore_conformance._ids",
     "memcore_conformance._names",
     "memcore_conformance._private",
+    "memcore_conformance._read_only",
+    "memcore_conformance._robustness",
     "memcore_conformance.suite",
 )
 
 _LAZY = {
-    "ProviderConformance": "memcore_conformance._base",
+    "ProviderConformance": "memcore_conformance._conformance",
     "BadFile": "memcore_conformance._checks",
     "default_bad_files": "memcore_conformance._checks",
     "read_tree": "memcore_conformance._checks",
+    "assert_equivalent": "memcore_conformance._equivalence",
     "CORPUS_CASES": "memcore_conformance.corpus",
     "build_corpus": "memcore_conformance.corpus",
 }

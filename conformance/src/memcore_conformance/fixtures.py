@@ -38,6 +38,7 @@ __all__ = [
     "memcore_provider_options",
     "memcore_raw_files",
     "memcore_reopen",
+    "memcore_reopen_read_only",
     "memcore_store_root",
 ]
 
@@ -135,6 +136,32 @@ def memcore_reopen(
 
     try:
         yield reopen
+    finally:
+        for provider in reversed(opened):
+            provider.close()
+
+
+@pytest.fixture
+def memcore_reopen_read_only(
+    memcore_provider_cls: type[Any], memcore_location: str, memcore_provider_options: dict[str, Any]
+) -> Iterator[Callable[[], Any]]:
+    """``reopen_read_only() -> provider``: a new instance on the same location, opened read-only.
+
+    Default: ``provider_cls(location, **options, read_only=True)`` (``read_only`` is one of the
+    options every :class:`~memcore.provider.BaseProvider` accepts), opened. Every provider it
+    returns is closed after the test. Override only for a provider that is not a
+    ``BaseProvider`` and spells read-only some other way.
+    """
+    opened: list[Any] = []
+
+    def reopen_read_only() -> Any:
+        provider = memcore_provider_cls(memcore_location, **{**memcore_provider_options, "read_only": True})
+        provider.open()
+        opened.append(provider)
+        return provider
+
+    try:
+        yield reopen_read_only
     finally:
         for provider in reversed(opened):
             provider.close()

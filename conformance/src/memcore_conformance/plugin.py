@@ -48,6 +48,7 @@ from memcore_conformance.fixtures import (  # noqa: E402 - after register_assert
     memcore_provider_options,
     memcore_raw_files,
     memcore_reopen,
+    memcore_reopen_read_only,
     memcore_store_root,
 )
 
@@ -64,6 +65,7 @@ __all__ = [
     "memcore_provider_options",
     "memcore_raw_files",
     "memcore_reopen",
+    "memcore_reopen_read_only",
     "memcore_store_root",
     "resolve_provider",
 ]
@@ -137,7 +139,7 @@ def resolve_provider(spec: str) -> tuple[type[Any], type[Any] | None]:
     Raises:
         pytest.UsageError: Unknown format, import failure, or not a provider.
     """
-    from memcore_conformance._base import ProviderConformance
+    from memcore_conformance._conformance import ProviderConformance
 
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
@@ -269,17 +271,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip tests marked ``memcore_requires`` outside ``ProviderConformance`` when a capability is missing.
 
-    Inside ``ProviderConformance`` subclasses the class's own autouse fixture does this with
-    the (possibly overridden) ``memcore_provider_cls`` fixture.
+    Inside ``ProviderConformance`` subclasses (and classes built on its behaviour mixins) the
+    class's own autouse fixture does this with the (possibly overridden) ``memcore_provider_cls``
+    fixture.
     """
     marks = list(item.iter_markers("memcore_requires"))
     if not marks:
         return
-    from memcore_conformance._base import ProviderConformance
+    from memcore_conformance._base import ConformanceBase
 
     cls = getattr(item, "cls", None)
-    if isinstance(cls, type) and issubclass(cls, ProviderConformance):
-        return
+    if isinstance(cls, type) and issubclass(cls, ConformanceBase):
+        return  # ProviderConformance, or a class built on some of its behaviour mixins
     provider = getattr(cls, "provider_cls", None) or configured_provider(item.config)
     if provider is None:
         return

@@ -14,8 +14,9 @@ through the ``memcore`` entry-point group, so ``memcore formats`` never lists it
 
 What it does on purpose, as a model for real providers:
 
-- every write goes through :mod:`memcore.storage` (``atomic_write`` under ``file_lock`` of the
-  store folder), and every path built from an id goes through ``safe_join``;
+- every write runs in core's write session (:meth:`~memcore.provider.BaseProvider.session`:
+  the store lock held, the file checked unchanged, written atomically), and every path built
+  from an id goes through ``safe_join``;
 - reading fails open: a file that cannot be decoded or parsed is skipped by ``iter_entries`` and
   reported by ``validate`` with its path and line;
 - writing fails closed: ``update``/``delete`` of an entry whose file cannot be parsed raise
@@ -27,7 +28,11 @@ What it does on purpose, as a model for real providers:
   whose target is not in the store;
 - order is insertion order: each file records a sequence number (``time.time_ns()`` taken under
   the store lock), and ``iter_entries`` sorts by it, then by id;
-- the version token is the first 16 hex digits of the sha256 of the entry file's bytes.
+- the version token is :func:`memcore.storage.version_token` of the entry file's bytes;
+- ``read_only=True`` (or ``"true"``) refuses every write with
+  :class:`~memcore.errors.ReadOnlyStoreError` before any I/O, and ``batch()`` is one write
+  session owned by one thread, holding the store lock for the whole block: core gives both to
+  every provider. Each write flushes the session at once, so reads in a batch see its writes.
 """
 
 from __future__ import annotations
@@ -56,14 +61,13 @@ from memcore.errors import (
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability
 from memcore.storage import (
-    TempSweeper,
     TextFile,
+    WriteSession,
     atomic_write,
     check_component,
     control_char_diagnostics,
-    file_lock,
     safe_join,
-    temp_file_diagnostics,
+    version_token,
 )
 
 __all__ = ["MARKER_FILE", "ReferenceProvider"]
@@ -86,18 +90,12 @@ class _Loaded:
     problem: Diagnostic | None
 
 
-def _version(raw: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(raw).hexdigest()[:16]
-
-
 class ReferenceProvider(BaseProvider):
     """One JSON file per entry under ``<location>/entries``; every capability a folder can have.
 
     Args:
         location: The store folder (created by :meth:`init_store`).
-        **options: Ignored (accepted for the contract).
+        **options: ``read_only`` (a bool, or ``"true"``/``"false"``; core reads it); others are ignored.
 
     Raises:
         ConfigError: From :meth:`open`, when ``location`` is not a reference store.
@@ -126,8 +124,6 @@ class ReferenceProvider(BaseProvider):
         super().__init__(location, **options)
         #: ids plan_ids() handed out, for the next adds without an id (in order)
         self._reserved: deque[str] = deque()
-        #: removes temp files of interrupted writes on the first write holding the lock
-        self._temps = TempSweeper(self.root)
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -178,10 +174,12 @@ class ReferenceProvider(BaseProvider):
         """
         return safe_join(self.root, _ENTRIES, check_component(entry_id + _SUFFIX))
 
-    def _load(self, path: Path) -> _Loaded:
+    def _load(self, path: Path, session: WriteSession | None = None) -> _Loaded:
         rel = self._rel(path)
         try:
-            raw = path.read_bytes()
+            raw = path.read_bytes() if session is None else session.read(rel)
+            if raw is None:
+                raise FileNotFoundError(f"{rel}: no such file")
         except OSError as exc:
             diag = Diagnostic(path=rel, code="ref.unreadable", message=f"cannot read: {exc}")
             return _Loaded(path, b"", None, 0, None, diag)
@@ -215,7 +213,7 @@ class ReferenceProvider(BaseProvider):
                 entry_id=entry.id,
             )
             return _Loaded(path, raw, None, 0, text, diag)
-        entry.version = _version(raw)
+        entry.version = version_token(raw)
         return _Loaded(path, raw, entry, data["seq"], text, None)
 
     def _scan(self) -> list[_Loaded]:
@@ -244,14 +242,14 @@ class ReferenceProvider(BaseProvider):
         assert loaded.entry is not None
         return loaded.entry
 
-    def _load_existing(self, entry_id: str) -> _Loaded:
+    def _load_existing(self, entry_id: str, session: WriteSession | None = None) -> _Loaded:
         try:
             path = self._path_for(entry_id)
         except (InvalidEntryError, ValueError) as exc:
             raise EntryNotFoundError(f"reference: no entry {entry_id!r} ({exc})") from exc
         if not path.is_file():
             raise EntryNotFoundError(f"reference: no entry {entry_id!r} in {self.location}")
-        loaded = self._load(path)
+        loaded = self._load(path, session)
         if loaded.entry is None:
             assert loaded.problem is not None
             raise ParseError(
@@ -309,19 +307,19 @@ class ReferenceProvider(BaseProvider):
         """
         self.require(Capability.ADD, "add")
         entry = entry.model_copy(deep=True)
-        with file_lock(self.root):
-            self._temps.sweep()
+        with self.session("add") as session:
             if entry.id is None:
                 entry.id = self._new_id()
-            path = self._path_for(entry.id)
-            if path.exists():
+            rel = self._rel(self._path_for(entry.id))
+            if session.read(rel) is not None:
                 raise ConflictError(f"reference: entry {entry.id!r} already exists in {self.location}")
             now = utc_now()
             entry.created_at = entry.created_at or now
             entry.updated_at = entry.updated_at or entry.created_at
             raw = self._encode(entry, time.time_ns(), None)
-            atomic_write(path, raw)
-        entry.version = _version(raw)
+            session.write(rel, raw)
+            session.flush()
+        entry.version = version_token(raw)
         return entry
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
@@ -338,9 +336,8 @@ class ReferenceProvider(BaseProvider):
             raise InvalidEntryError("reference: update needs an entry with an id")
         entry_id = entry.id
         entry = entry.model_copy(deep=True)
-        with file_lock(self.root):
-            self._temps.sweep()
-            current = self._load_existing(entry_id)
+        with self.session("update") as session:
+            current = self._load_existing(entry_id, session)
             assert current.entry is not None
             self._check_mutable(current.entry, "update")
             if expected_version is not None and expected_version != current.entry.version:
@@ -349,8 +346,9 @@ class ReferenceProvider(BaseProvider):
                     f"(version {current.entry.version}, expected {expected_version}); read it again"
                 )
             raw = self._encode(entry, current.seq, current.text)
-            atomic_write(current.path, raw)
-        entry.version = _version(raw)
+            session.write(self._rel(current.path), raw)
+            session.flush()
+        entry.version = version_token(raw)
         return entry
 
     def delete(self, entry_id: str) -> None:
@@ -362,12 +360,12 @@ class ReferenceProvider(BaseProvider):
             ImmutableEntryError: The entry is append-only.
         """
         self.require(Capability.DELETE, "delete")
-        with file_lock(self.root):
-            self._temps.sweep()
-            current = self._load_existing(entry_id)
+        with self.session("delete") as session:
+            current = self._load_existing(entry_id, session)
             assert current.entry is not None
             self._check_mutable(current.entry, "delete")
-            os.unlink(current.path)
+            session.delete(self._rel(current.path))
+            session.flush()
 
     def _check_mutable(self, entry: MemoryEntry, operation: str) -> None:
         if entry.kind in self.append_only_kinds:
@@ -390,7 +388,6 @@ class ReferenceProvider(BaseProvider):
                 out.append(item.problem)
             elif item.entry is not None:
                 out.extend(self._dangling(item, known))
-        out.extend(temp_file_diagnostics(self.root, "ref"))
         return out
 
     def _dangling(self, item: _Loaded, known: set[str | None]) -> list[Diagnostic]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from memcore_conformance._base import ProviderConformance
+from memcore_conformance._conformance import ProviderConformance
 
 __all__ = ["TestConformance"]
 

@@ -16,8 +16,8 @@ from typing import ClassVar
 
 import pytest
 
+from memcore.frontmatter import to_plain as plain
 from memcore.models import Kind, MemoryEntry, Relation
-from memcore_box._yaml import plain
 from memcore_box.provider import BoxMemoryProvider, _File, _key_lines, _PlainMeta
 
 REPO = Path(__file__).resolve().parents[3]

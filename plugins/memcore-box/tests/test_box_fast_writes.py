@@ -24,16 +24,18 @@ from hypothesis import strategies as st
 from ruamel.yaml.nodes import ScalarNode
 
 from memcore.errors import ParseError, UnsafePathError
-from memcore.frontmatter import load_yaml
+from memcore.frontmatter import _YAML, INDENTED, _reads_as_str, load_own, load_yaml
+from memcore.frontmatter import to_plain as plain
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.storage import safe_join
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import _YAML, _reads_as_str, dump_mapping, load_own, patch_yaml, plain
 from memcore_box.index import row_from_json
 from memcore_box.mapping import FIELD_ORDER
 from memcore_box.provider import BoxMemoryProvider, _key_lines, _PlainMeta
 from memcore_box.record import meta_from_entry
 from memcore_box.storage import LocalStorage
+
+dump_mapping, patch_yaml = INDENTED.dump_mapping, INDENTED.patch  # the Box-memory layout
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / ".." / "shared" / "samples" / "box-memory"

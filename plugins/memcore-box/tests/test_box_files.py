@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memcore.frontmatter import parse_frontmatter, split_frontmatter
+from memcore.frontmatter import INDENTED, parse_frontmatter, split_frontmatter
 from memcore.models import MemoryEntry
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import patch_yaml
 from memcore_box.mapping import FIELD_ORDER
 from memcore_box.provider import BoxMemoryProvider
 
@@ -40,7 +39,7 @@ def _patched(change: dict) -> str:
     new.update(change)
     for key in [k for k, v in change.items() if v is None]:
         del new[key]
-    return patch_yaml(yaml_text, old, new, FIELD_ORDER)
+    return INDENTED.patch(yaml_text, old, new, FIELD_ORDER)
 
 
 def test_patch_touches_only_changed_keys() -> None:
@@ -122,7 +121,7 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
     from memcore.frontmatter import flow_list, load_yaml, plain_text
-    from memcore_box._yaml import _fast_dump, _ruamel_dump
+    _fast_dump, _ruamel_dump = INDENTED.fast_dump, INDENTED.general_dump
 
     rnd = random.Random(11)
     alphabet = "abcXYZ019 _.,/()+'-:#\"!&*?|>%@`[]{}\t~=<ü\u2028"

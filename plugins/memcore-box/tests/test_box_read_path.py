@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memcore.errors import ParseError
-from memcore.frontmatter import load_yaml
+from memcore.frontmatter import load_fast, load_yaml
+from memcore.frontmatter import to_plain as plain
 from memcore.models import Kind, MemoryEntry, Relation
-from memcore_box._yaml import load_fast, plain
 from memcore_box.provider import _EPOCH, BoxMemoryProvider, _File
 from memcore_box.record import entry_from_meta
 

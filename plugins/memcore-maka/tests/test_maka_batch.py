@@ -42,7 +42,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         seen.append(Path(path))
         real(path, data, mode=mode)
 
-    monkeypatch.setattr("memcore_maka.provider.atomic_write", counting)
+    monkeypatch.setattr("memcore.storage._local.atomic_write", counting)
     return seen
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from memcore.models import Status
 from memcore_maka import MakaProvider
-from memcore_maka._parser import (
+from memcore_maka._parse import (
     js_number,
     parse_document,
     parse_finite_number,

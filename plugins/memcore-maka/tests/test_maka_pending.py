@@ -14,7 +14,7 @@ from memcore.cli import _load_plugin_commands, cli
 from memcore.errors import ConflictError, EntryNotFoundError
 from memcore.models import Kind, MemoryEntry, Status
 from memcore_maka import MakaProvider, stable_proposal_id
-from memcore_maka._parser import parse_document
+from memcore_maka._parse import parse_document
 
 T0 = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ import pytest
 import memcore
 from memcore.models import Status
 from memcore_maka import MakaProvider, stable_entry_id
-from memcore_maka._parser import parse_document
+from memcore_maka._parse import parse_document
 
 SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "maka"
 HEAD_TEMPLATE = "default-template.HEAD-f19eede.rendered-now-1700000000000.md"

@@ -11,8 +11,9 @@ import pytest
 from memcore.errors import ConflictError, InvalidEntryError
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore_maka import MakaProvider
-from memcore_maka._parser import parse_document
-from memcore_maka.mapping import KEY_ORDER, serialize_meta
+from memcore_maka._parse import parse_document
+from memcore_maka.codec import serialize_meta
+from memcore_maka.mapping import KEY_ORDER
 
 T0 = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
 SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "maka"

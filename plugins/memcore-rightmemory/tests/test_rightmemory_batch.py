@@ -225,7 +225,7 @@ def test_every_add_returns_what_a_reopen_reads(tmp_path: Path) -> None:
 
 def _check_graph(p: RightMemoryProvider) -> None:
     """The batch's in-memory graph equals a full parse of the text it holds."""
-    session = p._active()
+    session = p._graphs.work  # the graph the provider keeps for the open write session
     assert session is not None and session.graph is not None
     graph = session.graph
     for rel, doc in graph.docs.items():
@@ -235,7 +235,9 @@ def _check_graph(p: RightMemoryProvider) -> None:
         assert doc.order == full.order, rel
         assert doc.focus == full.focus, rel
         assert doc.diags == full.diags, rel
-    fresh = Graph.load(p.root, lambda rel: p._session_read(session, rel), p._md, {})
+    core_session = p.active_session()
+    assert core_session is not None
+    fresh = Graph.load(p.root, lambda rel: p._graphs.read(core_session, rel), p._md, {})
     assert graph.items == fresh.items
     assert graph.attach == fresh.attach
     assert graph.focus == fresh.focus

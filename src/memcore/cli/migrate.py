@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from memcore.cli.helpers import handle_errors, json_option, parse_options
-from memcore.convert import ConversionReport, ProgressCallback, migrate
+from memcore.migrate import ConversionReport, ProgressCallback, migrate
 from memcore.models import Diagnostic
 from memcore.registry import get_registry
 

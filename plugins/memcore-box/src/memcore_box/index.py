@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from memcore_box._yaml import text_of
+from memcore.frontmatter import text_of
 
 __all__ = [
     "ENTRY_FIELDS",

@@ -46,12 +46,20 @@ from memcore.errors import (
     ParseError,
     UnsafePathError,
 )
-from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
+from memcore.frontmatter import (
+    INDENTED,
+    FrontmatterDocument,
+    load_fast,
+    load_own,
+    parse_frontmatter,
+    split_frontmatter,
+    text_of,
+)
+from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import TempSweeper, TextFile, check_component, temp_file_diagnostics
 from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain, text_of
 from memcore_box.index import (
     ENTRY_FIELDS,
     INDEX_MAPS,
@@ -120,11 +128,11 @@ class _File:
 
     ``meta`` is the frontmatter. Files parsed with ``_parse(..., fast=True)`` (the checking
     path, and ``_read_file`` for get/update/delete) hold, where it is exact, the plain dict
-    :func:`~memcore_box._yaml.load_own` or :func:`~memcore_box._yaml.load_fast` gave, equal
+    :func:`~memcore.frontmatter.load_own` or :func:`~memcore.frontmatter.load_fast` gave, equal
     to ``plain(doc.metadata)``, as a :class:`_PlainMeta` knowing its keys' lines, and parse
     ``doc`` only if something asks for it (``update()`` does when it cannot patch the text from
     the plain values). Other files hold the round-trip ``CommentedMap`` of ``doc`` (line
-    information for :func:`~memcore_box._yaml.patch_yaml`).
+    information for :meth:`~memcore.frontmatter.YAMLWriter.patch`).
     """
 
     path: str
@@ -1495,7 +1503,7 @@ class BoxMemoryProvider(BaseProvider):
 
     @staticmethod
     def _render(meta: dict[str, Any], body: str) -> bytes:
-        return TextFile(text="").encode(f"---\n{dump_mapping(meta)}---\n{body}")
+        return TextFile(text="").encode(f"---\n{INDENTED.dump_mapping(meta)}---\n{body}")
 
     def _check_new_id(self, entry_id: str) -> str:
         entry_id = unicodedata.normalize("NFC", entry_id)
@@ -1632,7 +1640,7 @@ class BoxMemoryProvider(BaseProvider):
 
         From the plain frontmatter of the read path (``current.meta`` a :class:`_PlainMeta`,
         its keys' lines known) when the patch works on it: unchanged keys keep their lines
-        byte for byte either way. When it does not (:func:`patch_yaml` would dump the whole
+        byte for byte either way. When it does not (:meth:`~memcore.frontmatter.YAMLWriter.patch` would dump the whole
         mapping, where values kept from the file keep their quoting only as ruamel's
         round-trip objects), and for any text with a line break other than ``\n``, both are
         made again from the round-trip parse, as before.
@@ -1640,12 +1648,12 @@ class BoxMemoryProvider(BaseProvider):
         if isinstance(current.meta, _PlainMeta) and not _OTHER_BREAKS.search(current.yaml_text):
             meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=current.meta,
                                    resolve=self._resolve)
-            patched = patch_yaml(current.yaml_text, current.meta, meta, FIELD_ORDER, fallback=False)
+            patched = INDENTED.patch(current.yaml_text, current.meta, meta, FIELD_ORDER, fallback=False)
             if patched is not None:
                 return meta, patched
         old = current.doc.metadata
         meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=old, resolve=self._resolve)
-        patched = patch_yaml(current.yaml_text, old, meta, FIELD_ORDER)
+        patched = INDENTED.patch(current.yaml_text, old, meta, FIELD_ORDER)
         assert patched is not None
         return meta, patched
 

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from memcore.frontmatter import flow_list, plain_text
+from memcore.frontmatter import flow_list, is_scalar, plain_text, text_of
+from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status
-from memcore_box._yaml import is_scalar, plain, text_of
 from memcore_box.mapping import (
     BOX_KINDS,
     BOX_STATUSES,

@@ -6,8 +6,8 @@ Open it with ``memcore.open("maka:./memory/MEMORY.md")``; see docs/formats/maka.
 from __future__ import annotations
 
 from memcore.redact import redact_secrets
-from memcore_maka._parser import MAX_BYTES, parse_document
-from memcore_maka.mapping import stable_entry_id, stable_proposal_id
+from memcore_maka._parse import MAX_BYTES, parse_document
+from memcore_maka.codec import stable_entry_id, stable_proposal_id
 from memcore_maka.provider import (
     PROMPT_MAX_CHARS,
     TRUNCATION_MARKER,

@@ -347,6 +347,15 @@ class Graph:
         node = doc.nodes[ref.index]
         return node.edges, node.malformed
 
+    def attach_chain(self, rel: str) -> set[str]:
+        """Return ``rel`` and the files whose F# headings attach it, up to its root file."""
+        chain = {rel}
+        owner = self.attach.get(rel)
+        while owner is not None and owner[0] not in chain:
+            chain.add(owner[0])
+            owner = self.attach.get(owner[0])
+        return chain
+
     def referrers(self, target: str) -> list[str]:
         """Return ids of items with an edge to ``target`` (and ``focus:<file>:<line>`` refs)."""
         out = [ref.id for ref in self.every_ref() if any(t == target for _, t in self.edges_of(ref)[0])]

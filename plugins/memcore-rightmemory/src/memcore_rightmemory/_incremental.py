@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
 
+from memcore_rightmemory._graph import Graph, ItemRef
 from memcore_rightmemory._parse import META_RE, Doc, Heading, Node, Source, parse_doc, split_lines
 
-__all__ = ["LiveSource", "Patch", "apply", "live", "plan"]
+__all__ = ["LiveSource", "Patch", "apply", "live", "plan", "reindex", "window_is_current"]
 
 DiagTuple = tuple[str, int, str, str | None]
 
@@ -537,3 +538,68 @@ def apply(doc: Doc, patch: Patch) -> tuple[int, int]:
             + [(c, w + delta, m, e) for c, w, m, e in diags if end_old is not None and w >= end_old]
         )
     return dh, dn
+
+
+def _points_at(graph: Graph, ident: str, rel: str, is_heading: bool, index: int) -> bool:
+    ref = graph.items.get(ident)
+    return ref is not None and ref.rel == rel and ref.is_heading == is_heading and ref.index == index
+
+
+def window_is_current(graph: Graph, rel: str, doc: Doc, patch: Patch) -> bool:
+    """Whether every item of the patch's window is the graph's item of that id (no repeated id there)."""
+    for i in range(patch.hi0, patch.hi1):
+        ident = doc.headings[i].id
+        if ident is not None and not _points_at(graph, ident, rel, True, i):
+            return False
+    return all(_points_at(graph, doc.nodes[i].id, rel, False, i) for i in range(patch.ni0, patch.ni1))
+
+
+def reindex(graph: Graph, rel: str, doc: Doc, patch: Patch, dh: int, dn: int) -> None:
+    """Bring ``graph``'s item refs, F# attachments and Focus list in line with a patched doc."""
+    delta = patch.delta
+    # items after the window first, while the window's refs still hold their old indices
+    if dh or delta:
+        for index in range(patch.hi0 + len(patch.headings), len(doc.headings)):
+            heading = doc.headings[index]
+            if heading.id is None:
+                continue
+            ref = graph.items.get(heading.id)
+            if ref is not None and ref.rel == rel and ref.is_heading and ref.index == index - dh:
+                ref.index, ref.line = index, heading.line
+    if dn or delta:
+        for index in range(patch.ni0 + len(patch.nodes), len(doc.nodes)):
+            node = doc.nodes[index]
+            ref = graph.items.get(node.id)
+            if ref is not None and ref.rel == rel and not ref.is_heading and ref.index == index - dn:
+                ref.index, ref.line = index, node.line
+    family = doc.family
+    for offset, heading in enumerate(patch.headings):
+        if heading.id is None:
+            continue
+        index = patch.hi0 + offset
+        ref = graph.items.get(heading.id)
+        if ref is None:
+            assert heading.marker is not None
+            ref = ItemRef(heading.id, rel, True, index, heading.line, family, heading.marker)
+            graph.items[heading.id] = ref
+            graph.recorded.append(ref)
+        ref.index, ref.line = index, heading.line
+    for offset, node in enumerate(patch.nodes):
+        index = patch.ni0 + offset
+        ref = graph.items.get(node.id)
+        if ref is None:
+            ref = ItemRef(node.id, rel, False, index, node.line, family, "node")
+            graph.items[node.id] = ref
+            graph.recorded.append(ref)
+        ref.index, ref.line = index, node.line
+    if graph.attach:
+        new_of = {old: new for new, old in patch.old_of.items()}
+        for child, (owner_rel, index) in list(graph.attach.items()):
+            if owner_rel != rel or index < patch.hi0:
+                continue
+            if index >= patch.hi1:
+                graph.attach[child] = (rel, index + dh)
+            else:
+                graph.attach[child] = (rel, new_of[index])
+    if doc.focus or any(r == rel for _, r, _ in graph.focus):
+        graph.focus = [(ident, name, line) for name, d in graph.docs.items() for ident, line in d.focus]

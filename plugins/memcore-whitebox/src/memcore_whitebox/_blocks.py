@@ -26,21 +26,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import memcore.frontmatter as _yaml
 from memcore.errors import ParseError
-from memcore.frontmatter import load_plain_yaml
+from memcore.frontmatter import load_plain_yaml, read_flow_list, read_scalar
 
 __all__ = ["Fields", "RawBlock", "parse_fields", "parse_inline_list", "scan_blocks", "to_json_value"]
 
 _BARE_OPEN = re.compile(r"^---[ \t]*\n(?=[A-Za-z_][A-Za-z0-9_-]*[ \t]*:)", re.M)
 _HR_LINE = re.compile(r"^---[ \t]*$", re.M)
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-# Values the fast reader takes as plain strings: exactly what YAML 1.2 (dates as text) reads
-# back as the same string. Anything else goes to the YAML codec.
-_SIMPLE = re.compile(r"^[A-Za-z_(/][^#\[\]{},\"'`|>&*!%@]*$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_YAML_WORDS = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "y", "n"})
-_SIMPLE_TAG = re.compile(r"^[A-Za-z0-9_][^#\[\]{},\"'`|>&*!%@]*$")
-_NUMBERISH = re.compile(r"^[-+.0-9][0-9a-fA-FxXoObB_.+:eE-]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -308,52 +302,6 @@ def parse_inline_list(raw: str) -> list[str]:
     return out
 
 
-def _fast_list(value: str) -> list[str] | None:
-    if not (value.startswith("[") and value.endswith("]")):
-        return None
-    inner = value[1:-1].strip()
-    if not inner:
-        return []
-    out = []
-    for item in inner.split(","):
-        item = item.strip()
-        if len(item) >= 2 and item[0] == '"' and item[-1] == '"':
-            text = item[1:-1]
-            if '"' in text or "\\" in text:
-                return None
-        elif len(item) >= 2 and item[0] == "'" and item[-1] == "'":
-            text = item[1:-1]
-            if "'" in text:
-                return None
-        else:
-            if not _SIMPLE_TAG.match(item) or item.lower() in _YAML_WORDS or _NUMBERISH.match(item):
-                return None
-            if item.endswith(":") or ": " in item or " #" in item:
-                return None
-            text = item
-        if not text.strip() or _CONTROL.search(text):
-            return None
-        out.append(text)
-    return out
-
-
-def _fast_scalar(value: str) -> tuple[bool, Any]:
-    if not value:
-        return True, None
-    if _DATE.match(value):
-        return True, value
-    if (
-        _SIMPLE.match(value)
-        and value.lower() not in _YAML_WORDS
-        and ": " not in value
-        and " #" not in value
-        and not value.endswith(":")
-        and not value.startswith("//")
-    ):
-        return True, value
-    return False, None
-
-
 def to_json_value(value: Any) -> Any:
     """Convert a value loaded by ruamel (CommentedMap, ScalarString…) to plain JSON data."""
     if isinstance(value, dict):
@@ -394,17 +342,22 @@ def _read_line(line: str) -> tuple[str, Any]:
     key, sep, raw = line.partition(":")
     if not sep or not _KEY.match(key) or (raw and not raw.startswith((" ", "\t"))):
         return key, _SLOW
-    value = raw.strip()
+    value = raw.strip(" \t")
     if key == "tags":
-        tags = _fast_list(value)
-        return key, (_SLOW if tags is None else tuple(tags))
+        # the fast loader's flow-list reader; only lists of non-blank text stay on this path
+        tags = [] if value == "[]" else read_flow_list(value)
+        if tags is None or not all(type(t) is str and t.strip() for t in tags):
+            return key, _SLOW
+        return key, tuple(tags)
     if key == "memcore" and value.startswith("{"):
         try:
             return key, json.loads(value)
         except ValueError:
             return key, _SLOW
-    ok, parsed = _fast_scalar(value)
-    return key, (parsed if ok else _SLOW)
+    if not value:
+        return key, None
+    parsed = read_scalar(value)  # the fast loader's scalar reader; text only on this path
+    return key, (parsed if type(parsed) is str else _SLOW)
 
 
 def parse_fields(frontmatter: str) -> Fields:
@@ -420,9 +373,10 @@ def parse_fields(frontmatter: str) -> Fields:
     """
     out = Fields(frontmatter)
     values = out.values
-    slow = False
+    slow = not _yaml.FAST_PATHS
     cache = _LINE_CACHE
-    for line in frontmatter.split("\n"):
+    # with the YAML fast paths off (memcore.frontmatter.FAST_PATHS) every block is read as YAML
+    for line in () if slow else frontmatter.split("\n"):
         if not line or line[0] == "#":
             continue
         hit = cache.get(line)

@@ -20,10 +20,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from memcore_whitebox._blocks import _DATE, _fast_scalar
-
 __all__ = ["json_line", "month_header", "render_block", "yaml_dq", "yaml_scalar"]
 
+# What the reference writer writes raw and memcore too (yaml_scalar): text that YAML 1.1 and 1.2
+# readers both read back as the same string, in the shapes the reference writer produces.
+_RAW = re.compile(r"^[A-Za-z_(/][^#\[\]{},\"'`|>&*!%@]*$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YAML_WORDS = frozenset({"true", "false", "null", "~", "yes", "no", "on", "off", "y", "n"})
 # Characters YAML does not accept raw inside a double-quoted scalar (or reads as line breaks).
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
@@ -53,10 +56,12 @@ def yaml_scalar(value: str) -> str:
     ``2024-01-01``, ``10:00``...).
     """
     # memcore reads dates as text, but YAML 1.1 and 1.2 readers type 2024-01-01 as a date
-    if value and value == value.strip() and "\n" not in value and not _DATE.match(value):
-        ok, parsed = _fast_scalar(value)
-        if ok and parsed == value:
-            return value
+    if (
+        value and value == value.strip() and "\n" not in value and not _DATE.match(value) and _RAW.match(value)
+        and value.lower() not in _YAML_WORDS and ": " not in value and " #" not in value
+        and not value.endswith(":") and not value.startswith("//")
+    ):
+        return value
     return yaml_dq(value)
 
 

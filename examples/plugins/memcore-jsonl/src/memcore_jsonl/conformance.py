@@ -1,12 +1,6 @@
-"""The JSON Lines knobs for the memcore conformance suite (imported only by the suite).
+"""The JSON Lines knobs for the memcore conformance suite (entry point in ``memcore_conformance``).
 
-Declared in the ``memcore_conformance`` entry-point group, so
-``pytest --pyargs memcore_conformance.suite --memcore-provider=jsonl`` runs the suite with
-these settings; the plugin's own tests subclass :class:`JsonlConformance`.
-
-The store is one file, so the location is ``tmp_path/store/memory.jsonl``. Every other knob
-keeps the suite's default: every field round-trips, no corpus case is refused, order is
-insertion order.
+The store is one file, ``tmp_path/store/memory.jsonl``; every other knob keeps the suite's default.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Running a migration again updates the target entries whose source entry changed. Had someone
 edited such a target entry since the last run, that update would silently replace their edit.
 The journal prevents it, as a two-way synchroniser's archive does: after every real run,
-:func:`memcore.convert.migrate` records the version token of each target entry it migrated
+:func:`memcore.migrate.migrate` records the version token of each target entry it migrated
 (``{target id: version}``); the next run compares the target's current version with the one
 recorded, and an entry edited in between is reported as a ``conflict`` and left alone unless
 the run is asked to ``overwrite``.

@@ -41,6 +41,7 @@ __all__ = [
     "js_number",
     "js_trim",
     "js_trim_end",
+    "looks_like_maka",
     "parse_document",
     "parse_finite_number",
     "parse_meta_comment",
@@ -638,3 +639,20 @@ def parse_document(text: str, *, size: int | None = None) -> Document:
         return doc
     doc.sections, doc.malformed = _parse_region(lines, 0, len(lines))
     return doc
+
+
+_SNIFF_COMMENT = re.compile(r"<!--\s*maka-memory:")
+
+
+def looks_like_maka(head: str) -> bool:
+    """Return whether a file starting with ``head`` is a Maka memory file.
+
+    True when it holds a ``<!-- maka-memory:`` comment or its first line with text is the
+    ``# Maka Memory`` / ``# Maka Pending Memory`` header Maka's template writes.
+    """
+    if _SNIFF_COMMENT.search(head):
+        return True
+    for line in head.lstrip("\ufeff").splitlines():
+        if line.strip():
+            return line.strip() in ("# Maka Memory", "# Maka Pending Memory")
+    return False

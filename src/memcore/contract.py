@@ -1,0 +1,139 @@
+"""The provider contract's types, no behaviour: :class:`Capability` and the provider protocols.
+
+:mod:`memcore.provider` re-exports all three (import them from there); they live here so that a
+module the providers use, as :mod:`memcore.index` is, can name them without importing
+:mod:`memcore.provider`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
+
+from memcore.models import Diagnostic, MemoryEntry, Query
+
+__all__ = ["Capability", "FileBackedProvider", "MemoryProvider"]
+
+
+class Capability(enum.StrEnum):
+    """What a provider can do. The conformance suite runs a test only where its capability is.
+
+    Attributes:
+        ADD: ``add`` creates entries.
+        UPDATE: ``update`` changes an entry in place (with a version token).
+        DELETE: ``delete`` removes an entry.
+        SUPERSEDE: ``supersede`` replaces an entry, keeping the old one marked superseded.
+        ARCHIVE: ``archive`` marks an entry archived.
+        APPEND_ONLY: some entries (e.g. WhiteBox observations) can only be appended.
+        GRAPH: entries form a graph with typed edges checked by ``validate``.
+        SCOPES: the store restricts reads and writes to an active scope.
+        COMPANIONS: entries may describe binary files (Box-memory companions).
+        REMOTE: the store lives behind a network API.
+        BATCH: ``batch()`` defers index writes to the end of a bulk write.
+        CONCURRENT: several processes may write to one store at once without losing entries.
+        REINDEX: ``reindex`` rebuilds derived indexes from the files.
+    """
+
+    ADD = "add"
+    UPDATE = "update"
+    DELETE = "delete"
+    SUPERSEDE = "supersede"
+    ARCHIVE = "archive"
+    APPEND_ONLY = "append_only"
+    GRAPH = "graph"
+    SCOPES = "scopes"
+    COMPANIONS = "companions"
+    REMOTE = "remote"
+    BATCH = "batch"
+    CONCURRENT = "concurrent"
+    REINDEX = "reindex"
+
+
+@runtime_checkable
+class MemoryProvider(Protocol):
+    """What every memcore backend is.
+
+    Attributes:
+        format_name: The format's name, used in store URLs (``whitebox:./vault``).
+        capabilities: What this provider can do.
+        location: Where the store is (a path for file formats, a folder id for Box cloud).
+    """
+
+    format_name: ClassVar[str]
+    capabilities: ClassVar[frozenset[Capability]]
+    location: str
+
+    @classmethod
+    def sniff(cls, path: Path) -> bool:
+        """Return whether ``path`` looks like a store of this format (cheap, never raises)."""
+
+    @classmethod
+    def init_store(cls, location: str, **options: Any) -> None:
+        """Create a new, empty store at ``location`` (``memcore init``)."""
+
+    def open(self) -> Self:
+        """Open the store (read config, check it exists) and return ``self``."""
+
+    def close(self) -> None:
+        """Release what ``open`` took. Closing writes nothing that was not written already."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
+        """Yield entries in the store's own stable order, filtered by ``query``."""
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """Return the entry with ``entry_id``; raise :class:`EntryNotFoundError` if none."""
+
+    def add(self, entry: MemoryEntry) -> MemoryEntry:
+        """Store a new entry and return it as stored (id, timestamps and version set)."""
+
+    def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
+        """Replace the stored entry with the same id; :class:`ConflictError` on a stale version."""
+
+    def supersede(self, old_id: str, new: MemoryEntry) -> MemoryEntry:
+        """Add ``new`` as the replacement of ``old_id``, marking the old entry superseded."""
+
+    def archive(self, entry_id: str) -> MemoryEntry:
+        """Mark an entry archived and return it."""
+
+    def delete(self, entry_id: str) -> None:
+        """Remove an entry."""
+
+    def search(self, query: Query | str) -> list[MemoryEntry]:
+        """Return entries matching ``query`` (a string is a full-text query)."""
+
+    def validate(self) -> list[Diagnostic]:
+        """Check the store against its format's rules; never raises for bad files."""
+
+    def reindex(self) -> list[Diagnostic]:
+        """Rebuild derived indexes from the files and return what it found."""
+
+
+@runtime_checkable
+class FileBackedProvider(Protocol):
+    """Optional: a provider whose entries can be re-read one source file at a time.
+
+    :class:`memcore.index.SearchIndex` uses it to refresh only the files that changed; a
+    provider without it is re-read whole when any file under its location changes. Paths are
+    POSIX, relative to the store root (the location, or its folder for a single-file store).
+    """
+
+    def source_files(self) -> list[str]:
+        """Return every file entries are read from, relative to the store root."""
+
+    def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
+        """Yield the entries read from one source file, as :meth:`iter_entries` would."""
+
+    def file_of(self, entry: MemoryEntry) -> str:
+        """Return the source file ``entry`` was read from."""

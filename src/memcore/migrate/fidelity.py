@@ -1,0 +1,305 @@
+"""Fidelity: compare what was written with what the target holds, keep what it changed, read back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import JsonValue
+
+from memcore.errors import MemcoreError
+from memcore.migrate.report import FieldChange
+from memcore.migrate.state import _batch, _RunState
+from memcore.models import MemoryEntry, Severity, json_copy
+from memcore.provider import Capability, read_all
+
+__all__ = ["CORE_FIELDS", "MEMCORE_NS", "compare_entries", "restore_kept"]
+
+#: The ``extra`` namespace memcore itself uses for migration bookkeeping.
+MEMCORE_NS = "memcore"
+
+#: Core fields compared on read-back, in report order (``id`` and ``version`` aside).
+CORE_FIELDS: tuple[str, ...] = (
+    "kind",
+    "title",
+    "body",
+    "status",
+    "tags",
+    "confidence",
+    "source",
+    "created_at",
+    "updated_at",
+    "date_only",
+    "scope",
+    "relations",
+    "parent",
+    "expires_at",
+)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(_canon(value).encode("utf-8")).hexdigest()
+
+
+def _field_json(entry: MemoryEntry, name: str) -> JsonValue:
+    data: JsonValue = entry.model_dump(mode="json", include={name})[name]
+    return data
+
+
+_ALL_FIELDS = frozenset(MemoryEntry.model_fields)
+
+
+def _copy_all_set(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of a validated entry with every field marked explicitly set.
+
+    A value the source left at its default is still the value to send (``kind`` unset means
+    "the target's default kind" to some providers). Not validated again: every value comes
+    from a validated entry; the lists and ``extra`` are copies (relations are immutable).
+    """
+    values = {name: getattr(entry, name) for name in _ALL_FIELDS}
+    values["tags"] = list(entry.tags)
+    values["relations"] = list(entry.relations)
+    values["extra"] = json_copy(entry.extra)
+    return MemoryEntry.model_construct(_fields_set=set(_ALL_FIELDS), **values)
+
+
+def _json_same(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same JSON (``_canon(a) == _canon(b)``, without serialising).
+
+    Stricter than ``==``: ``1``, ``1.0`` and ``True`` differ, as their JSON does.
+    """
+    if a is b:
+        return True
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(map(_json_same, a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_json_same(value, b[key]) for key, value in a.items())
+    return bool(a == b)
+
+
+def _same(name: str, a: MemoryEntry, b: MemoryEntry) -> bool:
+    left, right = getattr(a, name), getattr(b, name)
+    if name == "confidence" and left is not None and right is not None:
+        return abs(float(left) - float(right)) < 1e-9
+    if name == "relations":  # an entry's relations are a set of edges: order is not data
+        if left == right:
+            return True
+        return sorted(_canon(r.model_dump()) for r in left) == sorted(_canon(r.model_dump()) for r in right)
+    return bool(left == right)
+
+
+def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChange]:
+    """Return every field of ``written`` that ``stored`` does not hold the same.
+
+    Core fields are compared by value (confidence to 1e-9, relations as a set of edges:
+    their order is not data); ``extra`` per namespace and
+    top-level key, only for keys ``written`` has (a target adding its own bookkeeping keys is
+    not a change). ``id``, ``version`` and ``extra["memcore"]`` are not compared.
+
+    Args:
+        written: The entry as sent to the target.
+        stored: The same entry as read back.
+
+    Returns:
+        One :class:`FieldChange` per differing field, in :data:`CORE_FIELDS` order then extra.
+    """
+    changes: list[FieldChange] = []
+    for name in CORE_FIELDS:
+        if not _same(name, written, stored):
+            changes.append(
+                FieldChange(field=name, written=_field_json(written, name), stored=_field_json(stored, name))
+            )
+    for ns, values in written.extra.items():
+        if ns == MEMCORE_NS:
+            continue
+        got = stored.extra.get(ns, {})
+        for key, value in values.items():
+            if key not in got or not _json_same(got[key], value):
+                changes.append(FieldChange(field=f"extra.{ns}.{key}", written=value, stored=got.get(key)))
+    return changes
+
+
+def _fingerprint(entry: MemoryEntry) -> str:
+    """Return the sha256 of ``entry``'s content less ``updated_at`` and ``extra.memcore``."""
+    data = entry.content_dict()
+    data.pop("updated_at", None)
+    data.pop("id", None)
+    data["extra"].pop(MEMCORE_NS, None)
+    return _sha(data)
+
+
+def _stash_for(change: FieldChange, stored_entry: MemoryEntry) -> dict[str, JsonValue]:
+    """Return the ``kept`` record for a changed core field (compact for trimmed strings).
+
+    ``if_sha256`` is the sha256 of the value the target stored; for ``updated_at``, which
+    providers stamp on every write, it is the :func:`_fingerprint` of the whole stored entry
+    instead, so the original time comes back only while nothing else in the entry changed.
+    """
+    if change.field == "updated_at":
+        return {"if_entry_sha256": _fingerprint(stored_entry), "value": change.written}
+    record: dict[str, JsonValue] = {"if_sha256": _sha(change.stored)}
+    written, stored = change.written, change.stored
+    if isinstance(written, str) and isinstance(stored, str) and stored and stored in written:
+        start = written.find(stored)
+        prefix, suffix = written[:start], written[start + len(stored) :]
+        if len(prefix) + len(suffix) < len(written):
+            record["prefix"] = prefix
+            record["suffix"] = suffix
+            return record
+    record["value"] = written
+    return record
+
+
+def restore_kept(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` with the fields kept in ``extra["memcore"]["kept"]`` restored.
+
+    A field is restored only when it still holds what the target stored when it was kept
+    (``if_sha256``); a field edited since keeps its new value. The ``kept`` record itself is
+    dropped from the copy.
+
+    Args:
+        entry: An entry read from a store that memcore migrated into.
+
+    Returns:
+        A new entry; ``entry`` is not modified. When nothing was kept (most entries), a
+        shallow copy: its lists and ``extra`` are ``entry``'s own, so do not mutate them.
+    """
+    found = entry.extra.get(MEMCORE_NS)
+    if not isinstance(found, dict) or not isinstance(found.get("kept"), dict):
+        return entry.model_copy()
+    out = entry.model_copy(deep=True)
+    meta = out.extra[MEMCORE_NS]
+    assert isinstance(meta, dict)
+    kept = meta.pop("kept")
+    assert isinstance(kept, dict)
+    data = out.model_dump(mode="json")
+    fingerprint = _fingerprint(out)
+    for name, record in kept.items():
+        if name not in CORE_FIELDS or not isinstance(record, dict):
+            continue
+        if "if_entry_sha256" in record:
+            if record["if_entry_sha256"] != fingerprint:
+                continue
+        elif _sha(data.get(name)) != record.get("if_sha256"):
+            continue
+        if "value" in record:
+            data[name] = record["value"]
+        elif isinstance(data.get(name), str):
+            data[name] = f"{record.get('prefix', '')}{data[name]}{record.get('suffix', '')}"
+    if not meta:
+        data["extra"].pop(MEMCORE_NS, None)
+    else:
+        data["extra"][MEMCORE_NS] = meta
+    return MemoryEntry.model_validate(data)
+
+
+def _provenance(entry: MemoryEntry) -> dict[str, Any] | None:
+    meta = entry.extra.get(MEMCORE_NS)
+    if isinstance(meta, dict) and isinstance(meta.get("migrated_from"), dict):
+        found = meta["migrated_from"]
+        assert isinstance(found, dict)
+        return dict(found)
+    return None
+
+
+def _content_key(entry: MemoryEntry) -> tuple[str, str]:
+    return (entry.title.strip(), entry.body.strip())
+
+
+class _ReadBack(_RunState):
+    """The run's last phase: keep in free data what the target changed, then measure every entry."""
+
+    def verify(self) -> None:
+        """Keep what the target changed, then read the target back once and measure every entry.
+
+        The fields a target changed are found from what ``add``/``update`` returned (the
+        conformance suite checks that equals a read) and kept in free data first (:meth:`keep`);
+        the one read-back that follows (``read_all``: entries and the target's diagnostics)
+        measures every entry, kept fields included, so the report never rests on a returned value.
+        """
+        if not self.sent and not self.validate:
+            return
+        self.progress("verify", 0, len(self.sent))
+        kept = self.keep()
+        if self.validate:
+            entries, diagnostics = read_all(self.target)
+            self.report.diagnostics.extend(d for d in diagnostics if d.severity is not Severity.INFO)
+        else:
+            entries = list(self.target.iter_entries())
+        stored_all = {e.id: e for e in entries if e.id is not None}
+        provenance_lost = False
+        where = f"extra.{MEMCORE_NS}.kept"
+        total = len(self.sent)
+        for done, (src_id, (written, returned)) in enumerate(self.sent.items(), 1):
+            rep = self.reports[src_id]
+            tid = rep.target_id
+            got = stored_all.get(tid) if tid is not None else None
+            if got is None:
+                rep.action = "failed"
+                rep.error = f"written as {tid!r} but not found when the target was read back"
+                rep.losses = [FieldChange(field="*", written=None, stored=None)]
+                continue
+            self._record_version(got.id or "", got.version)
+            if _provenance(got) is None:
+                provenance_lost = True
+            changes = self.returned_changes.get(src_id)
+            if changes is None or src_id in kept or got != returned:
+                changes = compare_entries(written, got)  # else: read back as returned, same comparison
+            if src_id in kept:
+                after = {c.field for c in compare_entries(written, restore_kept(got))}
+                rep.losses = [c for c in changes if c.field in after]
+                rep.kept = [c.model_copy(update={"kept_in": where}) for c in changes if c.field not in after]
+            else:
+                rep.losses = changes
+            if done % 200 == 0 or done == total:
+                self.progress("verify", done, total)
+        if provenance_lost:
+            self.report.notes.append(
+                f"{self.tgt_fmt}: the target did not keep extra.memcore.migrated_from; a second run "
+                "matches entries by title and body instead of by source id"
+            )
+
+    def keep(self) -> set[str]:
+        """Write ``extra.memcore.kept`` for core fields the target changed; return whose.
+
+        Judged from the entries ``add``/``update`` returned; :meth:`verify` then measures the
+        result by reading the target.
+        """
+        if Capability.UPDATE not in self.caps:
+            return set()
+        stash: dict[str, list[FieldChange]] = {}
+        for src_id, (written, returned) in self.sent.items():
+            if _provenance(returned) is None:
+                continue
+            changes = self.returned_changes[src_id] = compare_entries(written, returned)
+            core = [c for c in changes if not c.field.startswith("extra.")]
+            if core:
+                stash[src_id] = core
+        done: set[str] = set()
+        with _batch(self.target):
+            for src_id, changes in stash.items():
+                written, returned = self.sent[src_id]
+                got = returned.model_copy(deep=True)
+                meta = dict(got.extra.get(MEMCORE_NS, {}))
+                kept: dict[str, JsonValue] = {c.field: _stash_for(c, got) for c in changes}
+                if "updated_at" not in kept and written.updated_at is not None:
+                    # this update stamps updated_at on most targets: keep the original too
+                    kept["updated_at"] = {
+                        "if_entry_sha256": _fingerprint(got),
+                        "value": _field_json(written, "updated_at"),
+                    }
+                meta["kept"] = kept
+                got.extra[MEMCORE_NS] = meta
+                try:
+                    self.target.update(got, expected_version=got.version)
+                except MemcoreError:
+                    continue
+                done.add(src_id)
+        return done

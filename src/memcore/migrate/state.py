@@ -1,0 +1,81 @@
+"""What one run carries between its phases: the two stores, the id map, what was sent and returned."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from memcore.mapping import relation_types
+from memcore.migrate.journal import EditCheck
+from memcore.migrate.report import ConversionReport, EntryReport, FieldChange, ProgressCallback
+from memcore.models import MemoryEntry, Relation
+from memcore.provider import Capability, MemoryProvider
+
+
+def _batch(provider: MemoryProvider) -> contextlib.AbstractContextManager[Any]:
+    batch = getattr(provider, "batch", None)
+    if callable(batch):
+        manager: contextlib.AbstractContextManager[Any] = batch()
+        return manager
+    return contextlib.nullcontext()
+
+
+class _RunState:
+    """State of one generic conversion, shared by its phases (:mod:`memcore.migrate.run` and the mixins)."""
+
+    def __init__(
+        self,
+        source: MemoryProvider,
+        target: MemoryProvider,
+        report: ConversionReport,
+        progress: ProgressCallback | None,
+        *,
+        predict: bool = True,
+        check_source: bool = True,
+        validate: bool = True,
+        edits: EditCheck | None = None,
+    ) -> None:
+        self.predict = predict
+        #: the last run's target versions (to leave entries edited since alone), and this run's
+        self.edits = edits if edits is not None else EditCheck()
+        self.check_source = check_source
+        self.validate = validate
+        #: whether run() freezes the collector's view of the source (see run)
+        self.freeze_gc = False
+        #: source id -> target id a trial run assigned (append-only targets, see predict_ids)
+        self.predicted: dict[str, str] = {}
+        #: source id -> full relation list, for entries written with predicted ids
+        self.used_predictions: dict[str, list[Relation]] = {}
+        self.source = source
+        self.target = target
+        self.report = report
+        self.progress = progress or (lambda phase, done, total: None)
+        self.src_fmt = source.format_name
+        self.tgt_fmt = target.format_name
+        #: (source, target) native relation type tables, when the formats differ and either has one
+        tables = (relation_types(self.src_fmt), relation_types(self.tgt_fmt)) if self.src_fmt != self.tgt_fmt else None
+        self.relation_types = tables if tables is not None and any(tables) else None
+        loc = os.fspath(source.location)
+        self.src_loc = loc if Capability.REMOTE in source.capabilities else os.path.abspath(loc)
+        self.caps = target.capabilities
+        self.id_map: dict[str, str] = {}
+        self.reports: dict[str, EntryReport] = {}
+        #: source id -> (entry as last sent, entry as returned by the provider)
+        self.sent: dict[str, tuple[MemoryEntry, MemoryEntry]] = {}
+        #: (source entry, target entry) of entries left unchanged, for check_unchanged
+        self.unchanged: list[tuple[MemoryEntry, MemoryEntry]] = []
+        #: source id -> compare_entries(sent, returned), judged by keep() (verify reuses it
+        #: when the entry read back equals the one returned)
+        self.returned_changes: dict[str, list[FieldChange]] = {}
+        #: source id -> the full relation list still to write in the second pass
+        self.pending: dict[str, list[Relation]] = {}
+        #: source id -> content hash of the source entry
+        self.hashes: dict[str, str] = {}
+        #: source id -> entry as read / with kept fields restored
+        self.originals: dict[str, MemoryEntry] = {}
+        self.restored: dict[str, MemoryEntry] = {}
+
+    def _record_version(self, target_id: str, version: str | None) -> None:
+        if version is not None:
+            self.edits.current[target_id] = version
