@@ -48,10 +48,8 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import (
     LocalStorage,
     Storage,
-    TempSweeper,
     TextFile,
     WriteSession,
-    temp_file_diagnostics,
     version_token,
 )
 from memcore_whitebox._blocks import parse_fields
@@ -116,8 +114,6 @@ class WhiteBoxProvider(BaseProvider):
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
         super().__init__(location, **options)
         self.root = Path(self.location)
-        #: removes temp files of interrupted writes on each open's first session (under its lock)
-        self._temps = TempSweeper(self.root)
         self.as_user = truthy(options.get("as_user", False))
         self.default_source = str(options.get("source") or "memcore")
         self._scopes: ScopeTable | None = None
@@ -419,7 +415,6 @@ class WhiteBoxProvider(BaseProvider):
 
     # the write session's hooks
     def _session_started(self, session: WriteSession) -> None:
-        self._temps.sweep()
         self._open_months, self._tag_groups = {}, []
 
     def _session_ending(self, session: WriteSession) -> None:
@@ -683,7 +678,7 @@ class WhiteBoxProvider(BaseProvider):
         The ``wb.*`` diagnostics are listed in :mod:`memcore_whitebox.validate`; each names the
         file (vault-relative) and line.
         """
-        return [*scan(self, entries=None), *temp_file_diagnostics(self.root, FORMAT)]
+        return scan(self, entries=None)  # core adds the temp files of interrupted writes
 
     def read_all(self) -> StoreSnapshot:
         """Read every entry and check the vault in one pass over the files.
@@ -693,5 +688,4 @@ class WhiteBoxProvider(BaseProvider):
         """
         entries: list[MemoryEntry] = []
         diags = scan(self, entries=entries)
-        diags.extend(temp_file_diagnostics(self.root, FORMAT))
         return StoreSnapshot(entries, diags)
