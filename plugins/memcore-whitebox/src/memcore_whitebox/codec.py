@@ -379,6 +379,16 @@ def file_entry(
 
 
 
+def _put_links_and_times(entry: MemoryEntry, memcore: dict[str, Any]) -> None:
+    """Put ``parent``, ``expires_at`` and ``updated_at`` of ``entry`` (when set) in a ``memcore:`` object."""
+    if entry.parent is not None:
+        memcore["parent"] = entry.parent
+    if entry.expires_at is not None:
+        memcore["expires_at"] = format_utc(entry.expires_at)
+    if entry.updated_at is not None:
+        memcore["updated_at"] = format_utc(entry.updated_at)
+
+
 def observation_lines(entry: MemoryEntry, date: str, default_source: str, active_scope: str | None) -> list[str]:
     """Return the frontmatter lines of a new observation block dated ``date``."""
     wb: dict[str, Any] = dict(entry.extra.get(FORMAT, {}))
@@ -417,12 +427,7 @@ def observation_lines(entry: MemoryEntry, date: str, default_source: str, active
         memcore["status"] = entry.status.value
     if entry.relations:
         memcore["relations"] = [_relation_json(r) for r in entry.relations]
-    if entry.parent is not None:
-        memcore["parent"] = entry.parent
-    if entry.expires_at is not None:
-        memcore["expires_at"] = format_utc(entry.expires_at)
-    if entry.updated_at is not None:
-        memcore["updated_at"] = format_utc(entry.updated_at)
+    _put_links_and_times(entry, memcore)
     if entry.created_at is not None and not entry.date_only:
         memcore["created_at"] = format_utc(entry.created_at)
     others = {ns: data for ns, data in entry.extra.items() if ns != FORMAT}
@@ -502,12 +507,7 @@ def file_meta(entry: MemoryEntry, rel: str, *, new: bool, active_scope: str | No
     ]
     if relations:
         memcore["relations"] = [_relation_json(r) for r in relations]
-    if entry.parent is not None:
-        memcore["parent"] = entry.parent
-    if entry.expires_at is not None:
-        memcore["expires_at"] = format_utc(entry.expires_at)
-    if entry.updated_at is not None:
-        memcore["updated_at"] = format_utc(entry.updated_at)
+    _put_links_and_times(entry, memcore)
     if entry.created_at is not None:
         memcore["created_at"] = (
             entry.created_at.date().isoformat() if entry.date_only else format_utc(entry.created_at)
