@@ -14,11 +14,35 @@ memcore extension (documented in docs/formats/whitebox.md): the spec's own examp
 
 from __future__ import annotations
 
+import functools
+import os
 import posixpath
 import re
+import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["Scope", "ScopeTable", "parse_scopes"]
+from memcore.errors import ConfigError, UnsafePathError
+from memcore.storage import TextFile, gate_allows, safe_join
+from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES
+
+__all__ = [
+    "OutOfScopeError",
+    "Scope",
+    "ScopeTable",
+    "file_visible",
+    "listing",
+    "load_scopes",
+    "name_allowed",
+    "parse_scopes",
+    "walk",
+]
+
+
+class OutOfScopeError(UnsafePathError):
+    """A read or write names a file outside the session's active WhiteBox scope."""
+
 
 _ITEM = re.compile(r"^[-*]\s*`([^`]+)`\s*[\u2014\-]\s*(.+)$")
 _GRANTS = re.compile(r"^(.*)\|\s*grants:\s*(.+)$", re.I)
@@ -144,3 +168,118 @@ class ScopeTable:
     def in_any_scope(self, rel: str) -> bool:
         """Return whether ``rel`` is covered by at least one declared scope."""
         return any(scope.covers(rel) for scope in self.scopes.values())
+
+    def check_entry(self, scope: str | None) -> None:
+        """Refuse an entry of another scope than the active one: this session could not read it back."""
+        active = self.active.name if self.active is not None else None
+        if active is not None and scope not in (None, active):
+            raise OutOfScopeError(
+                f"whitebox: entry scope {scope!r} is not the active scope {active!r}; it would be "
+                "written where this session cannot read it (nothing written)"
+            )
+
+    def check_write(self, rel: str, root: Path) -> None:
+        """Refuse a write to ``rel`` outside the active scope (:class:`OutOfScopeError`)."""
+        if not self.visible(rel):
+            name = self.active.name if self.active is not None else None
+            raise OutOfScopeError(f"whitebox: {rel} is outside the active scope {name!r} of {root}")
+
+
+def listing(folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
+    """Return ``folder``'s items sorted by name on disk, each with its NFC name; ``[]`` if unreadable."""
+    try:
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    return [(unicodedata.normalize("NFC", item.name), item) for item in items]
+
+
+def walk(root: Path, scopes: ScopeTable) -> Iterator[str]:
+    """Yield vault-relative paths of the visible ``.md`` files, in path order."""
+    # NFC/NFD twins (``Ünïcödé.md`` spelled both ways) normalise to one path: it is yielded
+    # once, never once per spelling (both would read the NFC file). get/update refuse it
+    # (AmbiguousIdError) and validate reports the twins.
+    seen: set[str] = set()
+
+    def walk(folder: Path, prefix: str) -> Iterator[str]:
+        for name, item in listing(folder):
+            if name.startswith(".") or item.is_symlink():
+                continue
+            rel = prefix + name
+            if not item.is_dir():
+                if rel in seen:
+                    continue
+                seen.add(rel)
+            if item.is_dir():
+                if not prefix and name in SKIPPED_FOLDERS:
+                    continue
+                if scopes.folder_visible(rel):
+                    yield from walk(Path(item.path), rel + "/")
+            elif name.endswith(".md") and item.is_file():
+                if not prefix and name in SPECIAL_ROOT_FILES:
+                    continue
+                if scopes.visible(rel):
+                    yield rel
+
+    yield from walk(root, "")
+
+
+def name_allowed(scopes: ScopeTable, rel: str) -> bool:
+    """Return whether the vault path ``rel`` may be served, judged on its name alone."""
+    first = rel.split("/", 1)[0]
+    if "/" not in rel and rel in SPECIAL_ROOT_FILES:
+        return False
+    if first in SKIPPED_FOLDERS and "/" in rel:
+        return False
+    return scopes.visible(rel)
+
+def file_visible(root: Path, scopes: ScopeTable, rel: str) -> bool:
+    """Return whether ``rel`` is a visible entry file, judged on where the path leads."""
+    try:
+        path = safe_join(root, rel)
+    except UnsafePathError:
+        return False
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name too long for the file system, an unreadable folder...
+        return False
+    # the gate applies to where the path leads: a link into sensitive/ or out of scope is shut
+    return rel.endswith(".md") and is_file and gate_allows(root, rel, functools.partial(name_allowed, scopes))
+
+
+def load_scopes(
+    root: Path, read: Callable[[str], tuple[bytes, str] | None], wanted: object
+) -> ScopeTable:
+    """Read ``root``'s scopes.md (through ``read``) and make ``wanted`` (a name, or ``None``) the active scope.
+
+    Raises:
+        ConfigError: ``wanted`` names no scope of scopes.md, or the vault has none.
+        UnsafePathError: scopes.md is a symlink (scopes are never read through a link).
+    """
+    path = root / "scopes.md"
+    table = ScopeTable()
+    if path.is_symlink():
+        # scopes.md decides what a session may see: fail closed rather than read through it
+        raise UnsafePathError(
+            f"whitebox: {path} is a symlink; memcore does not read scopes through a link "
+            "(replace it with the file itself)"
+        )
+    found = read("scopes.md") if path.is_file() else None
+    if found is not None:
+        table.present = True
+        text = TextFile.decode(found[0], path=str(path)).text
+        for scope in parse_scopes(text, has_root_folder=(root / "root").is_dir()):
+            table.scopes.setdefault(scope.name, scope)
+    if wanted not in (None, ""):
+        name = str(wanted)
+        if not table.present:
+            raise ConfigError(
+                f"whitebox: scope {name!r} requested but {root} has no scopes.md; "
+                "drop the scope or declare it in scopes.md"
+            )
+        if name not in table.scopes:
+            known = ", ".join(sorted(table.scopes)) or "none"
+            raise ConfigError(f"whitebox: unknown scope {name!r} in {path} (declared: {known})")
+        table.active = table.scopes[name]
+    return table

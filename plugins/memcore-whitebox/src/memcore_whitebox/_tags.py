@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["TagRegistry", "append_proposed", "parse_tags"]
+from memcore.errors import ParseError
+from memcore.storage import TextFile, WriteSession
+
+__all__ = ["register_tags", "stage_tags", "TagRegistry", "append_proposed", "parse_tags"]
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"^\s*[-*+]\s+`([^`]+)`")
@@ -102,3 +105,56 @@ def append_proposed(text: str, items: list[tuple[str, str]]) -> str:
             last = j
     insert = new_lines if last != start else ["", *new_lines]
     return "\n".join([*lines[: last + 1], *insert, *lines[last + 1 :]])
+
+
+def register_tags(text: str, groups: list[tuple[list[str], str]]) -> tuple[str, TagRegistry]:
+    """Return tags.md ``text`` with the tags it does not know listed under Proposed, and its parse.
+
+    Args:
+        text: tags.md as it is.
+        groups: ``(tags, source)`` of each add, in order; a new tag is described as
+            ``first used by <source>`` of the first add that used it, so the text ends as if
+            the adds had registered their tags one by one.
+    """
+    reg = parse_tags(text)
+    for tags, source in groups:
+        new: list[tuple[str, str]] = []
+        for tag in tags:
+            if registrable(tag) and not reg.knows(tag) and tag not in {t for t, _ in new}:
+                new.append((tag, f"first used by {source.replace(chr(10), ' ')}"))
+        if new:
+            text = append_proposed(text, new)
+            reg = parse_tags(text)
+    return text, reg
+
+
+def stage_tags(
+    session: WriteSession, groups: list[tuple[list[str], str]], seen: tuple[bytes, TagRegistry] | None
+) -> tuple[bytes, TagRegistry] | None:
+    """Stage tags.md with the tags of ``groups`` it does not know (spec "Tags"); see :func:`register_tags`.
+
+    Args:
+        session: The write session (tags.md is read from it and staged in it).
+        groups: ``(tags, source)`` of each add, in order.
+        seen: tags.md as last read and its parse: when unchanged and knowing every tag, nothing
+            is parsed or staged.
+
+    Returns:
+        tags.md's bytes as staged (or read) and its parse, for ``seen`` next time.
+    """
+    data = session.read("tags.md") if any(tags for tags, _ in groups) else None
+    if data is None:
+        return seen
+    if seen is not None and data == seen[0] and all(
+        not registrable(t) or seen[1].knows(t) for tags, _ in groups for t in tags
+    ):
+        return seen  # every tag is listed already: nothing to write
+    try:
+        tf = TextFile.decode(data, path="tags.md")
+    except ParseError:
+        return seen
+    text, reg = register_tags(tf.text, groups)
+    if text != tf.text:
+        data = tf.encode(text)
+        session.write("tags.md", data)
+    return data, reg

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["TEMPLATES"]
+from pathlib import Path
+
+from memcore.errors import ConflictError
+from memcore.storage import ANY_VERSION, LocalStorage
+
+__all__ = ["TEMPLATES", "write_vault"]
 
 TEMPLATES: dict[str, str] = {
     "AGENTS.md": (
@@ -29,3 +34,19 @@ TEMPLATES: dict[str, str] = {
         "## Proposed\n\n"
     ),
 }
+
+
+def write_vault(root: Path, *, stable_files: bool) -> None:
+    """Write a new vault's files into ``root`` (identity.md and working-style.md with ``stable_files``).
+
+    Raises:
+        ConflictError: ``root`` already holds a vault (AGENTS.md or tags.md).
+    """
+    if (root / "AGENTS.md").exists() or (root / "tags.md").exists():
+        raise ConflictError(f"whitebox: {root} already holds a vault (AGENTS.md or tags.md exists)")
+    storage = LocalStorage(root, label="whitebox", noun="vault")
+    storage.make_folder("observations")  # and the vault folder
+    skip = set() if stable_files else {"identity.md", "working-style.md"}
+    for name, text in TEMPLATES.items():
+        if name not in skip:
+            storage.write(name, text.encode("utf-8"), expected_version=ANY_VERSION)

@@ -26,7 +26,7 @@ from typing import Any
 from memcore.errors import MemcoreError
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter
 from memcore.models import Kind, MemoryEntry, Query, utc_now
-from memcore.storage import TextFile, atomic_write, file_lock, safe_join
+from memcore.storage import TextFile
 from memcore_whitebox.provider import WhiteBoxProvider
 
 __all__ = [
@@ -159,10 +159,11 @@ def auto_promotion_scopes(provider: WhiteBoxProvider) -> set[str]:
     """Return the scopes promotion.md or scopes.md authorise for auto-promotion."""
     names: set[str] = set()
     for name in ("promotion.md", "scopes.md"):
-        path = provider.root / name
-        if not path.is_file():
+        try:
+            data, _version = provider.storage.read(name)
+        except FileNotFoundError:
             continue
-        text = TextFile.decode(path.read_bytes(), path=name).text
+        text = TextFile.decode(data, path=name).text
         for m in _AUTO.finditer(text):
             names.update(s.strip().strip("`").strip() for s in re.split(r"[,+]", m.group(1)) if s.strip())
     return names
@@ -199,26 +200,24 @@ def apply_candidate(provider: WhiteBoxProvider, cand: Candidate, *, auto: bool) 
             f"higher (spec rule). Reference score {cand.score:.2f} from {cand.distinct_sources} source(s): "
             f"{cand.reason}."
         )
-        stored = provider._write_proposal(
+        stored = provider.propose(
             cand.target, source="memcore-promote", rationale=rationale, content=_content(cand),
             extra={"derived_from": ids},
         )
         return "proposed", stored.id or ""
-    provider._check_writable(cand.target)
-    path = safe_join(provider.root, cand.target)
-    path.parent.mkdir(parents=True, exist_ok=True)
     section = f"\n## Promoted {utc_now().date().isoformat()}\n\n{_content(cand)}\n"
-    with file_lock(path):
-        if path.exists():
-            tf = TextFile.decode(path.read_bytes(), path=cand.target)
+
+    def edit(data: bytes | None) -> bytes:
+        if data is not None:
+            tf = TextFile.decode(data, path=cand.target)
             doc = parse_frontmatter(tf.text, path=cand.target)
             doc.body = doc.body.rstrip("\n") + "\n" + section
-            atomic_write(path, tf.encode(doc.dumps()))
-        else:
-            title = cand.target.rsplit("/", 1)[-1].removesuffix(".md")
-            doc = FrontmatterDocument.new({"schema": "whitebox/1.0"}, f"\n# {title}\n{section}")
-            atomic_write(path, doc.dumps().encode("utf-8"))
-    return "promoted", cand.target
+            return tf.encode(doc.dumps())
+        title = cand.target.rsplit("/", 1)[-1].removesuffix(".md")
+        doc = FrontmatterDocument.new({"schema": "whitebox/1.0"}, f"\n# {title}\n{section}")
+        return doc.dumps().encode("utf-8")
+
+    return "promoted", provider.promote(cand.target, edit)
 
 
 def run_promotion(
@@ -265,8 +264,9 @@ def run_promotion(
                 if not auto and set(ids) in existing:
                     row["action"] = "already-proposed"
                 elif dry_run:
-                    provider._check_writable(cand.target)
-                    safe_join(provider.root, cand.target)
+                    provider.check_writable("promote")
+                    provider.check_in_scope(cand.target)
+                    provider.storage.exists(cand.target)  # refuses a target that leaves the vault
                     row["action"] = "would-promote" if auto else "would-propose"
                 else:
                     row["action"], row["path"] = apply_candidate(provider, cand, auto=auto)
