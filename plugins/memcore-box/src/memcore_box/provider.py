@@ -1,9 +1,9 @@
-"""The Box-memory workspace provider (format name ``box``), on any :class:`~memcore_box.storage.Storage`.
+"""The Box-memory workspace provider (format name ``box``), on any :class:`~memcore.storage.Storage`.
 
 Spec: box-memory-schema.md; what the authors' skills do: reference-notes/box-memory.md.
-All I/O goes through ``self.storage`` (:class:`~memcore_box.storage.LocalStorage` for
+All I/O goes through ``self.storage`` (:class:`~memcore.storage.LocalStorage` for
 ``box:PATH``); the Box cloud provider subclasses this class and overrides
-:meth:`BoxMemoryProvider.make_storage`.
+:meth:`BoxMemoryProvider.storage_for`.
 
 Workspace layout (``init_store``)::
 
@@ -23,16 +23,16 @@ Ids are ``mem_`` + a ULID. An id is never reused: a deleted id goes into the tom
 
 from __future__ import annotations
 
-import contextlib
 import mimetypes
 import posixpath
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from ulid import ULID
 
@@ -49,7 +49,19 @@ from memcore.errors import (
 from memcore.frontmatter import FrontmatterDocument, parse_frontmatter, split_frontmatter
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import TempSweeper, TextFile, check_component, temp_file_diagnostics
+from memcore.storage import (
+    ANY_VERSION,
+    CREATE,
+    Item,
+    LocalStorage,
+    Storage,
+    TempSweeper,
+    TextFile,
+    WriteSession,
+    check_component,
+    join,
+    temp_file_diagnostics,
+)
 from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._yaml import dump_mapping, load_fast, load_own, patch_yaml, plain, text_of
 from memcore_box.index import (
@@ -64,7 +76,6 @@ from memcore_box.index import (
 )
 from memcore_box.mapping import FIELD_ORDER, box_kind, format_timestamp, parse_timestamp, slugify
 from memcore_box.record import entry_from_meta, meta_from_entry
-from memcore_box.storage import ANY_VERSION, CREATE, LocalStorage, Storage, join
 
 __all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider"]
 
@@ -408,7 +419,7 @@ def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
 
 
 class BoxMemoryProvider(BaseProvider):
-    """Box-memory workspace provider on a :class:`~memcore_box.storage.Storage`.
+    """Box-memory workspace provider on a :class:`~memcore.storage.Storage`.
 
     Args:
         location: The workspace: a folder path for ``box``.
@@ -430,6 +441,8 @@ class BoxMemoryProvider(BaseProvider):
     option_names: ClassVar[frozenset[str] | None] = frozenset(
         {"agent", "workspace_name", "tier", "teams", "agents", "companion_layout", "default_team"}
     )
+    #: ``add_companion`` writes a memory, ``reindex`` the indexes: refused on a ``read_only`` store too.
+    write_operations: ClassVar[frozenset[str]] = BaseProvider.write_operations | {"add_companion", "reindex"}
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {
             Capability.ADD,
@@ -447,7 +460,8 @@ class BoxMemoryProvider(BaseProvider):
 
     def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
         super().__init__(location, **options)
-        self.storage: Storage = storage if storage is not None else self.make_storage(self.location, **options)
+        if storage is not None:
+            self.storage = storage
         #: removes temp files of interrupted writes on the first write holding the lock (local folders)
         self._temps = TempSweeper(self.storage.root) if isinstance(self.storage, LocalStorage) else None
         self._config: dict[str, Any] = {}
@@ -460,10 +474,11 @@ class BoxMemoryProvider(BaseProvider):
         self._rollup_problem: str | None = None
         self._rollup_dirty = False
         self._rollup_writer = IndexWriter()
-        self._depth = 0
         # Mutating storage calls started (memory files, indexes, config): a failed operation
         # that started none left the workspace as it was.
         self._mutations = 0
+        self._started = 0  # _mutations when the write session began
+        self._outside: BaseException | None = None  # the exception being handled when it began
         # Set by a failed write: the next write re-lists every folder and repairs its index from
         # the files, whatever settings.rebuild_index_on_drift says (it completes our own write).
         self._force_repair = False
@@ -475,14 +490,18 @@ class BoxMemoryProvider(BaseProvider):
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def make_storage(cls, location: str, **options: Any) -> Storage:
-        """Return the storage for ``location``: a :class:`LocalStorage` on that folder.
+    def storage_for(cls, location: str, **options: Any) -> Storage:
+        """Return the storage for ``location``: a :class:`~memcore.storage.LocalStorage` on that folder.
 
         Args:
             location: The workspace folder.
             **options: Provider options (unused here; a cloud subclass reads credentials).
         """
-        return LocalStorage(location)
+        return LocalStorage(location, label="box", noun="workspace")
+
+    def make_storage(self) -> Storage:
+        """Return :meth:`storage_for` this provider's location and options."""
+        return self.storage_for(self.location, **self.options)
 
     @classmethod
     def sniff(cls, path: Path) -> bool:
@@ -506,7 +525,7 @@ class BoxMemoryProvider(BaseProvider):
                 comma-separated; default ``["default"]``), ``agents``, ``companion_layout``
                 (``sibling`` | ``folder``), ``default_team``, ``storage``.
         """
-        storage = options.pop("storage", None) or cls.make_storage(location, **options)
+        storage = options.pop("storage", None) or cls.storage_for(location, **options)
         cls.initialize(storage, location=location, **options)
 
     @classmethod
@@ -930,12 +949,50 @@ class BoxMemoryProvider(BaseProvider):
             folder.dirty = True
             self._invalidate()
 
-    def _put_index(self, path: str, payload: bytearray, expected: str | None) -> Any:
+    def _put(self, session: WriteSession, path: str, data: bytes | bytearray, expected: str | None) -> Item:
+        """Write one derived file (an index, the config) through ``session``, conditional on ``expected``.
+
+        ``expected`` is the version memcore last read or wrote (:data:`CREATE`: none), or
+        :data:`ANY_VERSION` for a malformed file that is rebuilt whatever it holds now.
+        """
+        if expected != ANY_VERSION:
+            session.seen(path, None, expected)
+        session.write(path, bytes(data))
+        return self._commit(session)[0]
+
+    def _commit(self, session: WriteSession) -> list[Item]:
+        """Flush what ``session`` staged; a refused precondition (nothing written) is not a mutation."""
         self._mutations += 1
-        if isinstance(self.storage, LocalStorage):
-            # atomic_write only takes a memoryview of it: no copy of a 90 MB index.
-            return self.storage.write(path, cast(bytes, payload), expected_version=expected)
-        return self.storage.write(path, bytes(payload), expected_version=expected)
+        try:
+            return session.flush()
+        except (ConflictError, FileNotFoundError):
+            self._mutations -= 1
+            raise
+
+    def _flush(self, session: WriteSession) -> None:
+        """Write every changed folder index, then the rollup, then the config (in that order)."""
+        now = format_timestamp(utc_now())
+        wrote = False
+        for path in sorted(self._folders):
+            folder = self._folders[path]
+            if not folder.dirty:
+                continue
+            expected = folder.version if folder.version is not None else CREATE
+            payload = folder.writer.dumps(self._index_items(folder, now), groups=[(folder.entries, None)])
+            item = self._put(session, join(path, INDEX_FILE), payload, expected)
+            del payload
+            if folder.repaired == folder.version:
+                folder.repaired = item.version  # our own write keeps files and index in step
+            folder.version, folder.dirty, folder.problem = item.version, False, None
+            folder.index_id = item.id or folder.index_id
+            wrote = True
+        if wrote or self._rollup_dirty:
+            self._write_rollup(session, now)
+        if self._config_dirty:
+            self._config["updated_at"] = now
+            expected = self._config_version if self._config_version is not None else CREATE
+            item = self._put(session, CONFIG_FILE, dumps_json(self._config), expected)
+            self._config_version, self._config_dirty = item.version, False
 
     def _index_items(self, folder: _Folder, now: str) -> Iterator[tuple[str, Any]]:
         """Yield a folder index's keys and values in the schema's order, maps one at a time."""
@@ -945,31 +1002,6 @@ class BoxMemoryProvider(BaseProvider):
         for key, value in folder.keep.items():
             if key not in _INDEX_KEYS:
                 yield key, value
-
-    def _flush(self, *, force_rollup: bool = False) -> None:
-        now = format_timestamp(utc_now())
-        wrote = False
-        for path in sorted(self._folders):
-            folder = self._folders[path]
-            if not folder.dirty:
-                continue
-            expected = folder.version if folder.version is not None else CREATE
-            payload = folder.writer.dumps(self._index_items(folder, now), groups=[(folder.entries, None)])
-            item = self._put_index(join(path, INDEX_FILE), payload, expected)
-            del payload
-            if folder.repaired == folder.version:
-                folder.repaired = item.version  # our own write keeps files and index in step
-            folder.version, folder.dirty, folder.problem = item.version, False, None
-            folder.index_id = item.id or folder.index_id
-            wrote = True
-        if wrote or force_rollup or self._rollup_dirty:
-            self._write_rollup(now)
-        if self._config_dirty:
-            self._config["updated_at"] = now
-            expected = self._config_version if self._config_version is not None else CREATE
-            self._mutations += 1
-            item = self.storage.write(CONFIG_FILE, dumps_json(self._config), expected_version=expected)
-            self._config_version, self._config_dirty = item.version, False
 
     def _rollup_folders(self) -> list[_Folder]:
         return [f for _, f in sorted(self._folders.items())
@@ -995,7 +1027,7 @@ class BoxMemoryProvider(BaseProvider):
             for row in folder.entries:
                 yield {**row.as_dict(), "folder_path": folder.path + "/"}
 
-    def _write_rollup(self, now: str) -> None:
+    def _write_rollup(self, session: WriteSession, now: str) -> None:
         expected = self._rollup_version if self._rollup_version is not None else CREATE
         if self._rollup_problem not in (None, "missing"):
             expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
@@ -1005,67 +1037,54 @@ class BoxMemoryProvider(BaseProvider):
         payload = self._rollup_writer.dumps(self._rollup_items(folders, rows, now), groups=groups,
                                             borrow=[f.writer for f in folders])
         del rows
-        item = self._put_index(INDEX_FILE, payload, expected)
+        item = self._put(session, INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
 
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the lock for one write (or a batch); sync first, write the indexes last.
+    # -- the write session (memcore.provider.BaseProvider.session) -----------------------
+    # Every write runs in the core session: it holds the lock; each operation flushes its own
+    # memory files when it returns (so a batch's files are on disk as it goes), and the indexes,
+    # the rollup and the config are written once, when the outermost block ends.
+    def _session_started(self, session: WriteSession) -> None:
+        """Sync with storage (repairing drift) and sweep temp files before the first write."""
+        self._started = self._mutations
+        self._outside = sys.exc_info()[1]
+        self._ensure_open()
+        if self._temps is not None:
+            self._temps.sweep()
+        self._sync(repair=True)
+
+    def _failing(self) -> Exception | None:
+        """Return the exception the session's block is ending with (``None``: it returned)."""
+        exc = sys.exc_info()[1]
+        return exc if isinstance(exc, Exception) and exc is not self._outside else None
+
+    def _session_ending(self, session: WriteSession) -> None:
+        """Write the indexes for what the session wrote (after a failure, only if it wrote something).
 
         A write that fails is either without effect or completed by the next write (issue 17,
-        item 16): when any storage write or delete had started, every folder index is repaired
-        from its files at the next write that holds the lock (:meth:`_failed`), and the error
-        says so (``workspace_state``).
+        item 16): see :meth:`_session_ended`.
         """
-        self._ensure_open()
-        with self.storage.lock():
-            outer = self._depth == 0
-            if outer:
-                if self._temps is not None:
-                    self._temps.sweep()
-                self._sync(repair=True)
-                started = self._mutations
-            self._depth += 1
+        if self._failing() is None:
+            self._flush(session)
+        elif self._mutations != self._started:
             try:
-                yield
-            except Exception as exc:
-                self._depth -= 1
-                if outer:
-                    self._failed(exc, started, flush=True)
-                raise
-            except BaseException:  # KeyboardInterrupt: index what was written, as before
-                self._depth -= 1
-                if outer:
-                    self._flush()
-                raise
-            self._depth -= 1
-            if outer:
-                try:
-                    self._flush()
-                except Exception as exc:
-                    self._failed(exc, started, flush=False)
-                    raise
+                self._flush(session)
+            except Exception:  # noqa: BLE001 - the index stays pending; the next write repairs it
+                pass
 
-    def _failed(self, exc: Exception, started: int, *, flush: bool) -> None:
-        """Record a failed write on ``exc`` and make the next write complete it.
+    def _session_ended(self, session: WriteSession, ok: bool) -> None:
+        """Record a failed write on its exception (``workspace_state``) and make the next write complete it.
 
         Sets ``exc.workspace_state``: ``"unchanged"`` when no storage write or delete had
         started (a refusal, a conflict found before writing), else ``"pending"``: a memory file
         may be written or deleted while its index is not; the next write that holds the lock
         re-lists every folder and brings each index (and the rollup) in line with the files.
         A pending state is also said in the message of memcore's errors.
-
-        Args:
-            exc: The error the write raised.
-            started: :attr:`_mutations` when the write began.
-            flush: Try to write the indexes for what was written (the body failed, not the flush).
         """
-        if flush and self._mutations != started:
-            try:
-                self._flush()
-            except Exception:  # noqa: BLE001 - the index stays pending; the next write repairs it
-                pass
-        state = "unchanged" if self._mutations == started else "pending"
+        exc = None if ok else self._failing()
+        if exc is None:
+            return
+        state = "unchanged" if self._mutations == self._started else "pending"
         try:
             exc.workspace_state = state  # type: ignore[attr-defined]
         except AttributeError:  # pragma: no cover - an exception type with __slots__
@@ -1081,16 +1100,6 @@ class BoxMemoryProvider(BaseProvider):
         exc.add_note(note)
         if isinstance(exc, MemcoreError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
             exc.args = (f"{exc.args[0]} [{note}]",)
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Group writes: memory files are written at once, each index once at the end.
-
-        Holds the workspace lock for the whole batch (local folders). If the block raises,
-        the indexes are still written for the files that were written.
-        """
-        with self._writing():
-            yield
 
     # -- reading ----------------------------------------------------------------------
     def _plain_meta(self, yaml_text: str | None) -> dict[Any, Any] | None:
@@ -1254,6 +1263,20 @@ class BoxMemoryProvider(BaseProvider):
             resolve=resolve or self._resolve, is_known_id=known or self._is_known,
         )
 
+    def _read(self, path: str) -> tuple[bytes, str]:
+        """Return ``(bytes, version)`` of a file, as this thread's write session sees it when one is open.
+
+        Raises:
+            FileNotFoundError: No such file (or the session deleted it).
+        """
+        session = self.active_session()
+        if session is None:
+            return self.storage.read(path)
+        data = session.read(path)
+        if data is None:
+            raise FileNotFoundError(path)
+        return data, session.version(path) or ""
+
     def _read_file(self, entry_id: str) -> _File:
         """Return the parsed file of ``entry_id``, through the indexes, else by scanning.
 
@@ -1267,7 +1290,7 @@ class BoxMemoryProvider(BaseProvider):
                 folder = self._folders[folder_path]
                 path = join(folder_path, folder.entries[folder.pos[entry_id]].filename)
                 try:
-                    data, version = self.storage.read(path)
+                    data, version = self._read(path)
                 except (FileNotFoundError, UnsafePathError):
                     data = b""
                     version = ""
@@ -1520,7 +1543,7 @@ class BoxMemoryProvider(BaseProvider):
             InvalidEntryError: The id is not usable.
         """
         entry = _working_copy(entry)
-        with self._writing():
+        with self.session("add") as session:
             entry.id = self._new_id() if entry.id is None else self._check_new_id(entry.id)
             now = utc_now()
             entry.created_at = entry.created_at or now
@@ -1552,12 +1575,14 @@ class BoxMemoryProvider(BaseProvider):
                 filename = f"{kind_name}__{slug}.md"
                 self._refuse_errors(join(folder_path, filename), meta, entry.body)
                 data = self._render(meta, entry.body)
-                self._mutations += 1
+                path = join(folder_path, filename)
                 try:
-                    item = self.storage.write(join(folder_path, filename), data, expected_version=CREATE)
+                    if session.version(path) is not None:
+                        raise ConflictError(path)
+                    session.write(path, data)
+                    item = self._commit(session)[0]
                     break
                 except ConflictError:  # an unindexed file holds the name: try the next suffix
-                    self._mutations -= 1  # a refused create wrote nothing
                     self._slug_set().add(slug.casefold())
                     continue
             else:  # pragma: no cover
@@ -1670,7 +1695,7 @@ class BoxMemoryProvider(BaseProvider):
             raise InvalidEntryError("box: update() needs an entry with an id; use add() for new memories")
         entry_id: str = entry.id
         entry = _working_copy(entry)
-        with self._writing():
+        with self.session("update") as session:
             current = self._read_file(entry_id)
             self._refuse_held(current, "update")
             token = expected_version or entry.version
@@ -1700,22 +1725,22 @@ class BoxMemoryProvider(BaseProvider):
             # an author filed elsewhere, stays where it is).
             new_folder_path = current.folder if entry.scope == old_team else self._target_folder(entry)
             same_kind = str(current.meta.get("kind")) == str(meta["kind"])
-            self._mutations += 1
             if same_kind and new_folder_path == current.folder:
                 path = current.path
-                try:
-                    item = self.storage.write(path, data, expected_version=current.version)
-                except (ConflictError, FileNotFoundError):
-                    self._mutations -= 1  # the precondition failed: nothing was written
-                    raise
+                session.write(path, data)
                 new_folder = old_folder
             else:
                 new_folder = self._folder(new_folder_path, create=True)
                 self._ensure_fresh(new_folder)
                 path = join(new_folder_path, f"{slugify(str(meta['kind']))}__{slug}.md")
-                item = self.storage.write(path, data, expected_version=CREATE)
-                self.storage.delete(current.path, expected_version=current.version)
+                if session.version(path) is not None:
+                    raise ConflictError(f"box: {path} already exists; refusing to overwrite it")
+                session.write(path, data)
+                session.delete(current.path)
+            written = self._commit(session)
+            if path != current.path:
                 self._index_remove(old_folder, entry_id)
+            item = written[0] if written else Item(posixpath.basename(path), False, current.version)
             previous = old_folder.entries[old_folder.pos[entry.id]] if entry.id in old_folder.pos else None
             file_id = item.id or (previous.file_id if previous is not None and new_folder is old_folder else None)
             self._index_put(new_folder, index_row(meta, filename=posixpath.basename(path), file_id=file_id,
@@ -1731,7 +1756,7 @@ class BoxMemoryProvider(BaseProvider):
             EntryNotFoundError: No such memory.
             ImmutableEntryError: The memory is ``held``.
         """
-        with self._writing():
+        with self.session("delete") as session:
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")
             config = self._edit_config()  # refuses (before deleting) when the config is unreadable
@@ -1742,11 +1767,10 @@ class BoxMemoryProvider(BaseProvider):
             tombstoned = isinstance(dead, list) and current.meta["id"] not in dead
             if tombstoned:
                 dead.append(str(current.meta["id"]))  # type: ignore[union-attr]
-            self._mutations += 1
+            session.delete(current.path)
             try:
-                self.storage.delete(current.path, expected_version=current.version)
+                self._commit(session)
             except (ConflictError, FileNotFoundError):
-                self._mutations -= 1  # the precondition failed: nothing was deleted
                 if tombstoned:
                     dead.remove(str(current.meta["id"]))  # type: ignore[union-attr]
                 raise
@@ -1761,7 +1785,7 @@ class BoxMemoryProvider(BaseProvider):
             EntryNotFoundError: ``old_id`` does not exist (nothing written).
             ImmutableEntryError: The old memory is ``held`` (nothing written).
         """
-        with self._writing():
+        with self.session("supersede"):
             self._refuse_held(self._read_file(old_id), "supersede")
             return super().supersede(old_id, new)
 
@@ -2009,7 +2033,7 @@ class BoxMemoryProvider(BaseProvider):
         Returns:
             The rebuild report as diagnostics.
         """
-        with self._writing():
+        with self.session("reindex"):
             files, orphans = self._scan()
             by_folder: dict[str, list[_File]] = {}
             for f in files:
