@@ -17,8 +17,9 @@ from typing import ClassVar
 import pytest
 
 from memcore.models import Kind, MemoryEntry, Relation
+from memcore_box._parse import _File, _key_lines, _PlainMeta
 from memcore_box._yaml import plain
-from memcore_box.provider import BoxMemoryProvider, _File, _key_lines, _PlainMeta
+from memcore_box.provider import BoxMemoryProvider
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / ".." / "shared" / "samples" / "box-memory"

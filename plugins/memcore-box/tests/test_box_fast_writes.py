@@ -28,11 +28,12 @@ from memcore.frontmatter import load_yaml
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.storage import LocalStorage, safe_join
 from memcore_box._json import IndexWriter, dumps_json, loads_json
+from memcore_box._parse import _key_lines, _PlainMeta
 from memcore_box._yaml import _YAML, _reads_as_str, dump_mapping, load_own, patch_yaml, plain
+from memcore_box.codec import meta_from_entry
 from memcore_box.index import row_from_json
 from memcore_box.mapping import FIELD_ORDER
-from memcore_box.provider import BoxMemoryProvider, _key_lines, _PlainMeta
-from memcore_box.record import meta_from_entry
+from memcore_box.provider import BoxMemoryProvider
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / ".." / "shared" / "samples" / "box-memory"

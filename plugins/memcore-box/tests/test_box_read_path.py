@@ -17,9 +17,10 @@ import pytest
 from memcore.errors import ParseError
 from memcore.frontmatter import load_yaml
 from memcore.models import Kind, MemoryEntry, Relation
+from memcore_box._parse import _File
 from memcore_box._yaml import load_fast, plain
-from memcore_box.provider import _EPOCH, BoxMemoryProvider, _File
-from memcore_box.record import entry_from_meta
+from memcore_box.codec import _EPOCH, entry_from_meta
+from memcore_box.provider import BoxMemoryProvider
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / ".." / "shared" / "samples" / "box-memory"

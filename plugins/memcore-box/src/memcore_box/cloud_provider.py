@@ -16,9 +16,10 @@ from memcore.models import Kind, MemoryEntry, Query, Status
 from memcore.provider import Capability
 from memcore.storage import Storage
 from memcore_box._json import dumps_json, loads_json
+from memcore_box._parse import _File
 from memcore_box.cloud import CloudConfig, CloudStorage
 from memcore_box.mapping import box_kind, box_status
-from memcore_box.provider import CONFIG_FILE, BoxMemoryProvider, _File
+from memcore_box.provider import CONFIG_FILE, BoxMemoryProvider
 
 __all__ = ["BoxCloudProvider"]
 
