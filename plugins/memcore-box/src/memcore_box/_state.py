@@ -10,17 +10,24 @@ block ends; a failed write says whether it left the workspace ``unchanged`` or `
 
 from __future__ import annotations
 
+import mimetypes
+import posixpath
 import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from ulid import ULID
+
 from memcore.errors import (
     ConflictError,
+    ImmutableEntryError,
+    InvalidEntryError,
     MemcoreError,
     ParseError,
+    UnsafePathError,
 )
-from memcore.models import Diagnostic, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, utc_now
 from memcore.provider import BaseProvider
 from memcore.storage import (
     ANY_VERSION,
@@ -47,12 +54,14 @@ from memcore_box.index import (
     row_maps,
 )
 from memcore_box.mapping import format_timestamp
+from memcore_box.validate import check_team
 
 __all__ = ["WorkspaceState"]
 
 _INDEX_KEYS = frozenset({"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries",
                          *INDEX_MAPS})
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
+_MAX_SLUG_TRIES = 1000
 
 
 class WorkspaceState(BaseProvider):
@@ -605,3 +614,114 @@ class WorkspaceState(BaseProvider):
             files += found
             orphans += bad
         return files, orphans
+
+    # -- where a new memory goes: ids, slugs, team folders, companions' binaries --------
+    # -- writing ----------------------------------------------------------------------
+    def _new_id(self) -> str:
+        taken = self._where_map()
+        dead = self._tombstones()
+        while True:
+            entry_id = f"mem_{ULID()}"
+            if entry_id not in taken and entry_id not in dead:
+                return entry_id
+
+    def _unique_slug(self, base: str, *, skip: int = 0) -> str:
+        taken = self._slug_set()
+        n = 1 + skip
+        for _ in range(_MAX_SLUG_TRIES):
+            slug = base if n == 1 else f"{base}-{n}"
+            if slug.casefold() not in taken:
+                return slug
+            n += 1
+        raise InvalidEntryError(f"box: more than {_MAX_SLUG_TRIES} memories share the slug {base!r}")
+
+    def _check_new_id(self, entry_id: str) -> str:
+        entry_id = unicodedata.normalize("NFC", entry_id)
+        if entry_id != entry_id.strip() or any(c in entry_id for c in "\r\n"):
+            raise InvalidEntryError(f"box: id {entry_id!r} has surrounding blanks or a line break")
+        if entry_id in self._tombstones():
+            raise ConflictError(f"box: id {entry_id!r} belonged to a deleted memory; Box-memory never reuses ids")
+        if self._is_known(entry_id):
+            raise ConflictError(f"box: a memory with id {entry_id!r} already exists; use update()")
+        return entry_id
+
+    def _active_slug_holder(self, slug: str, entry_id: str) -> str | None:
+        """Return the file of another active memory whose slug is ``slug`` (case-folded), or ``None``."""
+        folded = slug.casefold()
+        for path in sorted(self._folders):
+            for row in self._loaded(self._folders[path]).entries:
+                if row.id != entry_id and row.status == "active" and str(row.slug or "").casefold() == folded:
+                    return join(path, row.filename)
+        return None
+
+    def _refuse_held(self, f: _File, operation: str) -> None:
+        if str(f.meta.get("status")) == "held":
+            raise ImmutableEntryError(
+                f"box: memory {f.meta['id']} ({f.path}) is on legal hold (status: held) and cannot be "
+                f"changed; `{operation}` refused. Release the hold in Box first."
+            )
+
+    def binary_path(self, file_id: str, near: str) -> str | None:
+        """Return the workspace path of the binary a companion describes, or ``None``.
+
+        On a local folder ``companion_for.file_id`` is the binary's workspace-relative path
+        (``files/report.pdf``); a Box file id (digits) cannot be found locally and gives
+        ``None``. Subclasses on Box override this.
+
+        Args:
+            file_id: ``companion_for.file_id``.
+            near: The companion's folder (for sibling layouts; unused locally).
+        """
+        if not file_id or file_id.isdigit():
+            return None
+        try:
+            return file_id if self.storage.exists(file_id) else None
+        except UnsafePathError:
+            return None
+
+    def _fill_companion(self, entry: MemoryEntry) -> None:
+        companion = entry.ns("box").get("companion_for")
+        if not isinstance(companion, dict) or not companion.get("file_id"):
+            return
+        path = self.binary_path(str(companion["file_id"]), "")
+        if path is None:
+            return
+        if companion.get("sha256") and companion.get("size_bytes") is not None:
+            return
+        algo, digest, size = self.storage.checksum(path)
+        companion.setdefault("filename", posixpath.basename(path))
+        companion[algo] = digest
+        companion["hash_algo"] = algo
+        companion["size_bytes"] = size
+        companion.setdefault("mime_type", mimetypes.guess_type(path)[0] or "application/octet-stream")
+        companion.setdefault("reviewed_at", format_timestamp(utc_now()))
+        if entry.source:
+            companion.setdefault("reviewed_by", entry.source)
+
+    def _team_folder(self, team: str | None, sub: str) -> str:
+        if team is None or team == self.default_team:
+            return sub
+        teams = self._config.get("teams")
+        known = teams if isinstance(teams, list) else []
+        check_team(team, [*known, *([self.default_team] if self.default_team not in known else [])])
+        path = join("teams", team, sub)
+        if not isinstance(teams, list) or team not in teams:
+            config = self._edit_config()
+            config["teams"] = [*(teams if isinstance(teams, list) else []), team]
+            ids = config.setdefault("folder_ids", {})
+            if isinstance(ids, dict):
+                for part in ("root", "memories", "files", "companions"):
+                    folder = join("teams", team) if part == "root" else join("teams", team, part)
+                    ids.setdefault(f"team_{team}_{part}", self.storage.make_folder(folder).id)
+        return path
+
+    def _target_folder(self, entry: MemoryEntry) -> str:
+        if entry.kind == Kind.COMPANION:
+            companion = (entry.extra.get("box") or {}).get("companion_for")
+            if isinstance(companion, dict) and companion.get("file_id"):
+                binary = self.binary_path(str(companion["file_id"]), "")
+                if binary is not None:
+                    if self._settings().get("companion_layout") == "folder":
+                        return self._team_folder(entry.scope, "companions")
+                    return posixpath.dirname(binary) or self._team_folder(entry.scope, "memories")
+        return self._team_folder(entry.scope, "memories")
