@@ -195,7 +195,7 @@ def test_index_rows_give_back_the_entries_they_were_read_from() -> None:
 
 def test_open_and_iterate_read_no_index(tmp_path: Path) -> None:
     """Opening and iterating read only memory files; a get reads each folder index once."""
-    from memcore_box.storage import LocalStorage
+    from memcore.storage import LocalStorage
 
     class Recording(LocalStorage):
         def __init__(self, root: Path) -> None:

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from memcore.cli import cli
 from memcore.errors import ConflictError, EntryNotFoundError, ImmutableEntryError, UnsafePathError
 from memcore.models import Kind, MemoryEntry, Relation, Severity, Status
+from memcore.storage import ANY_VERSION, CREATE, LocalStorage
 from memcore_box.mapping import slugify
 from memcore_box.provider import BoxMemoryProvider
-from memcore_box.storage import ANY_VERSION, CREATE, LocalStorage
 
 ULID_ID = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memcore.errors import MemcoreError, UnsafePathError
+from memcore.storage import LocalStorage
 from memcore_box.provider import BoxMemoryProvider
-from memcore_box.storage import LocalStorage
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "box-workspace"
 SECRET = "outside-secret-text-7f3a"
@@ -50,7 +50,7 @@ def _ids(root: Path) -> list[str]:
 def test_symlink_loop_is_skipped_not_raised(workspace: Path) -> None:
     expected = _ids(workspace)
     os.symlink("fact__loop.md", workspace / "memories" / "fact__loop.md")
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     names = [i.name for i in storage.list("memories")]
     assert "fact__loop.md" not in names
     assert "fact__python-tooling.md" in names
@@ -68,7 +68,7 @@ def test_symlink_loop_is_skipped_not_raised(workspace: Path) -> None:
 def test_symlink_to_a_file_outside_is_skipped_and_never_read(workspace: Path, outside: Path) -> None:
     expected = _ids(workspace)
     os.symlink(outside / "fact__secret.md", workspace / "memories" / "fact__link.md")
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     assert "fact__link.md" not in [i.name for i in storage.list("memories")]
     assert storage.skipped == [("memories/fact__link.md", storage.skipped[0][1])]
     assert "outside the workspace" in storage.skipped[0][1]
@@ -85,7 +85,7 @@ def test_symlink_to_a_file_outside_is_skipped_and_never_read(workspace: Path, ou
 def test_team_folder_linked_outside_is_skipped(workspace: Path, outside: Path) -> None:
     expected = _ids(workspace)
     os.symlink(outside, workspace / "teams" / "elsewhere")
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     assert "elsewhere" not in [i.name for i in storage.list("teams")]
     assert [p for p, _ in storage.skipped] == ["teams/elsewhere"]
     assert _ids(workspace) == expected
@@ -97,7 +97,7 @@ def test_folder_linked_to_its_ancestor_is_skipped(workspace: Path) -> None:
     expected = _ids(workspace)
     os.symlink("..", workspace / "memories" / "up")
     os.symlink(".", workspace / "teams" / "self")
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     assert "up" not in [i.name for i in storage.list("memories")]
     assert "self" not in [i.name for i in storage.list("teams")]
     assert sorted(p for p, _ in storage.skipped) == ["memories/up", "teams/self"]
@@ -107,7 +107,7 @@ def test_folder_linked_to_its_ancestor_is_skipped(workspace: Path) -> None:
 def test_broken_symlink_is_skipped(workspace: Path) -> None:
     expected = _ids(workspace)
     os.symlink("nowhere.md", workspace / "memories" / "fact__gone.md")
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     assert "fact__gone.md" not in [i.name for i in storage.list("memories")]
     assert [p for p, _ in storage.skipped] == ["memories/fact__gone.md"]
     assert storage.skipped[0][1] == "broken symbolic link to nowhere.md"
@@ -117,7 +117,7 @@ def test_broken_symlink_is_skipped(workspace: Path) -> None:
 def test_link_inside_the_workspace_is_still_followed(workspace: Path) -> None:
     (workspace / "memories" / "fact__python-tooling.md").rename(workspace / "real.md")
     os.symlink("../real.md", workspace / "memories" / "fact__python-tooling.md")
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     assert "fact__python-tooling.md" in [i.name for i in storage.list("memories")]
     assert storage.skipped == []
 
@@ -125,7 +125,7 @@ def test_link_inside_the_workspace_is_still_followed(workspace: Path) -> None:
 def test_fixed_link_leaves_skipped(workspace: Path) -> None:
     link = workspace / "memories" / "fact__loop.md"
     os.symlink("fact__loop.md", link)
-    storage = LocalStorage(workspace)
+    storage = LocalStorage(workspace, label="box", noun="workspace")
     storage.list("memories")
     assert storage.skipped
     link.unlink()

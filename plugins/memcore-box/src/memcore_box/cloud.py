@@ -1,6 +1,6 @@
 """Box-memory on Box's cloud: :class:`CloudStorage`, the provider's storage on ``box_sdk_gen``.
 
-The Box-memory provider does all its I/O through the :class:`~memcore_box.storage.Storage`
+The Box-memory provider does all its I/O through the :class:`~memcore.storage.Storage`
 protocol; this module implements it on Box's API with the official SDK (``box-sdk-gen``,
 module ``box_sdk_gen``; see docs/formats/box-cloud.md for why that distribution and not
 ``boxsdk>=10``). Store URL: ``box+cloud:<folder id>``; paths are relative to that folder.
@@ -33,7 +33,7 @@ Behaviour (issue 6):
   ``_index.json`` (and other ``_*.json``) it re-reads and merges three-way
   (:mod:`memcore_box.cloud_merge`), then retries within ``conflict_retries``. A 409 name
   conflict while creating a ``_*.json`` file becomes a version upload on that file (merged);
-  for a memory file created with :data:`~memcore_box.storage.CREATE` it is a conflict unless
+  for a memory file created with :data:`~memcore.storage.CREATE` it is a conflict unless
   the existing bytes are ours.
 - Version tokens are ``"<file id>:<etag>"``, so a file deleted and re-created under the same
   name never matches a stale token.
@@ -69,9 +69,8 @@ from typing import Any, TypeVar
 
 from memcore.errors import ConfigError, ConflictError, MemcoreError, UnsafePathError
 from memcore.frontmatter import parse_frontmatter
-from memcore.storage import check_component
+from memcore.storage import ANY_VERSION, Item, Storage, check_component, join
 from memcore_box.cloud_merge import merge_json
-from memcore_box.storage import ANY_VERSION, Item, join
 
 __all__ = ["DEFAULT_TIMEOUT", "BoxCloudError", "CloudConfig", "CloudStorage", "RetryPolicy"]
 
@@ -405,7 +404,7 @@ def metadata_values(text: str) -> dict[str, Any] | None:
 
 
 class CloudStorage:
-    """:class:`~memcore_box.storage.Storage` on a Box folder, through ``box_sdk_gen``.
+    """:class:`~memcore.storage.Storage` on a Box folder, through ``box_sdk_gen``.
 
     Args:
         folder_id: The workspace's root folder id (digits; ``"0"`` is the user's root).
@@ -1348,3 +1347,6 @@ def _auth_only_retry() -> Any:
 
     return AuthOnlyRetry()
 
+
+def _conforms(storage: CloudStorage) -> Storage:  # pragma: no cover - mypy checks the protocol
+    return storage

@@ -14,11 +14,12 @@ from typing import Any, ClassVar
 from memcore.errors import ParseError
 from memcore.models import Kind, MemoryEntry, Query, Status
 from memcore.provider import Capability
+from memcore.storage import Storage
 from memcore_box._json import dumps_json, loads_json
+from memcore_box._parse import _File
 from memcore_box.cloud import CloudConfig, CloudStorage
 from memcore_box.mapping import box_kind, box_status
-from memcore_box.provider import CONFIG_FILE, BoxMemoryProvider, _File
-from memcore_box.storage import Storage
+from memcore_box.provider import CONFIG_FILE, BoxMemoryProvider
 
 __all__ = ["BoxCloudProvider"]
 
@@ -44,7 +45,7 @@ class BoxCloudProvider(BoxMemoryProvider):
     option_names: ClassVar[frozenset[str] | None] = None
 
     @classmethod
-    def make_storage(cls, location: str, **options: Any) -> Storage:
+    def storage_for(cls, location: str, **options: Any) -> Storage:
         """Return a :class:`CloudStorage` on the folder ``location``, configured from ``options`` + env."""
         return CloudStorage(location, config=CloudConfig.from_env(options))
 
@@ -64,7 +65,7 @@ class BoxCloudProvider(BoxMemoryProvider):
                 every memory written gets an instance and search uses metadata queries.
         """
         given = options.pop("storage", None)
-        storage = given if given is not None else cls.make_storage(location, **options)
+        storage = given if given is not None else cls.storage_for(location, **options)
         try:
             template = options.pop("metadata_template_key", None)
             cls.initialize(storage, location=location, **options)

@@ -21,13 +21,17 @@ The rollup (box-init step 6) has the same top level with ``folder_path: "/"``, a
 from __future__ import annotations
 
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from memcore.frontmatter import text_of
+from memcore_box._json import IndexWriter
 
 __all__ = [
     "ENTRY_FIELDS",
+    "INDEX_FILE",
     "INDEX_MAPS",
     "IndexRow",
     "build_index",
@@ -55,6 +59,9 @@ ENTRY_FIELDS: tuple[str, ...] = (
     "created_at",
     "updated_at",
 )
+#: Every memory folder's index file, and the workspace rollup at the root.
+INDEX_FILE = "_index.json"
+
 INDEX_MAPS: tuple[str, ...] = (
     "by_id",
     "by_slug",
@@ -391,3 +398,107 @@ def build_rollup(
         if key not in out:
             out[key] = value
     return out
+
+
+def _fold(text: str) -> str:
+    """Return ``text.casefold()``, sharing ``text`` itself when folding changes nothing."""
+    folded = text.casefold()
+    return text if folded == text else folded
+
+
+@dataclass
+class _Folder:
+    """One memory folder and its ``_index.json`` as memcore holds it in memory.
+
+    ``loaded`` is false until something needs the index (a get, a write, validate): opening a
+    workspace and iterating it never reads the indexes.
+    """
+
+    path: str
+    entries: list[IndexRow] = field(default_factory=list)
+    pos: dict[str, int] = field(default_factory=dict)
+    keep: dict[str, Any] = field(default_factory=dict)
+    folder_id: str | None = None
+    version: str | None = None
+    index_id: str | None = None
+    problem: str | None = None
+    stale: bool = True
+    dirty: bool = False
+    writer: IndexWriter = field(default_factory=IndexWriter)
+    repaired: str | None = "never"
+    loaded: bool = False
+
+    def reposition(self) -> None:
+        self.pos = {}
+        for i, entry in enumerate(self.entries):
+            self.pos.setdefault(entry.id, i)
+
+
+class _Where:
+    """Id -> folder path through the folders' ``pos`` maps (no id -> path dict of its own).
+
+    The first folder in path order holding the id wins. A workspace has a few folders, so a
+    lookup is a few dict probes; a dict of every id would cost ~50 bytes per memory.
+    """
+
+    __slots__ = ("folders",)
+
+    def __init__(self, folders: list[_Folder]) -> None:
+        self.folders = folders
+
+    def get(self, entry_id: str) -> str | None:
+        """Return the path of the folder holding ``entry_id``, or ``None``."""
+        for folder in self.folders:
+            if entry_id in folder.pos:
+                return folder.path
+        return None
+
+    def __contains__(self, entry_id: object) -> bool:
+        return any(entry_id in folder.pos for folder in self.folders)
+
+
+class _Titles:
+    """Title -> id and id lookups over a workspace's memory files, for ``related`` wikilinks.
+
+    Files are added in scan order (folders sorted, each folder in listing order); the first
+    file with a title (exact, then case-folded) wins, an id-looking target resolves to itself
+    when some file has that id. Holds two small dicts and a set: no file content.
+    """
+
+    def __init__(self) -> None:
+        self.exact: dict[str, str] = {}
+        self._folded: dict[str, str] | None = None
+        self.ids: set[str] = set()
+
+    def add(self, meta: Mapping[str, Any]) -> str:
+        """Record one (non-orphan) file's frontmatter; return its NFC id."""
+        entry_id = unicodedata.normalize("NFC", str(meta["id"]))
+        self.ids.add(entry_id)
+        title = text_of(meta.get("title"))
+        if title is not None:
+            title = unicodedata.normalize("NFC", title)
+            self.exact.setdefault(title, entry_id)
+            if self._folded is not None:
+                self._folded.setdefault(_fold(title), entry_id)
+        return entry_id
+
+    @property
+    def folded(self) -> dict[str, str]:
+        """Case-folded title -> id, built at the first lookup the exact titles miss.
+
+        Built from :attr:`exact` in its insertion order (each title's first file), which gives
+        every folded title the first file that has it, as building it file by file would.
+        """
+        if self._folded is None:
+            self._folded = {}
+            for title, entry_id in self.exact.items():
+                self._folded.setdefault(_fold(title), entry_id)
+        return self._folded
+
+    def resolve(self, title: str) -> str | None:
+        """Return the id a wikilink title names, or ``None``."""
+        return self.exact.get(title) or self.folded.get(title.casefold()) or (title if title in self.ids else None)
+
+    def known(self, entry_id: str) -> bool:
+        """Return whether some memory file has ``entry_id``."""
+        return entry_id in self.ids

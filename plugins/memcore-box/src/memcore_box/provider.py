@@ -1,9 +1,9 @@
-"""The Box-memory workspace provider (format name ``box``), on any :class:`~memcore_box.storage.Storage`.
+"""The Box-memory workspace provider (format name ``box``), on any :class:`~memcore.storage.Storage`.
 
 Spec: box-memory-schema.md; what the authors' skills do: reference-notes/box-memory.md.
-All I/O goes through ``self.storage`` (:class:`~memcore_box.storage.LocalStorage` for
+All I/O goes through ``self.storage`` (:class:`~memcore.storage.LocalStorage` for
 ``box:PATH``); the Box cloud provider subclasses this class and overrides
-:meth:`BoxMemoryProvider.make_storage`.
+:meth:`BoxMemoryProvider.storage_for`.
 
 Workspace layout (``init_store``)::
 
@@ -13,9 +13,13 @@ Workspace layout (``init_store``)::
     files/  companions/     binaries; companions (sibling layout: next to the binary)
     teams/<team>/{memories,files,companions}/
 
-Writes: one memory file per entry (``<kind>__<slug>.md``, atomic, conditional on the version
-read), then its folder's ``_index.json`` and the rollup, all under :meth:`Storage.lock`. Inside
-``with store.batch():`` every index is written once, when the outermost batch ends.
+Writes run in memcore's write session (:meth:`memcore.provider.BaseProvider.session`, under
+the storage's lock; refused before any I/O on a ``read_only`` store): each operation's memory
+file (``<kind>__<slug>.md``) is written when the operation returns, atomically and conditional on
+the version read; each changed folder ``_index.json``, the rollup and the config are written once,
+when the outermost block ends (one write, or ``with store.batch():``). Modules: :mod:`._parse`
+(bytes -> file), :mod:`.codec` (frontmatter <-> entry), :mod:`._render` (byte-preserving edits),
+:mod:`.validate` (rules), :mod:`._state` (config and indexes), :mod:`.index` (index rows).
 
 Ids are ``mem_`` + a ULID. An id is never reused: a deleted id goes into the tombstone list
 ``_box-memory.json`` -> ``memcore.deleted_ids`` and ``add`` refuses it afterwards.
@@ -23,400 +27,54 @@ Ids are ``mem_`` + a ULID. An id is never reused: a deleted id goes into the tom
 
 from __future__ import annotations
 
-import contextlib
 import mimetypes
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, cast
-
-from ulid import ULID
+from typing import Any, ClassVar
 
 from memcore.errors import (
     ConfigError,
     ConflictError,
     EntryNotFoundError,
-    ImmutableEntryError,
     InvalidEntryError,
-    MemcoreError,
-    ParseError,
     UnsafePathError,
 )
-from memcore.frontmatter import (
-    INDENTED,
-    FrontmatterDocument,
-    load_fast,
-    load_own,
-    parse_frontmatter,
-    split_frontmatter,
-    text_of,
-)
+from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, json_copy, lf_body, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import TempSweeper, TextFile, check_component, temp_file_diagnostics
-from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box.index import (
-    ENTRY_FIELDS,
-    INDEX_MAPS,
-    IndexRow,
-    build_index,
-    build_rollup,
-    index_row,
-    row_from_json,
-    row_maps,
+from memcore.storage import (
+    Item,
+    LocalStorage,
+    Storage,
+    join,
+    temp_file_diagnostics,
 )
-from memcore_box.mapping import FIELD_ORDER, box_kind, format_timestamp, parse_timestamp, slugify
-from memcore_box.record import entry_from_meta, meta_from_entry
-from memcore_box.storage import ANY_VERSION, CREATE, LocalStorage, Storage, join
+from memcore_box._json import loads_json
+from memcore_box._parse import _File, is_memory_name
+from memcore_box._render import patched, render
+from memcore_box._state import _MAX_SLUG_TRIES, WorkspaceState
+from memcore_box._workspace import CONFIG_FILE, init_workspace
+from memcore_box.codec import _EPOCH, _sort_key, _working_copy, entry_from_meta, meta_from_entry
+from memcore_box.index import (
+    INDEX_FILE,
+    _Titles,
+    index_row,
+)
+from memcore_box.mapping import box_kind, format_timestamp, slugify
+from memcore_box.validate import check_team, companion_for_problem, content_diags, drift_diags, fold_team, refuse_errors
 
-__all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider"]
+__all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider", "check_team", "companion_for_problem", "fold_team"]
 
-CONFIG_FILE = "_box-memory.json"
-INDEX_FILE = "_index.json"
-_MAX_SLUG_TRIES = 1000
-_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
-_INDEX_KEYS = frozenset({"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries",
-                         *INDEX_MAPS})
-_ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _RECENT_PATHS = 1024
-# Line breaks str.splitlines() knows besides "\n" (patch_yaml numbers lines with it).
-_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def _fold(text: str) -> str:
-    """Return ``text.casefold()``, sharing ``text`` itself when folding changes nothing."""
-    folded = text.casefold()
-    return text if folded == text else folded
-
-
-@dataclass
-class _Folder:
-    """One memory folder and its ``_index.json`` as memcore holds it in memory.
-
-    ``loaded`` is false until something needs the index (a get, a write, validate): opening a
-    workspace and iterating it never reads the indexes.
-    """
-
-    path: str
-    entries: list[IndexRow] = field(default_factory=list)
-    pos: dict[str, int] = field(default_factory=dict)
-    keep: dict[str, Any] = field(default_factory=dict)
-    folder_id: str | None = None
-    version: str | None = None
-    index_id: str | None = None
-    problem: str | None = None
-    stale: bool = True
-    dirty: bool = False
-    writer: IndexWriter = field(default_factory=IndexWriter)
-    repaired: str | None = "never"
-    loaded: bool = False
-
-    def reposition(self) -> None:
-        self.pos = {}
-        for i, entry in enumerate(self.entries):
-            self.pos.setdefault(entry.id, i)
-
-
-@dataclass
-class _File:
-    """One parsed memory file.
-
-    ``meta`` is the frontmatter. Files parsed with ``_parse(..., fast=True)`` (the checking
-    path, and ``_read_file`` for get/update/delete) hold, where it is exact, the plain dict
-    :func:`~memcore.frontmatter.load_own` or :func:`~memcore.frontmatter.load_fast` gave, equal
-    to ``plain(doc.metadata)``, as a :class:`_PlainMeta` knowing its keys' lines, and parse
-    ``doc`` only if something asks for it (``update()`` does when it cannot patch the text from
-    the plain values). Other files hold the round-trip ``CommentedMap`` of ``doc`` (line
-    information for :meth:`~memcore.frontmatter.YAMLWriter.patch`).
-    """
-
-    path: str
-    version: str
-    size: int
-    text: TextFile
-    yaml_text: str
-    meta: Any
-    body: str
-    file_id: str | None = None
-    _doc: FrontmatterDocument | None = field(default=None, repr=False)
-
-    @property
-    def doc(self) -> FrontmatterDocument:
-        """The round-trip document (parsed on first use for files of the checking path)."""
-        if self._doc is None:
-            self._doc = parse_frontmatter(self.text.text, path=self.path)
-        return self._doc
-
-    @property
-    def folder(self) -> str:
-        return posixpath.dirname(self.path)
-
-    @property
-    def name(self) -> str:
-        return posixpath.basename(self.path)
-
-
-class _KeyLines:
-    """``lc`` of a :class:`_PlainMeta`: ``key(k)`` gives ``(line, column)`` like ruamel's maps."""
-
-    __slots__ = ("lines",)
-
-    def __init__(self, lines: dict[str, int]) -> None:
-        self.lines = lines
-
-    def key(self, key: str) -> tuple[int, int]:
-        """Return the 0-based line in the YAML text and the column (0) of top-level ``key``.
-
-        Raises:
-            KeyError: No such key.
-        """
-        return self.lines[key], 0
-
-
-class _PlainMeta(dict[Any, Any]):
-    """Plain frontmatter (from :func:`load_fast`) that knows its top-level keys' lines.
-
-    Diagnostics name the line of the field they are about (``record._line_of`` asks
-    ``meta.lc.key(k)``); this gives the line ruamel's round-trip map gives.
-    """
-
-    __slots__ = ("lc",)
-
-    def __init__(self, meta: dict[Any, Any], lines: dict[str, int]) -> None:
-        super().__init__(meta)
-        self.lc = _KeyLines(lines)
-
-
-# A top-level key at column 0 in the form ``key:`` (plain key, followed by a blank or the end).
-_TOP_KEY = re.compile(r"([A-Za-z0-9_][^:#\n]*?):(?:[ ]|\Z)")
-
-
-def _key_lines(yaml_text: str, keys: list[Any]) -> dict[str, int] | None:
-    """Return each top-level key's 0-based line in ``yaml_text``, or ``None`` when unsure.
-
-    Sure only for a block mapping at column 0 whose every column-0 line (other than comments
-    and ``- `` items of a key's sequence) is ``key:`` for the next key of ``keys`` in order,
-    and without carriage returns (another line break for YAML). Anything else: ``None``.
-    """
-    if "\r" in yaml_text:
-        return None
-    lines: dict[str, int] = {}
-    expected = iter(keys)
-    for number, line in enumerate(yaml_text.split("\n")):
-        if not line or line[0] in " \t#" or (line[0] == "-" and line[1:2] in ("", " ")):
-            continue
-        found = _TOP_KEY.match(line)
-        if found is None or found.group(1) != next(expected, None):
-            return None
-        lines[found.group(1)] = number
-    return lines if len(lines) == len(keys) else None
-
-
-class _Where:
-    """Id -> folder path through the folders' ``pos`` maps (no id -> path dict of its own).
-
-    The first folder in path order holding the id wins. A workspace has a few folders, so a
-    lookup is a few dict probes; a dict of every id would cost ~50 bytes per memory.
-    """
-
-    __slots__ = ("folders",)
-
-    def __init__(self, folders: list[_Folder]) -> None:
-        self.folders = folders
-
-    def get(self, entry_id: str) -> str | None:
-        """Return the path of the folder holding ``entry_id``, or ``None``."""
-        for folder in self.folders:
-            if entry_id in folder.pos:
-                return folder.path
-        return None
-
-    def __contains__(self, entry_id: object) -> bool:
-        return any(entry_id in folder.pos for folder in self.folders)
-
-
-def _is_memory_name(name: str) -> bool:
-    # The authors' rebuild reads every *.md except README.md (and never _*.json); dot files are
-    # hidden or the temp files of interrupted atomic writes.
-    return name.lower().endswith(".md") and name.lower() != "readme.md" and not name.startswith(".")
-
-
-class _Titles:
-    """Title -> id and id lookups over a workspace's memory files, for ``related`` wikilinks.
-
-    Files are added in scan order (folders sorted, each folder in listing order); the first
-    file with a title (exact, then case-folded) wins, an id-looking target resolves to itself
-    when some file has that id. Holds two small dicts and a set: no file content.
-    """
-
-    def __init__(self) -> None:
-        self.exact: dict[str, str] = {}
-        self._folded: dict[str, str] | None = None
-        self.ids: set[str] = set()
-
-    def add(self, meta: Mapping[str, Any]) -> str:
-        """Record one (non-orphan) file's frontmatter; return its NFC id."""
-        entry_id = unicodedata.normalize("NFC", str(meta["id"]))
-        self.ids.add(entry_id)
-        title = text_of(meta.get("title"))
-        if title is not None:
-            title = unicodedata.normalize("NFC", title)
-            self.exact.setdefault(title, entry_id)
-            if self._folded is not None:
-                self._folded.setdefault(_fold(title), entry_id)
-        return entry_id
-
-    @property
-    def folded(self) -> dict[str, str]:
-        """Case-folded title -> id, built at the first lookup the exact titles miss.
-
-        Built from :attr:`exact` in its insertion order (each title's first file), which gives
-        every folded title the first file that has it, as building it file by file would.
-        """
-        if self._folded is None:
-            self._folded = {}
-            for title, entry_id in self.exact.items():
-                self._folded.setdefault(_fold(title), entry_id)
-        return self._folded
-
-    def resolve(self, title: str) -> str | None:
-        """Return the id a wikilink title names, or ``None``."""
-        return self.exact.get(title) or self.folded.get(title.casefold()) or (title if title in self.ids else None)
-
-    def known(self, entry_id: str) -> bool:
-        """Return whether some memory file has ``entry_id``."""
-        return entry_id in self.ids
-
-
-def check_team(team: str, known: Any) -> str:
-    """Return ``team`` if it can name a team folder (``teams/<team>/``) beside ``known``, else raise.
-
-    Refused besides what :func:`~memcore.storage.check_component` refuses (``.``, ``..``,
-    separators…): names starting with a dot (``.git``; dot folders are hidden, and the workspace
-    scan skips them, so its memories would vanish) and a name that differs from a known team
-    only in case (``Eng`` beside ``eng``), or in Unicode spelling (NFC ``t\u00e9am`` beside NFD
-    ``te\u0301am``, fullwidth ``\uff44efault`` beside ``default``; compared NFKC + casefold):
-    Box and most desktop file systems fold case and normalise names, so both would share one
-    folder. A name of the workspace's own files and folders (``_index.json``, ``memories``…) is
-    refused too.
-
-    Args:
-        team: The team name.
-        known: The workspace's ``teams`` list (anything else counts as none).
-
-    Raises:
-        UnsafePathError: The name is refused; the message names the team and the fix.
-    """
-    check_component(team)
-    if team.startswith("."):
-        raise UnsafePathError(
-            f"box: team name {team!r} is reserved (a dot name is hidden, and the workspace scan skips "
-            "dot folders); choose a name that does not start with '.'")
-    folded = fold_team(team)
-    if folded in _RESERVED_TEAMS:
-        raise UnsafePathError(
-            f"box: team name {team!a} is reserved: it names one of the workspace's own files or folders "
-            f"({', '.join(_WORKSPACE_NAMES)}), compared after Unicode normalisation (NFKC) and case folding; "
-            "choose another team name")
-    for other in known if isinstance(known, list) else []:
-        if not isinstance(other, str) or other == team:
-            continue
-        if other.casefold() == team.casefold():
-            raise UnsafePathError(
-                f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
-                f"case-insensitive file systems would put both in one folder; use {other!r}")
-        if fold_team(other) == folded:
-            raise UnsafePathError(
-                f"box: team name {team!a} is the existing team {other!a} spelled differently (the same "
-                "name after Unicode normalisation, NFKC, and case folding); file systems that normalise names "
-                f"(macOS, Box) would put both in one folder; use {other!a}")
-    return team
-
-
-def fold_team(team: str) -> str:
-    """Return ``team`` as compared with other team names: NFKC-normalised and case-folded."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", team).casefold())
-
-
-#: The workspace's own files and folders (at its root and in each team folder): no team is named so.
-_WORKSPACE_NAMES: tuple[str, ...] = ("_box-memory.json", "_index.json", "memories", "files", "companions", "teams")
-_RESERVED_TEAMS: frozenset[str] = frozenset(fold_team(name) for name in _WORKSPACE_NAMES)
-
-
-def companion_for_problem(companion: Any) -> tuple[str, str] | None:
-    """Return ``(code, message)`` when ``companion_for`` does not hold what the schema requires, else ``None``.
-
-    The schema (box-memory-schema.md, "Companion file") makes ``companion_for`` a mapping whose
-    ``file_id`` names the binary: a Box file id (digits) or, on a local folder, the binary's
-    workspace-relative path (``files/report.pdf``). So ``file_id`` must be one non-empty text
-    value; a path must be relative, without ``..``, empty parts, backslashes or control
-    characters (``../../etc/passwd`` names nothing in the workspace).
-    """
-    fix = ("write companions with add_companion(<binary>), or give extra['box']['companion_for'] = "
-           "{file_id: <Box file id or workspace path such as files/report.pdf>, filename, sha256, ...}")
-    if not isinstance(companion, Mapping):
-        return "box.companion-block", f"kind: companion needs a companion_for block (file_id, filename, sha256…); {fix}"
-    if not companion:
-        return "box.companion-block", f"companion_for is empty; it needs at least file_id; {fix}"
-    if "file_id" not in companion or companion.get("file_id") is None:
-        return "box.companion-block", f"companion_for has no file_id; {fix}"
-    file_id = companion.get("file_id")
-    if isinstance(file_id, bool) or not isinstance(file_id, (str, int)):
-        shape = "a mapping" if isinstance(file_id, Mapping) else "a list" if isinstance(file_id, (list, tuple)) else (
-            type(file_id).__name__)
-        return "box.companion-file-id", (f"companion_for.file_id must be a single text value, not {shape} "
-                                         f"({plain(file_id)!r}); {fix}")
-    text = str(file_id)
-    if not text.strip():
-        return "box.companion-file-id", f"companion_for.file_id is empty; {fix}"
-    if text.isdigit():
-        return None
-    parts = text.split("/")
-    if (text != text.strip() or text.startswith("/") or "\\" in text or ":" in parts[0]
-            or any(part in {"", ".", ".."} for part in parts)
-            or any(unicodedata.category(c) in {"Cc", "Zl", "Zp"} for c in text)):
-        return "box.companion-file-id", (f"companion_for.file_id {text!a} is neither a Box file id (digits) "
-                                         f"nor a workspace-relative path without '..', empty parts or "
-                                         f"control characters; {fix}")
-    return None
-
-
-def _drift_key(row: IndexRow) -> IndexRow:
-    """Return ``row`` without the fields validate's drift check does not compare (file id, size).
-
-    Two compact rows (``raw`` None) with equal keys give equal ``as_dict()`` values in every
-    compared field, so no field differs; any other pair is compared field by field.
-    """
-    return row._replace(file_id=None, size_bytes=None)
-
-
-def _working_copy(entry: MemoryEntry) -> MemoryEntry:
-    """Return a copy of ``entry`` that a write may change without touching the caller's.
-
-    Field assignments change only the copy; ``extra`` is copied deeply, the only nested data a
-    write changes in place (a companion's checksums, quoting while dumping). ``tags`` and
-    ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
-    """
-    update: dict[str, Any] = {"extra": json_copy(entry.extra)}
-    if "\r" in entry.body:  # the file has its own line breaks: a read gives LF (models.lf_body)
-        update["body"] = lf_body(entry).body
-    return entry.model_copy(update=update)
-
-
-def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
-    try:
-        return parse_timestamp(str(created_at)), entry_id
-    except (ValueError, TypeError):
-        return _EPOCH, entry_id
-
-
-class BoxMemoryProvider(BaseProvider):
-    """Box-memory workspace provider on a :class:`~memcore_box.storage.Storage`.
+class BoxMemoryProvider(WorkspaceState):
+    """Box-memory workspace provider on a :class:`~memcore.storage.Storage`.
 
     Args:
         location: The workspace: a folder path for ``box``.
@@ -428,16 +86,14 @@ class BoxMemoryProvider(BaseProvider):
     """
 
     format_name: ClassVar[str] = "box"
-    #: Whether reads and checks take plain frontmatter from libyaml (:func:`load_fast`) where
-    #: it is exact; ``False`` parses every file round-trip (same results, slower; tests
-    #: compare both).
-    fast_yaml: ClassVar[bool] = True
     #: what ``-o name=value`` may set on a local workspace (``read_only`` and ``index`` too):
     #: ``agent`` (default source of new memories) and the init options; anything else is a
     #: ConfigError naming the closest one. The cloud subclass takes its own (any).
     option_names: ClassVar[frozenset[str] | None] = frozenset(
         {"agent", "workspace_name", "tier", "teams", "agents", "companion_layout", "default_team"}
     )
+    #: ``add_companion`` writes a memory, ``reindex`` the indexes: refused on a ``read_only`` store too.
+    write_operations: ClassVar[frozenset[str]] = BaseProvider.write_operations | {"add_companion", "reindex"}
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
         {
             Capability.ADD,
@@ -455,42 +111,23 @@ class BoxMemoryProvider(BaseProvider):
 
     def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
         super().__init__(location, **options)
-        self.storage: Storage = storage if storage is not None else self.make_storage(self.location, **options)
-        #: removes temp files of interrupted writes on the first write holding the lock (local folders)
-        self._temps = TempSweeper(self.storage.root) if isinstance(self.storage, LocalStorage) else None
-        self._config: dict[str, Any] = {}
-        self._config_version: str | None = None
-        self._config_problem: str | None = None
-        self._config_dirty = False
-        self._folders: dict[str, _Folder] = {}
-        self._rollup_version: str | None = None
-        self._rollup_keep: dict[str, Any] = {}
-        self._rollup_problem: str | None = None
-        self._rollup_dirty = False
-        self._rollup_writer = IndexWriter()
-        self._depth = 0
-        # Mutating storage calls started (memory files, indexes, config): a failed operation
-        # that started none left the workspace as it was.
-        self._mutations = 0
-        # Set by a failed write: the next write re-lists every folder and repairs its index from
-        # the files, whatever settings.rebuild_index_on_drift says (it completes our own write).
-        self._force_repair = False
-        self._titles: tuple[dict[str, str], dict[str, str]] | None = None
-        self._slugs: set[str] | None = None
-        # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
-        # without reading every folder index.
-        self._recent: dict[str, str] = {}
+        if storage is not None:
+            self.storage = storage
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def make_storage(cls, location: str, **options: Any) -> Storage:
-        """Return the storage for ``location``: a :class:`LocalStorage` on that folder.
+    def storage_for(cls, location: str, **options: Any) -> Storage:
+        """Return the storage for ``location``: a :class:`~memcore.storage.LocalStorage` on that folder.
 
         Args:
             location: The workspace folder.
             **options: Provider options (unused here; a cloud subclass reads credentials).
         """
-        return LocalStorage(location)
+        return LocalStorage(location, label="box", noun="workspace")
+
+    def make_storage(self) -> Storage:
+        """Return :meth:`storage_for` this provider's location and options."""
+        return self.storage_for(self.location, **self.options)
 
     @classmethod
     def sniff(cls, path: Path) -> bool:
@@ -514,92 +151,11 @@ class BoxMemoryProvider(BaseProvider):
                 comma-separated; default ``["default"]``), ``agents``, ``companion_layout``
                 (``sibling`` | ``folder``), ``default_team``, ``storage``.
         """
-        storage = options.pop("storage", None) or cls.make_storage(location, **options)
+        storage = options.pop("storage", None) or cls.storage_for(location, **options)
         cls.initialize(storage, location=location, **options)
 
-    @classmethod
-    def initialize(cls, storage: Storage, *, location: str = "", **options: Any) -> None:
-        """Create the workspace on ``storage`` (see :meth:`init_store`)."""
 
-        def as_list(value: Any, default: list[str]) -> list[str]:
-            if value is None:
-                return default
-            if isinstance(value, str):
-                return [v.strip() for v in value.split(",") if v.strip()]
-            return [str(v) for v in value]
-
-        default_team = str(options.get("default_team") or "default")
-        teams = as_list(options.get("teams"), [default_team])
-        if default_team not in teams:
-            teams.insert(0, default_team)
-        for number, team in enumerate(teams):
-            check_team(team, teams[:number])
-        layout = str(options.get("companion_layout") or "sibling")
-        if layout not in {"sibling", "folder"}:
-            raise ConfigError(f"box: companion_layout must be 'sibling' or 'folder', not {layout!r}")
-        root = storage.make_folder("")
-        folder_ids: dict[str, Any] = {"root": root.id}
-        for name in ("memories", "files", "companions", "teams"):
-            folder_ids[name] = storage.make_folder(name).id
-        for team in teams:
-            for sub in ("root", "memories", "files", "companions"):
-                path = join("teams", team) if sub == "root" else join("teams", team, sub)
-                folder_ids[f"team_{team}_{sub}"] = storage.make_folder(path).id
-        now = format_timestamp(utc_now())
-        tier = str(options.get("tier") or "unknown")
-        if not storage.exists(CONFIG_FILE):
-            name = str(options.get("workspace_name") or Path(location).name or "box-memory")
-            config: dict[str, Any] = {
-                "version": 1,
-                "schema_version": 1,
-                "workspace_name": name,
-                "workspace_root_id": root.id,
-                "workspace_type": "folder",
-                "created_at": now,
-                "updated_at": now,
-                "tier": tier,
-                "tier_detected_at": now,
-                "capabilities": {
-                    "custom_metadata_templates": False,
-                    "template_create_permission": False,
-                    "body_search": False,
-                    "max_file_size_mb": None,
-                    "storage_unlimited": False,
-                    "box_sign": False,
-                    "retention_policies": False,
-                    "legal_holds": False,
-                    "keysafe": False,
-                    "compliance": [],
-                },
-                "metadata_template_key": None,
-                "metadata_template_created_at": None,
-                "teams": teams,
-                "agents": as_list(options.get("agents"), []),
-                "settings": {
-                    "default_team": default_team,
-                    "companion_layout": layout,
-                    "include_superseded_in_recall": False,
-                    "rebuild_index_on_drift": True,
-                    "ai_recall_enabled": False,
-                    "ai_extract_enabled": False,
-                    "ai_studio_agent_enabled": False,
-                    "ai_model": None,
-                    "compliance_target": None,
-                },
-                "folder_ids": folder_ids,
-            }
-            storage.write(CONFIG_FILE, dumps_json(config), expected_version=CREATE)
-        seeded: list[tuple[str, str | None, str | None, dict[str, Any]]] = []
-        for path in ["memories", *(join("teams", t, "memories") for t in teams)]:
-            index_path = join(path, INDEX_FILE)
-            if storage.exists(index_path):
-                continue
-            data = build_index([], folder_id=storage.stat(path).id, folder_path=path + "/", updated_at=now, tier=tier)
-            item = storage.write(index_path, dumps_json(data), expected_version=CREATE)
-            seeded.append((path + "/", data["folder_id"], item.id, data))
-        if not storage.exists(INDEX_FILE):
-            rollup = build_rollup(seeded, folder_id=root.id, updated_at=now, tier=tier)
-            storage.write(INDEX_FILE, dumps_json(rollup), expected_version=CREATE)
+    initialize = staticmethod(init_workspace)
 
     # -- life cycle -------------------------------------------------------------------
     def open(self) -> BoxMemoryProvider:
@@ -628,625 +184,6 @@ class BoxMemoryProvider(BaseProvider):
         self._invalidate()
         self._is_open = False
 
-    def _ensure_open(self) -> None:
-        if not self._is_open:
-            self.open()
-
-    # -- config -----------------------------------------------------------------------
-    def _load_config(self) -> None:
-        try:
-            data, version = self.storage.read(CONFIG_FILE)
-        except FileNotFoundError:
-            self._config, self._config_version, self._config_problem = {}, None, f"no {CONFIG_FILE}"
-            return
-        if version == self._config_version and self._config_problem is None:
-            return
-        self._config_version = version
-        try:
-            parsed = loads_json(data)
-        except ValueError as exc:
-            self._config, self._config_problem = {}, f"{CONFIG_FILE} is not valid JSON: {exc}"
-            return
-        if not isinstance(parsed, dict):
-            self._config, self._config_problem = {}, f"{CONFIG_FILE} must hold a JSON object"
-            return
-        self._config, self._config_problem = parsed, None
-
-    def _settings(self) -> dict[str, Any]:
-        settings = self._config.get("settings")
-        return settings if isinstance(settings, dict) else {}
-
-    @property
-    def default_team(self) -> str:
-        """The workspace's ``settings.default_team`` (``"default"`` when unset)."""
-        return str(self._settings().get("default_team") or "default")
-
-    @property
-    def tier(self) -> str | None:
-        """The workspace's ``tier``."""
-        tier = self._config.get("tier")
-        return None if tier is None else str(tier)
-
-    def _tombstones(self) -> set[str]:
-        block = self._config.get("memcore")
-        ids = block.get("deleted_ids") if isinstance(block, dict) else None
-        return {str(i) for i in ids} if isinstance(ids, list) else set()
-
-    def _edit_config(self) -> dict[str, Any]:
-        if self._config_problem is not None:
-            raise ParseError(
-                f"box: refusing to rewrite {CONFIG_FILE}: {self._config_problem}; fix it by hand first",
-                path=join(self.storage.description, CONFIG_FILE),
-            )
-        self._config_dirty = True
-        return self._config
-
-    # -- folders and indexes ----------------------------------------------------------
-    def _walk(self, folder: str = "") -> Iterator[tuple[str, list[Any]]]:
-        try:
-            items = self.storage.list(folder)
-        except FileNotFoundError:
-            return
-        yield folder, items
-        for item in items:
-            if item.is_folder and not item.name.startswith("."):
-                yield from self._walk(join(folder, item.name))
-
-    def _discover(self) -> dict[str, list[Any]]:
-        """Find every memory folder (one holding ``_index.json`` or memory files); return listings."""
-        listings: dict[str, list[Any]] = {}
-        for folder, items in self._walk(""):
-            if not folder:
-                continue
-            if any(not i.is_folder and (i.name == INDEX_FILE or _is_memory_name(i.name)) for i in items):
-                listings[folder] = items
-                if folder not in self._folders:
-                    self._folders[folder] = _Folder(path=folder)  # its index is read when needed
-        for path in [p for p in self._folders if p not in listings]:
-            if not self.storage.exists(path):
-                del self._folders[path]
-                self._invalidate()
-        return listings
-
-    def _loaded(self, folder: _Folder) -> _Folder:
-        """Return ``folder`` with its index read (once; :meth:`_sync` re-reads changed ones)."""
-        if not folder.loaded:
-            self._load_index(folder)
-        return folder
-
-    def _load_index(self, folder: _Folder) -> None:
-        folder.loaded = True
-        index_path = join(folder.path, INDEX_FILE)
-        try:
-            if folder.version is not None and not folder.dirty:
-                if self.storage.stat(index_path).version == folder.version:
-                    return  # unchanged since read or written: skip reading a large file
-            data, version = self.storage.read(index_path)
-        except FileNotFoundError:
-            if folder.version is not None or folder.problem is None:
-                folder.entries, folder.version, folder.stale, folder.problem = [], None, True, "missing"
-                folder.reposition()
-                self._invalidate()
-            return
-        if version == folder.version and not folder.dirty:
-            return
-        folder.version = version
-        self._invalidate()
-        try:
-            parsed = loads_json(data)
-            if not isinstance(parsed, dict) or not isinstance(parsed.get("entries"), list):
-                raise ValueError("not an object with an 'entries' list")
-            if not all(isinstance(e, dict) for e in parsed["entries"]):
-                raise ValueError("an entry is not an object")
-            if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str)
-                       for e in parsed["entries"]):
-                raise ValueError("an entry lacks a string 'id' or 'filename'")
-            entries = [row_from_json(e) for e in parsed["entries"]]
-            parsed["entries"] = None
-        except ValueError as exc:
-            folder.entries, folder.stale, folder.problem = [], True, f"malformed: {exc}"
-            folder.reposition()
-            return
-        folder.entries, folder.stale, folder.problem = entries, False, None
-        folder.folder_id = parsed.get("folder_id") if isinstance(parsed.get("folder_id"), str) else folder.folder_id
-        known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries"}
-        known.update(("by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for"))
-        folder.keep = {k: v for k, v in parsed.items() if k not in known}
-        folder.reposition()
-
-    def _load_rollup(self) -> None:
-        try:
-            if self._rollup_version is not None and self.storage.stat(INDEX_FILE).version == self._rollup_version:
-                return
-            data, version = self.storage.read(INDEX_FILE)
-        except FileNotFoundError:
-            self._rollup_version, self._rollup_keep, self._rollup_problem = None, {}, "missing"
-            return
-        if version == self._rollup_version:
-            return
-        self._rollup_version = version
-        try:
-            parsed = loads_json(data)
-            if not isinstance(parsed, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
-            self._rollup_keep, self._rollup_problem = {}, f"malformed: {exc}"
-            return
-        known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "child_indexes"}
-        known.update(("entries", "by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status"))
-        known.add("by_companion_for")
-        self._rollup_keep = {k: v for k, v in parsed.items() if k not in known}
-        self._rollup_problem = None
-
-    def _sync(self, *, repair: bool = False) -> None:
-        """Re-read config and indexes that changed in storage (another process wrote).
-
-        Args:
-            repair: Also bring each folder index in line with the folder's files when
-                ``settings.rebuild_index_on_drift`` is true (the default): index files nobody
-                indexed (e.g. a writer killed between the memory file and the index) and drop
-                entries whose file is gone. Done at the first write after opening and whenever
-                a folder's index changed under us (another process wrote), not on every write.
-        """
-        self._load_config()
-        forced = repair and self._force_repair
-        for folder in list(self._folders.values()):
-            self._load_index(folder)
-            if (repair and folder.repaired != folder.version and not folder.stale
-                    and (forced or self._settings().get("rebuild_index_on_drift", True))):
-                self._repair(folder)
-                folder.repaired = folder.version
-        if forced:
-            self._discover()  # a folder the failed write created is repaired on its first use
-            self._force_repair = False
-        self._load_rollup()
-
-    def _repair(self, folder: _Folder) -> None:
-        try:
-            items = self.storage.list(folder.path)
-        except FileNotFoundError:
-            return
-        present = {i.name: i for i in items if not i.is_folder and _is_memory_name(i.name)}
-        indexed = {e.filename for e in folder.entries}
-        if indexed == set(present):
-            return
-        gone = indexed - set(present)
-        if gone:
-            folder.entries = [e for e in folder.entries if e.filename not in gone]
-            folder.reposition()
-        for name in sorted(set(present) - indexed):
-            path = join(folder.path, name)
-            try:
-                data, version = self.storage.read(path)
-            except FileNotFoundError:
-                continue
-            parsed = self._parse(path, data, version, present[name].id)
-            if isinstance(parsed, _File):
-                self._index_put(folder, index_row(parsed.meta, filename=name, file_id=parsed.file_id,
-                                                  size=parsed.size))
-        folder.dirty = True
-        self._invalidate()
-
-    def _folder(self, path: str, *, create: bool = False) -> _Folder:
-        folder = self._folders.get(path)
-        if folder is None:
-            if create:
-                self.storage.make_folder(path)
-            folder = _Folder(path=path)
-            self._folders[path] = folder
-        return self._loaded(folder)
-
-    def _ensure_fresh(self, folder: _Folder) -> None:
-        """Rebuild a folder's entries from its files when its index is missing or malformed."""
-        if not self._loaded(folder).stale:
-            return
-        old = {e.filename: e for e in folder.entries}
-        files, _ = self._scan_folder(folder.path)
-        folder.entries = self._entries_for(files, old)
-        folder.reposition()
-        folder.stale = False
-        folder.dirty = True
-        self._invalidate()
-
-    def _entries_for(self, files: list[_File], old: dict[str, IndexRow]) -> list[IndexRow]:
-        entries = []
-        for f in sorted(files, key=lambda f: _sort_key(f.meta.get("created_at"), str(f.meta.get("id")))):
-            previous = old.get(f.name)
-            file_id = f.file_id
-            if file_id is None and previous is not None and previous.id == str(f.meta.get("id")):
-                file_id = previous.file_id
-            entries.append(index_row(f.meta, filename=f.name, file_id=file_id, size=f.size))
-        return entries
-
-    def _invalidate(self) -> None:
-        self._recent.clear()
-        self._titles = None
-        self._slugs = None
-
-    def _where_map(self) -> _Where:
-        return _Where([self._loaded(self._folders[path]) for path in sorted(self._folders)])
-
-    def _title_maps(self) -> tuple[dict[str, str], dict[str, str]]:
-        if self._titles is None:
-            exact: dict[str, str] = {}
-            folded: dict[str, str] = {}
-            active: set[str] = set()
-            for path in sorted(self._folders):
-                for entry in self._loaded(self._folders[path]).entries:
-                    title = unicodedata.normalize("NFC", str(entry.title or ""))
-                    if not title:
-                        continue
-                    is_active = entry.status == "active"
-                    if title not in exact or (is_active and exact[title] not in active):
-                        exact[title] = entry.id
-                    folded.setdefault(_fold(title), entry.id)
-                    if is_active:
-                        active.add(entry.id)
-            self._titles = (exact, folded)
-        return self._titles
-
-    def _slug_set(self) -> set[str]:
-        if self._slugs is None:
-            self._slugs = {_fold(str(e.slug or "")) for f in self._folders.values() for e in self._loaded(f).entries}
-        return self._slugs
-
-    def _resolve(self, title: str) -> str | None:
-        exact, folded = self._title_maps()
-        found = exact.get(title) or folded.get(title.casefold())
-        if found is None and title in self._where_map():
-            found = title
-        return found
-
-    def _title_of(self, entry_id: str) -> str | None:
-        path = self._where_map().get(entry_id)
-        if path is None:
-            return None
-        folder = self._folders[path]
-        title = folder.entries[folder.pos[entry_id]].title
-        return str(title) if title else None
-
-    def _is_known(self, entry_id: str) -> bool:
-        return entry_id in self._where_map()
-
-    def _index_put(self, folder: _Folder, entry: IndexRow) -> None:
-        entry_id = entry.id
-        if entry_id in folder.pos:
-            old = folder.entries[folder.pos[entry_id]]
-            folder.entries[folder.pos[entry_id]] = entry
-            if old.title != entry.title or old.status != entry.status:
-                self._titles = None
-        else:
-            folder.entries.append(entry)
-            folder.pos[entry_id] = len(folder.entries) - 1
-            title = unicodedata.normalize("NFC", str(entry.title or ""))
-            if self._titles is not None and title:
-                # Incremental, so that a batch of adds does not rebuild the maps per add.
-                exact, folded = self._titles
-                if title not in exact:
-                    exact[title] = entry_id
-                elif entry.status == "active":
-                    self._titles = None  # an active memory may take the title over: rebuild lazily
-                folded.setdefault(_fold(title), entry_id)
-        if self._slugs is not None:
-            self._slugs.add(_fold(str(entry.slug or "")))
-        folder.dirty = True
-
-    def _index_remove(self, folder: _Folder, entry_id: str) -> None:
-        if entry_id in folder.pos:
-            folder.entries = [e for e in folder.entries if e.id != entry_id]
-            folder.reposition()
-            folder.dirty = True
-            self._invalidate()
-
-    def _put_index(self, path: str, payload: bytearray, expected: str | None) -> Any:
-        self._mutations += 1
-        if isinstance(self.storage, LocalStorage):
-            # atomic_write only takes a memoryview of it: no copy of a 90 MB index.
-            return self.storage.write(path, cast(bytes, payload), expected_version=expected)
-        return self.storage.write(path, bytes(payload), expected_version=expected)
-
-    def _index_items(self, folder: _Folder, now: str) -> Iterator[tuple[str, Any]]:
-        """Yield a folder index's keys and values in the schema's order, maps one at a time."""
-        yield from (("version", 1), ("folder_id", folder.folder_id), ("folder_path", folder.path + "/"),
-                    ("updated_at", now), ("tier", self.tier), ("entry_count", len(folder.entries)), ("entries", None))
-        yield from row_maps(folder.entries)
-        for key, value in folder.keep.items():
-            if key not in _INDEX_KEYS:
-                yield key, value
-
-    def _flush(self, *, force_rollup: bool = False) -> None:
-        now = format_timestamp(utc_now())
-        wrote = False
-        for path in sorted(self._folders):
-            folder = self._folders[path]
-            if not folder.dirty:
-                continue
-            expected = folder.version if folder.version is not None else CREATE
-            payload = folder.writer.dumps(self._index_items(folder, now), groups=[(folder.entries, None)])
-            item = self._put_index(join(path, INDEX_FILE), payload, expected)
-            del payload
-            if folder.repaired == folder.version:
-                folder.repaired = item.version  # our own write keeps files and index in step
-            folder.version, folder.dirty, folder.problem = item.version, False, None
-            folder.index_id = item.id or folder.index_id
-            wrote = True
-        if wrote or force_rollup or self._rollup_dirty:
-            self._write_rollup(now)
-        if self._config_dirty:
-            self._config["updated_at"] = now
-            expected = self._config_version if self._config_version is not None else CREATE
-            self._mutations += 1
-            item = self.storage.write(CONFIG_FILE, dumps_json(self._config), expected_version=expected)
-            self._config_version, self._config_dirty = item.version, False
-
-    def _rollup_folders(self) -> list[_Folder]:
-        return [f for _, f in sorted(self._folders.items())
-                if not (self._loaded(f).version is None and not f.entries)]
-
-    def _rollup_items(self, folders: list[_Folder], rows: list[IndexRow], now: str) -> Iterator[tuple[str, Any]]:
-        """Yield the rollup's keys and values in order (see :func:`memcore_box.index.build_rollup`)."""
-        ids = self._config.get("folder_ids")
-        root_id = ids.get("root") if isinstance(ids, dict) else None
-        children = [{"folder_path": f.path + "/", "folder_id": f.folder_id, "index_file_id": f.index_id}
-                    for f in folders]
-        yield from (("version", 1), ("folder_id", root_id if isinstance(root_id, str) else None),
-                    ("folder_path", "/"), ("updated_at", now), ("tier", self.tier), ("entry_count", len(rows)),
-                    ("child_indexes", children), ("entries", None))
-        yield from row_maps(rows)
-        for key, value in self._rollup_keep.items():
-            if key not in _ROLLUP_KEYS:
-                yield key, value
-
-    def _rollup_entries(self) -> Iterator[dict[str, Any]]:
-        """Yield the rollup's entries as dicts (each folder's entries plus ``folder_path``)."""
-        for folder in self._rollup_folders():
-            for row in folder.entries:
-                yield {**row.as_dict(), "folder_path": folder.path + "/"}
-
-    def _write_rollup(self, now: str) -> None:
-        expected = self._rollup_version if self._rollup_version is not None else CREATE
-        if self._rollup_problem not in (None, "missing"):
-            expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
-        folders = self._rollup_folders()
-        rows = [row for f in folders for row in f.entries]  # one reference per entry, for the maps
-        groups: list[tuple[list[IndexRow], str | None]] = [(f.entries, f.path + "/") for f in folders]
-        payload = self._rollup_writer.dumps(self._rollup_items(folders, rows, now), groups=groups,
-                                            borrow=[f.writer for f in folders])
-        del rows
-        item = self._put_index(INDEX_FILE, payload, expected)
-        self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the lock for one write (or a batch); sync first, write the indexes last.
-
-        A write that fails is either without effect or completed by the next write (issue 17,
-        item 16): when any storage write or delete had started, every folder index is repaired
-        from its files at the next write that holds the lock (:meth:`_failed`), and the error
-        says so (``workspace_state``).
-        """
-        self._ensure_open()
-        with self.storage.lock():
-            outer = self._depth == 0
-            if outer:
-                if self._temps is not None:
-                    self._temps.sweep()
-                self._sync(repair=True)
-                started = self._mutations
-            self._depth += 1
-            try:
-                yield
-            except Exception as exc:
-                self._depth -= 1
-                if outer:
-                    self._failed(exc, started, flush=True)
-                raise
-            except BaseException:  # KeyboardInterrupt: index what was written, as before
-                self._depth -= 1
-                if outer:
-                    self._flush()
-                raise
-            self._depth -= 1
-            if outer:
-                try:
-                    self._flush()
-                except Exception as exc:
-                    self._failed(exc, started, flush=False)
-                    raise
-
-    def _failed(self, exc: Exception, started: int, *, flush: bool) -> None:
-        """Record a failed write on ``exc`` and make the next write complete it.
-
-        Sets ``exc.workspace_state``: ``"unchanged"`` when no storage write or delete had
-        started (a refusal, a conflict found before writing), else ``"pending"``: a memory file
-        may be written or deleted while its index is not; the next write that holds the lock
-        re-lists every folder and brings each index (and the rollup) in line with the files.
-        A pending state is also said in the message of memcore's errors.
-
-        Args:
-            exc: The error the write raised.
-            started: :attr:`_mutations` when the write began.
-            flush: Try to write the indexes for what was written (the body failed, not the flush).
-        """
-        if flush and self._mutations != started:
-            try:
-                self._flush()
-            except Exception:  # noqa: BLE001 - the index stays pending; the next write repairs it
-                pass
-        state = "unchanged" if self._mutations == started else "pending"
-        try:
-            exc.workspace_state = state  # type: ignore[attr-defined]
-        except AttributeError:  # pragma: no cover - an exception type with __slots__
-            pass
-        if state == "unchanged":
-            return
-        self._force_repair = True
-        for folder in self._folders.values():
-            folder.repaired = None
-        note = (f"the workspace {self.storage.description} may hold part of this write (a memory file written "
-                "or deleted, its _index.json not updated); the next write to it completes that by re-indexing "
-                "every folder from its files, or run `memcore reindex`")
-        exc.add_note(note)
-        if isinstance(exc, MemcoreError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
-            exc.args = (f"{exc.args[0]} [{note}]",)
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Group writes: memory files are written at once, each index once at the end.
-
-        Holds the workspace lock for the whole batch (local folders). If the block raises,
-        the indexes are still written for the files that were written.
-        """
-        with self._writing():
-            yield
-
-    # -- reading ----------------------------------------------------------------------
-    def _plain_meta(self, yaml_text: str | None) -> dict[Any, Any] | None:
-        """Return frontmatter YAML as plain Python from libyaml, or ``None``: parse it round-trip.
-
-        :func:`load_fast` where it is exact (it says ``None`` for a text that may hold an
-        anchor, ``&name``, too); ``None`` also for no frontmatter and when :attr:`fast_yaml` is
-        off.
-        """
-        if yaml_text is None or not self.fast_yaml:
-            return None
-        return load_fast(yaml_text)
-
-    def _parse_fast(self, path: str, data: bytes, version: str, file_id: str | None) -> _File | None:
-        """Return the memory file with plain frontmatter (``doc`` left unparsed), or ``None``.
-
-        ``None`` whenever :meth:`_parse`'s round-trip parse must decide: undecodable bytes, no
-        frontmatter or unclosed frontmatter, YAML outside :func:`load_fast`'s exact subset or
-        malformed, no ``id`` or ``kind`` (the orphans, whose diagnostics come from there), a
-        layout whose key lines :func:`_key_lines` cannot tell.
-        """
-        try:
-            text = TextFile.decode(data, path=path)
-            yaml_text, body, _ = split_frontmatter(text.text)
-        except ParseError:
-            return None
-        if yaml_text is None or not self.fast_yaml:
-            return None
-        own = load_own(yaml_text)  # memcore's own layout: the keys' lines come with it
-        if own is not None:
-            meta, lines = own
-        else:
-            found = self._plain_meta(yaml_text)
-            if found is None:
-                return None
-            meta, key_lines = found, _key_lines(yaml_text, list(found))
-            if key_lines is None:
-                return None
-            lines = key_lines
-        for key in ("id", "kind"):
-            if meta.get(key) is None or not str(meta.get(key)).strip():
-                return None
-        return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text,
-                     meta=_PlainMeta(meta, lines), body=body, file_id=file_id)
-
-    def _parse(self, path: str, data: bytes, version: str, file_id: str | None = None, *,
-               fast: bool = False) -> _File | Diagnostic:
-        """Return the parsed memory file, or the ``box.orphan`` diagnostic of a file that is none.
-
-        Args:
-            path: Workspace-relative path (for the diagnostic and messages).
-            data: The file's bytes.
-            version: The storage's version token of those bytes.
-            file_id: The storage's id of the file, if any.
-            fast: Read-only use (checking): take plain frontmatter from :meth:`_parse_fast`
-                when it can; the file's ``doc`` is then parsed only if asked for. Writes keep
-                the default (round-trip ``meta`` with line information).
-        """
-        if fast:
-            quick = self._parse_fast(path, data, version, file_id)
-            if quick is not None:
-                return quick
-
-        def orphan(message: str, line: int | None = None) -> Diagnostic:
-            return Diagnostic(
-                path=path, line=line, code="box.orphan", severity=Severity.ERROR,
-                message=f"{message}; the file is left as it is (fix it, then `memcore reindex`)",
-            )
-
-        try:
-            text = TextFile.decode(data, path=path)
-            doc = parse_frontmatter(text.text, path=path)
-            yaml_text = split_frontmatter(text.text)[0] or ""
-        except ParseError as exc:
-            return orphan(str(exc).removeprefix(f"{path}:{exc.line}: ").removeprefix(f"{path}: "), exc.line)
-        if not doc.has_frontmatter:
-            return orphan("no frontmatter (the file must start with a '---' line)", 1)
-        meta = doc.metadata
-        if meta.get("id") is None or not str(meta.get("id")).strip():
-            return orphan("frontmatter has no 'id'", 1)
-        if meta.get("kind") is None or not str(meta.get("kind")).strip():
-            return orphan("frontmatter has no 'kind'", 1)
-        return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text, meta=meta,
-                     body=doc.body, file_id=file_id, _doc=doc)
-
-    def _read_meta(self, path: str, data: bytes) -> tuple[Mapping[str, Any], str] | None:
-        """Return ``(frontmatter, body)`` of a memory file for reading, or ``None`` for an orphan.
-
-        The read path: frontmatter comes back as plain Python from :func:`load_fast` (libyaml)
-        when the YAML is in the subset it reads exactly, else from the round-trip parse that
-        :meth:`_parse` (writes, validate) uses; both give the same values, so the same entry.
-        Orphan decisions are :meth:`_parse`'s.
-        """
-        try:
-            text = TextFile.decode(data, path=path).text
-            yaml_text, body, _ = split_frontmatter(text)
-        except ParseError:
-            return None
-        meta = self._plain_meta(yaml_text)
-        if meta is None:
-            parsed = self._parse(path, data, "")
-            return (parsed.meta, parsed.body) if isinstance(parsed, _File) else None
-        for key in ("id", "kind"):
-            if meta.get(key) is None or not str(meta.get(key)).strip():
-                return None
-        return meta, body
-
-    def _scan_folder(self, folder: str, items: list[Any] | None = None, *,
-                     fast: bool = False) -> tuple[list[_File], list[Diagnostic]]:
-        """Return a folder's memory files and orphan diagnostics, in listing order.
-
-        Args:
-            folder: Workspace-relative folder.
-            items: Its listing, when already known.
-            fast: Parse for reading only (see :meth:`_parse`); writes keep the default.
-        """
-        files: list[_File] = []
-        orphans: list[Diagnostic] = []
-        if items is None:
-            try:
-                items = self.storage.list(folder)
-            except FileNotFoundError:
-                return files, orphans
-        for item in items:
-            if item.is_folder or not _is_memory_name(item.name):
-                continue
-            path = join(folder, item.name)
-            try:
-                data, version = self.storage.read(path)
-            except FileNotFoundError:
-                continue
-            parsed = self._parse(path, data, version, item.id, fast=fast)
-            (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
-        return files, orphans
-
-    def _scan(self, *, fast: bool = False) -> tuple[list[_File], list[Diagnostic]]:
-        """Return every memory file (folders sorted) and the orphans' diagnostics.
-
-        Args:
-            fast: Parse for reading only (see :meth:`_parse`); writes keep the default.
-        """
-        files: list[_File] = []
-        orphans: list[Diagnostic] = []
-        for folder, items in sorted(self._discover().items()):
-            found, bad = self._scan_folder(folder, items, fast=fast)
-            files += found
-            orphans += bad
-        return files, orphans
 
     @staticmethod
     def _file_resolver(files: list[_File]) -> tuple[Callable[[str], str | None], Callable[[str], bool]]:
@@ -1262,6 +199,20 @@ class BoxMemoryProvider(BaseProvider):
             resolve=resolve or self._resolve, is_known_id=known or self._is_known,
         )
 
+    def _read(self, path: str) -> tuple[bytes, str]:
+        """Return ``(bytes, version)`` of a file, as this thread's write session sees it when one is open.
+
+        Raises:
+            FileNotFoundError: No such file (or the session deleted it).
+        """
+        session = self.active_session()
+        if session is None:
+            return self.storage.read(path)
+        data = session.read(path)
+        if data is None:
+            raise FileNotFoundError(path)
+        return data, session.version(path) or ""
+
     def _read_file(self, entry_id: str) -> _File:
         """Return the parsed file of ``entry_id``, through the indexes, else by scanning.
 
@@ -1275,7 +226,7 @@ class BoxMemoryProvider(BaseProvider):
                 folder = self._folders[folder_path]
                 path = join(folder_path, folder.entries[folder.pos[entry_id]].filename)
                 try:
-                    data, version = self.storage.read(path)
+                    data, version = self._read(path)
                 except (FileNotFoundError, UnsafePathError):
                     data = b""
                     version = ""
@@ -1301,7 +252,7 @@ class BoxMemoryProvider(BaseProvider):
             join(folder, item.name)
             for folder, items in self._discover().items()
             for item in items
-            if not item.is_folder and _is_memory_name(item.name)
+            if not item.is_folder and is_memory_name(item.name)
         )
 
     def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
@@ -1380,7 +331,7 @@ class BoxMemoryProvider(BaseProvider):
         folders = sorted(self._discover().items())
         for number, (folder, items) in enumerate(folders):
             for item in items:
-                if item.is_folder or not _is_memory_name(item.name):
+                if item.is_folder or not is_memory_name(item.name):
                     continue
                 path = join(folder, item.name)
                 try:
@@ -1417,103 +368,6 @@ class BoxMemoryProvider(BaseProvider):
             del self._recent[next(iter(self._recent))]
         self._recent[entry_id] = path
 
-    # -- writing ----------------------------------------------------------------------
-    def _new_id(self) -> str:
-        taken = self._where_map()
-        dead = self._tombstones()
-        while True:
-            entry_id = f"mem_{ULID()}"
-            if entry_id not in taken and entry_id not in dead:
-                return entry_id
-
-    def _unique_slug(self, base: str, *, skip: int = 0) -> str:
-        taken = self._slug_set()
-        n = 1 + skip
-        for _ in range(_MAX_SLUG_TRIES):
-            slug = base if n == 1 else f"{base}-{n}"
-            if slug.casefold() not in taken:
-                return slug
-            n += 1
-        raise InvalidEntryError(f"box: more than {_MAX_SLUG_TRIES} memories share the slug {base!r}")
-
-    def binary_path(self, file_id: str, near: str) -> str | None:
-        """Return the workspace path of the binary a companion describes, or ``None``.
-
-        On a local folder ``companion_for.file_id`` is the binary's workspace-relative path
-        (``files/report.pdf``); a Box file id (digits) cannot be found locally and gives
-        ``None``. Subclasses on Box override this.
-
-        Args:
-            file_id: ``companion_for.file_id``.
-            near: The companion's folder (for sibling layouts; unused locally).
-        """
-        if not file_id or file_id.isdigit():
-            return None
-        try:
-            return file_id if self.storage.exists(file_id) else None
-        except UnsafePathError:
-            return None
-
-    def _fill_companion(self, entry: MemoryEntry) -> None:
-        companion = entry.ns("box").get("companion_for")
-        if not isinstance(companion, dict) or not companion.get("file_id"):
-            return
-        path = self.binary_path(str(companion["file_id"]), "")
-        if path is None:
-            return
-        if companion.get("sha256") and companion.get("size_bytes") is not None:
-            return
-        algo, digest, size = self.storage.checksum(path)
-        companion.setdefault("filename", posixpath.basename(path))
-        companion[algo] = digest
-        companion["hash_algo"] = algo
-        companion["size_bytes"] = size
-        companion.setdefault("mime_type", mimetypes.guess_type(path)[0] or "application/octet-stream")
-        companion.setdefault("reviewed_at", format_timestamp(utc_now()))
-        if entry.source:
-            companion.setdefault("reviewed_by", entry.source)
-
-    def _team_folder(self, team: str | None, sub: str) -> str:
-        if team is None or team == self.default_team:
-            return sub
-        teams = self._config.get("teams")
-        known = teams if isinstance(teams, list) else []
-        check_team(team, [*known, *([self.default_team] if self.default_team not in known else [])])
-        path = join("teams", team, sub)
-        if not isinstance(teams, list) or team not in teams:
-            config = self._edit_config()
-            config["teams"] = [*(teams if isinstance(teams, list) else []), team]
-            ids = config.setdefault("folder_ids", {})
-            if isinstance(ids, dict):
-                for part in ("root", "memories", "files", "companions"):
-                    folder = join("teams", team) if part == "root" else join("teams", team, part)
-                    ids.setdefault(f"team_{team}_{part}", self.storage.make_folder(folder).id)
-        return path
-
-    def _target_folder(self, entry: MemoryEntry) -> str:
-        if entry.kind == Kind.COMPANION:
-            companion = (entry.extra.get("box") or {}).get("companion_for")
-            if isinstance(companion, dict) and companion.get("file_id"):
-                binary = self.binary_path(str(companion["file_id"]), "")
-                if binary is not None:
-                    if self._settings().get("companion_layout") == "folder":
-                        return self._team_folder(entry.scope, "companions")
-                    return posixpath.dirname(binary) or self._team_folder(entry.scope, "memories")
-        return self._team_folder(entry.scope, "memories")
-
-    @staticmethod
-    def _render(meta: dict[str, Any], body: str) -> bytes:
-        return TextFile(text="").encode(f"---\n{INDENTED.dump_mapping(meta)}---\n{body}")
-
-    def _check_new_id(self, entry_id: str) -> str:
-        entry_id = unicodedata.normalize("NFC", entry_id)
-        if entry_id != entry_id.strip() or any(c in entry_id for c in "\r\n"):
-            raise InvalidEntryError(f"box: id {entry_id!r} has surrounding blanks or a line break")
-        if entry_id in self._tombstones():
-            raise ConflictError(f"box: id {entry_id!r} belonged to a deleted memory; Box-memory never reuses ids")
-        if self._is_known(entry_id):
-            raise ConflictError(f"box: a memory with id {entry_id!r} already exists; use update()")
-        return entry_id
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new memory file and index it.
@@ -1528,7 +382,7 @@ class BoxMemoryProvider(BaseProvider):
             InvalidEntryError: The id is not usable.
         """
         entry = _working_copy(entry)
-        with self._writing():
+        with self.session("add") as session:
             entry.id = self._new_id() if entry.id is None else self._check_new_id(entry.id)
             now = utc_now()
             entry.created_at = entry.created_at or now
@@ -1558,14 +412,16 @@ class BoxMemoryProvider(BaseProvider):
                 slug = self._unique_slug(base, skip=skip)
                 meta = meta_from_entry(entry, slug=slug, title_of=self._title_of)
                 filename = f"{kind_name}__{slug}.md"
-                self._refuse_errors(join(folder_path, filename), meta, entry.body)
-                data = self._render(meta, entry.body)
-                self._mutations += 1
+                refuse_errors(self, join(folder_path, filename), meta, entry.body)
+                data = render(meta, entry.body)
+                path = join(folder_path, filename)
                 try:
-                    item = self.storage.write(join(folder_path, filename), data, expected_version=CREATE)
+                    if session.version(path) is not None:
+                        raise ConflictError(path)
+                    session.write(path, data)
+                    item = self._commit(session)[0]
                     break
                 except ConflictError:  # an unindexed file holds the name: try the next suffix
-                    self._mutations -= 1  # a refused create wrote nothing
                     self._slug_set().add(slug.casefold())
                     continue
             else:  # pragma: no cover
@@ -1577,85 +433,6 @@ class BoxMemoryProvider(BaseProvider):
             )
         return stored
 
-    def _file_errors(self, path: str, meta: Mapping[str, Any], body: str,
-                     version: str | None) -> tuple[MemoryEntry, list[Diagnostic]]:
-        """Return the entry a memory file reads as and the errors ``validate`` gives that file alone.
-
-        The per-file rules of :meth:`validate` (:func:`entry_from_meta`'s field checks and the
-        companion block); the cross-file ones (duplicate ids, slug conflicts) are the writers'.
-        """
-        entry, diags = entry_from_meta(meta, body, path=path, version=version, resolve=self._resolve,
-                                       is_known_id=self._is_known)
-        errors = [d for d in diags if d.severity is Severity.ERROR]
-        if str(meta.get("kind")) == "companion":
-            problem = companion_for_problem(meta.get("companion_for"))
-            if problem is not None:
-                errors.append(Diagnostic(path=path, line=1, code=problem[0], severity=Severity.ERROR,
-                                         entry_id=str(meta.get("id")), message=problem[1]))
-        return entry, errors
-
-    def _refuse_errors(self, path: str, meta: Mapping[str, Any], body: str, *,
-                       current: _File | None = None) -> None:
-        """Refuse a write of ``meta`` + ``body`` that ``validate`` would call an error.
-
-        Issue 17, item 9: a write never makes a file its own ``validate`` reports as an error.
-        An error the file being updated (``current``) already had (a hand-written
-        ``title: [a, b]`` kept as it is by an update of the body) is not the write's and does not
-        stop it; ``current`` is checked only when the new file has errors.
-
-        Raises:
-            InvalidEntryError: The file would hold an error; the message names the file, the
-                rule (its diagnostic code) and the fix. Nothing is written.
-        """
-        errors = self._file_errors(path, meta, body, None)[1]
-        if errors and current is not None:
-            had = {d.code for d in self._file_errors(current.path, current.meta, current.body, None)[1]}
-            errors = [d for d in errors if d.code not in had]
-        if errors:
-            first = errors[0]
-            where = f"{path}:{first.line}" if first.line else path
-            raise InvalidEntryError(
-                f"box: refusing to write {where}: {first.message} ({first.code}; `memcore validate` would "
-                f"report it as an error){'; and ' + str(len(errors) - 1) + ' more' if len(errors) > 1 else ''}. "
-                "Nothing was written")
-
-    def _active_slug_holder(self, slug: str, entry_id: str) -> str | None:
-        """Return the file of another active memory whose slug is ``slug`` (case-folded), or ``None``."""
-        folded = slug.casefold()
-        for path in sorted(self._folders):
-            for row in self._loaded(self._folders[path]).entries:
-                if row.id != entry_id and row.status == "active" and str(row.slug or "").casefold() == folded:
-                    return join(path, row.filename)
-        return None
-
-    def _refuse_held(self, f: _File, operation: str) -> None:
-        if str(f.meta.get("status")) == "held":
-            raise ImmutableEntryError(
-                f"box: memory {f.meta['id']} ({f.path}) is on legal hold (status: held) and cannot be "
-                f"changed; `{operation}` refused. Release the hold in Box first."
-            )
-
-    def _patched(self, current: _File, entry: MemoryEntry, slug: str) -> tuple[dict[str, Any], str]:
-        """Return the frontmatter mapping for ``entry`` and the file's YAML text patched to it.
-
-        From the plain frontmatter of the read path (``current.meta`` a :class:`_PlainMeta`,
-        its keys' lines known) when the patch works on it: unchanged keys keep their lines
-        byte for byte either way. When it does not (:meth:`~memcore.frontmatter.YAMLWriter.patch` would dump the whole
-        mapping, where values kept from the file keep their quoting only as ruamel's
-        round-trip objects), and for any text with a line break other than ``\n``, both are
-        made again from the round-trip parse, as before.
-        """
-        if isinstance(current.meta, _PlainMeta) and not _OTHER_BREAKS.search(current.yaml_text):
-            meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=current.meta,
-                                   resolve=self._resolve)
-            patched = INDENTED.patch(current.yaml_text, current.meta, meta, FIELD_ORDER, fallback=False)
-            if patched is not None:
-                return meta, patched
-        old = current.doc.metadata
-        meta = meta_from_entry(entry, slug=slug, title_of=self._title_of, existing=old, resolve=self._resolve)
-        patched = INDENTED.patch(current.yaml_text, old, meta, FIELD_ORDER)
-        assert patched is not None
-        return meta, patched
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite a memory file, changing only what changed, and re-index it.
@@ -1678,7 +455,7 @@ class BoxMemoryProvider(BaseProvider):
             raise InvalidEntryError("box: update() needs an entry with an id; use add() for new memories")
         entry_id: str = entry.id
         entry = _working_copy(entry)
-        with self._writing():
+        with self.session("update") as session:
             current = self._read_file(entry_id)
             self._refuse_held(current, "update")
             token = expected_version or entry.version
@@ -1691,8 +468,8 @@ class BoxMemoryProvider(BaseProvider):
                 entry.created_at = self._entry_of(current)[0].created_at or utc_now()
             entry.updated_at = utc_now()
             slug = text_of(current.meta.get("slug")) or self._unique_slug(slugify(entry.title))
-            meta, yaml_text = self._patched(current, entry, slug)
-            self._refuse_errors(current.path, meta, entry.body, current=current)
+            meta, yaml_text = patched(current, entry, slug, title_of=self._title_of, resolve=self._resolve)
+            refuse_errors(self, current.path, meta, entry.body, current=current)
             if str(meta.get("status")) == "active" and str(current.meta.get("status")) != "active":
                 holder = self._active_slug_holder(slug, entry_id)
                 if holder is not None:
@@ -1708,22 +485,22 @@ class BoxMemoryProvider(BaseProvider):
             # an author filed elsewhere, stays where it is).
             new_folder_path = current.folder if entry.scope == old_team else self._target_folder(entry)
             same_kind = str(current.meta.get("kind")) == str(meta["kind"])
-            self._mutations += 1
             if same_kind and new_folder_path == current.folder:
                 path = current.path
-                try:
-                    item = self.storage.write(path, data, expected_version=current.version)
-                except (ConflictError, FileNotFoundError):
-                    self._mutations -= 1  # the precondition failed: nothing was written
-                    raise
+                session.write(path, data)
                 new_folder = old_folder
             else:
                 new_folder = self._folder(new_folder_path, create=True)
                 self._ensure_fresh(new_folder)
                 path = join(new_folder_path, f"{slugify(str(meta['kind']))}__{slug}.md")
-                item = self.storage.write(path, data, expected_version=CREATE)
-                self.storage.delete(current.path, expected_version=current.version)
+                if session.version(path) is not None:
+                    raise ConflictError(f"box: {path} already exists; refusing to overwrite it")
+                session.write(path, data)
+                session.delete(current.path)
+            written = self._commit(session)
+            if path != current.path:
                 self._index_remove(old_folder, entry_id)
+            item = written[0] if written else Item(posixpath.basename(path), False, current.version)
             previous = old_folder.entries[old_folder.pos[entry.id]] if entry.id in old_folder.pos else None
             file_id = item.id or (previous.file_id if previous is not None and new_folder is old_folder else None)
             self._index_put(new_folder, index_row(meta, filename=posixpath.basename(path), file_id=file_id,
@@ -1739,7 +516,7 @@ class BoxMemoryProvider(BaseProvider):
             EntryNotFoundError: No such memory.
             ImmutableEntryError: The memory is ``held``.
         """
-        with self._writing():
+        with self.session("delete") as session:
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")
             config = self._edit_config()  # refuses (before deleting) when the config is unreadable
@@ -1750,11 +527,10 @@ class BoxMemoryProvider(BaseProvider):
             tombstoned = isinstance(dead, list) and current.meta["id"] not in dead
             if tombstoned:
                 dead.append(str(current.meta["id"]))  # type: ignore[union-attr]
-            self._mutations += 1
+            session.delete(current.path)
             try:
-                self.storage.delete(current.path, expected_version=current.version)
+                self._commit(session)
             except (ConflictError, FileNotFoundError):
-                self._mutations -= 1  # the precondition failed: nothing was deleted
                 if tombstoned:
                     dead.remove(str(current.meta["id"]))  # type: ignore[union-attr]
                 raise
@@ -1769,7 +545,7 @@ class BoxMemoryProvider(BaseProvider):
             EntryNotFoundError: ``old_id`` does not exist (nothing written).
             ImmutableEntryError: The old memory is ``held`` (nothing written).
         """
-        with self._writing():
+        with self.session("supersede"):
             self._refuse_held(self._read_file(old_id), "supersede")
             return super().supersede(old_id, new)
 
@@ -1815,145 +591,6 @@ class BoxMemoryProvider(BaseProvider):
         box["companion_for"] = companion
         return self.add(entry)
 
-    # -- checking ---------------------------------------------------------------------
-    def _companion_diags(self, f: _File) -> list[Diagnostic]:
-        entry_id = str(f.meta["id"])
-        companion = f.meta.get("companion_for")
-        problem = companion_for_problem(companion)
-        if problem is not None:
-            return [Diagnostic(path=f.path, line=1, code=problem[0], severity=Severity.ERROR, entry_id=entry_id,
-                               message=problem[1])]
-        assert isinstance(companion, Mapping)
-        file_id = str(companion.get("file_id") or "")
-        binary = self.binary_path(file_id, f.folder)
-        if binary is None:
-            if file_id and not file_id.isdigit():
-                return [Diagnostic(path=f.path, code="box.companion-vanished", severity=Severity.WARNING,
-                                   entry_id=entry_id,
-                                   message=f"the binary {file_id!r} this companion describes is gone")]
-            return [Diagnostic(path=f.path, code="box.companion-unchecked", severity=Severity.INFO,
-                               entry_id=entry_id,
-                               message=f"binary {file_id or '?'} is not in this workspace; its hash was not checked")]
-        algo = str(companion.get("hash_algo") or "sha256")
-        stored = companion.get(algo)
-        got_algo, digest, size = self.storage.checksum(binary)
-        changed = (got_algo == algo and stored is not None and str(stored) != digest) or (
-            companion.get("size_bytes") is not None and str(companion.get("size_bytes")) != str(size)
-        )
-        if changed:
-            return [Diagnostic(path=f.path, code="box.companion-stale", severity=Severity.WARNING,
-                               entry_id=entry_id,
-                               message=f"{binary} changed since review ({algo} {stored} -> {digest}, "
-                                       f"{companion.get('size_bytes')} -> {size} bytes); regenerate the companion")]
-        return []
-
-    def _content_diags(self, files: list[_File], entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
-        """Return the per-file and cross-file diagnostics of ``files``.
-
-        Args:
-            files: The parsed memory files, in scan order.
-            entries: When given, receives every memory in :meth:`iter_entries` order
-                (``created_at``, id, scan position; of files sharing an id the first), mapped
-                from the same parse.
-        """
-        diags: list[Diagnostic] = []
-        by_id: dict[str, list[_File]] = {}
-        by_slug: dict[str, list[_File]] = {}
-        resolve, known = self._file_resolver(files)
-        keyed: list[tuple[tuple[datetime, str], int, MemoryEntry]] = []
-        for position, f in enumerate(files):
-            entry_id = unicodedata.normalize("NFC", str(f.meta["id"]))
-            by_id.setdefault(entry_id, []).append(f)
-            if str(f.meta.get("status")) == "active" and text_of(f.meta.get("slug")):
-                by_slug.setdefault(str(text_of(f.meta["slug"])).casefold(), []).append(f)
-            entry, found = self._entry_of(f, resolve, known)
-            diags += found
-            if entries is not None:
-                keyed.append((_sort_key(f.meta.get("created_at"), entry_id), position, entry))
-            kind, slug = str(f.meta.get("kind")), str(f.meta.get("slug") or "")
-            if f.name != f"{kind}__{slug}.md" and not (kind == "companion" and f.name.endswith(".md")):
-                diags.append(Diagnostic(path=f.path, code="box.filename", severity=Severity.WARNING, entry_id=entry_id,
-                                        message=f"file name should be {kind}__{slug}.md (<kind>__<slug>.md)"))
-            if kind == "companion":
-                diags += self._companion_diags(f)
-        for entry_id, group in by_id.items():
-            if len(group) > 1:
-                for f in group:
-                    diags.append(Diagnostic(path=f.path, line=1, code="box.duplicate-id", severity=Severity.ERROR,
-                                            entry_id=entry_id,
-                                            message=f"id {entry_id} is used by {len(group)} files: "
-                                                    + ", ".join(g.path for g in group)))
-        for slug, group in by_slug.items():
-            if len(group) > 1:
-                for f in group:
-                    diags.append(Diagnostic(path=f.path, code="box.slug-conflict", severity=Severity.ERROR,
-                                            entry_id=str(f.meta["id"]),
-                                            message=f"slug {slug!r} is on {len(group)} active memories: "
-                                                    + ", ".join(g.path for g in group)))
-        if entries is not None:
-            keyed.sort(key=lambda k: (k[0], k[1]))
-            seen: set[str] = set()
-            for (_, entry_id), _, entry in keyed:
-                if entry_id not in seen:
-                    seen.add(entry_id)
-                    entries.append(entry)
-        return diags
-
-    def _drift_diags(self, files: list[_File]) -> list[Diagnostic]:
-        diags: list[Diagnostic] = []
-        by_folder: dict[str, list[_File]] = {}
-        for f in files:
-            by_folder.setdefault(f.folder, []).append(f)
-        compare = [k for k in ENTRY_FIELDS if k not in {"file_id", "size_bytes"}]
-        # Issue 17, item 17: drift the next write repairs on its own (a file missing from its
-        # index, a row whose file is gone, with settings.rebuild_index_on_drift on) is a warning;
-        # drift no write repairs (that setting off; a row that differs from its file) is an error.
-        repairs = self._settings().get("rebuild_index_on_drift", True) is not False
-        listing = Severity.WARNING if repairs else Severity.ERROR
-        listing_fix = ("the next write repairs it, or run `memcore reindex`" if repairs else
-                       "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`")
-        for path in sorted(set(self._folders) | set(by_folder)):
-            folder = self._folder(path)
-            self._load_index(folder)
-            index_path = join(path, INDEX_FILE)
-            present = {f.name: f for f in by_folder.get(path, [])}
-            if folder.problem is not None:
-                if present or folder.problem != "missing":
-                    diags.append(Diagnostic(path=index_path, code="box.index-missing", severity=Severity.WARNING,
-                                            message=f"index is {folder.problem}; run `memcore reindex`"))
-                continue
-            indexed = {e.filename: e for e in folder.entries}
-            for name, row in indexed.items():
-                if name not in present:
-                    diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=listing,
-                                            entry_id=row.id,
-                                            message=f"index lists {name} ({row.id}) but the file is gone; "
-                                                    f"{listing_fix}"))
-            for name, f in present.items():
-                want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
-                have_row = indexed.get(name)
-                if have_row is None:
-                    diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=listing,
-                                            entry_id=want_row.id,
-                                            message=f"{name} is not in {index_path}; {listing_fix}"))
-                    continue
-                if have_row.raw is None and _drift_key(have_row) == _drift_key(want_row):
-                    continue  # memcore's own row shape, equal in every compared field
-                want, have = want_row.as_dict(), have_row.as_dict()
-                fields = [k for k in compare if plain(have.get(k)) != want[k]]
-                if fields:
-                    diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.ERROR,
-                                            entry_id=want_row.id,
-                                            message=f"{index_path} entry differs from the file in "
-                                                    f"{', '.join(fields)}, and no write repairs that on its own "
-                                                    "(searches through the index see the old values): run "
-                                                    "`memcore reindex`"))
-        self._load_rollup()
-        if self._rollup_problem is not None:
-            diags.append(Diagnostic(path=INDEX_FILE, code="box.rollup-missing", severity=Severity.INFO,
-                                    message=f"workspace rollup index is {self._rollup_problem} (the authors update it "
-                                            "lazily); `memcore reindex` writes it"))
-        return diags
 
     def validate(self) -> list[Diagnostic]:
         """Check the workspace: config, every memory file, companions, indexes (drift both ways).
@@ -1996,8 +633,8 @@ class BoxMemoryProvider(BaseProvider):
                                     message=self._config_problem))
         files, orphans = self._scan(fast=True)
         diags += orphans
-        diags += self._content_diags(files, entries)
-        diags += self._drift_diags(files)
+        diags += content_diags(self, files, entries)
+        diags += drift_diags(self, files)
         # Symbolic links the local storage left out (loops, broken, leading outside the workspace).
         for path, reason in getattr(self.storage, "skipped", ()):
             diags.append(Diagnostic(path=path, code="box.skipped-link", severity=Severity.WARNING,
@@ -2017,7 +654,7 @@ class BoxMemoryProvider(BaseProvider):
         Returns:
             The rebuild report as diagnostics.
         """
-        with self._writing():
+        with self.session("reindex"):
             files, orphans = self._scan()
             by_folder: dict[str, list[_File]] = {}
             for f in files:
@@ -2042,7 +679,7 @@ class BoxMemoryProvider(BaseProvider):
                 except (FileNotFoundError, ValueError, AttributeError):
                     rollup_differs = True
             self._rollup_dirty = rollup_differs
-            content = [d for d in self._content_diags(files) if d.code in {
+            content = [d for d in content_diags(self, files) if d.code in {
                 "box.duplicate-id", "box.slug-conflict", "box.companion-stale", "box.companion-vanished"}]
         return orphans + content
 

@@ -14,9 +14,9 @@ import pytest
 
 from memcore.errors import ConfigError, ConflictError, MemcoreError
 from memcore.models import Kind, MemoryEntry
+from memcore.storage import CREATE
 from memcore_box.cloud import DEFAULT_TIMEOUT, BoxCloudError, CloudConfig, CloudStorage
 from memcore_box.cloud_provider import BoxCloudProvider
-from memcore_box.storage import CREATE
 
 TOKEN = "fake-dev-token-s3cr3t"
 SECRET = "fake-client-s3cr3t"

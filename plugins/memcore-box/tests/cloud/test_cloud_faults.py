@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from memcore.errors import ConflictError
+from memcore.storage import ANY_VERSION, CREATE
 from memcore_box.cloud import BoxCloudError, CloudStorage
 from memcore_box.cloud_merge import merge_json
-from memcore_box.storage import ANY_VERSION, CREATE
 
 TOKEN = "fake-dev-token-s3cr3t"
 
@@ -209,7 +209,7 @@ def test_long_lived_writer_keeps_others_entries(box_env: dict[str, str], fake_bo
 _CHILD = r"""
 import json, os, sys, time
 from memcore_box.cloud import CloudStorage
-from memcore_box.storage import ANY_VERSION
+from memcore.storage import ANY_VERSION
 folder, prefix, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 store = CloudStorage(folder)
 store.list()  # connect and warm up before the start line

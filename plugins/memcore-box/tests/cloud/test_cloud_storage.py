@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from memcore.errors import ConfigError, ConflictError, UnsafePathError
+from memcore.storage import ANY_VERSION, CREATE, Storage
 from memcore_box.cloud import CloudConfig, CloudStorage
-from memcore_box.storage import ANY_VERSION, CREATE, Storage
 
 TOKEN = "fake-dev-token-s3cr3t"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,7 +20,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from memcore.frontmatter import flow_list, is_scalar, plain_text, text_of
 from memcore.frontmatter import to_plain as plain
-from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, json_copy, lf_body
 from memcore_box.mapping import (
     BOX_KINDS,
     BOX_STATUSES,
@@ -447,3 +447,26 @@ def meta_from_entry(
     if memcore:
         ordered[MEMCORE_KEY] = memcore
     return ordered
+
+
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def _working_copy(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` that a write may change without touching the caller's.
+
+    Field assignments change only the copy; ``extra`` is copied deeply, the only nested data a
+    write changes in place (a companion's checksums, quoting while dumping). ``tags`` and
+    ``relations`` are shared: writes only read them. Cheaper than a deep copy of everything.
+    """
+    update: dict[str, Any] = {"extra": json_copy(entry.extra)}
+    if "\r" in entry.body:  # the file has its own line breaks: a read gives LF (models.lf_body)
+        update["body"] = lf_body(entry).body
+    return entry.model_copy(update=update)
+
+
+def _sort_key(created_at: Any, entry_id: str) -> tuple[datetime, str]:
+    try:
+        return parse_timestamp(str(created_at)), entry_id
+    except (ValueError, TypeError):
+        return _EPOCH, entry_id
