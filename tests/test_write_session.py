@@ -112,7 +112,7 @@ def test_a_staged_new_file_that_appeared_meanwhile_is_a_conflict(tmp_path: Path)
     assert session.read("new.txt") is None
     session.write("new.txt", b"mine")
     (tmp_path / "new.txt").write_bytes(b"theirs")
-    with pytest.raises(ConflictError, match=r"new\.txt \(appeared\) changed on disk"):
+    with pytest.raises(ConflictError, match=r"/new\.txt changed on disk during the write"):
         session.flush()
     assert (tmp_path / "new.txt").read_bytes() == b"theirs"
 

@@ -108,6 +108,9 @@ class BatchTests(ConformanceBase):
         provider's choice), and afterwards every write of both threads is in the store.
         """
         first = memcore_provider
+        if instance == "own-instance" and C.REMOTE in first.capabilities:
+            pytest.skip("a remote store has no lock between instances (each stands for another process): "
+                        "conditional writes catch their races, the shared-instance case still runs")
         second = first if instance == "shared-instance" else memcore_reopen()
         mine = [memcore_make_entry(title=f"First thread {n}") for n in range(2)]
         theirs = memcore_make_entry(title="Second thread")

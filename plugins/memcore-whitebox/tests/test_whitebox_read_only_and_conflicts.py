@@ -1,7 +1,7 @@
 """A read-only vault refuses every write operation; a batch whose files changed on disk writes nothing.
 
 Both come from core (``BaseProvider.write_operations``, ``WriteSession.flush``): these tests hold
-WhiteBox's own operations (``dispute``, ``propose``, ``promote``, promotion runs) to them too.
+WhiteBox's own operations (``dispute``, ``propose_stable_edit``, ``promote``, promotion runs) to them too.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _obs(body: str = "An observation.", day: str = "2026-04-20") -> MemoryEntry:
 
 
 def test_the_format_operations_are_write_operations() -> None:
-    assert {"dispute", "propose", "promote"} <= WhiteBoxProvider.write_operations
+    assert {"dispute", "propose_stable_edit", "promote"} <= WhiteBoxProvider.write_operations
     assert BaseProvider.write_operations <= WhiteBoxProvider.write_operations
 
 
@@ -41,7 +41,7 @@ def test_a_read_only_vault_refuses_each_write_operation_and_changes_no_byte(vaul
             "add fact": lambda: store.add(MemoryEntry(kind=Kind.FACT, title="New", body="x")),
             "update": lambda: store.update(fact),
             "dispute": lambda: store.dispute("identity.md", "Not so."),
-            "propose": lambda: store.propose("identity.md", source="s", rationale="r", content="c"),
+            "propose_stable_edit": lambda: store.propose_stable_edit("identity.md", source="s", rationale="r", content="c"),
             "promote": lambda: store.promote("identity.md", lambda data: b"replaced"),
         }
         for name, call in calls.items():

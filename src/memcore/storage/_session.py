@@ -157,7 +157,12 @@ class WriteSession:
             data = staged[path]
             assert data is not None
             self._ensure_folder(path)
-            item = self.storage.write(path, data, expected_version=self._seen.get(path) or CREATE)
+            try:
+                item = self.storage.write(path, data, expected_version=self._seen.get(path) or CREATE)
+            except ConflictError as exc:
+                if written:
+                    raise
+                raise self._conflict([self._where(path)]) from exc
             self._seen[path], self._bytes[path] = item.version, data
             written.append(item)
         for path in removed:
@@ -176,6 +181,8 @@ class WriteSession:
             return None
 
     def _check(self, staged: Mapping[str, bytes | None]) -> None:
+        if len(staged) == 1:
+            return  # its one conditional write checks it (a remote storage may resolve it: Box merges)
         changed = []
         for path, data in staged.items():
             expected = self._seen.get(path)
@@ -186,13 +193,16 @@ class WriteSession:
                 what = " (appeared)" if expected is None else " (deleted)" if current is None else ""
                 changed.append(f"{self._where(path)}{what}")
         if changed:
-            op = "batch" if self.writes > 1 else "write"
-            count = max(self.writes, 1)
-            raise ConflictError(
-                f"{self.label}: {', '.join(changed)} changed on disk during the {op} (another writer); the "
-                f"{op}'s {count} write{'s' if count != 1 else ''} were not saved and the files were left as "
-                f"they are now; re-run the {op}"
-            )
+            raise self._conflict(changed)
+
+    def _conflict(self, changed: list[str]) -> ConflictError:
+        op = "batch" if self.writes > 1 else "write"
+        count = max(self.writes, 1)
+        return ConflictError(
+            f"{self.label}: {', '.join(changed)} changed on disk during the {op} (another writer); the "
+            f"{op}'s {count} write{'s' if count != 1 else ''} were not saved and the files were left as "
+            f"they are now; re-run the {op}"
+        )
 
     def _where(self, path: str) -> str:
         description = self.storage.description.rstrip("/")

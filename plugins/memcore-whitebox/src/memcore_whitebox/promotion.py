@@ -200,7 +200,7 @@ def apply_candidate(provider: WhiteBoxProvider, cand: Candidate, *, auto: bool) 
             f"higher (spec rule). Reference score {cand.score:.2f} from {cand.distinct_sources} source(s): "
             f"{cand.reason}."
         )
-        stored = provider.propose(
+        stored = provider.propose_stable_edit(
             cand.target, source="memcore-promote", rationale=rationale, content=_content(cand),
             extra={"derived_from": ids},
         )

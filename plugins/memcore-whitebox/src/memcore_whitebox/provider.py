@@ -103,7 +103,9 @@ class WhiteBoxProvider(BaseProvider):
          Capability.BATCH}
     )
     #: the format's own writes, refused on a read-only store as add and update are
-    write_operations: ClassVar[frozenset[str]] = BaseProvider.write_operations | {"dispute", "propose", "promote"}
+    write_operations: ClassVar[frozenset[str]] = BaseProvider.write_operations | {
+        "dispute", "propose_stable_edit", "promote",
+    }
 
     #: what ``-o name=value`` may set (``read_only`` too); anything else is a ConfigError
     option_names = frozenset({"as_user", "scope", "source", "stable_files"})
@@ -586,7 +588,7 @@ class WhiteBoxProvider(BaseProvider):
             if not self.as_user and rel not in self._own_files:
                 raw = entry.extra.get(FORMAT, {}).get("rationale")
                 rationale = raw if isinstance(raw, str) else None
-                return self.propose(
+                return self.propose_stable_edit(
                     rel,
                     source=entry.source or self.default_source,
                     rationale=rationale or "Edit proposed through memcore; review it and apply it by hand.",
@@ -613,15 +615,19 @@ class WhiteBoxProvider(BaseProvider):
         raw_rationale, raw_content = wb.get("rationale"), wb.get("proposed_content")
         rationale = raw_rationale if isinstance(raw_rationale, str) else None
         content = raw_content if isinstance(raw_content, str) else entry.body
-        return self.propose(
+        return self.propose_stable_edit(
             target, source=entry.source or self.default_source, rationale=rationale or entry.title or "",
             content=content,
         )
 
-    def propose(
+    def propose_stable_edit(
         self, target: str, *, source: str, rationale: str, content: str, extra: dict[str, Any] | None = None
     ) -> MemoryEntry:
         """Write ``proposed/<timestamp>-<slug>.md`` proposing a change of ``target``, as ``proposeStableEdit``.
+
+        Not named ``propose``: that name is the review-queue write of an entry (Maka's
+        ``propose(entry)``), which ``memcore serve --propose`` looks for; a WhiteBox proposal is
+        a stable-file edit, made through :meth:`update` of a stable fact.
 
         As the reference tool: the target must be in scope; proposed/ is where proposals go
         whatever the scope's folders. ``extra`` adds frontmatter keys (``derived_from``).
@@ -639,7 +645,7 @@ class WhiteBoxProvider(BaseProvider):
         stem = proposal_name(target, now)
         text = proposal_text(target, source=source, rationale=rationale, content=content, extra=extra or {}, now=now)
         raw = text.encode("utf-8")
-        with self.session("propose") as session:
+        with self.session("propose_stable_edit") as session:
             rel, n = f"{stem}.md", 2
             while self._taken(rel):
                 rel, n = f"{stem}-{n}.md", n + 1
