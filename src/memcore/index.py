@@ -2,10 +2,10 @@
 
 The index lives in a cache folder outside the store (``$MEMCORE_CACHE_DIR``, else
 platformdirs' user cache folder: ``$XDG_CACHE_HOME/memcore`` or ``~/.cache/memcore`` on Linux,
-``~/Library/Caches/memcore`` on macOS, ``%LOCALAPPDATA%\\memcore\\Cache`` on Windows), one database per store URL and option
-set. For every source file it records the path, size, mtime (ns) and sha256, so opening it
-re-reads only the files that changed, were added or were removed, including edits made by
-hand or by other tools while memcore was not running.
+``~/Library/Caches/memcore`` on macOS, ``%LOCALAPPDATA%\\memcore\\Cache`` on Windows), one
+database per store URL and option set. For every source file it records the path, size, mtime
+(ns) and sha256, so opening it re-reads only the files that changed, were added or were
+removed, including edits made by hand or by other tools while memcore was not running.
 
 Losing or corrupting the database costs a rebuild, never a wrong answer: an unreadable,
 truncated or foreign database is deleted and rebuilt; a file whose fingerprint differs from the

@@ -51,7 +51,7 @@ class NamesConformance:
     entry_file_names: ClassVar[bool] = True
 
     # -- helpers ------------------------------------------------------------------------
-    def _nfd_store(self, provider: Any, make_entry: Any, raw_files: Any, root: Any) -> tuple[Any, str, str]:
+    def _nfd_store(self, provider: Any, make_entry: Any, raw_files: Any, root: Any) -> tuple[str, str]:
         if not self.entry_file_names:
             pytest.skip("entry_file_names = False: entries do not live in files named after them")
         before = set(raw_files())
