@@ -21,7 +21,11 @@ def pytest_configure(config: pytest.Config) -> None:
     Migration journals (memcore.journal) of the tests go to a folder of this run, never to the
     user's state folder (subprocesses inherit it).
     """
-    os.environ["MEMCORE_STATE_DIR"] = tempfile.mkdtemp(prefix="memcore-test-state-")
+    os.environ["MEMCORE_STATE_DIR"] = state = tempfile.mkdtemp(prefix="memcore-test-state-")
+    # Locks and index databases too: never the user's cache folder, one folder per pytest
+    # process (each xdist worker runs this hook), inherited by the processes tests spawn.
+    os.environ.setdefault("MEMCORE_LOCK_DIR", os.path.join(state, "locks"))
+    os.environ.setdefault("MEMCORE_CACHE_DIR", os.path.join(state, "cache"))
     if not SAMPLES.is_dir():
         raise pytest.UsageError(
             f"the tests read the formats' authors' sample files from {SAMPLES}, which is missing: "
@@ -29,9 +33,27 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+#: Tests that start many writer processes each (16 x 25 adds, SIGKILL loops): on two cores,
+#: two of them at once starve each other's lock holders past the 60 s lock timeout, so under
+#: ``pytest -n auto --dist loadgroup`` they share one xdist group and run one at a time.
+_PROCESS_HEAVY = ("concurrent_processes", "sigkill", "processes_racing", "eight_processes", "concurrent_appends")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the process-heavy tests in one xdist group (a no-op without pytest-xdist)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if any(word in item.name for word in _PROCESS_HEAVY):
+            item.add_marker(pytest.mark.xdist_group("process-heavy"))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove this run's journal folder."""
     state = os.environ.pop("MEMCORE_STATE_DIR", None)
+    for name, sub in (("MEMCORE_LOCK_DIR", "locks"), ("MEMCORE_CACHE_DIR", "cache")):
+        if state and os.environ.get(name) == os.path.join(state, sub):
+            del os.environ[name]
     if state and Path(state).name.startswith("memcore-test-state-"):
         shutil.rmtree(state, ignore_errors=True)
 
