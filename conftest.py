@@ -33,21 +33,6 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-#: Tests that start many writer processes each (16 x 25 adds, SIGKILL loops): on two cores,
-#: two of them at once starve each other's lock holders past the 60 s lock timeout, so under
-#: ``pytest -n auto --dist loadgroup`` they share one xdist group and run one at a time.
-_PROCESS_HEAVY = ("concurrent_processes", "sigkill", "processes_racing", "eight_processes", "concurrent_appends")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put the process-heavy tests in one xdist group (a no-op without pytest-xdist)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if any(word in item.name for word in _PROCESS_HEAVY):
-            item.add_marker(pytest.mark.xdist_group("process-heavy"))
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove this run's journal folder."""
     state = os.environ.pop("MEMCORE_STATE_DIR", None)

@@ -15,7 +15,7 @@ def _commands() -> list[str]:
 def test_readme_has_two_quick_start_commands() -> None:
     main_job, tests = _commands()
     assert "memcore migrate" in main_job and "examples/" in main_job
-    assert tests.endswith("python -m pytest -n auto --dist loadgroup")
+    assert tests.endswith("python -m pytest -n auto --dist loadfile")
 
 
 def test_ci_runs_the_readme_test_command() -> None:
