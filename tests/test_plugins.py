@@ -57,7 +57,7 @@ def test_two_plugins_claiming_one_format_fail_naming_both(dict_plugin: DictPlugi
 
 def test_unknown_format_names_distribution_or_suggests(dict_plugin: DictPlugin) -> None:
     reg = _registry(dict_plugin)
-    with pytest.raises(UnknownFormatError, match=r"memcore-whitebox.*pip install memcore-whitebox"):
+    with pytest.raises(UnknownFormatError, match=r"memcore-unified-whitebox.*pip install -e 'plugins/memcore-whitebox'.*pip install 'memcore-unified-whitebox'"):
         reg.get("whitebox")
     with pytest.raises(UnknownFormatError, match="did you mean 'dictfmt'"):
         reg.get("dictfm")

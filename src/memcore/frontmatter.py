@@ -31,12 +31,12 @@ from ruamel.yaml.resolver import implicit_resolvers as _RUAMEL_IMPLICIT
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString, ScalarString
 
-try:  # libyaml through PyYAML (PyYAML comes with python-frontmatter, a memcore dependency)
-    from yaml import YAMLError as _LibYAMLError  # type: ignore[import-untyped]
-    from yaml.cyaml import CParser as _CParser  # type: ignore[import-untyped]
-    from yaml.resolver import BaseResolver as _BaseResolver  # type: ignore[import-untyped]
+try:  # libyaml through PyYAML (a declared memcore dependency; types-PyYAML types it for mypy)
+    from yaml import YAMLError as _LibYAMLError
+    from yaml._yaml import CParser as _CParser
+    from yaml.resolver import BaseResolver as _BaseResolver
 except ImportError:  # pragma: no cover - no libyaml: every read takes the round-trip path
-    _CParser = None
+    _CParser = None  # type: ignore[misc,assignment]
 
 from memcore.errors import InvalidEntryError, ParseError
 
@@ -905,10 +905,10 @@ class _Unsure(Exception):
 
 if _CParser is not None:
 
-    class _FastLoader(_CParser, _BaseResolver):  # type: ignore[misc]
+    class _FastLoader(_CParser, _BaseResolver):
         """libyaml parser and composer with ruamel's YAML 1.2 implicit tag rules, no timestamps."""
 
-        yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {}
+        yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {}  # type: ignore[misc]
 
         def __init__(self, stream: str) -> None:
             _CParser.__init__(self, stream)

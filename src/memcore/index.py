@@ -1,10 +1,11 @@
 """A derived SQLite FTS5 search index of any store: never canonical, always rebuildable.
 
 The index lives in a cache folder outside the store (``$MEMCORE_CACHE_DIR``, else
-``$XDG_CACHE_HOME/memcore``, else ``~/.cache/memcore``), one database per store URL and option
-set. For every source file it records the path, size, mtime (ns) and sha256, so opening it
-re-reads only the files that changed, were added or were removed, including edits made by
-hand or by other tools while memcore was not running.
+platformdirs' user cache folder: ``$XDG_CACHE_HOME/memcore`` or ``~/.cache/memcore`` on Linux,
+``~/Library/Caches/memcore`` on macOS, ``%LOCALAPPDATA%\\memcore\\Cache`` on Windows), one
+database per store URL and option set. For every source file it records the path, size, mtime
+(ns) and sha256, so opening it re-reads only the files that changed, were added or were
+removed, including edits made by hand or by other tools while memcore was not running.
 
 Losing or corrupting the database costs a rebuild, never a wrong answer: an unreadable,
 truncated or foreign database is deleted and rebuilt; a file whose fingerprint differs from the
@@ -45,6 +46,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import platformdirs
+
 from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import MemoryEntry, Query, text_terms, utc_now
@@ -68,11 +71,14 @@ T = TypeVar("T")
 
 
 def default_cache_dir() -> Path:
-    """Return the folder index databases live in (created on first use)."""
+    """Return the folder index databases live in (created on first use).
+
+    ``$MEMCORE_CACHE_DIR`` when set, else :func:`platformdirs.user_cache_dir` (which follows
+    ``$XDG_CACHE_HOME`` on Linux); the lock folder (``memcore.storage``) is ``locks`` in it.
+    """
     if os.environ.get("MEMCORE_CACHE_DIR"):
         return Path(os.environ["MEMCORE_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memcore"
+    return Path(platformdirs.user_cache_dir("memcore", appauthor=False, ensure_exists=False))
 
 
 def _store_key(provider: MemoryProvider) -> str:

@@ -14,14 +14,16 @@ from memcore.plugins import get_plugin_manager, plugin_infos
 
 __all__ = ["BUILTIN_DISTRIBUTIONS", "ProviderRegistry", "get_registry"]
 
-#: The formats memcore's own plugins serve and the distribution (and extra) for each. Core
-#: knows these names only to say what to install; it never imports the plugins by name.
+#: The formats memcore's own plugins serve and the distribution (and core extra) for each. Core
+#: knows these names only to say what to install; it never imports the plugins by name. The
+#: distributions are the ``memcore-unified`` family (``memcore`` on PyPI is another project);
+#: in a checkout each lives in ``plugins/memcore-<format>``.
 BUILTIN_DISTRIBUTIONS: dict[str, tuple[str, str]] = {
-    "whitebox": ("memcore-whitebox", "whitebox"),
-    "box": ("memcore-box", "box"),
-    "box+cloud": ("memcore-box", "box"),
-    "rightmemory": ("memcore-rightmemory", "rightmemory"),
-    "maka": ("memcore-maka", "maka"),
+    "whitebox": ("memcore-unified-whitebox", "whitebox"),
+    "box": ("memcore-unified-box", "box"),
+    "box+cloud": ("memcore-unified-box[cloud]", "box"),
+    "rightmemory": ("memcore-unified-rightmemory", "rightmemory"),
+    "maka": ("memcore-unified-maka", "maka"),
 }
 
 
@@ -85,10 +87,12 @@ class ProviderRegistry:
             pass
         if format_name in BUILTIN_DISTRIBUTIONS:
             dist, extra = BUILTIN_DISTRIBUTIONS[format_name]
+            folder = f"plugins/memcore-{extra}" + ("[cloud]" if dist.endswith("[cloud]") else "")
             raise UnknownFormatError(
-                f"format {format_name!r} needs the {dist!r} distribution, which is not installed "
-                f"(or is blocked by MEMCORE_DISABLE_PLUGINS); install it with "
-                f"`pip install {dist}` or `pip install 'memcore[{extra}]'`"
+                f"format {format_name!r} needs the {dist.removesuffix('[cloud]')!r} distribution, which is "
+                f"not installed (or is blocked by MEMCORE_DISABLE_PLUGINS); install it from a memcore "
+                f"checkout with `pip install -e '{folder}'`, or, once published on PyPI, with "
+                f"`pip install '{dist}'`"
             )
         close = difflib.get_close_matches(format_name, self.names(), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -71,7 +71,8 @@ def serve(
         from memcore import mcp_server
     except ModuleNotFoundError as exc:
         raise ConfigError(
-            f"`memcore serve` needs the MCP SDK ({exc.name} is missing): pip install 'memcore[mcp]'"
+            f"`memcore serve` needs the MCP SDK ({exc.name} is missing): from a memcore checkout "
+            "`pip install -e '.[mcp]'`; once published on PyPI `pip install 'memcore-unified[mcp]'`"
         ) from exc
 
     spec = resolve_store(store, registry=get_registry())

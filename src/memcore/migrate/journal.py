@@ -9,7 +9,8 @@ recorded, and an entry edited in between is reported as a ``conflict`` and left 
 the run is asked to ``overwrite``.
 
 One JSON file per (source URL, target URL) pair, in ``$MEMCORE_STATE_DIR`` (default
-``$XDG_STATE_HOME/memcore/migrations``, else ``~/.local/state/memcore/migrations``), named by
+``migrations`` in platformdirs' user state folder: ``$XDG_STATE_HOME/memcore/migrations`` or
+``~/.local/state/memcore/migrations`` on Linux), named by
 the sha256 of the pair: the journal never adds a file to either store. Journals are written
 0600 and the folders memcore creates for them 0700 (they name the entries of both stores).
 Without a journal (first run, another machine, a deleted state folder) nothing is compared and
@@ -24,6 +25,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import platformdirs
 
 from memcore.storage import PRIVATE_FILE_MODE, atomic_write, make_private_dir
 
@@ -57,14 +60,14 @@ class EditCheck:
 def journal_dir() -> Path:
     """Return the folder holding the journals (created by :func:`save_journal`, not here).
 
-    ``$MEMCORE_STATE_DIR`` when set (used as is), else ``$XDG_STATE_HOME/memcore/migrations``,
-    else ``~/.local/state/memcore/migrations``.
+    ``$MEMCORE_STATE_DIR`` when set (used as is), else ``migrations`` in
+    :func:`platformdirs.user_state_dir` (``$XDG_STATE_HOME/memcore/migrations``, else
+    ``~/.local/state/memcore/migrations`` on Linux; the platform's own folder elsewhere).
     """
     explicit = os.environ.get("MEMCORE_STATE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "memcore" / "migrations"
+    return Path(platformdirs.user_state_dir("memcore", appauthor=False, ensure_exists=False)) / "migrations"
 
 
 def journal_path(source_url: str, target_url: str) -> Path:

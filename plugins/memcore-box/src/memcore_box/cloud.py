@@ -457,7 +457,9 @@ class CloudStorage:
             import box_sdk_gen  # type: ignore[import-untyped]  # noqa: F401
         except ImportError:
             raise ConfigError(
-                "box+cloud needs Box's SDK: `pip install 'memcore-box[cloud]'` (box-sdk-gen)"
+                "box+cloud needs Box's SDK (box-sdk-gen): from a memcore checkout "
+                "`pip install -e 'plugins/memcore-box[cloud]'`; once published on PyPI "
+                "`pip install 'memcore-unified-box[cloud]'`"
             ) from None
         from box_sdk_gen.client import BoxClient  # type: ignore[import-untyped]
         from box_sdk_gen.networking.base_urls import BaseUrls  # type: ignore[import-untyped]
