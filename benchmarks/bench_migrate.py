@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memcore.convert import migrate
+from memcore.migrate import migrate
 from memcore.errors import StoreLimitError
 from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry, Relation, Status

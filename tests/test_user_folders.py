@@ -9,7 +9,7 @@ import platformdirs
 import pytest
 
 from memcore.index import default_cache_dir
-from memcore.journal import journal_dir
+from memcore.migrate.journal import journal_dir
 from memcore.storage import lock_path_for
 
 

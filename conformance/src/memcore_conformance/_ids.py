@@ -99,7 +99,7 @@ class IdCollisionTests:
         self, memcore_location: str, memcore_reopen: Any, tmp_path: Path
     ) -> None:
         """A migration writes each entry with its own body once, or reports it failed (run not ok)."""
-        from memcore.convert import convert
+        from memcore.migrate import convert
         from memcore_conformance.reference import ReferenceProvider
 
         bodies = self._colliding(memcore_location)

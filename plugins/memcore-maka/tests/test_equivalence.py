@@ -53,7 +53,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.convert import migrate
+from memcore.migrate import migrate
 from memcore.errors import (
     AmbiguousIdError,
     ConflictError,

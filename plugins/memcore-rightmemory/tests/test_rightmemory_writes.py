@@ -351,7 +351,7 @@ def test_read_only_option_refuses_writes(fixture: Path) -> None:
 
 
 def test_migrating_a_store_into_rightmemory_keeps_graph_and_layout(example: Path, tmp_path: Path) -> None:
-    from memcore.convert import convert
+    from memcore.migrate import convert
 
     target = tmp_path / "copy"
     RightMemoryProvider.init_store(str(target))
@@ -464,7 +464,7 @@ def test_a_relation_repeated_as_the_same_edge_is_written_once(tmp_path: Path) ->
 def test_migrating_a_box_memory_that_links_one_memory_twice(tmp_path: Path) -> None:
     """Box `related: [[[X]], [[X]]]` used to fail the whole entry (duplicate edge); now the
     entry is written with one `rel` edge and the read-back compare reports the relation change."""
-    from memcore.convert import migrate
+    from memcore.migrate import migrate
     from memcore.errors import UnknownFormatError
     from memcore.registry import get_registry
 

@@ -272,7 +272,7 @@ def test_init_store_makes_an_empty_valid_vault(tmp_path: Path) -> None:
 
 
 def test_read_only_store_refuses_writes(vault: Path) -> None:
-    from memcore.convert import source_options_for
+    from memcore.migrate import source_options_for
     from memcore.errors import ReadOnlyStoreError
 
     assert source_options_for(WhiteBoxProvider) == {"read_only": True}
