@@ -111,8 +111,14 @@ else:
         path=str(REPO),
         patterns=["README.md", "docs/*.md", "docs/formats/*.md"],
         # Path.match is anchored at the right: keep the other distributions' READMEs out.
-        excludes=["docs/tutorial-provider.md", "docs/cli.md", "plugins/*/README.md", "conformance/README.md",
-                  "examples/*/README.md", "examples/*/*/README.md"],
+        excludes=[
+            "docs/tutorial-provider.md",
+            "docs/cli.md",
+            "plugins/*/README.md",
+            "conformance/README.md",
+            "examples/*/README.md",
+            "examples/*/*/README.md",
+        ],
         setup=_doc_setup,
         teardown=_doc_teardown,
     ).pytest()

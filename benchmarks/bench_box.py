@@ -41,8 +41,10 @@ from memcore_box.provider import BoxMemoryProvider
 
 KINDS = (Kind.DECISION, Kind.FACT, Kind.TASK, Kind.OBSERVATION, Kind.REFERENCE, Kind.NOTE)
 TAGS = ("auth", "mobile", "security", "ops", "recurring", "finance", "infra", "design", "api", "perf")
-WORDS = ("we decided to keep stateless tokens because mobile clients cannot hold cookies and the gateway "
-         "should stay horizontal so every service verifies signatures locally without a session store").split()
+WORDS = (
+    "we decided to keep stateless tokens because mobile clients cannot hold cookies and the gateway "
+    "should stay horizontal so every service verifies signatures locally without a session store"
+).split()
 
 
 def make_entries(n: int, seed: int, prefix: str) -> Iterator[MemoryEntry]:
@@ -50,12 +52,19 @@ def make_entries(n: int, seed: int, prefix: str) -> Iterator[MemoryEntry]:
     rnd = random.Random(seed)
     for i in range(n):
         title = f"{prefix} {i} {' '.join(rnd.sample(WORDS, 3))}"
-        body = f"\n# {title}\n\n> {' '.join(rnd.choices(WORDS, k=20))}\n\n## Context\n\n" + " ".join(
-            rnd.choices(WORDS, k=rnd.randrange(40, 160))
-        ) + "\n"
+        body = (
+            f"\n# {title}\n\n> {' '.join(rnd.choices(WORDS, k=20))}\n\n## Context\n\n"
+            + " ".join(rnd.choices(WORDS, k=rnd.randrange(40, 160)))
+            + "\n"
+        )
         yield MemoryEntry(
-            kind=rnd.choice(KINDS), title=title, body=body, tags=rnd.sample(TAGS, rnd.randrange(1, 4)),
-            confidence=rnd.choice((0.5, 0.7, 0.9)), source="bench-agent", scope="default",
+            kind=rnd.choice(KINDS),
+            title=title,
+            body=body,
+            tags=rnd.sample(TAGS, rnd.randrange(1, 4)),
+            confidence=rnd.choice((0.5, 0.7, 0.9)),
+            source="bench-agent",
+            scope="default",
         )
 
 
@@ -105,18 +114,26 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
         root = Path(big.location)
         elapsed, ids = add_all(big, list(make_entries(n, seed, "Batch")), batch=True)
         files = written_files(root)
-        index_files = {"memories/_index.json": (root / "memories" / "_index.json").read_bytes(),
-                       "_index.json": (root / "_index.json").read_bytes()}
+        index_files = {
+            "memories/_index.json": (root / "memories" / "_index.json").read_bytes(),
+            "_index.json": (root / "_index.json").read_bytes(),
+        }
         plain = write_floor(base, "floor-batch", {**files, **index_files}, durable=False)
         durable = write_floor(base, "floor-batch-durable", {**files, **index_files}, durable=True)
         results["batch_add"] = {
-            "seconds": elapsed, "per_write_ms": 1000 * elapsed / n,
-            "floor_plain_s": plain, "floor_durable_s": durable,
-            "ratio_plain": elapsed / plain, "ratio_durable": elapsed / durable,
+            "seconds": elapsed,
+            "per_write_ms": 1000 * elapsed / n,
+            "floor_plain_s": plain,
+            "floor_durable_s": durable,
+            "ratio_plain": elapsed / plain,
+            "ratio_durable": elapsed / durable,
             "bytes": sum(map(len, files.values())) + sum(map(len, index_files.values())),
         }
-        print(f"batch add {n}: {elapsed:.2f} s ({1000 * elapsed / n:.2f} ms/write); floor plain {plain:.2f} s "
-              f"(x{elapsed / plain:.1f}), durable {durable:.2f} s (x{elapsed / durable:.2f})", flush=True)
+        print(
+            f"batch add {n}: {elapsed:.2f} s ({1000 * elapsed / n:.2f} ms/write); floor plain {plain:.2f} s "
+            f"(x{elapsed / plain:.1f}), durable {durable:.2f} s (x{elapsed / durable:.2f})",
+            flush=True,
+        )
 
         # 2. one-by-one adds
         small = new_workspace(base, "singles")
@@ -125,12 +142,18 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
         plain = write_floor(base, "floor-singles", files, durable=False)
         durable = write_floor(base, "floor-singles-durable", files, durable=True)
         results["single_adds"] = {
-            "seconds": elapsed, "per_write_ms": 1000 * elapsed / singles,
-            "floor_plain_s": plain, "floor_durable_s": durable,
-            "ratio_plain": elapsed / plain, "ratio_durable": elapsed / durable,
+            "seconds": elapsed,
+            "per_write_ms": 1000 * elapsed / singles,
+            "floor_plain_s": plain,
+            "floor_durable_s": durable,
+            "ratio_plain": elapsed / plain,
+            "ratio_durable": elapsed / durable,
         }
-        print(f"one-by-one add {singles}: {elapsed:.2f} s ({1000 * elapsed / singles:.2f} ms/write); floor plain "
-              f"{plain:.3f} s (x{elapsed / plain:.1f}), durable {durable:.2f} s (x{elapsed / durable:.2f})", flush=True)
+        print(
+            f"one-by-one add {singles}: {elapsed:.2f} s ({1000 * elapsed / singles:.2f} ms/write); floor plain "
+            f"{plain:.3f} s (x{elapsed / plain:.1f}), durable {durable:.2f} s (x{elapsed / durable:.2f})",
+            flush=True,
+        )
         small.close()
 
         # 3. gets by id from the n-memory workspace (fresh instance: indexes read from disk)
@@ -152,11 +175,17 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
             assert reader.get(entry_id).id == entry_id
         elapsed = time.perf_counter() - start
         results["get_by_id"] = {
-            "open_s": opened, "seconds": elapsed, "per_get_ms": 1000 * elapsed / len(picked),
-            "floor_plain_s": floor, "ratio_plain": elapsed / floor,
+            "open_s": opened,
+            "seconds": elapsed,
+            "per_get_ms": 1000 * elapsed / len(picked),
+            "floor_plain_s": floor,
+            "ratio_plain": elapsed / floor,
         }
-        print(f"get {len(picked)} by id from {n}: {elapsed:.2f} s ({1000 * elapsed / len(picked):.3f} ms/get, open "
-              f"{opened:.2f} s); floor plain reads {floor:.3f} s (x{elapsed / floor:.1f})", flush=True)
+        print(
+            f"get {len(picked)} by id from {n}: {elapsed:.2f} s ({1000 * elapsed / len(picked):.3f} ms/get, open "
+            f"{opened:.2f} s); floor plain reads {floor:.3f} s (x{elapsed / floor:.1f})",
+            flush=True,
+        )
 
         # 4. scaling: per-write cost into an empty and an n-memory workspace
         scaling: dict[str, dict[str, float]] = {}
@@ -164,17 +193,25 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
         for label, store in (("0", empty), (str(n), reader)):
             t_batch, _ = add_all(store, list(make_entries(200, seed + 3, f"Scale{label}b")), batch=True)
             t_single, _ = add_all(store, list(make_entries(20, seed + 4, f"Scale{label}s")), batch=False)
-            scaling[label] = {"batched_ms_per_write": 1000 * t_batch / 200,
-                              "unbatched_ms_per_write": 1000 * t_single / 20}
-            print(f"workspace of {label}: batched {1000 * t_batch / 200:.2f} ms/write, unbatched "
-                  f"{1000 * t_single / 20:.2f} ms/write", flush=True)
+            scaling[label] = {
+                "batched_ms_per_write": 1000 * t_batch / 200,
+                "unbatched_ms_per_write": 1000 * t_single / 20,
+            }
+            print(
+                f"workspace of {label}: batched {1000 * t_batch / 200:.2f} ms/write, unbatched "
+                f"{1000 * t_single / 20:.2f} ms/write",
+                flush=True,
+            )
         empty.close()
         reader.close()
         growth_batched = scaling[str(n)]["batched_ms_per_write"] / scaling["0"]["batched_ms_per_write"]
         growth_unbatched = scaling[str(n)]["unbatched_ms_per_write"] / scaling["0"]["unbatched_ms_per_write"]
         results["scaling"] = {**scaling, "batched_growth": growth_batched, "unbatched_growth": growth_unbatched}
-        print(f"per-write growth from 0 to {n} memories: batched x{growth_batched:.2f}, unbatched "
-              f"x{growth_unbatched:.1f}", flush=True)
+        print(
+            f"per-write growth from 0 to {n} memories: batched x{growth_batched:.2f}, unbatched "
+            f"x{growth_unbatched:.1f}",
+            flush=True,
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return results
@@ -187,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gets", type=int, default=1_000, help="gets by id (default 1,000)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the results as JSON at the end")
-    parser.add_argument("--no-fast", action="store_true",
-                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
+    parser.add_argument(
+        "--no-fast",
+        action="store_true",
+        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
+    )
     args = parser.parse_args(argv)
     if args.no_fast:
         set_fast_paths(False)

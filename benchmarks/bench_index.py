@@ -39,9 +39,28 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-QUERIES = ["prefers", "tests first", "deploy", "parser fenced", "mobile tokens", "concise", "review",
-           "metric", "gateway", "observations verbatim", "stateless", "signatures", "language", "tone",
-           "component", "emphasis", "link", "summary", "editor", "short answers"]
+QUERIES = [
+    "prefers",
+    "tests first",
+    "deploy",
+    "parser fenced",
+    "mobile tokens",
+    "concise",
+    "review",
+    "metric",
+    "gateway",
+    "observations verbatim",
+    "stateless",
+    "signatures",
+    "language",
+    "tone",
+    "component",
+    "emphasis",
+    "link",
+    "summary",
+    "editor",
+    "short answers",
+]
 
 
 def _words_file(path: Path, rnd: random.Random) -> None:
@@ -86,8 +105,11 @@ def generate(fmt: str, root: Path, n: int) -> tuple[str, int]:
 def _files(location: Path) -> list[str]:
     """Every file of the store (as strings: 100,000 Path objects alone hold ~80 MB)."""
     root = location if location.is_dir() else location.parent
-    return [str(p) for p in root.rglob("*")
-            if p.is_file() and not any(s.startswith(".") for s in p.parts[len(root.parts):])]
+    return [
+        str(p)
+        for p in root.rglob("*")
+        if p.is_file() and not any(s.startswith(".") for s in p.parts[len(root.parts) :])
+    ]
 
 
 _ITERATE = """
@@ -128,8 +150,13 @@ def measure(fmt: str, n: int) -> dict[str, Any]:
         gen_s = time.perf_counter() - t0
         location = Path(url.split(":", 1)[1])
         files = _files(location)
-        out: dict[str, Any] = {"format": fmt, "requested": n, "entries": count, "files": len(files),
-                               "generate_s": round(gen_s, 2)}
+        out: dict[str, Any] = {
+            "format": fmt,
+            "requested": n,
+            "entries": count,
+            "files": len(files),
+            "generate_s": round(gen_s, 2),
+        }
 
         t0 = time.perf_counter()
         total = sum(len(Path(p).read_bytes()) for p in files)
@@ -167,8 +194,11 @@ def measure(fmt: str, n: int) -> dict[str, Any]:
             out["search_scan_p50_ms"] = _pct(scan, 0.5) * 1000
             out["search_ratio_pct"] = 100 * _pct(indexed, 0.5) / max(out["scan_full_s"], 1e-9)
 
-            edited = Path(sorted(p for p in files if p.endswith(".md")
-                                 and os.path.basename(p) not in {"AGENTS.md", "tags.md"})[-1])
+            edited = Path(
+                sorted(p for p in files if p.endswith(".md") and os.path.basename(p) not in {"AGENTS.md", "tags.md"})[
+                    -1
+                ]
+            )
             _words_file(edited, random.Random(1))
             index = SearchIndex(store)
             t0 = time.perf_counter()
@@ -200,8 +230,15 @@ def _bulk_add(fmt: str, base: Path) -> dict[str, Any]:
     count = 1000 if fmt != "maka" else 200
     rnd = random.Random(3)
     words = "keep answers short prefer tests first review before merge metric units direct tone".split()
-    entries = [MemoryEntry(title=f"Bulk {i} {rnd.choice(words)}", body=" ".join(rnd.choices(words, k=30)),
-                           tags=[rnd.choice(["work", "style"])], source="bench") for i in range(count)]
+    entries = [
+        MemoryEntry(
+            title=f"Bulk {i} {rnd.choice(words)}",
+            body=" ".join(rnd.choices(words, k=30)),
+            tags=[rnd.choice(["work", "style"])],
+            source="bench",
+        )
+        for i in range(count)
+    ]
     with memcore.open(f"{fmt}:{location}") as store:
         batch = store.batch() if Capability.BATCH in store.capabilities else contextlib.nullcontext()
         t0 = time.perf_counter()
@@ -220,9 +257,11 @@ def _bulk_add(fmt: str, base: Path) -> dict[str, Any]:
 
 def render_markdown(rows: list[dict[str, Any]]) -> str:
     """Return the rows as the markdown table docs/performance.md holds (one line per format and size)."""
-    head = ("| format | entries | files | open + iterate | floor (read bytes) | search p50 / p95 (index) | "
-            "full scan | search / scan | refresh one file / rebuild | bulk adds | floor (plain writes) | "
-            "peak RSS iterating (whole run) |")
+    head = (
+        "| format | entries | files | open + iterate | floor (read bytes) | search p50 / p95 (index) | "
+        "full scan | search / scan | refresh one file / rebuild | bulk adds | floor (plain writes) | "
+        "peak RSS iterating (whole run) |"
+    )
     lines = [head, "|" + "---|" * 12]
     for r in sorted(rows, key=lambda r: (r["format"], r["entries"])):
         lines.append(
@@ -242,10 +281,18 @@ def main() -> None:
     parser.add_argument("--formats", default="whitebox,box,rightmemory,maka")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     parser.add_argument("--one", nargs=2, metavar=("FORMAT", "SIZE"), help=argparse.SUPPRESS)
-    parser.add_argument("--render", nargs="+", type=Path, metavar="JSON",
-                        help="print the markdown table of docs/performance.md from earlier --json files")
-    parser.add_argument("--no-fast", action="store_true",
-                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
+    parser.add_argument(
+        "--render",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="print the markdown table of docs/performance.md from earlier --json files",
+    )
+    parser.add_argument(
+        "--no-fast",
+        action="store_true",
+        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
+    )
     args = parser.parse_args()
     if args.no_fast:
         from memcore.frontmatter import set_fast_paths

@@ -38,9 +38,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memcore.migrate import migrate
 from memcore.errors import StoreLimitError
 from memcore.frontmatter import set_fast_paths
+from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.registry import get_registry
 from memcore.storage import atomic_write
@@ -282,8 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--render", type=Path, nargs="+", default=None, help="print the markdown table of earlier --json files and exit"
     )
-    parser.add_argument("--no-fast", action="store_true",
-                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
+    parser.add_argument(
+        "--no-fast",
+        action="store_true",
+        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
+    )
     args = parser.parse_args(argv)
     if args.no_fast:
         set_fast_paths(False)

@@ -30,15 +30,39 @@ import time
 from pathlib import Path
 
 BLOCK_RE = re.compile(r"```\s*\n([\s\S]*?)\n```")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 SOURCES = ("claude-opus-4-7", "gpt-5", "gemini-2.5-pro", "mcp:claude", "cursor")
-TAGS = ("working-style", "preference", "correction", "health", "interest", "emotional-state",
-        "project:memcore", "relationship:alex", "conflict", "tooling")
+TAGS = (
+    "working-style",
+    "preference",
+    "correction",
+    "health",
+    "interest",
+    "emotional-state",
+    "project:memcore",
+    "relationship:alex",
+    "conflict",
+    "tooling",
+)
 CONFIDENCE = ("very-low", "low", "medium", "high", "very-high")
-WORDS = ("the user prefers short direct answers and asked to skip the summary at the end of replies "
-         "when working on the parser they said fenced blocks are easier to read in an editor and that "
-         "observations should quote them verbatim rather than paraphrase what was said").split()
+WORDS = (
+    "the user prefers short direct answers and asked to skip the summary at the end of replies "
+    "when working on the parser they said fenced blocks are easier to read in an editor and that "
+    "observations should quote them verbatim rather than paraphrase what was said"
+).split()
 
 
 def generate(root: Path, observations: int, months: int, seed: int = 7) -> None:
@@ -53,13 +77,20 @@ def generate(root: Path, observations: int, months: int, seed: int = 7) -> None:
     per = [observations // months + (1 if i < observations % months else 0) for i in range(months)]
     for i, count in enumerate(per):
         year, mon = 2024 + i // 12, i % 12 + 1
-        parts = [f"# Observations \u2014 {MONTHS[mon - 1]} {year}\n\n"
-                 "Append-only. Each entry is one observation. Never edit another agent's entries.\n\n---\n\n"]
+        parts = [
+            f"# Observations \u2014 {MONTHS[mon - 1]} {year}\n\n"
+            "Append-only. Each entry is one observation. Never edit another agent's entries.\n\n---\n\n"
+        ]
         blocks = []
         for _ in range(count):
             tags = ", ".join(f'"{t}"' for t in rnd.sample(TAGS, rnd.randint(1, 3)))
-            lines = ["---", f"date: {year}-{mon:02d}-{rnd.randint(1, 28):02d}", f"source: {rnd.choice(SOURCES)}",
-                     f"tags: [{tags}]", f"confidence: {rnd.choice(CONFIDENCE)}"]
+            lines = [
+                "---",
+                f"date: {year}-{mon:02d}-{rnd.randint(1, 28):02d}",
+                f"source: {rnd.choice(SOURCES)}",
+                f"tags: [{tags}]",
+                f"confidence: {rnd.choice(CONFIDENCE)}",
+            ]
             roll = rnd.random()
             if roll < 0.1:
                 lines.append("context: coding-conversations")
@@ -123,8 +154,11 @@ def main() -> None:
     parser.add_argument("--months", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="Generate into this folder and keep it.")
-    parser.add_argument("--no-fast", action="store_true",
-                        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them")
+    parser.add_argument(
+        "--no-fast",
+        action="store_true",
+        help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
+    )
     args = parser.parse_args()
     if args.no_fast:
         from memcore.frontmatter import set_fast_paths
@@ -139,8 +173,10 @@ def main() -> None:
         generate(big, args.observations, args.months)
         generate(small, max(args.months, args.observations // 4), args.months)
         size = sum(p.stat().st_size for p in (big / "observations").glob("*.md"))
-        print(f"vault: {args.observations:,} observations in {args.months} monthly files, "
-              f"{size / 1e6:.1f} MB (generated in {time.perf_counter() - t0:.1f} s)")
+        print(
+            f"vault: {args.observations:,} observations in {args.months} monthly files, "
+            f"{size / 1e6:.1f} MB (generated in {time.perf_counter() - t0:.1f} s)"
+        )
 
         bare_times, full_times = [], []
         for _ in range(args.repeat):
@@ -158,9 +194,11 @@ def main() -> None:
 
         for label, root in (("N/4", small), ("N", big)):
             r = peak_rss(root)
-            print(f"peak RSS {label:>3} ({r['observations']:>7,} obs): {r['peak_kb'] / 1024:6.1f} MiB "
-                  f"(+{(r['peak_kb'] - r['base_kb']) / 1024:.1f} MiB over the {r['base_kb'] / 1024:.1f} MiB "
-                  f"after imports)")
+            print(
+                f"peak RSS {label:>3} ({r['observations']:>7,} obs): {r['peak_kb'] / 1024:6.1f} MiB "
+                f"(+{(r['peak_kb'] - r['base_kb']) / 1024:.1f} MiB over the {r['base_kb'] / 1024:.1f} MiB "
+                f"after imports)"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

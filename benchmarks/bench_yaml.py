@@ -35,19 +35,26 @@ TAGS = ("auth", "mobile", "security", "ops", "recurring", "finance", "infra", "d
 
 def _meta(rnd: random.Random, i: int) -> dict[str, Any]:
     return {
-        "id": f"mem_01HXYZA1B2C3D4E5F6G7H{i:05d}", "slug": f"memo-{i}",
+        "id": f"mem_01HXYZA1B2C3D4E5F6G7H{i:05d}",
+        "slug": f"memo-{i}",
         "title": f"memo {i} {' '.join(rnd.sample(WORDS, 3))}",
-        "kind": rnd.choice(["decision", "fact", "task"]), "status": "active", "team": "default",
-        "agent": "bench-agent", "created_at": plain_text(f"2026-11-{rnd.randrange(1, 29):02d}T21:00:00.123456Z"),
-        "confidence": rnd.choice([0.5, 0.7, 0.9]), "tags": flow_list(rnd.sample(TAGS, rnd.randrange(1, 4))),
+        "kind": rnd.choice(["decision", "fact", "task"]),
+        "status": "active",
+        "team": "default",
+        "agent": "bench-agent",
+        "created_at": plain_text(f"2026-11-{rnd.randrange(1, 29):02d}T21:00:00.123456Z"),
+        "confidence": rnd.choice([0.5, 0.7, 0.9]),
+        "tags": flow_list(rnd.sample(TAGS, rnd.randrange(1, 4))),
         "memcore": {"relations": [{"type": "related", "target": f"memo-{i - 1}.md"}], "n": i},
     }
 
 
 def _observation(rnd: random.Random, i: int) -> str:
     tags = ", ".join(f'"{t}"' for t in rnd.sample(TAGS, 2))
-    return (f"date: 2026-04-{rnd.randrange(1, 29):02d}\nsource: agent-{i % 50}\ntags: [{tags}]\n"
-            f"confidence: {rnd.choice(['high', 'medium', 'low'])}\nkind: {rnd.choice(['fact', 'decision'])}")
+    return (
+        f"date: 2026-04-{rnd.randrange(1, 29):02d}\nsource: agent-{i % 50}\ntags: [{tags}]\n"
+        f"confidence: {rnd.choice(['high', 'medium', 'low'])}\nkind: {rnd.choice(['fact', 'decision'])}"
+    )
 
 
 def _best(fn: Callable[[Any], Any], items: list[Any], repeat: int) -> float:
@@ -88,8 +95,14 @@ def run(n: int, repeat: int) -> list[dict[str, Any]]:
             fm.set_fast_paths(enabled)
             times[enabled] = _best(fn, items, repeat)
         fm.set_fast_paths(True)
-        rows.append({"operation": name, "fast_us": round(times[True], 1), "general_us": round(times[False], 1),
-                     "speedup": round(times[False] / times[True], 1)})
+        rows.append(
+            {
+                "operation": name,
+                "fast_us": round(times[True], 1),
+                "general_us": round(times[False], 1),
+                "speedup": round(times[False] / times[True], 1),
+            }
+        )
     return rows
 
 

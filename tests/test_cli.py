@@ -24,8 +24,23 @@ def runner(dict_plugin: DictPlugin, monkeypatch: pytest.MonkeyPatch) -> CliRunne
 
 
 def test_add_ls_show_search_json(runner: CliRunner) -> None:
-    out = runner.invoke(cli, ["add", "--store", "dictfmt:s", "--title", "Tea", "--body", "green tea",
-                              "--tag", "food", "--relation", "related:e9", "--json"])
+    out = runner.invoke(
+        cli,
+        [
+            "add",
+            "--store",
+            "dictfmt:s",
+            "--title",
+            "Tea",
+            "--body",
+            "green tea",
+            "--tag",
+            "food",
+            "--relation",
+            "related:e9",
+            "--json",
+        ],
+    )
     assert out.exit_code == 0, out.output
     created = json.loads(out.output)
     assert created["id"] == "e1" and created["tags"] == ["food"]
@@ -48,9 +63,7 @@ def test_store_from_environment(runner: CliRunner) -> None:
 def test_unknown_format_is_one_line_and_exit_2(runner: CliRunner) -> None:
     out = runner.invoke(cli, ["ls", "--store", "nosuch:x"])
     assert out.exit_code == 2
-    assert out.output.strip().splitlines() == [
-        "memcore: error: unknown format 'nosuch' (installed formats: dictfmt)"
-    ]
+    assert out.output.strip().splitlines() == ["memcore: error: unknown format 'nosuch' (installed formats: dictfmt)"]
 
 
 def test_missing_entry_exit_1(runner: CliRunner) -> None:
@@ -79,8 +92,15 @@ def test_validate_exit_codes(runner: CliRunner, monkeypatch: pytest.MonkeyPatch)
 
 def test_formats_and_plugins_json(runner: CliRunner) -> None:
     rows = json.loads(runner.invoke(cli, ["formats", "--json"]).output)
-    assert rows == [{"format": "dictfmt", "provider": f"{DictProvider.__module__}.DictProvider",
-                     "distribution": None, "version": None, "capabilities": ["add", "delete", "update"]}]
+    assert rows == [
+        {
+            "format": "dictfmt",
+            "provider": f"{DictProvider.__module__}.DictProvider",
+            "distribution": None,
+            "version": None,
+            "capabilities": ["add", "delete", "update"],
+        }
+    ]
     plugins = json.loads(runner.invoke(cli, ["plugins", "--json"]).output)
     assert [(p["name"], p["hooks"]) for p in plugins] == [("dictplugin", ["memcore_register_providers"])]
 

@@ -546,7 +546,9 @@ def test_source_text_in_no_entry_is_reported_and_strict_refuses(
         message="text outside every entry",
     )
     other = Diagnostic(path="entries.json", line=1, code="full.style", severity=Severity.WARNING, message="style")
-    monkeypatch.setattr(FullProvider, "validate", lambda self: [prose, other] if Path(self.location).name == "a" else [])
+    monkeypatch.setattr(
+        FullProvider, "validate", lambda self: [prose, other] if Path(self.location).name == "a" else []
+    )
     report = migrate(src, f"full:{tmp_path / 'b'}", registry=registry)
     assert report.unread_text == [prose] and report.counts["unread_text"] == 1
     assert report.ok and not report.lossless  # every entry written, but not every byte of text
@@ -563,7 +565,9 @@ def _formats_and_fakes() -> ProviderRegistry:
     return ProviderRegistry(pm)
 
 
-def test_an_append_only_target_that_plans_ids_needs_no_trial_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_append_only_target_that_plans_ids_needs_no_trial_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """WhiteBox observations cannot be updated: their forward links come from plan_ids(), not a trial."""
     registry = _formats_and_fakes()
     src = _make_store(registry, "full", tmp_path / "a", _entries())
@@ -602,8 +606,6 @@ def test_json_same_is_equality_of_canonical_json() -> None:
     assert not _json_same({"a": 1}, {"a": True})
 
 
-
-
 def test_links_to_an_entry_that_failed_stay_reported_on_every_run(tmp_path: Path) -> None:
     """An append-only observation written with the id planned for an entry whose add then failed."""
     registry = _formats_and_fakes()
@@ -635,7 +637,9 @@ def test_an_append_only_entry_waiting_for_its_links_is_not_failed_forever(tmp_pa
     """Its forward link's entry failed, then was fixed: the observation cannot be rewritten, so the
     missing link is a loss listed on each run, not a failure."""
     registry = _formats_and_fakes()
-    a = MemoryEntry(id="a", kind=Kind.OBSERVATION, body="first", created_at=T0, relations=[Relation(type="related", target="b")])
+    a = MemoryEntry(
+        id="a", kind=Kind.OBSERVATION, body="first", created_at=T0, relations=[Relation(type="related", target="b")]
+    )
     b = MemoryEntry(id="b", kind=Kind.OBSERVATION, body="second", created_at=datetime(2026, 4, 5, tzinfo=UTC))
     src = _make_store(registry, "full", tmp_path / "a", [a, b])
     vault = tmp_path / "b"
@@ -653,7 +657,9 @@ def test_an_append_only_entry_waiting_for_its_links_is_not_failed_forever(tmp_pa
         assert again.entry("a").action == "unchanged" and [c.field for c in again.entry("a").losses] == ["relations"]
 
 
-def test_a_link_to_an_entry_that_failed_is_repaired_once_it_is_written(registry: ProviderRegistry, tmp_path: Path) -> None:
+def test_a_link_to_an_entry_that_failed_is_repaired_once_it_is_written(
+    registry: ProviderRegistry, tmp_path: Path
+) -> None:
     """Run 1: M fails, X keeps its link to M as text. M is fixed in the source: run 2 writes M
     and updates X (unchanged in the source) to point at M's new id."""
     x = MemoryEntry(id="x", title="See M", relations=[Relation(type="related", target="m")])

@@ -94,7 +94,9 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
     "samples/rightmemory-fixture": ("rightmemory", _copy_dir(_RM / "test-fixture-extracted-test_graph")),
     "samples/rightmemory-example": (
         "rightmemory",
-        _copy_files({"MEMORY.md": _RM / "MEMORY.example.at-0fad0d5.md", "PURSUITS.md": _RM / "PURSUITS.example.at-23141ba.md"}),
+        _copy_files(
+            {"MEMORY.md": _RM / "MEMORY.example.at-0fad0d5.md", "PURSUITS.md": _RM / "PURSUITS.example.at-23141ba.md"}
+        ),
     ),
     **{
         f"samples/maka/{p.stem}": ("maka", _maka_file(p))
@@ -156,13 +158,16 @@ def _differing(original: MemoryEntry, got: MemoryEntry, back_to_original: dict[s
     if original.id != back_to_original.get(got.id or "", got.id):
         out.add("id")
     if (original.confidence is None) != (got.confidence is None) or (
-        original.confidence is not None and got.confidence is not None and abs(original.confidence - got.confidence) > 1e-9
+        original.confidence is not None
+        and got.confidence is not None
+        and abs(original.confidence - got.confidence) > 1e-9
     ):
         out.add("confidence")
     if (got.parent and back_to_original.get(got.parent, got.parent)) != original.parent:
         out.add("parent")
     mapped = sorted(
-        (r.type, back_to_original.get(r.target, r.target) if r.resolved else r.target, r.resolved) for r in got.relations
+        (r.type, back_to_original.get(r.target, r.target) if r.resolved else r.target, r.resolved)
+        for r in got.relations
     )
     if mapped != sorted((r.type, r.target, r.resolved) for r in original.relations):
         out.add("relations")
@@ -272,8 +277,13 @@ def test_readme_first_command_prints_a_useful_report(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(
         cli,
-        ["migrate", f"whitebox:{EXAMPLES / 'whitebox-vault'}", f"box:{out / 'box-workspace'}",
-         "--report", str(out / "migration-report.json")],
+        [
+            "migrate",
+            f"whitebox:{EXAMPLES / 'whitebox-vault'}",
+            f"box:{out / 'box-workspace'}",
+            "--report",
+            str(out / "migration-report.json"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "whitebox:" in result.output and "→ box:" in result.output
@@ -284,8 +294,12 @@ def test_readme_first_command_prints_a_useful_report(tmp_path: Path) -> None:
 
 def test_relation_types_survive_as_types() -> None:
     """The example stores' supersede pairs are relations every format gives back."""
-    for url in (f"box:{EXAMPLES / 'box-workspace'}", f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
-                f"rightmemory:{EXAMPLES / 'rightmemory'}", f"whitebox:{EXAMPLES / 'whitebox-vault'}"):
+    for url in (
+        f"box:{EXAMPLES / 'box-workspace'}",
+        f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
+        f"rightmemory:{EXAMPLES / 'rightmemory'}",
+        f"whitebox:{EXAMPLES / 'whitebox-vault'}",
+    ):
         entries = {e.title: e for e in _read(url)}
         helix, vim = entries["Editor: helix"], entries["Editor: vim"]
         assert Relation(type="supersedes", target=vim.id or "") in helix.relations, url

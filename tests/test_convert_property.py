@@ -26,9 +26,9 @@ from memcore.registry import ProviderRegistry
 reference = pytest.importorskip("memcore_conformance.reference")
 
 _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=40)
-_times = st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-).map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))
+_times = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)).map(
+    lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000)
+)
 _tags = st.lists(st.from_regex(r"[a-z][a-z0-9:/-]{0,12}", fullmatch=True), max_size=4, unique=True)
 
 
@@ -40,8 +40,11 @@ def stores(draw: st.DrawFn) -> list[MemoryEntry]:
     for i, entry_id in enumerate(ids):
         created = draw(st.none() | _times)
         rel_targets = draw(st.lists(st.sampled_from(ids), max_size=3, unique=True))
-        relations = [Relation(type=draw(st.sampled_from(["related", "supersedes", "dep"])), target=t)
-                     for t in rel_targets if t != entry_id]
+        relations = [
+            Relation(type=draw(st.sampled_from(["related", "supersedes", "dep"])), target=t)
+            for t in rel_targets
+            if t != entry_id
+        ]
         if draw(st.booleans()):
             relations.append(Relation(type="related", target=draw(_text.filter(str.strip)), resolved=False))
         entries.append(

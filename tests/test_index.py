@@ -26,8 +26,17 @@ def store(tmp_path: Path) -> JsonDirProvider:
         ("cafe", Kind.FACT, "Café", "Works from the café near the station", ["place", "morning"], Status.ACTIVE),
     ]
     for i, (eid, kind, title, body, tags, status) in enumerate(rows):
-        provider.add(MemoryEntry(id=eid, kind=kind, title=title, body=body, tags=tags, status=status,
-                                 created_at=f"2026-0{i + 1}-01T00:00:00Z"))
+        provider.add(
+            MemoryEntry(
+                id=eid,
+                kind=kind,
+                title=title,
+                body=body,
+                tags=tags,
+                status=status,
+                created_at=f"2026-0{i + 1}-01T00:00:00Z",
+            )
+        )
     return provider
 
 
@@ -154,8 +163,9 @@ def test_two_processes_refresh_and_search_at_once(store: JsonDirProvider, tmp_pa
         assert index.status().entries == 34
 
 
-def test_provider_search_uses_index_when_present(store: JsonDirProvider, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_provider_search_uses_index_when_present(
+    store: JsonDirProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCORE_CACHE_DIR", str(tmp_path / "cache"))
     assert [e.id for e in store.search("green")] == ["tea"]  # full scan, no index yet
     assert not (tmp_path / "cache").exists()

@@ -36,13 +36,18 @@ def _box(tmp: Path) -> tuple[str, Path]:
         for i, title in enumerate(["Use Postgres", "Weekly sync", "Token rotation"]):
             store.add(MemoryEntry(title=title, body=f"Body number {i} about {title.lower()}.", tags=["ops"]))
         last = store.search(Query(text="rotation"))[0]
-    files = sorted((tmp / "ws").rglob(f"*{last.extra['box']['slug']}*.md")) if "slug" in last.extra.get("box", {}) else []
+    files = (
+        sorted((tmp / "ws").rglob(f"*{last.extra['box']['slug']}*.md")) if "slug" in last.extra.get("box", {}) else []
+    )
     return url, files[0] if files else next((tmp / "ws").rglob("*token-rotation*.md"))
 
 
 @pytest.mark.parametrize("make", [_whitebox, _rightmemory, _maka, _box], ids=["whitebox", "rightmemory", "maka", "box"])
-def test_refresh_rereads_one_file_and_agrees_with_a_full_scan(make, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refresh_rereads_one_file_and_agrees_with_a_full_scan(
+    make,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("MEMCORE_CACHE_DIR", str(tmp_path / "cache"))
     url, edited = make(tmp_path)
     with memcore.open(url) as store, SearchIndex(store) as index:

@@ -30,7 +30,9 @@ def test_box_memory_with_an_escaped_surrogate_title_is_reported(tmp_path: Path) 
     assert "Other" in titles and "Bad \ud800" not in titles  # no crash; never the invalid text
     # the hand edit also left the index row behind the file: drift no write repairs (issue 17 item 17)
     assert [(Path(d.path or "").name, d.code, "lone surrogate" in d.message) for d in errors] == [
-        ("fact__good.md", "box.invalid", True), ("fact__good.md", "box.index-stale-entry", False)]
+        ("fact__good.md", "box.invalid", True),
+        ("fact__good.md", "box.index-stale-entry", False),
+    ]
 
 
 def test_whitebox_file_with_escaped_surrogates_is_reported(tmp_path: Path) -> None:

@@ -514,7 +514,9 @@ def test_serve_without_the_sdk_says_what_to_install(store: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("memcore: error: `memcore serve` needs the MCP SDK (")
-    assert proc.stderr.endswith("is missing): from a memcore checkout `pip install -e '.[mcp]'`; once published on PyPI `pip install 'memcore-unified[mcp]'`\n")
+    assert proc.stderr.endswith(
+        "is missing): from a memcore checkout `pip install -e '.[mcp]'`; once published on PyPI `pip install 'memcore-unified[mcp]'`\n"
+    )
 
 
 async def test_a_provider_bug_is_a_tool_error_and_the_server_keeps_serving(store: Path) -> None:

@@ -157,9 +157,7 @@ def test_dry_run_says_would_create_and_names_the_real_target(
     assert f"note: created a new maka store at {dst}" in real.output
 
 
-def test_refused_strict_run_prints_no_success_words(
-    stores: dict[str, Path], tmp_path: Path, app: click.Group
-) -> None:
+def test_refused_strict_run_prints_no_success_words(stores: dict[str, Path], tmp_path: Path, app: click.Group) -> None:
     src = _break_sources(stores)["whitebox"]
     dst = tmp_path / "bigm"
     result = CliRunner().invoke(app, ["migrate", src, f"maka:{dst}", "--strict"])
@@ -181,8 +179,12 @@ def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
         source="whitebox:v",
         target="maka:./bigm",
         notes=[f"created a new maka store at {scratch}"],
-        entries=[EntryReport(source_id="a", kind=Kind.FACT, action="failed", error=f"StoreLimitError: {scratch}/MEMORY.md")],
-        diagnostics=[Diagnostic(path=f"{scratch}/MEMORY.md", code="c", severity=Severity.ERROR, message=f"see {scratch}")],
+        entries=[
+            EntryReport(source_id="a", kind=Kind.FACT, action="failed", error=f"StoreLimitError: {scratch}/MEMORY.md")
+        ],
+        diagnostics=[
+            Diagnostic(path=f"{scratch}/MEMORY.md", code="c", severity=Severity.ERROR, message=f"see {scratch}")
+        ],
     )
     _unscratch(report, scratch, "./bigm")
     assert report.notes == ["would create a new maka store at ./bigm"]
@@ -217,7 +219,9 @@ def test_a_source_that_cannot_be_opened_leaves_no_new_target(tmp_path: Path, tar
     assert not target.exists()
 
 
-@pytest.mark.parametrize(("target_fmt", "target_name", "option"), [("box", "bx", "bogus"), ("maka", "m.md", "aply_decay")])
+@pytest.mark.parametrize(
+    ("target_fmt", "target_name", "option"), [("box", "bx", "bogus"), ("maka", "m.md", "aply_decay")]
+)
 def test_a_mistyped_target_option_leaves_no_new_target(
     stores: dict[str, Path], tmp_path: Path, target_fmt: str, target_name: str, option: str
 ) -> None:

@@ -65,10 +65,23 @@ def test_confidence_range() -> None:
 
 def test_query_filters() -> None:
     entries = [
-        MemoryEntry(id="a", kind=Kind.FACT, title="Tea", body="likes green tea", tags=["food"],
-                    created_at="2026-01-05T00:00:00Z"),
-        MemoryEntry(id="b", kind=Kind.OBSERVATION, title="Code", body="prefers small PRs", tags=["work", "style"],
-                    status=Status.ARCHIVED, created_at="2026-02-05T00:00:00Z"),
+        MemoryEntry(
+            id="a",
+            kind=Kind.FACT,
+            title="Tea",
+            body="likes green tea",
+            tags=["food"],
+            created_at="2026-01-05T00:00:00Z",
+        ),
+        MemoryEntry(
+            id="b",
+            kind=Kind.OBSERVATION,
+            title="Code",
+            body="prefers small PRs",
+            tags=["work", "style"],
+            status=Status.ARCHIVED,
+            created_at="2026-02-05T00:00:00Z",
+        ),
         MemoryEntry(id="c", kind=Kind.OBSERVATION, title="", body="Green light", tags=["work"], parent="a"),
     ]
     ids = lambda q: [e.id for e in q.apply(entries)]  # noqa: E731
@@ -101,8 +114,11 @@ def test_text_matches_term_prefixes_like_the_index() -> None:
     from memcore.models import text_terms
 
     assert text_terms("Café-Übersicht_v2, DEPLOYS!") == ["cafe", "ubersicht", "v2", "deploys"]
-    entries = [MemoryEntry(id="a", body="We redeploy nightly"), MemoryEntry(id="b", title="Deploys on Friday"),
-               MemoryEntry(id="c", tags=["snake_case"])]
+    entries = [
+        MemoryEntry(id="a", body="We redeploy nightly"),
+        MemoryEntry(id="b", title="Deploys on Friday"),
+        MemoryEntry(id="c", tags=["snake_case"]),
+    ]
     assert [e.id for e in Query(text="deploy").apply(entries)] == ["b"]
     assert [e.id for e in Query(text="case").apply(entries)] == ["c"]
     assert [e.id for e in Query(text="FRI dep").apply(entries)] == ["b"]

@@ -33,7 +33,9 @@ def test_every_distribution_is_in_the_memcore_unified_family_with_its_own_licens
 def test_internal_dependencies_are_compatible_release_bounded() -> None:
     for folder in PROJECTS:
         project = _project(folder)
-        reqs = list(project["dependencies"]) + [r for extra in project.get("optional-dependencies", {}).values() for r in extra]
+        reqs = list(project["dependencies"]) + [
+            r for extra in project.get("optional-dependencies", {}).values() for r in extra
+        ]
         for req in reqs:
             if _name(req).startswith("memcore"):
                 assert "~=" in req and _name(req).startswith("memcore-unified"), f"{folder.name}: {req}"
@@ -48,7 +50,9 @@ def test_constraints_lowest_pins_every_floor_and_only_floors() -> None:
     floors: dict[str, set[str]] = {}
     for folder in PROJECTS:
         project = _project(folder)
-        reqs = list(project["dependencies"]) + [r for extra in project.get("optional-dependencies", {}).values() for r in extra]
+        reqs = list(project["dependencies"]) + [
+            r for extra in project.get("optional-dependencies", {}).values() for r in extra
+        ]
         for req in reqs:
             m = re.search(r">=\s*([\w.]+)", req)
             if m and not _name(req).startswith("memcore"):

@@ -57,7 +57,10 @@ def test_two_plugins_claiming_one_format_fail_naming_both(dict_plugin: DictPlugi
 
 def test_unknown_format_names_distribution_or_suggests(dict_plugin: DictPlugin) -> None:
     reg = _registry(dict_plugin)
-    with pytest.raises(UnknownFormatError, match=r"memcore-unified-whitebox.*pip install -e 'plugins/memcore-whitebox'.*pip install 'memcore-unified-whitebox'"):
+    with pytest.raises(
+        UnknownFormatError,
+        match=r"memcore-unified-whitebox.*pip install -e 'plugins/memcore-whitebox'.*pip install 'memcore-unified-whitebox'",
+    ):
         reg.get("whitebox")
     with pytest.raises(UnknownFormatError, match="did you mean 'dictfmt'"):
         reg.get("dictfm")
@@ -104,7 +107,11 @@ def test_precedence_argument_env_memcore_toml_pyproject(dict_plugin: DictPlugin,
     assert spec.location == str(project / "from-pyproject")
     (project / "memcore.toml").write_text('store = "dictfmt:from-toml"\n[options]\nscope = "work"\n')
     spec = resolve_store(None, cwd=nested, env={}, registry=reg)
-    assert (spec.location, spec.options, spec.origin) == (str(project / "from-toml"), {"scope": "work"}, str(project / "memcore.toml"))
+    assert (spec.location, spec.options, spec.origin) == (
+        str(project / "from-toml"),
+        {"scope": "work"},
+        str(project / "memcore.toml"),
+    )
     spec = resolve_store(None, cwd=nested, env={"MEMCORE_STORE": "dictfmt:from-env"}, registry=reg)
     assert (spec.location, spec.origin) == ("from-env", "MEMCORE_STORE")
     spec = resolve_store("dictfmt:from-arg", cwd=nested, env={"MEMCORE_STORE": "dictfmt:x"}, registry=reg)
@@ -170,8 +177,18 @@ def test_third_party_distribution_is_found_through_entry_points(tmp_path: Path) 
         path.write_text(textwrap.dedent(text))
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(src)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(src),
+        ],
         check=True,
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
@@ -180,17 +197,21 @@ def test_third_party_distribution_is_found_through_entry_points(tmp_path: Path) 
     run = [sys.executable, "-c", "from memcore.cli import main; main()", "formats", "--json"]
     rows = json.loads(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout)
     mine = [r for r in rows if r["format"] == "notesdemo"]
-    assert mine == [{
-        "format": "notesdemo",
-        "provider": "memcore_notes_demo.NotesProvider",
-        "distribution": "memcore-notes-demo",
-        "version": "1.2.3",
-        "capabilities": ["add"],
-    }]
+    assert mine == [
+        {
+            "format": "notesdemo",
+            "provider": "memcore_notes_demo.NotesProvider",
+            "distribution": "memcore-notes-demo",
+            "version": "1.2.3",
+            "capabilities": ["add"],
+        }
+    ]
     for var, value in (("MEMCORE_DISABLE_PLUGINS", "memcore-notes-demo"), ("MEMCORE_DISABLE_PLUGINS", "notesdemo")):
         out = subprocess.run(run, env={**env, var: value}, check=True, capture_output=True, text=True).stdout
         assert "notesdemo" not in {r["format"] for r in json.loads(out)}
-    out = subprocess.run(run, env={**env, "MEMCORE_LOAD_PLUGINS": "notesdemo"}, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        run, env={**env, "MEMCORE_LOAD_PLUGINS": "notesdemo"}, check=True, capture_output=True, text=True
+    ).stdout
     assert [r["format"] for r in json.loads(out)] == ["notesdemo"]
 
 

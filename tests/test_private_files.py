@@ -62,7 +62,9 @@ def test_an_index_database_left_0644_by_an_older_version_is_narrowed_to_0600(tmp
     assert _mode(path) == 0o600
 
 
-def test_migration_journal_is_0600_in_0700_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wide_umask: None) -> None:
+def test_migration_journal_is_0600_in_0700_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wide_umask: None
+) -> None:
     state = tmp_path / "state" / "memcore" / "migrations"
     monkeypatch.setenv("MEMCORE_STATE_DIR", str(state))
     path = save_journal("maka:/a/MEMORY.md", "box:/b", {"mem_1": "sha256:00"})
@@ -96,9 +98,7 @@ def test_locks_live_in_a_private_per_user_folder_not_a_shared_tmp_one(
     assert lock.parent.stat().st_uid == os.getuid()
 
 
-def test_lock_folder_is_the_same_with_or_without_a_runtime_dir(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_lock_folder_is_the_same_with_or_without_a_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A login shell (XDG_RUNTIME_DIR set) and a cron job (unset) writing one store share one lock."""
     monkeypatch.delenv("MEMCORE_LOCK_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

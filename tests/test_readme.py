@@ -28,7 +28,9 @@ def test_ci_runs_every_readme_check_in_order() -> None:
     block = re.search(r"\*\*3\. The checks CI runs.*?```bash\n(.*?)```", readme, re.S)
     assert block, "README.md has no quick-start command 3 (the checks)"
     checks = block.group(1).splitlines()
-    assert [c for c in checks if "ruff check" in c or "mypy" in c or "mkdocs build --strict" in c or "memcore-jsonl" in c]
+    assert [
+        c for c in checks if "ruff check" in c or "mypy" in c or "mkdocs build --strict" in c or "memcore-jsonl" in c
+    ]
     ci = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     positions = [ci.index(c) for c in checks]  # ValueError: a README check that .ci/run does not run
     assert positions == sorted(positions)

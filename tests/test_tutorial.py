@@ -88,7 +88,8 @@ def test_the_page_puts_together_the_example_plugin_byte_for_byte() -> None:
     files = assemble()
     paths = [p.relative_to(PLUGIN).as_posix() for p in PLUGIN.rglob("*") if p.is_file()]
     on_disk = {
-        rel for rel in paths
+        rel
+        for rel in paths
         if not any(part.startswith((".", "__pycache__")) or part.endswith(".egg-info") for part in rel.split("/"))
     }
     assert set(files) == on_disk - NOT_SHOWN
@@ -121,13 +122,39 @@ def test_the_plugin_built_from_the_page_alone_installs_and_passes_the_suite(tmp_
     env = {k: v for k, v in os.environ.items() if k not in {"PYTEST_ADDOPTS"}}
     env["PYTHONPATH"] = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(site), str(plugin)], check=True, env=env)
-    found = subprocess.run([sys.executable, "-c", "import memcore_jsonl; print(memcore_jsonl.__file__)"],
-                           capture_output=True, text=True, check=True, env=env, cwd=tmp_path).stdout
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(site),
+            str(plugin),
+        ],
+        check=True,
+        env=env,
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", "import memcore_jsonl; print(memcore_jsonl.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=tmp_path,
+    ).stdout
     assert found.startswith(str(site)), found  # the copy built from the page, not the repository's
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests"],
-                         capture_output=True, text=True, env=env, cwd=plugin)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "tests"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=plugin,
+    )
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     counts = re.search(r"\d+ passed(?:, \d+ skipped)?", summary)

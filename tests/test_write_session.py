@@ -69,8 +69,20 @@ def test_version_token_is_the_sha256_of_one_bytes_part_and_separates_parts() -> 
 
 @pytest.mark.parametrize(
     ("value", "on"),
-    [(None, False), (False, False), ("false", False), (" No ", False), ("0", False), ("", False),
-     (True, True), ("true", True), ("ture", True), ("1", True), (1, True), ("yes please", True)],
+    [
+        (None, False),
+        (False, False),
+        ("false", False),
+        (" No ", False),
+        ("0", False),
+        ("", False),
+        (True, True),
+        ("true", True),
+        ("ture", True),
+        ("1", True),
+        (1, True),
+        ("yes please", True),
+    ],
 )
 def test_option_flag_is_off_only_for_a_recognised_false_value(value: object, on: bool) -> None:
     assert option_flag(value) is on

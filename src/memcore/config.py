@@ -156,12 +156,12 @@ def resolve_store(
     if found is None:
         raise ConfigError(
             "no store given: pass --store <format>:<location> (e.g. whitebox:./vault), set "
-            "MEMCORE_STORE, or add `store = \"...\"` to a memcore.toml"
+            'MEMCORE_STORE, or add `store = "..."` to a memcore.toml'
         )
     path, table = found
     store = table.get("store")
     if not isinstance(store, str):
-        raise ConfigError(f"{path}: needs a `store = \"<format>:<location>\"` string key")
+        raise ConfigError(f'{path}: needs a `store = "<format>:<location>"` string key')
     options = table.get("options", {})
     if not isinstance(options, dict):
         raise ConfigError(f"{path}: `options` must be a table")

@@ -122,8 +122,7 @@ class _DatesAsTextResolver(VersionedResolver):
         key = id(table)
         if key not in cache:
             cache[key] = {
-                first: [(tag, rx) for tag, rx in rules if str(tag) != _TIMESTAMP_TAG]
-                for first, rules in table.items()
+                first: [(tag, rx) for tag, rx in rules if str(tag) != _TIMESTAMP_TAG] for first, rules in table.items()
             }
         return cache[key]
 
@@ -220,9 +219,7 @@ def _check_size(data: Any, *, path: str | None, line: int) -> None:
                 line=line,
             )
         if depth > MAX_DEPTH:
-            raise ParseError(
-                f"YAML frontmatter nests deeper than {MAX_DEPTH} levels; flatten it", path=path, line=line
-            )
+            raise ParseError(f"YAML frontmatter nests deeper than {MAX_DEPTH} levels; flatten it", path=path, line=line)
         if isinstance(value, Mapping):
             stack.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list):
@@ -458,8 +455,9 @@ def _reads_as_str(text: str) -> bool:
     rules = _RULES.get(first)
     if rules is None:
         table = _YAML.resolver.versioned_resolver
-        rules = tuple((str(tag) == _T_STR, regexp.match)
-                      for tag, regexp in (*table.get(first, ()), *table.get(None, ())))
+        rules = tuple(
+            (str(tag) == _T_STR, regexp.match) for tag, regexp in (*table.get(first, ()), *table.get(None, ()))
+        )
         if len(_RULES) >= 1024:
             _RULES.clear()
         _RULES[first] = rules
@@ -505,9 +503,18 @@ def _single_quoted(value: str) -> str | None:
     Sure: printable ASCII (no line break) that holds ``': '`` or ``' #'``, ends with ``':'``,
     starts or ends with a blank, or starts with an indicator that is one whatever follows.
     """
-    if not _PRINTABLE.match(value) or not value or not (
-        ": " in value or " #" in value or value.endswith(":") or value[0] in _ALWAYS_INDICATORS
-        or value[0] == " " or value[-1] == " " or value.startswith(("---", "..."))
+    if (
+        not _PRINTABLE.match(value)
+        or not value
+        or not (
+            ": " in value
+            or " #" in value
+            or value.endswith(":")
+            or value[0] in _ALWAYS_INDICATORS
+            or value[0] == " "
+            or value[-1] == " "
+            or value.startswith(("---", "..."))
+        )
     ):
         return None
     if "'" in value:  # ruamel then prefers double quotes
@@ -624,7 +631,7 @@ def _block(mapping: Any, indent: str, dash: str, out: list[str]) -> bool:
                     inner: list[str] = []
                     if not _block(item, lead + "  ", dash, inner):
                         return False
-                    out.append(f"{lead}- " + inner[0][len(lead) + 2:])
+                    out.append(f"{lead}- " + inner[0][len(lead) + 2 :])
                     out.extend(inner[1:])
                 elif isinstance(item, list):
                     return False
@@ -704,13 +711,28 @@ class YAMLWriter:
         return self.dump(data) if data else ""
 
     @overload
-    def patch(self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
-              *, fallback: Literal[True] = ...) -> str: ...
+    def patch(
+        self,
+        yaml_text: str,
+        old: Mapping[Any, Any],
+        new: Mapping[str, Any],
+        order: tuple[str, ...],
+        *,
+        fallback: Literal[True] = ...,
+    ) -> str: ...
     @overload
-    def patch(self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
-              *, fallback: bool) -> str | None: ...
-    def patch(self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...],
-              *, fallback: bool = True) -> str | None:
+    def patch(
+        self, yaml_text: str, old: Mapping[Any, Any], new: Mapping[str, Any], order: tuple[str, ...], *, fallback: bool
+    ) -> str | None: ...
+    def patch(
+        self,
+        yaml_text: str,
+        old: Mapping[Any, Any],
+        new: Mapping[str, Any],
+        order: tuple[str, ...],
+        *,
+        fallback: bool = True,
+    ) -> str | None:
         """Return ``yaml_text`` changed so that it loads as ``new``, touching only changed keys.
 
         A top-level key whose value did not change keeps its lines byte for byte (indentation,
@@ -1016,7 +1038,6 @@ def to_plain(value: Any) -> Any:
     return str(value)
 
 
-
 def is_scalar(value: Any) -> bool:
     """Return whether ``value`` is a YAML scalar (text, number, bool, null), not a list or mapping."""
     return not isinstance(value, (Mapping, list, tuple, set))
@@ -1093,8 +1114,12 @@ UNSURE: Any = object()
 def _quoted_inner(text: str, quote: str, flow: bool) -> Any:
     inner = text[1:-1]
     if (
-        len(text) < 2 or text[-1] != quote or quote in inner or (quote == '"' and "\\" in inner)
-        or (flow and "," in inner) or not inner.isprintable()
+        len(text) < 2
+        or text[-1] != quote
+        or quote in inner
+        or (quote == '"' and "\\" in inner)
+        or (flow and "," in inner)
+        or not inner.isprintable()
     ):
         return UNSURE
     return inner
@@ -1127,8 +1152,14 @@ def read_scalar(text: str, *, flow: bool = False) -> Any:
         return text == "true"
     never = _FLOW_NEVER if flow else _BLOCK_NEVER
     if (
-        first in _NOT_FIRST or text[-1] == " " or ": " in text or " #" in text or text[-1] == ":"
-        or not never.isdisjoint(text) or not text.isprintable() or not _reads_as_str(text)
+        first in _NOT_FIRST
+        or text[-1] == " "
+        or ": " in text
+        or " #" in text
+        or text[-1] == ":"
+        or not never.isdisjoint(text)
+        or not text.isprintable()
+        or not _reads_as_str(text)
     ):
         return UNSURE
     return text

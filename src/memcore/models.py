@@ -485,14 +485,17 @@ def _unvalidated(entry: MemoryEntry) -> bool:
         return True
     if any(not isinstance(getattr(entry, name), str) for name in _TEXT_FIELDS):
         return True
-    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), str)
-           for name in _OPTIONAL_TEXT_FIELDS):
+    if any(
+        getattr(entry, name) is not None and not isinstance(getattr(entry, name), str) for name in _OPTIONAL_TEXT_FIELDS
+    ):
         return True
-    if any(getattr(entry, name) is not None and not isinstance(getattr(entry, name), datetime)
-           for name in _TIME_FIELDS):
+    if any(
+        getattr(entry, name) is not None and not isinstance(getattr(entry, name), datetime) for name in _TIME_FIELDS
+    ):
         return True
-    return not isinstance(entry.tags, list) or not isinstance(entry.relations, list) or not isinstance(
-        entry.extra, dict)
+    return (
+        not isinstance(entry.tags, list) or not isinstance(entry.relations, list) or not isinstance(entry.extra, dict)
+    )
 
 
 def revalidated(entry: MemoryEntry, where: str = "entry") -> MemoryEntry:
@@ -518,9 +521,9 @@ def revalidated(entry: MemoryEntry, where: str = "entry") -> MemoryEntry:
     except ValidationError as exc:
         from memcore.errors import InvalidEntryError
 
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}"
-                             for err in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'entry'}: {err['msg']}" for err in exc.errors())
         raise InvalidEntryError(
             f"{where}: the entry does not hold valid field values ({problems}); an entry made by "
             "model_copy(update=...) is not validated: set the field on the entry (entry.kind = "
-            "Kind.COMPANION) or build it with MemoryEntry(...)/model_validate") from None
+            "Kind.COMPANION) or build it with MemoryEntry(...)/model_validate"
+        ) from None

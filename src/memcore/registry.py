@@ -48,9 +48,7 @@ class ProviderRegistry:
             for cls in classes:
                 name = getattr(cls, "format_name", None)
                 if not isinstance(name, str) or not name:
-                    raise DuplicateFormatError(
-                        f"plugin {plugin_name!r} registered {cls!r} without a format_name"
-                    )
+                    raise DuplicateFormatError(f"plugin {plugin_name!r} registered {cls!r} without a format_name")
                 if name in self._providers:
                     first = self._owner[name]
                     raise DuplicateFormatError(
@@ -97,9 +95,7 @@ class ProviderRegistry:
         close = difflib.get_close_matches(format_name, self.names(), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         known = ", ".join(self.names()) or "none"
-        raise UnknownFormatError(
-            f"unknown format {format_name!r} (installed formats: {known}){hint}"
-        )
+        raise UnknownFormatError(f"unknown format {format_name!r} (installed formats: {known}){hint}")
 
     def sniff(self, path: Path) -> list[str]:
         """Return the names of every format whose provider says ``path`` looks like its own."""

@@ -60,7 +60,6 @@ class BatchTests(ConformanceBase):
             if want is not None:
                 assert got.id == want, f"entry {n}: planned {want!r}, add gave {got.id!r}"
 
-
     @requires(C.ADD, C.BATCH)
     def test_batch_writes_are_read_inside_the_block_and_on_disk_after(
         self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any
@@ -109,8 +108,10 @@ class BatchTests(ConformanceBase):
         """
         first = memcore_provider
         if instance == "own-instance" and C.REMOTE in first.capabilities:
-            pytest.skip("a remote store has no lock between instances (each stands for another process): "
-                        "conditional writes catch their races, the shared-instance case still runs")
+            pytest.skip(
+                "a remote store has no lock between instances (each stands for another process): "
+                "conditional writes catch their races, the shared-instance case still runs"
+            )
         second = first if instance == "shared-instance" else memcore_reopen()
         mine = [memcore_make_entry(title=f"First thread {n}") for n in range(2)]
         theirs = memcore_make_entry(title="Second thread")

@@ -72,7 +72,11 @@ class NamesConformance:
     # -- item 2 -------------------------------------------------------------------------
     @requires(C.ADD)
     def test_entry_in_an_nfd_named_file_reads(
-        self, memcore_provider: Any, memcore_make_entry: Any, memcore_raw_files: Any, memcore_store_root: Any,
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_store_root: Any,
         memcore_reopen: Any,
     ) -> None:
         """A file whose name is NFD on disk (as macOS/rsync write) is read, once, under an NFC id."""
@@ -85,7 +89,11 @@ class NamesConformance:
 
     @requires(C.ADD, C.UPDATE)
     def test_update_of_an_nfd_named_file_rewrites_that_file(
-        self, memcore_provider: Any, memcore_make_entry: Any, memcore_raw_files: Any, memcore_store_root: Any,
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_store_root: Any,
         memcore_reopen: Any,
     ) -> None:
         """Updating an entry read from an NFD-named file changes that file and creates no NFC twin."""
@@ -101,7 +109,11 @@ class NamesConformance:
 
     @requires(C.ADD, C.DELETE)
     def test_delete_of_an_nfd_named_file_removes_that_file(
-        self, memcore_provider: Any, memcore_make_entry: Any, memcore_raw_files: Any, memcore_store_root: Any,
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_store_root: Any,
         memcore_reopen: Any,
     ) -> None:
         """Deleting an entry read from an NFD-named file removes that file."""
@@ -115,7 +127,11 @@ class NamesConformance:
 
     @requires(C.ADD)
     def test_nfc_nfd_twin_files_are_reported_by_validate(
-        self, memcore_provider: Any, memcore_make_entry: Any, memcore_raw_files: Any, memcore_store_root: Any,
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_store_root: Any,
         memcore_reopen: Any,
     ) -> None:
         """Two files whose names normalise equal are one error naming both spellings."""
@@ -148,7 +164,11 @@ class NamesConformance:
 
     @requires(C.ADD)
     def test_nul_in_a_raw_file_is_diagnosed_with_file_and_line(
-        self, memcore_provider: Any, memcore_make_entry: Any, memcore_raw_files: Any, memcore_store_root: Any,
+        self,
+        memcore_provider: Any,
+        memcore_make_entry: Any,
+        memcore_raw_files: Any,
+        memcore_store_root: Any,
         memcore_reopen: Any,
     ) -> None:
         """A NUL written into a store file by hand is reported at file:line (U+0000); reading does not crash."""

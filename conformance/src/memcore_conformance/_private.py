@@ -67,8 +67,11 @@ class PrivateFilesTests:
             except NotImplementedError:  # an append-only kind: its add is the check
                 pass
         assert second.id
-        wider = {p.relative_to(memcore_store_root).as_posix(): oct(_mode(p)) for p in files if p.exists()
-                 and _mode(p) != 0o600}
+        wider = {
+            p.relative_to(memcore_store_root).as_posix(): oct(_mode(p))
+            for p in files
+            if p.exists() and _mode(p) != 0o600
+        }
         assert wider == {}, f"files made 0600 lost their mode on a write: {wider}"
 
     @requires(Capability.ADD)

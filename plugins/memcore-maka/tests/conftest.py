@@ -25,4 +25,3 @@ def sample_copy(tmp_path: Path) -> Callable[[str], Path]:
         return target
 
     return copy
-

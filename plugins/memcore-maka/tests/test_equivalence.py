@@ -53,7 +53,6 @@ from pathlib import Path
 
 import pytest
 
-from memcore.migrate import migrate
 from memcore.errors import (
     AmbiguousIdError,
     ConflictError,
@@ -62,6 +61,7 @@ from memcore.errors import (
     StoreLimitError,
     UnsafePathError,
 )
+from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import StoreSnapshot
 from memcore.redact import _apply_patterns, may_hold_secret, redact_secrets
@@ -119,10 +119,40 @@ def oracle_split(text: str) -> tuple[list[str], list[str]]:
 
 
 PIECES = [
-    "<!--", "-->", "maka-memory:", " maka-memory: ", "<!-- maka-memory:", "id=a", "k=v", "tags=x,y", "=v",
-    "1bad=x", "a=b=c", "x", "é=1", "k=é", "k=\U0001f600", " ", "\t", "\u00a0", "\u2028", "\u3000", "\ufeff",
-    "\x1c", "\x1f", "\x85", "\r", "\x00", "-", ">", "a_b-c=", "k=" + "v" * 128, "k=" + "v" * 129,
-    "k=" + "é" * 129, "k=" + "\U0001f600" * 64, "k=" + "\U0001f600" * 65,
+    "<!--",
+    "-->",
+    "maka-memory:",
+    " maka-memory: ",
+    "<!-- maka-memory:",
+    "id=a",
+    "k=v",
+    "tags=x,y",
+    "=v",
+    "1bad=x",
+    "a=b=c",
+    "x",
+    "é=1",
+    "k=é",
+    "k=\U0001f600",
+    " ",
+    "\t",
+    "\u00a0",
+    "\u2028",
+    "\u3000",
+    "\ufeff",
+    "\x1c",
+    "\x1f",
+    "\x85",
+    "\r",
+    "\x00",
+    "-",
+    ">",
+    "a_b-c=",
+    "k=" + "v" * 128,
+    "k=" + "v" * 129,
+    "k=" + "é" * 129,
+    "k=" + "\U0001f600" * 64,
+    "k=" + "\U0001f600" * 65,
 ]
 
 
@@ -130,7 +160,9 @@ def random_line(rnd: random.Random) -> str:
     body = "".join(rnd.choice(PIECES) + rnd.choice(["", " ", "  ", "\t"]) for _ in range(rnd.randint(0, 7)))
     shape = rnd.random()
     if shape < 0.6:
-        return rnd.choice(["", " ", "\u3000"]) + "<!--" + rnd.choice(["", " ", "\u2028"]) + "maka-memory:" + body + "-->"
+        return (
+            rnd.choice(["", " ", "\u3000"]) + "<!--" + rnd.choice(["", " ", "\u2028"]) + "maka-memory:" + body + "-->"
+        )
     if shape < 0.8:
         return "<!-- maka-memory: " + body + rnd.choice(["-->", "--", " -->  ", "-->\u2029"])
     return body
@@ -192,7 +224,22 @@ def test_same_matches_on_samples_and_examples() -> None:
 
 
 def test_same_matches_on_generated_lines() -> None:
-    alphabet = ["#", " ", "\t", "a", "b", "\r", "\u2028", "\u2029", "\u00a0", "\u3000", "\ufeff", "\v", "\x85", "\u200b"]
+    alphabet = [
+        "#",
+        " ",
+        "\t",
+        "a",
+        "b",
+        "\r",
+        "\u2028",
+        "\u2029",
+        "\u00a0",
+        "\u3000",
+        "\ufeff",
+        "\v",
+        "\x85",
+        "\u200b",
+    ]
     rng = random.Random(3)
     matched = 0
     for _ in range(40000):

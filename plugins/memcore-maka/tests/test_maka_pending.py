@@ -38,7 +38,9 @@ def provider(tmp_path: Path) -> MakaProvider:
 
 def test_propose_writes_a_review_required_proposal(provider: MakaProvider) -> None:
     proposal = provider.propose(
-        MemoryEntry(title="Theme preference", body="Remember dark mode preference.", created_at=T0, kind=Kind.PREFERENCE)
+        MemoryEntry(
+            title="Theme preference", body="Remember dark mode preference.", created_at=T0, kind=Kind.PREFERENCE
+        )
     )
     assert proposal.id == stable_proposal_id("Remember dark mode preference.", 1700000000000)
     assert proposal.id == "proposal-e6ab8f36e9096a9f"
@@ -63,12 +65,21 @@ def test_propose_writes_a_review_required_proposal(provider: MakaProvider) -> No
 
 def test_approve_moves_it_into_memory_as_active(provider: MakaProvider) -> None:
     proposal = provider.propose(
-        MemoryEntry(title="Session tool", body="Use the session toolchain.", scope="session",
-                    extra={"maka": {"sessionId": "session-123", "sourceTurnId": "turn-1"}}, tags=["tools"])
+        MemoryEntry(
+            title="Session tool",
+            body="Use the session toolchain.",
+            scope="session",
+            extra={"maka": {"sessionId": "session-123", "sourceTurnId": "turn-1"}},
+            tags=["tools"],
+        )
     )
     entry = provider.approve(proposal.id or "", entry_id="mem-session123")
     assert (entry.id, entry.status, entry.source, entry.scope, entry.tags) == (
-        "mem-session123", Status.ACTIVE, "extracted", "session", ["tools"],
+        "mem-session123",
+        Status.ACTIVE,
+        "extracted",
+        "session",
+        ["tools"],
     )
     meta = meta_of(provider.path, "mem-session123")
     assert meta["proposalId"] == proposal.id
@@ -82,9 +93,7 @@ def test_approve_moves_it_into_memory_as_active(provider: MakaProvider) -> None:
     assert "session toolchain" in provider.render_prompt(session_id="session-123")
     with pytest.raises(EntryNotFoundError):
         provider.approve(proposal.id or "")
-    assert modes(provider) == {
-        (".", 0o700), ("MEMORY.md", 0o600), ("PENDING.md", 0o600), ("PENDING.md.bak", 0o600)
-    }
+    assert modes(provider) == {(".", 0o700), ("MEMORY.md", 0o600), ("PENDING.md", 0o600), ("PENDING.md.bak", 0o600)}
 
 
 def test_approve_default_id_and_reject(provider: MakaProvider) -> None:

@@ -106,7 +106,12 @@ def test_decay_archives_on_next_load_as_a_visible_rewrite(tmp_path: Path) -> Non
     assert lines[3].startswith("<!-- maka-memory: id=old origin=manual createdAt=1000 updatedAt=")
     assert "status=archived archivedAt=" in lines[3]
     assert "archiveReason=decayTtlMs-expired decayTtlMs=5000 -->" in lines[3]
-    assert lines[6:] == ["## Fresh", "<!-- maka-memory: id=new origin=manual createdAt=1000 decayTtlMs=99999999999999 -->", "new", ""]
+    assert lines[6:] == [
+        "## Fresh",
+        "<!-- maka-memory: id=new origin=manual createdAt=1000 decayTtlMs=99999999999999 -->",
+        "new",
+        "",
+    ]
     assert provider.backup_path.read_text(encoding="utf-8") == DECAYING
     assert oct(path.stat().st_mode & 0o777) == oct(0o600) and oct(tmp_path.stat().st_mode & 0o777) == oct(0o700)
     assert old.expires_at is not None and old.created_at is not None

@@ -42,9 +42,7 @@ def test_default_template_entry_gets_the_template_id(tmp_path: Path) -> None:
     # memcore's file reads, through Maka's rules, to the template's entry.
     doc = parse_document(provider.path.read_text(encoding="utf-8"))
     template = parse_document(HEAD_TEMPLATE.read_text(encoding="utf-8"))
-    assert [(s.id, s.title, s.content) for s in doc.entries] == [
-        (s.id, s.title, s.content) for s in template.entries
-    ]
+    assert [(s.id, s.title, s.content) for s in doc.entries] == [(s.id, s.title, s.content) for s in template.entries]
 
 
 def test_perms_backup_after_every_write(tmp_path: Path) -> None:
@@ -163,7 +161,12 @@ def test_fields_maka_lacks_survive_and_maka_keeps_them(tmp_path: Path) -> None:
     provider.path.write_text("\n".join(lines), encoding="utf-8")
     after = MakaProvider(provider.path).get(stored.id or "")
     assert after.status is Status.ARCHIVED
-    assert (after.kind, after.relations, after.extra, after.body) == (given.kind, given.relations, given.extra, given.body)
+    assert (after.kind, after.relations, after.extra, after.body) == (
+        given.kind,
+        given.relations,
+        given.extra,
+        given.body,
+    )
 
 
 def test_stale_override_loses_to_an_edit_made_in_maka(tmp_path: Path) -> None:

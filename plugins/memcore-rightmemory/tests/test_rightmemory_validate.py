@@ -87,14 +87,22 @@ CASES: dict[str, tuple[dict[str, str | bytes], list[tuple[str, str | None, int |
             "MEMORY_d.md": "text\n",
         },
         # the detail file's text before any heading is in no entry
-        [("rm.node-under-f", "MEMORY.md", 7), ("rm.heading-under-f", "MEMORY.md", 9), ("rm.unread-text", "MEMORY_d.md", 1)],
+        [
+            ("rm.node-under-f", "MEMORY.md", 7),
+            ("rm.heading-under-f", "MEMORY.md", 9),
+            ("rm.unread-text", "MEMORY_d.md", 1),
+        ],
     ),
     "missing-f-backing": ({"MEMORY.md": "# M\n\n## D {F#d}\n"}, [("rm.missing-backing", "MEMORY.md", 3)]),
     "missing-m-backing": ({"MEMORY.md": "# M\n\n## E {M#e}\n"}, [("rm.missing-backing", "MEMORY.md", 3)]),
     "missing-s-backing": ({"MEMORY.md": "# M\n\n## K {S#k}\n"}, [("rm.missing-backing", "MEMORY.md", 3)]),
     "shared-backing": (
         {"MEMORY.md": "# M\n\n## D {F#d}\n\n## E {M#d}\n", "MEMORY_d.md": "x\n"},
-        [("rm.duplicate-id", "MEMORY.md", 5), ("rm.shared-backing", "MEMORY.md", 5), ("rm.unread-text", "MEMORY_d.md", 1)],
+        [
+            ("rm.duplicate-id", "MEMORY.md", 5),
+            ("rm.shared-backing", "MEMORY.md", 5),
+            ("rm.unread-text", "MEMORY_d.md", 1),
+        ],
     ),
     "cyclic-backing": (
         {"MEMORY.md": "# M\n\n## A {F#a}\n", "MEMORY_a.md": "### B {F#b}\n", "MEMORY_b.md": "### A2 {F#a}\n"},

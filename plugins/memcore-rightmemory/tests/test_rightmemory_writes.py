@@ -464,8 +464,8 @@ def test_a_relation_repeated_as_the_same_edge_is_written_once(tmp_path: Path) ->
 def test_migrating_a_box_memory_that_links_one_memory_twice(tmp_path: Path) -> None:
     """Box `related: [[[X]], [[X]]]` used to fail the whole entry (duplicate edge); now the
     entry is written with one `rel` edge and the read-back compare reports the relation change."""
-    from memcore.migrate import migrate
     from memcore.errors import UnknownFormatError
+    from memcore.migrate import migrate
     from memcore.registry import get_registry
 
     try:

@@ -30,8 +30,15 @@ START = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 
 def _observations(n: int) -> list[MemoryEntry]:
     return [
-        MemoryEntry(kind=Kind.OBSERVATION, body=f"Seen {i}.", source=("a", "b")[i % 2], tags=[f"t{i % 3}"],
-                    confidence=(0.3, 0.5, 0.7)[i % 3], created_at=START + timedelta(days=i % 40), date_only=True)
+        MemoryEntry(
+            kind=Kind.OBSERVATION,
+            body=f"Seen {i}.",
+            source=("a", "b")[i % 2],
+            tags=[f"t{i % 3}"],
+            confidence=(0.3, 0.5, 0.7)[i % 3],
+            created_at=START + timedelta(days=i % 40),
+            date_only=True,
+        )
         for i in range(n)
     ]
 
@@ -43,8 +50,17 @@ def test_fast_built_observations_equal_validated_entries(vault: Path, tmp_path: 
         root = tmp_path / "example"
         shutil.copytree(EXAMPLE_VAULT, root)
     with WhiteBoxProvider(str(root)) as store:
-        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="Plain.", source="x", tags=["preference"],
-                              confidence=0.7, created_at=START, date_only=True))
+        store.add(
+            MemoryEntry(
+                kind=Kind.OBSERVATION,
+                body="Plain.",
+                source="x",
+                tags=["preference"],
+                confidence=0.7,
+                created_at=START,
+                date_only=True,
+            )
+        )
         entries = [e for e in store.iter_entries() if e.kind is Kind.OBSERVATION]
     assert entries
     for entry in entries:

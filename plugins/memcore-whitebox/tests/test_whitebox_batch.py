@@ -158,7 +158,9 @@ def test_a_file_changed_by_someone_else_is_scanned_again(tmp_path: Path) -> None
     first = store.add(obs)
     assert first.id == "observations/2026-03.md#2"
     with (root / "observations/2026-03.md").open("ab") as fh:
-        fh.write(b"\r\n---\r\n\r\n```\r\n---\r\ndate: 2026-03-30\r\nsource: other\r\ntags: []\r\n---\r\n\r\nx\r\n```\r\n")
+        fh.write(
+            b"\r\n---\r\n\r\n```\r\n---\r\ndate: 2026-03-30\r\nsource: other\r\ntags: []\r\n---\r\n\r\nx\r\n```\r\n"
+        )
     second = store.add(obs.model_copy(update={"body": "two"}))
     assert second.id == "observations/2026-03.md#4"
     assert WhiteBoxProvider(root).open().get("observations/2026-03.md#4").body == "two"
@@ -215,7 +217,12 @@ def test_plan_ids_are_the_ids_add_gives(tmp_path: Path) -> None:
     entries[10:10] = [
         MemoryEntry(kind=Kind.FACT, title="Item 1", body="Same title as entry 1."),
         MemoryEntry(kind=Kind.OBSERVATION, body="Refused.", tags=["bad`tag"], created_at=START),
-        MemoryEntry(kind=Kind.PROPOSAL, title="Why", body="New text.", relations=[Relation(type="proposes", target="identity.md")]),
+        MemoryEntry(
+            kind=Kind.PROPOSAL,
+            title="Why",
+            body="New text.",
+            relations=[Relation(type="proposes", target="identity.md")],
+        ),
     ]
     vault = _vault(tmp_path / "v")
     before = _files(vault)
@@ -283,7 +290,8 @@ def test_a_fact_of_another_scope_is_refused_before_anything_is_written(tmp_path:
 
     vault = _vault(tmp_path / "v")
     (vault / "scopes.md").write_text(
-        "# Scopes\n\n- `home` \u2014 root files, relationships\n- `work` \u2014 projects, observations\n", encoding="utf-8"
+        "# Scopes\n\n- `home` \u2014 root files, relationships\n- `work` \u2014 projects, observations\n",
+        encoding="utf-8",
     )
     before = _files(vault)
     fact = MemoryEntry(kind=Kind.FACT, title="Alex", body="Works here.", scope="work")

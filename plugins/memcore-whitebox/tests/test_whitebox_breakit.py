@@ -21,9 +21,7 @@ def vault(tmp_path: Path) -> Path:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink()
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()
     }
 
 
@@ -75,8 +73,16 @@ def test_w5_append_to_bom_crlf_month_file_without_final_newline(vault: Path) -> 
         b"tags: [preference]\r\n---\r\nfirst\r\n```"
     )
     provider = WhiteBoxProvider(vault).open()
-    provider.add(MemoryEntry(kind=Kind.OBSERVATION, body="second", source="y", tags=["preference"],
-                             created_at="2026-07-02", date_only=True))
+    provider.add(
+        MemoryEntry(
+            kind=Kind.OBSERVATION,
+            body="second",
+            source="y",
+            tags=["preference"],
+            created_at="2026-07-02",
+            date_only=True,
+        )
+    )
     data = month.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
     assert b"\n" not in data.replace(b"\r\n", b"")
@@ -105,8 +111,9 @@ def test_w6_tags_tags_md_cannot_hold_are_refused(vault: Path, tag: str, kind: Ki
 
 def test_d4_symlinked_tags_md_is_not_read_nor_replaced(vault: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside-tags.md"
-    outside.write_text((vault / "tags.md").read_text(encoding="utf-8") + "- `secret-outside` \u2014 x\n",
-                       encoding="utf-8")
+    outside.write_text(
+        (vault / "tags.md").read_text(encoding="utf-8") + "- `secret-outside` \u2014 x\n", encoding="utf-8"
+    )
     (vault / "tags.md").unlink()
     os.symlink(outside, vault / "tags.md")
     outside_before = outside.read_bytes()

@@ -62,11 +62,11 @@ def test_append_matches_the_reference_writer_byte_for_byte(vault: Path) -> None:
     assert stored.id == "observations/2026-04.md#2"
     assert second.id == "observations/2026-04.md#3"
     block = (
-        "```\n---\ndate: 2026-04-20\nsource: claude\ntags: [\"preference\"]\nconfidence: high\n---\n\n"
+        '```\n---\ndate: 2026-04-20\nsource: claude\ntags: ["preference"]\nconfidence: high\n---\n\n'
         "Prefers short answers.\n```"
     )
     block2 = (
-        "```\n---\ndate: 2026-04-20\nsource: claude\ntags: [\"working-style\", \"relationship:alex\"]\n"
+        '```\n---\ndate: 2026-04-20\nsource: claude\ntags: ["working-style", "relationship:alex"]\n'
         "confidence: medium\n---\n\nSecond one.\n```"
     )
     expected = original.decode().rstrip() + f"\n\n---\n\n{block}\n" + f"\n---\n\n{block2}\n"
@@ -111,7 +111,8 @@ def test_crlf_month_file_stays_crlf(vault: Path) -> None:
         assert store.get("observations/2026-04.md#1").source == "claude-opus-4-7"
         store.add(obs())
         assert [e.id for e in store.iter_entries() if e.kind is Kind.OBSERVATION] == [
-            "observations/2026-04.md#1", "observations/2026-04.md#2"
+            "observations/2026-04.md#1",
+            "observations/2026-04.md#2",
         ]
     data = month.read_bytes()
     assert b"\n" not in data.replace(b"\r\n", b"")
@@ -141,14 +142,21 @@ def test_every_entry_field_survives_an_observation_round_trip(vault: Path) -> No
         created_at=datetime(2026, 4, 21, 10, 30, 5, 123000, tzinfo=UTC),
         updated_at=datetime(2026, 4, 22, 8, 0, tzinfo=UTC),
         scope="work",
-        relations=[Relation(type="supersedes", target="observations/2026-04.md#1"),
-                   Relation(type="related", target="Some Title", resolved=False)],
+        relations=[
+            Relation(type="supersedes", target="observations/2026-04.md#1"),
+            Relation(type="related", target="Some Title", resolved=False),
+        ],
         parent="projects/memcore.md",
         expires_at=datetime(2027, 1, 1, tzinfo=UTC),
         extra={
             "box": {"team": "core", "n": 3, "nested": {"no": "no", "list": [1, None, True]}},
-            "whitebox": {"source_ref": "sources/talk.md", "context": "coding", "kind": "inference",
-                         "fields": {"mood": "calm"}, "anything": {"deep": ["x"]}},
+            "whitebox": {
+                "source_ref": "sources/talk.md",
+                "context": "coding",
+                "kind": "inference",
+                "fields": {"mood": "calm"},
+                "anything": {"deep": ["x"]},
+            },
         },
     )
     with WhiteBoxProvider(str(vault)) as store:
@@ -163,7 +171,16 @@ def test_every_entry_field_survives_an_observation_round_trip(vault: Path) -> No
     lines = block.split("\n")
     # reference keys first, in the reference order; memcore's own keys after
     assert [ln.split(":")[0] for ln in lines[:10]] == [
-        "date", "source", "tags", "confidence", "source_ref", "context", "kind", "title", "scope", "mood"
+        "date",
+        "source",
+        "tags",
+        "confidence",
+        "source_ref",
+        "context",
+        "kind",
+        "title",
+        "scope",
+        "mood",
     ]
     assert lines[1] == 'source: "KB: x"'
     assert lines[10].startswith("memcore: {")
@@ -196,7 +213,7 @@ def test_reads_bare_blocks_as_the_spec_draws_them(vault: Path) -> None:
         "# Observations \u2014 March 2026\n\n"
         "---\ndate: 2026-03-01\nsource: gpt-5\ntags: [health]\nconfidence: low\n---\n\n"
         "Slept badly before the demo.\n\n"
-        "---\ndate: 2026-03-02\nsource: \"gemini\"\ntags:\n  - interest\n  - project:memcore\nconfidence: very-high\n"
+        '---\ndate: 2026-03-02\nsource: "gemini"\ntags:\n  - interest\n  - project:memcore\nconfidence: very-high\n'
         "context: weekend\n---\nAsked about file formats.\n",
         encoding="utf-8",
     )
@@ -206,7 +223,10 @@ def test_reads_bare_blocks_as_the_spec_draws_them(vault: Path) -> None:
     assert [e.id for e in entries] == ["observations/2026-03.md#1", "observations/2026-03.md#2"]
     first, second = entries
     assert (first.source, first.tags, first.confidence, first.body) == (
-        "gpt-5", ["health"], 0.3, "Slept badly before the demo."
+        "gpt-5",
+        ["health"],
+        0.3,
+        "Slept badly before the demo.",
     )
     assert first.extra == {"whitebox": {"layout": "bare"}}
     assert (second.source, second.tags, second.confidence) == ("gemini", ["interest", "project:memcore"], 0.9)
@@ -236,29 +256,29 @@ def test_bodies_with_fenced_code_are_read_whole(vault: Path) -> None:
 
 def test_validate_reports_file_and_line(vault: Path) -> None:
     (vault / "observations" / "2026-01.md").write_text(
-        "# Observations\n"                          # 1
-        "\n"                                        # 2
-        "```\n"                                     # 3
-        "no frontmatter here\n"                     # 4
-        "```\n"                                     # 5
-        "\n---\n\n"                                 # 6-8
-        "```\n"                                     # 9
-        "---\n"                                     # 10
-        "date: 2026-02-03\n"                        # 11
-        "tags: [preference, made-up-tag]\n"         # 12
-        "confidence: somewhat\n"                    # 13
-        "---\n"                                     # 14
-        "\nBody one.\n"                             # 15-16
-        "```\n"                                     # 17
-        "\n---\n\n"                                 # 18-20
-        "```\n"                                     # 21
-        "---\n"                                     # 22
-        "source: x: y\n"                            # 23
-        "tags: [correction]\n"                      # 24
-        "---\n"                                     # 25
-        "Body two.\n"                               # 26
-        "```\n"                                     # 27
-        "\n```\n---\ndate: 2026-01-09\n",           # 28-31: never closed
+        "# Observations\n"  # 1
+        "\n"  # 2
+        "```\n"  # 3
+        "no frontmatter here\n"  # 4
+        "```\n"  # 5
+        "\n---\n\n"  # 6-8
+        "```\n"  # 9
+        "---\n"  # 10
+        "date: 2026-02-03\n"  # 11
+        "tags: [preference, made-up-tag]\n"  # 12
+        "confidence: somewhat\n"  # 13
+        "---\n"  # 14
+        "\nBody one.\n"  # 15-16
+        "```\n"  # 17
+        "\n---\n\n"  # 18-20
+        "```\n"  # 21
+        "---\n"  # 22
+        "source: x: y\n"  # 23
+        "tags: [correction]\n"  # 24
+        "---\n"  # 25
+        "Body two.\n"  # 26
+        "```\n"  # 27
+        "\n```\n---\ndate: 2026-01-09\n",  # 28-31: never closed
         encoding="utf-8",
     )
     with WhiteBoxProvider(str(vault)) as store:

@@ -22,16 +22,38 @@ def vault(vault: Path) -> Path:
     with WhiteBoxProvider(str(root)) as store:
         for tag in (BAD_TAG, "project:memcore"):
             for n in range(3):
-                store.add(MemoryEntry(kind=Kind.OBSERVATION, body=f"Uses uv {n} ({tag}).", source=f"s{n}",
-                                      tags=[tag], confidence=0.7, created_at="2026-04-23", date_only=True))
+                store.add(
+                    MemoryEntry(
+                        kind=Kind.OBSERVATION,
+                        body=f"Uses uv {n} ({tag}).",
+                        source=f"s{n}",
+                        tags=[tag],
+                        confidence=0.7,
+                        created_at="2026-04-23",
+                        date_only=True,
+                    )
+                )
     return root
 
 
 def _promote(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from memcore.cli import main; main()", "whitebox", "promote",
-         "--store", f"whitebox:{vault}", "--as-of", "2026-04-24", *args],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-c",
+            "from memcore.cli import main; main()",
+            "whitebox",
+            "promote",
+            "--store",
+            f"whitebox:{vault}",
+            "--as-of",
+            "2026-04-24",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -55,4 +77,7 @@ def test_promote_skips_and_reports_a_group_with_an_unsafe_tag_and_promotes_the_r
 def test_run_promotion_returns_a_failed_row_instead_of_raising(vault: Path) -> None:
     with WhiteBoxProvider(str(vault)) as store:
         rows = run_promotion(store, threshold=3)
-    assert sorted((r["tags"][0], r["action"]) for r in rows if r["meets_rule"]) == [("project:memcore", "proposed"), (BAD_TAG, "failed")]
+    assert sorted((r["tags"][0], r["action"]) for r in rows if r["meets_rule"]) == [
+        ("project:memcore", "proposed"),
+        (BAD_TAG, "failed"),
+    ]

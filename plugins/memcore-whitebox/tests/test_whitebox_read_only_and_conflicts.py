@@ -22,8 +22,15 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def _obs(body: str = "An observation.", day: str = "2026-04-20") -> MemoryEntry:
-    return MemoryEntry(kind=Kind.OBSERVATION, body=body, source="claude", tags=["preference", "brand-new-tag"],
-                       confidence=0.7, created_at=day, date_only=True)
+    return MemoryEntry(
+        kind=Kind.OBSERVATION,
+        body=body,
+        source="claude",
+        tags=["preference", "brand-new-tag"],
+        confidence=0.7,
+        created_at=day,
+        date_only=True,
+    )
 
 
 def test_the_format_operations_are_write_operations() -> None:
@@ -41,7 +48,9 @@ def test_a_read_only_vault_refuses_each_write_operation_and_changes_no_byte(vaul
             "add fact": lambda: store.add(MemoryEntry(kind=Kind.FACT, title="New", body="x")),
             "update": lambda: store.update(fact),
             "dispute": lambda: store.dispute("identity.md", "Not so."),
-            "propose_stable_edit": lambda: store.propose_stable_edit("identity.md", source="s", rationale="r", content="c"),
+            "propose_stable_edit": lambda: store.propose_stable_edit(
+                "identity.md", source="s", rationale="r", content="c"
+            ),
             "promote": lambda: store.promote("identity.md", lambda data: b"replaced"),
         }
         for name, call in calls.items():

@@ -34,7 +34,12 @@ def _memcore(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     env = dict(os.environ, MEMCORE_LOCK_DIR=str(Path(cwd or ".").resolve() / ".locks")) if cwd else None
     return subprocess.run(
         [sys.executable, "-c", "from memcore.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=60, check=False, cwd=cwd, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=cwd,
+        env=env,
     )
 
 

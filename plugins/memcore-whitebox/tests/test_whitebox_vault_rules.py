@@ -18,8 +18,13 @@ from memcore_whitebox.provider import OutOfScopeError, WhiteBoxProvider
 
 def obs(**kw: object) -> MemoryEntry:
     data: dict[str, object] = {
-        "kind": Kind.OBSERVATION, "body": "An observation.", "source": "claude", "tags": ["preference"],
-        "confidence": 0.7, "created_at": "2026-04-20", "date_only": True,
+        "kind": Kind.OBSERVATION,
+        "body": "An observation.",
+        "source": "claude",
+        "tags": ["preference"],
+        "confidence": 0.7,
+        "created_at": "2026-04-20",
+        "date_only": True,
     }
     data.update(kw)
     return MemoryEntry(**data)  # type: ignore[arg-type]
@@ -51,7 +56,9 @@ def test_user_edit_in_place_touches_only_what_changed(vault: Path) -> None:
     with WhiteBoxProvider(str(vault), as_user=True) as store:
         fact = store.get("working-style.md")
         old_version = fact.version
-        fact.body = fact.body.replace("## Pace\n\n(e.g., one step at a time, or full plans up front)", "## Pace\n\nFast.")
+        fact.body = fact.body.replace(
+            "## Pace\n\n(e.g., one step at a time, or full plans up front)", "## Pace\n\nFast."
+        )
         updated = store.update(fact)
         assert updated.version != old_version
         with pytest.raises(ConflictError):
@@ -64,7 +71,9 @@ def test_user_edit_in_place_touches_only_what_changed(vault: Path) -> None:
 
 def test_add_fact_and_refuse_overwrite(vault: Path) -> None:
     with WhiteBoxProvider(str(vault)) as store:
-        fact = store.add(MemoryEntry(kind=Kind.FACT, id="projects/memcore.md", title="memcore", body="\n# memcore\n\nA library.\n"))
+        fact = store.add(
+            MemoryEntry(kind=Kind.FACT, id="projects/memcore.md", title="memcore", body="\n# memcore\n\nA library.\n")
+        )
         assert fact.id == "projects/memcore.md" and fact.title == "memcore"
         with pytest.raises(ConflictError):
             store.add(MemoryEntry(kind=Kind.FACT, id="projects/memcore.md", body="again"))
@@ -167,9 +176,23 @@ def test_validate_warns_about_files_outside_every_scope(scoped: Path) -> None:
 # -- promotion ----------------------------------------------------------------------------
 def _promote(vault: Path, *args: str) -> list[dict[str, object]]:
     result = subprocess.run(
-        [sys.executable, "-c", "from memcore.cli import main; main()", "whitebox", "promote",
-         "--store", f"whitebox:{vault}", "--as-of", "2026-04-24", "--json", *args],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-c",
+            "from memcore.cli import main; main()",
+            "whitebox",
+            "promote",
+            "--store",
+            f"whitebox:{vault}",
+            "--as-of",
+            "2026-04-24",
+            "--json",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
@@ -178,8 +201,15 @@ def _promote(vault: Path, *args: str) -> list[dict[str, object]]:
 def test_promotion_proposes_and_never_edits_facts(vault: Path) -> None:
     with WhiteBoxProvider(str(vault)) as store:
         for n, (source, conf) in enumerate([("claude", 0.7), ("gpt", 0.5), ("claude", 0.9), ("gpt", 0.3)]):
-            store.add(obs(body=f"Terse answers {n}.", tags=["Preference", "tooling"], source=source,
-                          confidence=conf, created_at=f"2026-04-2{n}"))
+            store.add(
+                obs(
+                    body=f"Terse answers {n}.",
+                    tags=["Preference", "tooling"],
+                    source=source,
+                    confidence=conf,
+                    created_at=f"2026-04-2{n}",
+                )
+            )
     facts = {p: p.read_bytes() for p in vault.glob("*.md")}
     dry = _promote(vault, "--dry-run")
     row = next(r for r in dry if r["tags"] == ["preference", "tooling"])
@@ -272,8 +302,8 @@ def test_init_store_makes_an_empty_valid_vault(tmp_path: Path) -> None:
 
 
 def test_read_only_store_refuses_writes(vault: Path) -> None:
-    from memcore.migrate import source_options_for
     from memcore.errors import ReadOnlyStoreError
+    from memcore.migrate import source_options_for
 
     assert source_options_for(WhiteBoxProvider) == {"read_only": True}
     before = {p: p.read_bytes() for p in vault.rglob("*.md")}
@@ -331,7 +361,10 @@ def test_derived_from_becomes_relations_and_round_trips(vault: Path) -> None:
         store.update(profile)
         again = store.get("synthesized/profile-2026-04-30.md")
     assert [(r.type, r.target) for r in again.relations] == [
-        ("derived_from", "observations/2026-04.md#1"), ("related", "observations/2026-04.md#1")
+        ("derived_from", "observations/2026-04.md#1"),
+        ("related", "observations/2026-04.md#1"),
     ]
     text = (vault / "synthesized" / "profile-2026-04-30.md").read_text(encoding="utf-8")
-    assert text.startswith("---\nsynthesized_at: 2026-04-30\nsynthesized_by: claude\nderived_from: [observations/2026-04.md#1]\n")
+    assert text.startswith(
+        "---\nsynthesized_at: 2026-04-30\nsynthesized_by: claude\nderived_from: [observations/2026-04.md#1]\n"
+    )

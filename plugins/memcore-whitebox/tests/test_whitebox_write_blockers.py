@@ -13,8 +13,15 @@ from memcore_whitebox.provider import WhiteBoxProvider
 
 
 def _obs() -> MemoryEntry:
-    return MemoryEntry(kind=Kind.OBSERVATION, body="An observation.", source="claude", tags=["preference"],
-                       confidence=0.7, created_at="2026-04-20", date_only=True)
+    return MemoryEntry(
+        kind=Kind.OBSERVATION,
+        body="An observation.",
+        source="claude",
+        tags=["preference"],
+        confidence=0.7,
+        created_at="2026-04-20",
+        date_only=True,
+    )
 
 
 def _symlink_errors(root: Path) -> set[str]:

@@ -19,10 +19,50 @@ from memcore.models import Kind, MemoryEntry
 from memcore_whitebox.provider import WhiteBoxProvider
 
 TYPED = [
-    "yes", "no", "on", "off", "y", "n", "Y", "N", "Yes", "NO", "On", "OFF", "true", "False",
-    "0x1F", "0o17", "017", "1_000", "1e3", "1E3", "+1", "-2", "3.14", ".5", "1.", ".inf", "-.Inf", ".NaN",
-    "~", "null", "Null", "NULL", "2024-01-01", "2024-1-1", "2024-01-01T10:00:00Z", "2024-01-01 10:00:00",
-    "10:00", "1:30:00", "190:20:30", "0b101", "=", "<<", "12", "0",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "y",
+    "n",
+    "Y",
+    "N",
+    "Yes",
+    "NO",
+    "On",
+    "OFF",
+    "true",
+    "False",
+    "0x1F",
+    "0o17",
+    "017",
+    "1_000",
+    "1e3",
+    "1E3",
+    "+1",
+    "-2",
+    "3.14",
+    ".5",
+    "1.",
+    ".inf",
+    "-.Inf",
+    ".NaN",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "2024-01-01",
+    "2024-1-1",
+    "2024-01-01T10:00:00Z",
+    "2024-01-01 10:00:00",
+    "10:00",
+    "1:30:00",
+    "190:20:30",
+    "0b101",
+    "=",
+    "<<",
+    "12",
+    "0",
 ]
 TAB_TAG = "tab\there"
 
@@ -45,11 +85,24 @@ def _readers() -> list[tuple[str, Any]]:
 @pytest.mark.parametrize("value", TYPED)
 def test_a_typed_looking_scalar_is_written_so_yaml_11_and_12_read_the_same_string(vault: Path, value: str) -> None:
     with WhiteBoxProvider(str(vault), as_user=True) as store:
-        obs = store.add(MemoryEntry(kind=Kind.OBSERVATION, body="Typed.", source=value, title=value,
-                                    tags=[value], confidence=0.7, created_at="2026-04-20", date_only=True))
+        obs = store.add(
+            MemoryEntry(
+                kind=Kind.OBSERVATION,
+                body="Typed.",
+                source=value,
+                title=value,
+                tags=[value],
+                confidence=0.7,
+                created_at="2026-04-20",
+                date_only=True,
+            )
+        )
         fact = store.add(MemoryEntry(kind=Kind.FACT, title=value, body="Typed fact.\n", source=value, tags=[value]))
     month = (vault / "observations" / "2026-04.md").read_text(encoding="utf-8")
-    written = {"observation": _frontmatters(month)[-1], "fact": _frontmatters((vault / (fact.id or "")).read_text(encoding="utf-8"))[0]}
+    written = {
+        "observation": _frontmatters(month)[-1],
+        "fact": _frontmatters((vault / (fact.id or "")).read_text(encoding="utf-8"))[0],
+    }
     for name, reader in _readers():
         for where, front in written.items():
             data = reader(front)
@@ -67,8 +120,17 @@ def test_a_typed_looking_scalar_is_written_so_yaml_11_and_12_read_the_same_strin
 def test_a_tag_holding_a_tab_and_a_facts_tags_keep_their_exact_text(vault: Path) -> None:
     tags = [TAB_TAG, " padded ", "Mixed Case", "a, b", "#hash", "x: y"]
     with WhiteBoxProvider(str(vault), as_user=True) as store:
-        obs = store.add(MemoryEntry(kind=Kind.OBSERVATION, body="Tabs.", source="claude", tags=tags,
-                                    confidence=0.7, created_at="2026-04-20", date_only=True))
+        obs = store.add(
+            MemoryEntry(
+                kind=Kind.OBSERVATION,
+                body="Tabs.",
+                source="claude",
+                tags=tags,
+                confidence=0.7,
+                created_at="2026-04-20",
+                date_only=True,
+            )
+        )
         fact = store.add(MemoryEntry(kind=Kind.FACT, title="Tagged", body="Tagged fact.\n", tags=tags))
     with WhiteBoxProvider(str(vault), as_user=True) as store:
         assert store.get(obs.id or "").tags == tags

@@ -54,8 +54,7 @@ def store_options(func: F) -> F:
         envvar="MEMCORE_STORE",
         default=None,
         metavar="URL",
-        help="Store URL <format>:<location>, e.g. whitebox:./vault. Default: $MEMCORE_STORE, "
-        "then memcore.toml.",
+        help="Store URL <format>:<location>, e.g. whitebox:./vault. Default: $MEMCORE_STORE, then memcore.toml.",
     )(func)
     return func
 

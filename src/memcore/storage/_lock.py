@@ -23,7 +23,6 @@ _DEFAULT_TIMEOUT_S = 60.0
 _local = threading.local()
 
 
-
 def lock_dir() -> Path:
     """Return this user's lock folder, creating it private (0700) when missing.
 

@@ -61,6 +61,7 @@ class MakaStorage(LocalStorage):
         data = self.read_bytes(path)
         return data, version_token(data)
 
+
 def refuse_symlinks(targets: tuple[Path, ...], operation: str) -> None:
     """Raise :class:`UnsafePathError` when one of ``targets`` is a symlink (a write would replace it)."""
     for target in targets:

@@ -142,9 +142,7 @@ def stable_proposal_id(content: str, proposed_ms: float) -> str:
     return "proposal-" + _sha256_hex(f"{js_trim(content)}\n{ms}")[:16]
 
 
-def serialize_meta(
-    meta: dict[str, str], extra_tokens: tuple[str, ...] = (), raw: dict[str, str] | None = None
-) -> str:
+def serialize_meta(meta: dict[str, str], extra_tokens: tuple[str, ...] = (), raw: dict[str, str] | None = None) -> str:
     """Return the inside of a metadata comment, as Maka's ``serializeMetaComment`` writes it.
 
     Known keys in :data:`KEY_ORDER`, then the others sorted; every value through

@@ -37,6 +37,7 @@ keeps it unchanged when it rewrites the comment. Each override records the nativ
 written next to; if the file was edited in Maka since (the native value differs), the native
 value wins and the stale override is ignored.
 """
+
 from __future__ import annotations
 
 import re

@@ -61,7 +61,6 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-
 @dataclass
 class _Work:
     """What the provider keeps beside its open write session.

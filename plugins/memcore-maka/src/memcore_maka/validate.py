@@ -141,8 +141,7 @@ def document_diagnostics(doc: Document, views: Iterable[EntryView], shown: str) 
                 line=index + 1,
                 code="maka.malformed-comment",
                 severity=Severity.WARNING,
-                message="looks like a maka-memory comment but is not one whole comment line; "
-                "Maka keeps it as content",
+                message="looks like a maka-memory comment but is not one whole comment line; Maka keeps it as content",
             )
         )
     for section in doc.sections:
@@ -218,9 +217,7 @@ def _entry_diagnostics(views: Iterable[EntryView], shown: str) -> list[Diagnosti
             notes.append(("maka.session-without-owner", "scope=session without sessionId: never given to a model"))
         notes.extend(("maka.bad-value", problem) for problem in view.problems)
         out.extend(
-            Diagnostic(
-                path=shown, line=where, code=code, severity=Severity.WARNING, message=message, entry_id=entry.id
-            )
+            Diagnostic(path=shown, line=where, code=code, severity=Severity.WARNING, message=message, entry_id=entry.id)
             for code, message in notes
         )
     return out

@@ -52,9 +52,7 @@ UNSUPPORTED_ANCHOR_RE = re.compile(r"^(#+)\s+.*?\{([A-Za-z]+#)([^}]*)\}")
 NODE_RE = re.compile(r"^(\s*-\s+)`([^`]+)`(.*?)\s(?:\u2192|->)\s*\[(.*?)\]\s*$")
 NODE_CANDIDATE_RE = re.compile(r"^\s*-\s+`([^`]+)`(?:\s|$)")
 #: The same two patterns with possessive leads, for :func:`match_anchor` / :func:`match_node`.
-_ANCHOR_EDGES_RE = re.compile(
-    rf"^(#++)\s++(.*?)\{{(F#|M#|S#|MF#|MQ#|#)({_ID})\}}(?:\s*(?:\u2192|->)\s*\[(.*?)\])?\s*$"
-)
+_ANCHOR_EDGES_RE = re.compile(rf"^(#++)\s++(.*?)\{{(F#|M#|S#|MF#|MQ#|#)({_ID})\}}(?:\s*(?:\u2192|->)\s*\[(.*?)\])?\s*$")
 #: An anchored heading with no edge list: group 5 never takes part (``(?!)`` fails at once).
 _ANCHOR_BARE_RE = re.compile(rf"^(#++)\s++(.*?)\{{(F#|M#|S#|MF#|MQ#|#)({_ID})\}}(?:(?!)(.*))?\s*$")
 

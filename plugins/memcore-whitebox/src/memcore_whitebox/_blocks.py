@@ -201,7 +201,13 @@ def _scan_bare(text: str, start: int, stop: int, lines: _Lines) -> Iterator[RawB
         close = _HR_LINE.search(text, m.end(), stop)
         if close is None:
             yield RawBlock(
-                "bare", m.start(), stop, lines.at(m.start()), None, lines.at(m.end()), text[m.end() : stop],
+                "bare",
+                m.start(),
+                stop,
+                lines.at(m.start()),
+                None,
+                lines.at(m.end()),
+                text[m.end() : stop],
                 problem="frontmatter opened with '---' is never closed",
             )
             return
@@ -267,7 +273,15 @@ def scan_blocks(text: str) -> Iterator[RawBlock]:
         line = lines.at(start)
         if close is None:
             yield RawBlock(
-                "fenced", start, size, line, None, line + 1, text[min(content_start, size) :], fence, info,
+                "fenced",
+                start,
+                size,
+                line,
+                None,
+                line + 1,
+                text[min(content_start, size) :],
+                fence,
+                info,
                 f"fence {fence} opened on line {line} is never closed",
             )
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memcore.errors import ParseError
@@ -19,7 +20,7 @@ from memcore.storage import TextFile
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, scan_blocks
 from memcore_whitebox._render import month_header
 
-__all__ = ["MONTH_FILE", "Gaps", "MonthState", "diag", "month_state", "numbered"]
+__all__ = ["Gaps", "MONTH_FILE", "MonthState", "diag", "looks_like_vault", "month_state", "numbered"]
 
 #: A monthly observation file's name: ``YYYY-MM.md`` or ``YYYY-MM-part-N.md``.
 MONTH_FILE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])(?:-part-(\d+))?\.md$")
@@ -107,7 +108,10 @@ class Gaps:
             if not inside:
                 diags.append(
                     diag(
-                        self._rel, first + offset, "wb.unread-text", Severity.WARNING,
+                        self._rel,
+                        first + offset,
+                        "wb.unread-text",
+                        Severity.WARNING,
                         f"text {stripped[:40]!r} outside every observation block is not part of any entry: "
                         "conversions do not carry it (put it in a block of its own)",
                     )
@@ -122,7 +126,10 @@ class Gaps:
         if plain_code and not blk.body.lstrip().startswith("---"):
             diags.append(
                 diag(
-                    self._rel, self._line_at(blk.start), "wb.unread-text", Severity.WARNING,
+                    self._rel,
+                    self._line_at(blk.start),
+                    "wb.unread-text",
+                    Severity.WARNING,
                     f"fenced code ({blk.info!r}) outside every observation block is not part of any entry: "
                     "conversions do not carry it",
                 )
@@ -133,13 +140,10 @@ class Gaps:
         self._report(self._prev, len(self._text), diags)
 
 
-
 def diag(
     path: str, line: int | None, code: str, severity: Severity, message: str, entry_id: str | None = None
 ) -> Diagnostic:
     return Diagnostic(path=path, line=line, code=code, severity=severity, message=message, entry_id=entry_id)
-
-
 
 
 @dataclass(slots=True)
@@ -232,3 +236,24 @@ def month_state(rel: str, month: str, data: bytes, version: str | None) -> Month
     lead = "" if tail.endswith("\n\n") else "\n"
     prefix = lead + ("" if dangling else "---\n\n")
     return MonthState(version, count, tf.newline, prefix, text, False)
+
+
+def looks_like_vault(path: Path) -> bool:
+    """Return whether ``path`` looks like a WhiteBox vault (cheap, never raises).
+
+    True for a folder with tags.md or AGENTS.md next to an observations/ folder, or with an
+    AGENTS.md that names WhiteBox in its first 4 KiB (AGENTS.md alone is a file many agent
+    tools use, so it is not enough by itself).
+    """
+    try:
+        if not path.is_dir():
+            return False
+        agents = path / "AGENTS.md"
+        if (path / "observations").is_dir() and ((path / "tags.md").is_file() or agents.is_file()):
+            return True
+        if agents.is_file():
+            with agents.open("rb") as fh:
+                return b"whitebox" in fh.read(4096).lower()
+        return False
+    except OSError:
+        return False

@@ -57,9 +57,16 @@ def yaml_scalar(value: str) -> str:
     """
     # memcore reads dates as text, but YAML 1.1 and 1.2 readers type 2024-01-01 as a date
     if (
-        value and value == value.strip() and "\n" not in value and not _DATE.match(value) and _RAW.match(value)
-        and value.lower() not in _YAML_WORDS and ": " not in value and " #" not in value
-        and not value.endswith(":") and not value.startswith("//")
+        value
+        and value == value.strip()
+        and "\n" not in value
+        and not _DATE.match(value)
+        and _RAW.match(value)
+        and value.lower() not in _YAML_WORDS
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith(":")
+        and not value.startswith("//")
     ):
         return value
     return yaml_dq(value)
@@ -99,8 +106,18 @@ def render_block(lines: Iterable[str], body: str) -> str:
 
 #: English month names, as in the reference header ("April 2026"), whatever the locale.
 _MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 
 

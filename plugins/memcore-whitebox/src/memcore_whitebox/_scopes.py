@@ -234,6 +234,7 @@ def name_allowed(scopes: ScopeTable, rel: str) -> bool:
         return False
     return scopes.visible(rel)
 
+
 def file_visible(root: Path, scopes: ScopeTable, rel: str) -> bool:
     """Return whether ``rel`` is a visible entry file, judged on where the path leads."""
     try:
@@ -248,9 +249,7 @@ def file_visible(root: Path, scopes: ScopeTable, rel: str) -> bool:
     return rel.endswith(".md") and is_file and gate_allows(root, rel, functools.partial(name_allowed, scopes))
 
 
-def load_scopes(
-    root: Path, read: Callable[[str], tuple[bytes, str] | None], wanted: object
-) -> ScopeTable:
+def load_scopes(root: Path, read: Callable[[str], tuple[bytes, str] | None], wanted: object) -> ScopeTable:
     """Read ``root``'s scopes.md (through ``read``) and make ``wanted`` (a name, or ``None``) the active scope.
 
     Raises:

@@ -145,8 +145,10 @@ def stage_tags(
     data = session.read("tags.md") if any(tags for tags, _ in groups) else None
     if data is None:
         return seen
-    if seen is not None and data == seen[0] and all(
-        not registrable(t) or seen[1].knows(t) for tags, _ in groups for t in tags
+    if (
+        seen is not None
+        and data == seen[0]
+        and all(not registrable(t) or seen[1].knows(t) for tags, _ in groups for t in tags)
     ):
         return seen  # every tag is listed already: nothing to write
     try:

@@ -24,8 +24,13 @@ def whitebox() -> None:
 @whitebox.command()
 @store_options
 @click.option("--dry-run", is_flag=True, help="Report candidates; write nothing.")
-@click.option("--threshold", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Matching observations of confidence medium or higher needed (spec rule).")
+@click.option(
+    "--threshold",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Matching observations of confidence medium or higher needed (spec rule).",
+)
 @click.option("--as-of", default=None, metavar="YYYY-MM-DD", help="Reference date for recency (default: today).")
 @json_option
 @handle_errors
@@ -63,8 +68,13 @@ def promote(
     table = Table("tags", "eligible", "score", "sources", "reference", "action", "path")
     for row in rows:
         table.add_row(
-            ", ".join(row["tags"]), str(row["eligible"]), f"{row['score']:.2f}", str(row["distinct_sources"]),
-            "promote" if row["reference_promote"] else "no", row["action"], row["path"] or "-",
+            ", ".join(row["tags"]),
+            str(row["eligible"]),
+            f"{row['score']:.2f}",
+            str(row["distinct_sources"]),
+            "promote" if row["reference_promote"] else "no",
+            row["action"],
+            row["path"] or "-",
         )
     Console(highlight=False, soft_wrap=True).print(table)
     err = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -168,8 +168,10 @@ def observation_entry(
         label = values.get("confidence")
         confidence = CONFIDENCE_LABELS.get(label) if label is not None else None
         tags = values.get("tags") or []
-        if created is not None and (label is None or confidence is not None) and (
-            "".join(tags).isascii() or all(_nfc(t) for t in tags)
+        if (
+            created is not None
+            and (label is None or confidence is not None)
+            and ("".join(tags).isascii() or all(_nfc(t) for t in tags))
         ):
             return _OBS_TEMPLATE.model_copy(
                 update={
@@ -255,13 +257,18 @@ def observation_entry(
     except ValidationError as exc:
         if diags is not None:
             diags.append(
-                _diag(rel, blk.line, "wb.memcore-field", Severity.WARNING,
-                      f"memcore fields ignored: {exc.errors()[0]['msg']}", entry_id)
+                _diag(
+                    rel,
+                    blk.line,
+                    "wb.memcore-field",
+                    Severity.WARNING,
+                    f"memcore fields ignored: {exc.errors()[0]['msg']}",
+                    entry_id,
+                )
             )
         # As for a stable file: the block's own fields, none of the memcore: object's.
         plain["extra"] = {FORMAT: wb} if wb else {}
         return MemoryEntry(kind=Kind.OBSERVATION, **plain)
-
 
 
 def file_entry(
@@ -359,8 +366,16 @@ def file_entry(
         return MemoryEntry(**kw)
     except ValidationError as exc:
         if diags is not None:
-            diags.append(_diag(rel, 1, "wb.memcore-field", Severity.WARNING,
-                               f"memcore fields ignored: {exc.errors()[0]['msg']}", rel))
+            diags.append(
+                _diag(
+                    rel,
+                    1,
+                    "wb.memcore-field",
+                    Severity.WARNING,
+                    f"memcore fields ignored: {exc.errors()[0]['msg']}",
+                    rel,
+                )
+            )
         for key in ("relations", "parent", "expires_at", "updated_at"):
             kw.pop(key, None)
         kw["kind"] = kind
@@ -372,11 +387,17 @@ def file_entry(
             if diags is not None:
                 first = again.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
-                diags.append(_diag(rel, 1, "wb.invalid", Severity.ERROR,
-                                   f"cannot read as an entry ({where}: {first['msg']}); fix the frontmatter",
-                                   rel))
+                diags.append(
+                    _diag(
+                        rel,
+                        1,
+                        "wb.invalid",
+                        Severity.ERROR,
+                        f"cannot read as an entry ({where}: {first['msg']}); fix the frontmatter",
+                        rel,
+                    )
+                )
             return None
-
 
 
 def _put_links_and_times(entry: MemoryEntry, memcore: dict[str, Any]) -> None:
@@ -448,7 +469,6 @@ def observation_lines(entry: MemoryEntry, date: str, default_source: str, active
     return lines
 
 
-
 def fact_rel(entry: MemoryEntry) -> tuple[str, bool]:
     """Return (vault-relative path, chosen explicitly) for a new stable file."""
     wb = entry.extra.get(FORMAT, {})
@@ -466,7 +486,6 @@ def fact_rel(entry: MemoryEntry) -> tuple[str, bool]:
     if f"{slug}.md" in SPECIAL_ROOT_FILES:  # a fact titled "Tags" is not the vault's tags.md
         slug = f"{slug}-fact"
     return f"{slug}.md", False
-
 
 
 def file_meta(entry: MemoryEntry, rel: str, *, new: bool, active_scope: str | None) -> dict[str, Any]:
@@ -509,9 +528,7 @@ def file_meta(entry: MemoryEntry, rel: str, *, new: bool, active_scope: str | No
         memcore["relations"] = [_relation_json(r) for r in relations]
     _put_links_and_times(entry, memcore)
     if entry.created_at is not None:
-        memcore["created_at"] = (
-            entry.created_at.date().isoformat() if entry.date_only else format_utc(entry.created_at)
-        )
+        memcore["created_at"] = entry.created_at.date().isoformat() if entry.date_only else format_utc(entry.created_at)
     if entry.confidence is not None and _label_value(label) != entry.confidence:
         memcore["confidence"] = entry.confidence
     others = {ns: data for ns, data in entry.extra.items() if ns != FORMAT}
@@ -520,15 +537,25 @@ def file_meta(entry: MemoryEntry, rel: str, *, new: bool, active_scope: str | No
     rest = {
         k: v
         for k, v in wb.items()
-        if k not in {"confidence_label", "frontmatter", "schema", "layer", "path", "unparsed",
-                     "target", "rationale", "proposed_content", "created"}
+        if k
+        not in {
+            "confidence_label",
+            "frontmatter",
+            "schema",
+            "layer",
+            "path",
+            "unparsed",
+            "target",
+            "rationale",
+            "proposed_content",
+            "created",
+        }
     }
     if rest:
         memcore["whitebox"] = rest
     if memcore:
         meta["memcore"] = memcore
     return meta
-
 
 
 #: Longest file or folder name most file systems take (NAME_MAX), in UTF-8 bytes.
@@ -561,8 +588,6 @@ def check_name_lengths(rel: str) -> None:
                 f"whitebox: the name {part[:40]!r}... is {size} bytes; file names are at most "
                 f"{_NAME_MAX} bytes (choose a shorter path or title)"
             )
-
-
 
 
 def _read_confidence(label: Any) -> tuple[float | None, str | None]:
@@ -636,8 +661,11 @@ def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label
         kw["relations"] = list(kw.get("relations") or []) + [
             Relation(type=r["type"], target=r["target"], resolved=bool(r.get("resolved", True)))
             for r in relations
-            if isinstance(r, dict) and isinstance(r.get("type"), str) and isinstance(r.get("target"), str)
-            and r["type"] and r["target"]
+            if isinstance(r, dict)
+            and isinstance(r.get("type"), str)
+            and isinstance(r.get("target"), str)
+            and r["type"]
+            and r["target"]
         ]
     for key in ("parent", "expires_at", "updated_at"):
         if isinstance(memcore.get(key), str):
@@ -696,9 +724,7 @@ def proposal_text(
     for key, value in extra.items():
         lines.append(f"{key}: {_value(value)}")
     lines.append("---")
-    return "\n".join(lines) + (
-        f"\n\n## Rationale\n\n{rationale.strip()}\n\n## Proposed content\n\n{content.strip()}\n"
-    )
+    return "\n".join(lines) + (f"\n\n## Rationale\n\n{rationale.strip()}\n\n## Proposed content\n\n{content.strip()}\n")
 
 
 def proposal_name(target: str, now: datetime) -> str:

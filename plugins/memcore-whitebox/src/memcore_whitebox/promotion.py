@@ -201,7 +201,10 @@ def apply_candidate(provider: WhiteBoxProvider, cand: Candidate, *, auto: bool) 
             f"{cand.reason}."
         )
         stored = provider.propose_stable_edit(
-            cand.target, source="memcore-promote", rationale=rationale, content=_content(cand),
+            cand.target,
+            source="memcore-promote",
+            rationale=rationale,
+            content=_content(cand),
             extra={"derived_from": ids},
         )
         return "proposed", stored.id or ""

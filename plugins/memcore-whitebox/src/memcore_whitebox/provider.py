@@ -53,7 +53,7 @@ from memcore.storage import (
     version_token,
 )
 from memcore_whitebox._blocks import parse_fields
-from memcore_whitebox._parse import MonthState, diag, month_state, numbered
+from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
 from memcore_whitebox.codec import (
@@ -99,12 +99,20 @@ class WhiteBoxProvider(BaseProvider):
 
     format_name: ClassVar[str] = FORMAT
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.ADD, Capability.UPDATE, Capability.APPEND_ONLY, Capability.SCOPES, Capability.CONCURRENT,
-         Capability.BATCH}
+        {
+            Capability.ADD,
+            Capability.UPDATE,
+            Capability.APPEND_ONLY,
+            Capability.SCOPES,
+            Capability.CONCURRENT,
+            Capability.BATCH,
+        }
     )
     #: the format's own writes, refused on a read-only store as add and update are
     write_operations: ClassVar[frozenset[str]] = BaseProvider.write_operations | {
-        "dispute", "propose_stable_edit", "promote",
+        "dispute",
+        "propose_stable_edit",
+        "promote",
     }
 
     #: what ``-o name=value`` may set (``read_only`` too); anything else is a ConfigError
@@ -136,25 +144,8 @@ class WhiteBoxProvider(BaseProvider):
     # -- life cycle -------------------------------------------------------------------
     @classmethod
     def sniff(cls, path: Path) -> bool:
-        """Return whether ``path`` looks like a WhiteBox vault (cheap, never raises).
-
-        True for a folder with tags.md or AGENTS.md next to an observations/ folder, or with an
-        AGENTS.md that names WhiteBox in its first 4 KiB (AGENTS.md alone is a file many agent
-        tools use, so it is not enough by itself).
-        """
-        try:
-            if not path.is_dir():
-                return False
-            agents = path / "AGENTS.md"
-            if (path / "observations").is_dir() and ((path / "tags.md").is_file() or agents.is_file()):
-                return True
-            if agents.is_file():
-                with agents.open("rb") as fh:
-                    return b"whitebox" in fh.read(4096).lower()
-            return False
-        except OSError:
-            return False
-
+        """Return whether ``path`` looks like a WhiteBox vault (:func:`~memcore_whitebox._parse.looks_like_vault`)."""
+        return looks_like_vault(path)
 
     @classmethod
     def init_store(cls, location: str, **options: Any) -> None:
@@ -199,7 +190,6 @@ class WhiteBoxProvider(BaseProvider):
         active = self.scopes.active
         return active.name if active is not None else None
 
-
     def get(self, entry_id: str) -> MemoryEntry:
         """Return the entry with ``entry_id``.
 
@@ -209,7 +199,6 @@ class WhiteBoxProvider(BaseProvider):
         """
         refuse_twins(self.root, entry_id)
         return super().get(entry_id)
-
 
     #: Whether ``rel`` is a monthly observation file (``observations/<name>.md``).
     is_observation_file = staticmethod(is_observation_file)
@@ -509,7 +498,12 @@ class WhiteBoxProvider(BaseProvider):
         return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active)
 
     def dispute(
-        self, fact_id: str, body: str, *, source: str | None = None, confidence: float | None = None,
+        self,
+        fact_id: str,
+        body: str,
+        *,
+        source: str | None = None,
+        confidence: float | None = None,
         tags: Iterable[str] = (),
     ) -> MemoryEntry:
         """Dispute a stable fact the spec's way: append an observation tagged ``conflict``.
@@ -616,7 +610,9 @@ class WhiteBoxProvider(BaseProvider):
         rationale = raw_rationale if isinstance(raw_rationale, str) else None
         content = raw_content if isinstance(raw_content, str) else entry.body
         return self.propose_stable_edit(
-            target, source=entry.source or self.default_source, rationale=rationale or entry.title or "",
+            target,
+            source=entry.source or self.default_source,
+            rationale=rationale or entry.title or "",
             content=content,
         )
 

@@ -68,14 +68,20 @@ def symlink_diagnostics(root: Path, scopes: ScopeTable) -> list[Diagnostic]:
                     why, severity = "observation writes fail through a link", Severity.ERROR
                 else:
                     why, severity = f"it leads to {real}; links are not listed", Severity.WARNING
-                diags.append(diag(rel, None, "wb.symlink", severity,
-                                   f"{rel} is a symlink: {why}; put the file or folder itself there"))
+                diags.append(
+                    diag(
+                        rel,
+                        None,
+                        "wb.symlink",
+                        severity,
+                        f"{rel} is a symlink: {why}; put the file or folder itself there",
+                    )
+                )
             elif item.is_dir() and scopes.folder_visible(rel):
                 walk(Path(item.path), rel + "/")
 
     walk(root, "")
     return diags
-
 
 
 def block_problem(rel: str, blk: RawBlock, diags: list[Diagnostic]) -> None:
@@ -85,12 +91,14 @@ def block_problem(rel: str, blk: RawBlock, diags: list[Diagnostic]) -> None:
     elif blk.info and blk.body.lstrip().startswith("---"):
         diags.append(
             diag(
-                rel, blk.line, "wb.fence-info", Severity.WARNING,
+                rel,
+                blk.line,
+                "wb.fence-info",
+                Severity.WARNING,
                 f"fenced block with info string {blk.info!r} looks like an observation but is "
                 "not read as one (WhiteBox fences have no info string)",
             )
         )
-
 
 
 def check_observation(
@@ -104,65 +112,145 @@ def check_observation(
 
     if blk.layout == "bare":
         diags.append(
-            diag(rel, blk.line, "wb.bare-block", Severity.INFO,
-                  "unfenced observation (as the spec draws it): memcore reads it, the reference "
-                  "parser does not", entry_id)
+            diag(
+                rel,
+                blk.line,
+                "wb.bare-block",
+                Severity.INFO,
+                "unfenced observation (as the spec draws it): memcore reads it, the reference parser does not",
+                entry_id,
+            )
         )
     if fields.yaml_error is not None:
         diags.append(
-            diag(rel, blk.fm_line, "wb.yaml", Severity.WARNING,
-                  f"frontmatter is not valid YAML, read line by line: {fields.yaml_error}", entry_id)
+            diag(
+                rel,
+                blk.fm_line,
+                "wb.yaml",
+                Severity.WARNING,
+                f"frontmatter is not valid YAML, read line by line: {fields.yaml_error}",
+                entry_id,
+            )
         )
     date_value = values.get("date")
     if date_value in (None, ""):
-        diags.append(diag(rel, blk.line, "wb.missing-date", Severity.ERROR,
-                           "observation has no date; add `date: YYYY-MM-DD`", entry_id))
+        diags.append(
+            diag(
+                rel,
+                blk.line,
+                "wb.missing-date",
+                Severity.ERROR,
+                "observation has no date; add `date: YYYY-MM-DD`",
+                entry_id,
+            )
+        )
     elif not isinstance(date_value, str) or parse_date(date_value) is None:
-        diags.append(diag(rel, at("date"), "wb.bad-date", Severity.ERROR,
-                           f"date {date_value!r} is not a YYYY-MM-DD date", entry_id))
+        diags.append(
+            diag(
+                rel,
+                at("date"),
+                "wb.bad-date",
+                Severity.ERROR,
+                f"date {date_value!r} is not a YYYY-MM-DD date",
+                entry_id,
+            )
+        )
     else:
         m = MONTH_FILE.match(rel.rsplit("/", 1)[-1])
         if m is not None and date_value[:7] != f"{m.group(1)}-{m.group(2)}":
             diags.append(
-                diag(rel, at("date"), "wb.wrong-month", Severity.ERROR,
-                      f"date {date_value} belongs in observations/{date_value[:7]}.md", entry_id)
+                diag(
+                    rel,
+                    at("date"),
+                    "wb.wrong-month",
+                    Severity.ERROR,
+                    f"date {date_value} belongs in observations/{date_value[:7]}.md",
+                    entry_id,
+                )
             )
     if values.get("source") in (None, ""):
-        diags.append(diag(rel, blk.line, "wb.missing-source", Severity.ERROR,
-                           "observation has no source; add `source: <agent or model>`", entry_id))
+        diags.append(
+            diag(
+                rel,
+                blk.line,
+                "wb.missing-source",
+                Severity.ERROR,
+                "observation has no source; add `source: <agent or model>`",
+                entry_id,
+            )
+        )
     label = values.get("confidence")
     if label in (None, ""):
-        diags.append(diag(rel, blk.line, "wb.missing-confidence", Severity.WARNING,
-                           "observation has no confidence; add `confidence: <"
-                           + " | ".join(CONFIDENCE_LABELS) + ">`", entry_id))
+        diags.append(
+            diag(
+                rel,
+                blk.line,
+                "wb.missing-confidence",
+                Severity.WARNING,
+                "observation has no confidence; add `confidence: <" + " | ".join(CONFIDENCE_LABELS) + ">`",
+                entry_id,
+            )
+        )
     elif not isinstance(label, str) or confidence_from_label(label) is None:
         diags.append(
-            diag(rel, at("confidence"), "wb.unknown-confidence", Severity.ERROR,
-                  f"unknown confidence {label!r}; use one of {', '.join(CONFIDENCE_LABELS)}", entry_id)
+            diag(
+                rel,
+                at("confidence"),
+                "wb.unknown-confidence",
+                Severity.ERROR,
+                f"unknown confidence {label!r}; use one of {', '.join(CONFIDENCE_LABELS)}",
+                entry_id,
+            )
         )
     elif label not in CONFIDENCE_LABELS:
         diags.append(
-            diag(rel, at("confidence"), "wb.confidence-spelling", Severity.WARNING,
-                  f"confidence {label!r} read as {confidence_from_label(label)}; the reference tools "
-                  f"only know {', '.join(CONFIDENCE_LABELS)} exactly", entry_id)
+            diag(
+                rel,
+                at("confidence"),
+                "wb.confidence-spelling",
+                Severity.WARNING,
+                f"confidence {label!r} read as {confidence_from_label(label)}; the reference tools "
+                f"only know {', '.join(CONFIDENCE_LABELS)} exactly",
+                entry_id,
+            )
         )
     if "tags" not in values:
-        diags.append(diag(rel, blk.line, "wb.missing-tags", Severity.WARNING,
-                           "observation has no tags line", entry_id))
+        diags.append(diag(rel, blk.line, "wb.missing-tags", Severity.WARNING, "observation has no tags line", entry_id))
     elif values["tags"] is not None and not isinstance(values["tags"], list):
-        diags.append(diag(rel, at("tags"), "wb.tags-not-list", Severity.WARNING,
-                           "tags should be an inline list, e.g. [a, b]", entry_id))
+        diags.append(
+            diag(
+                rel,
+                at("tags"),
+                "wb.tags-not-list",
+                Severity.WARNING,
+                "tags should be an inline list, e.g. [a, b]",
+                entry_id,
+            )
+        )
     if registry is not None:
         for tag in as_tags(values.get("tags")):
             if not registry.knows(tag):
                 diags.append(
-                    diag(rel, at("tags"), "wb.unregistered-tag", Severity.WARNING,
-                          f"tag {tag!r} is not in tags.md (Active or Proposed); agents append "
-                          "new tags under Proposed", entry_id)
+                    diag(
+                        rel,
+                        at("tags"),
+                        "wb.unregistered-tag",
+                        Severity.WARNING,
+                        f"tag {tag!r} is not in tags.md (Active or Proposed); agents append new tags under Proposed",
+                        entry_id,
+                    )
                 )
     if "```" in blk.body and blk.layout == "fenced":
-        diags.append(diag(rel, blk.line, "wb.nested-fence", Severity.INFO,
-                           "body holds fenced code: the reference parser truncates it there", entry_id))
+        diags.append(
+            diag(
+                rel,
+                blk.line,
+                "wb.nested-fence",
+                Severity.INFO,
+                "body holds fenced code: the reference parser truncates it there",
+                entry_id,
+            )
+        )
 
 
 def _spellings(root: Path, rel: str) -> list[str]:
@@ -174,12 +262,15 @@ def _spellings(root: Path, rel: str) -> list[str]:
     for component in unicodedata.normalize("NFC", rel).split("/"):
         if component in {"", ".", ".."}:
             return []
-        found = [prefix + name + "/"
-                 for prefix in found
-                 for name in list_names(root / prefix if prefix else root).get(component, [])]
+        found = [
+            prefix + name + "/"
+            for prefix in found
+            for name in list_names(root / prefix if prefix else root).get(component, [])
+        ]
         if not found:
             return []
     return sorted(p[:-1] for p in found)
+
 
 def refuse_twins(root: Path, entry_id: str) -> None:
     """Raise :class:`AmbiguousIdError` when the file of ``entry_id`` has NFC/NFD twins.
@@ -197,7 +288,9 @@ def refuse_twins(root: Path, entry_id: str) -> None:
             f"normalisation (NFC/NFD twins): {', '.join(ascii(p) for p in places)}; memcore will not pick "
             "one. Merge them by hand and delete the other spelling (`memcore validate` reports "
             "whitebox.name-twins)",
-            entry_id=entry_id, places=tuple(places))
+            entry_id=entry_id,
+            places=tuple(places),
+        )
 
 
 def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[Diagnostic]:
@@ -205,9 +298,16 @@ def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[
     provider._sync()
     diags: list[Diagnostic] = []
     if (provider.root / "tags.md").is_symlink():
-        diags.append(diag("tags.md", None, "wb.symlink", Severity.ERROR,
-                          "tags.md is a symlink: not read (it may point outside the vault) and never "
-                          "replaced; put the file itself there"))
+        diags.append(
+            diag(
+                "tags.md",
+                None,
+                "wb.symlink",
+                Severity.ERROR,
+                "tags.md is a symlink: not read (it may point outside the vault) and never "
+                "replaced; put the file itself there",
+            )
+        )
     diags.extend(symlink_diagnostics(provider.root, provider.scopes))
     registry = provider.tag_registry()
     scopes = provider.scopes
@@ -219,12 +319,20 @@ def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[
             diags.append(diag(rel, None, "wb.unreadable", Severity.ERROR, str(exc)))
             continue
         if scopes.present and not scopes.in_any_scope(rel):
-            diags.append(diag(rel, None, "wb.outside-scopes", Severity.WARNING,
-                              "no scope of scopes.md includes this file"))
+            diags.append(
+                diag(rel, None, "wb.outside-scopes", Severity.WARNING, "no scope of scopes.md includes this file")
+            )
         if is_observation_file(rel):
             if MONTH_FILE.match(rel.rsplit("/", 1)[-1]) is None:
-                diags.append(diag(rel, None, "wb.month-file-name", Severity.WARNING,
-                                  "observation files are named YYYY-MM.md (or YYYY-MM-part-N.md)"))
+                diags.append(
+                    diag(
+                        rel,
+                        None,
+                        "wb.month-file-name",
+                        Severity.WARNING,
+                        "observation files are named YYYY-MM.md (or YYYY-MM-part-N.md)",
+                    )
+                )
             found = provider._observations(rel, data, diags, registry)
             if entries is None:
                 for _ in found:

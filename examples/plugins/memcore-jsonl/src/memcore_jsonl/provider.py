@@ -37,10 +37,9 @@ class JsonlProvider(BaseProvider):
 
     format_name: ClassVar[str] = "jsonl"
     option_names: ClassVar[frozenset[str] | None] = frozenset()
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({
-        Capability.ADD, Capability.UPDATE, Capability.DELETE, Capability.ARCHIVE, Capability.SUPERSEDE,
-        Capability.GRAPH, Capability.CONCURRENT, Capability.BATCH,
-    })
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        map(Capability, ["add", "update", "delete", "archive", "supersede", "graph", "concurrent", "batch"])
+    )
 
     def __init__(self, location: str | Path, **options: Any) -> None:
         super().__init__(location, **options)
@@ -105,9 +104,8 @@ class JsonlProvider(BaseProvider):
             if self._pending is None:
                 snapshot = parse(session.read(self.path.name) or b"", self.path.name)
                 if errors := snapshot.errors():
-                    raise ParseError(f"jsonl: {self.location} is left untouched because {errors[0]} "
-                                     f"({len(errors)} error(s); see `memcore validate`)",
-                                     path=self.location, line=errors[0].line)
+                    message = f"jsonl: {self.location} is left untouched because {errors[0]} ({len(errors)} error(s))"
+                    raise ParseError(message, path=self.location, line=errors[0].line)
                 self._pending = snapshot
             yield self._pending
             self._pending.dirty = True
@@ -133,7 +131,6 @@ class JsonlProvider(BaseProvider):
             ConflictError: An entry with the given id exists.
             ParseError: The file has an error (nothing is written).
         """
-        self.require(Capability.ADD, "add")
         entry = entry.model_copy(deep=True)
         with self._editing("add") as snapshot:
             if entry.id is None:
@@ -154,7 +151,6 @@ class JsonlProvider(BaseProvider):
             ConflictError: ``expected_version`` is not the stored version.
             ParseError: The file has an error (nothing is written).
         """
-        self.require(Capability.UPDATE, "update")
         if entry.id is None:
             raise InvalidEntryError("jsonl: update needs an entry with an id")
         entry_id, entry = entry.id, entry.model_copy(deep=True)
@@ -177,6 +173,5 @@ class JsonlProvider(BaseProvider):
             EntryNotFoundError: No entry with that id.
             ParseError: The file has an error (nothing is written).
         """
-        self.require(Capability.DELETE, "delete")
         with self._editing("delete") as snapshot:
             del snapshot.lines[snapshot.index_of(entry_id)]
