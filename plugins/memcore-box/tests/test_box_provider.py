@@ -540,3 +540,38 @@ def test_every_status_round_trips(store: BoxMemoryProvider, root: Path, status: 
     text = next(root.rglob(f"*__status-{status.value.replace('_', '-')}.md")).read_text(encoding="utf-8")
     box_word = text.split("\nstatus: ", 1)[1].split("\n", 1)[0]
     assert box_word in {"active", "draft", "superseded", "archived", "held"}
+
+
+def test_a_get_that_misses_inside_a_batch_keeps_the_batchs_index_changes(
+        store: BoxMemoryProvider, root: Path) -> None:
+    """update A, delete B, get(B) in one batch: after it, A's index row equals A's file, B's row is gone.
+
+    The get that misses re-syncs the indexes; it must not re-read a folder index over the
+    batch's pending (not yet written) changes.
+    """
+    from memcore_box.index import index_row
+
+    a = store.add(MemoryEntry(title="Before the batch", body="Written before the batch.\n"))
+    b = store.add(MemoryEntry(title="Deleted in the batch"))
+    before = {e["id"]: e for e in _index(root)["entries"]}[a.id]
+    with store.batch():
+        current = store.get(a.id or "")
+        edited = store.update(current.model_copy(update={"title": "Edited in the batch"}),
+                              expected_version=current.version)
+        store.delete(b.id or "")
+        with pytest.raises(EntryNotFoundError):
+            store.get(b.id or "")
+    rows = {e["id"]: e for e in _index(root)["entries"]}
+    fresh = BoxMemoryProvider(str(root)).open()
+    f = fresh._read_file(a.id or "")
+    assert f.meta["title"] == edited.title == "Edited in the batch"
+    expected = index_row(f.meta, filename=f.name, file_id=f.file_id, size=f.size).as_dict()
+    assert json.loads(json.dumps(expected, default=str)) == rows[a.id]
+    assert rows[a.id]["title"] == "Edited in the batch"
+    assert rows[a.id]["updated_at"] != before["updated_at"]
+    assert set(rows) == {a.id}, "the batch's delete is not in the index"
+    rollup = json.loads((root / "_index.json").read_text(encoding="utf-8"))
+    assert [(e["id"], e["title"]) for e in rollup["entries"]] == [(a.id, "Edited in the batch")]
+    diags = fresh.validate()
+    assert [d for d in diags if d.severity == Severity.ERROR or d.code.startswith("box.index")] == []
+    fresh.close()

@@ -92,6 +92,11 @@ class WorkspaceState(BaseProvider):
         # Set by a failed write: the next write re-lists every folder and repairs its index from
         # the files, whatever settings.rebuild_index_on_drift says (it completes our own write).
         self._force_repair = False
+        # True from the end of _session_started's sync until the session ends: a dirty folder
+        # then holds the open session's changes, not yet written, and a re-read (a get that
+        # misses, a validate inside a batch) must not replace them with the index on disk.
+        # Outside a session a dirty folder is what a failed write left: the next sync re-reads it.
+        self._holding = False
         self._titles: tuple[dict[str, str], dict[str, str]] | None = None
         self._slugs: set[str] | None = None
         # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
@@ -188,6 +193,8 @@ class WorkspaceState(BaseProvider):
 
     def _load_index(self, folder: _Folder) -> None:
         folder.loaded = True
+        if folder.dirty and self._holding:
+            return  # the open session's pending changes: written when it ends, never re-read over
         index_path = join(folder.path, INDEX_FILE)
         try:
             if folder.version is not None and not folder.dirty:
@@ -515,6 +522,7 @@ class WorkspaceState(BaseProvider):
         if self._temps is not None:
             self._temps.sweep()
         self._sync(repair=True)
+        self._holding = True
 
     def _failing(self) -> Exception | None:
         """Return the exception the session's block is ending with (``None``: it returned)."""
@@ -544,6 +552,7 @@ class WorkspaceState(BaseProvider):
         re-lists every folder and brings each index (and the rollup) in line with the files.
         A pending state is also said in the message of memcore's errors.
         """
+        self._holding = False
         exc = None if ok else self._failing()
         if exc is None:
             return
