@@ -82,12 +82,21 @@ def test_examples_read_without_errors(workspace: Path) -> None:
     assert [d for d in diagnostics if d.severity is Severity.ERROR] == []
     unresolved = sorted((d.path, d.line, d.message) for d in diagnostics if d.code == "box.unresolved-wikilink")
     assert unresolved == [
-        ("memories/companion__q2-2026-revenue-report-pdf-companion.md", 21,
-         "related [[Q1 2026 Revenue Report Companion]] matches no memory title in the workspace"),
-        ("memories/decision__jwt-vs-sessions-decision.md", 13,
-         "related [[Login Flow]] matches no memory title in the workspace"),
-        ("memories/decision__jwt-vs-sessions-decision.md", 13,
-         "related [[Session Management Pattern]] matches no memory title in the workspace"),
+        (
+            "memories/companion__q2-2026-revenue-report-pdf-companion.md",
+            21,
+            "related [[Q1 2026 Revenue Report Companion]] matches no memory title in the workspace",
+        ),
+        (
+            "memories/decision__jwt-vs-sessions-decision.md",
+            13,
+            "related [[Login Flow]] matches no memory title in the workspace",
+        ),
+        (
+            "memories/decision__jwt-vs-sessions-decision.md",
+            13,
+            "related [[Session Management Pattern]] matches no memory title in the workspace",
+        ),
     ]
     assert _tree(workspace) == before, "reading and validating must write nothing"
 
@@ -120,9 +129,7 @@ def test_reindex_reproduces_the_example_index(workspace: Path) -> None:
     rollup = json.loads((workspace / "_index.json").read_text(encoding="utf-8"))
     assert rollup["folder_path"] == "/" and rollup["entry_count"] == 3
     assert rollup["folder_id"] == "284711992800"
-    assert rollup["child_indexes"] == [
-        {"folder_path": "memories/", "folder_id": "284711992847", "index_file_id": None}
-    ]
+    assert rollup["child_indexes"] == [{"folder_path": "memories/", "folder_id": "284711992847", "index_file_id": None}]
     assert [e["id"] for e in rollup["entries"]] == [DECISION, TASK, COMPANION]
     assert {e["folder_path"] for e in rollup["entries"]} == {"memories/"}
 
@@ -183,11 +190,13 @@ def test_read_all_on_a_drifted_workspace(workspace: Path) -> None:
     # A second file with the decision's id (created earlier: it sorts first and wins), an
     # orphan without frontmatter, and a file the index does not list.
     (memories / "decision__copy.md").write_text(
-        decision.replace("created_at: 2026-05-22T18:32:00Z", "created_at: 2026-05-01T00:00:00Z"), encoding="utf-8")
+        decision.replace("created_at: 2026-05-22T18:32:00Z", "created_at: 2026-05-01T00:00:00Z"), encoding="utf-8"
+    )
     (memories / "note__orphan.md").write_text("no frontmatter here\n", encoding="utf-8")
     task = (memories / FILES["example-memory-task.md"]).read_text(encoding="utf-8")
     (memories / "task__unindexed.md").write_text(
-        task.replace("mem_01HXYZA1B2C3D4E5F6G7H8J9K2", "mem_01HXYZA1B2C3D4E5F6G7H8J9K3"), encoding="utf-8")
+        task.replace("mem_01HXYZA1B2C3D4E5F6G7H8J9K2", "mem_01HXYZA1B2C3D4E5F6G7H8J9K3"), encoding="utf-8"
+    )
     ids, diagnostics = _snapshot_equals_two_passes(workspace)
     assert ids == [DECISION, TASK, "mem_01HXYZA1B2C3D4E5F6G7H8J9K3", COMPANION]
     codes = {code for code, _ in diagnostics}

@@ -15,7 +15,7 @@ def test_memcore_key_with_wrong_types_is_a_diagnostic(tmp_path: Path) -> None:
         store.add(MemoryEntry(title="Target", body="x"))
     path = next((root / "memories").glob("*target*.md"))
     text = path.read_text()
-    hostile = "memcore: {kind: 5, status: [1], relations: 3, relation_order: [\"x\"], date_only: maybe, parent: [1], extra: 5}\n"
+    hostile = 'memcore: {kind: 5, status: [1], relations: 3, relation_order: ["x"], date_only: maybe, parent: [1], extra: 5}\n'
     path.write_text(text.replace("---\n", "---\n" + hostile, 1))
     with BoxMemoryProvider(str(root)) as store:
         [entry] = list(store.iter_entries())

@@ -26,7 +26,7 @@ ORIGINAL = (
     "created_at: 2026-05-22T18:32:00Z\n"
     "updated_at: 2026-05-22T18:32:00Z\n"
     "related:\n"
-    "    - \"[[Deeply indented]]\"\n"
+    '    - "[[Deeply indented]]"\n'
     "custom: {a: 1}\n"
     "---\n"
 )
@@ -94,8 +94,9 @@ def test_index_writer_equals_plain_dump_and_reuses_entries() -> None:
     assert writer.dumps(index, [(e, None) for e in index["entries"]]) == dumps_json(index)
     rollup = {**index, "entries": [{**e, "folder_path": "memories/"} for e in index["entries"]]}
     assert writer.dumps(rollup, [(e, "memories/") for e in index["entries"]]) == dumps_json(rollup)
-    assert json.loads(dumps_json({"s": "a\u2028b\x00\"", "n": [1.5, None, True]})) == {
-        "s": "a\u2028b\x00\"", "n": [1.5, None, True]
+    assert json.loads(dumps_json({"s": 'a\u2028b\x00"', "n": [1.5, None, True]})) == {
+        "s": 'a\u2028b\x00"',
+        "n": [1.5, None, True],
     }
 
 
@@ -121,39 +122,120 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
     from memcore.frontmatter import flow_list, load_yaml, plain_text
+
     _fast_dump, _ruamel_dump = INDENTED.fast_dump, INDENTED.general_dump
 
     rnd = random.Random(11)
     alphabet = "abcXYZ019 _.,/()+'-:#\"!&*?|>%@`[]{}\t~=<ü\u2028"
-    words = ["yes", "no", "on", "null", "true", "False", "y", "N", "~", "1.5", "0x1f", "2026-01-01", "1e5", ".inf",
-             "a", "it's", "a  b", "a,", "x - y", "a.b.", "e.g. this", "Q2 (draft)", "v1/v2", "c++", "x'", "A-",
-             "0o17", "1_000", "12:30", "1e-5", "/tmp/x y", "a:b", "a: b", "a:", "a #b", "a#b", "=", "x=y", "@a", "%x",
-             "observations/2026-01.md#37", "d4378506a931ebd845ca9f83", "1234567", "_x", ".hidden", "..", "-", "a/",
-             " lead", "trail ", "-x", "- x", "?x", "? x", "&a", "*a", "!a", "|a", ">a", "'a", '"a', "%a", "@a", "`a",
-             "a: b", "a #b", "a:", "it's: x", "[x]", "{x}", "a\\b", 'say "hi"', "x: 'y'", "a\tb", "é: x"]
+    words = [
+        "yes",
+        "no",
+        "on",
+        "null",
+        "true",
+        "False",
+        "y",
+        "N",
+        "~",
+        "1.5",
+        "0x1f",
+        "2026-01-01",
+        "1e5",
+        ".inf",
+        "a",
+        "it's",
+        "a  b",
+        "a,",
+        "x - y",
+        "a.b.",
+        "e.g. this",
+        "Q2 (draft)",
+        "v1/v2",
+        "c++",
+        "x'",
+        "A-",
+        "0o17",
+        "1_000",
+        "12:30",
+        "1e-5",
+        "/tmp/x y",
+        "a:b",
+        "a: b",
+        "a:",
+        "a #b",
+        "a#b",
+        "=",
+        "x=y",
+        "@a",
+        "%x",
+        "observations/2026-01.md#37",
+        "d4378506a931ebd845ca9f83",
+        "1234567",
+        "_x",
+        ".hidden",
+        "..",
+        "-",
+        "a/",
+        " lead",
+        "trail ",
+        "-x",
+        "- x",
+        "?x",
+        "? x",
+        "&a",
+        "*a",
+        "!a",
+        "|a",
+        ">a",
+        "'a",
+        '"a',
+        "%a",
+        "@a",
+        "`a",
+        "a: b",
+        "a #b",
+        "a:",
+        "it's: x",
+        "[x]",
+        "{x}",
+        "a\\b",
+        'say "hi"',
+        "x: 'y'",
+        "a\tb",
+        "é: x",
+    ]
+
     def text() -> str:
         roll = rnd.random()
         if roll < 0.2:
             return rnd.choice(words)
         if roll < 0.9:  # mostly letters: the direct path's territory, with its edge characters
             return rnd.choice("abXY09_/.") + "".join(
-                rnd.choice("abcXYZ019 _.,/()+'-:#=@%") for _ in range(rnd.randrange(0, 10)))
+                rnd.choice("abcXYZ019 _.,/()+'-:#=@%") for _ in range(rnd.randrange(0, 10))
+            )
         return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12)))
 
     taken = nested_taken = 0
     for _ in range(6000):
         mapping: dict[str, object] = {"id": f"mem_{rnd.randrange(10**6)}", "title": text()}
         if rnd.random() < 0.5:
-            mapping["created_at"] = plain_text(rnd.choice(["2026-05-22T18:32:00Z", "2026-05-22T18:32:00.123Z",
-                                                            "2026-05-22T18:32:00.123456Z", "2026-05-22"]))
+            mapping["created_at"] = plain_text(
+                rnd.choice(
+                    ["2026-05-22T18:32:00Z", "2026-05-22T18:32:00.123Z", "2026-05-22T18:32:00.123456Z", "2026-05-22"]
+                )
+            )
         mapping["tags"] = flow_list([text() for _ in range(rnd.randrange(1, 4))])
-        mapping["confidence"] = rnd.choice([0.1, 0.5, 0.7, 0.9, 1.0, 0.0, 1e-7, 3, True, False, 10**20, 0.30000000000000004])
+        mapping["confidence"] = rnd.choice(
+            [0.1, 0.5, 0.7, 0.9, 1.0, 0.0, 1e-7, 3, True, False, 10**20, 0.30000000000000004]
+        )
         mapping[rnd.choice(["agent", "team", "x_key", "weird key", "2nd"])] = text()
         if rnd.random() < 0.5:  # a nested block like memcore: {extra: {memcore: {migrated_from: …}}, relations: […]}
             nested: dict[str, object] = {"migrated_from": {"format": text(), "location": text(), "n": rnd.randrange(9)}}
             if rnd.random() < 0.5:
-                nested["relations"] = [{"type": text(), "target": text(), "resolved": rnd.random() < 0.5}
-                                       for _ in range(rnd.randrange(1, 3))]
+                nested["relations"] = [
+                    {"type": text(), "target": text(), "resolved": rnd.random() < 0.5}
+                    for _ in range(rnd.randrange(1, 3))
+                ]
             if rnd.random() < 0.3:
                 nested["items"] = [text() for _ in range(rnd.randrange(0, 3))]
             if rnd.random() < 0.3:  # related: ["[[Title]]", …] as the provider writes it
@@ -168,10 +250,19 @@ def test_fast_frontmatter_renderer_writes_ruamels_bytes() -> None:
         assert load_yaml(fast) is not None
     assert taken > 200 and nested_taken > 40  # the mix reaches the direct path often enough to mean something
     # What a new memory usually is goes the direct way.
-    meta = {"id": "mem_01HXYZA1B2C3D4E5F6G7H8J9K0", "slug": "memo-1-we-decided", "title": "memo 1 we decided",
-            "kind": "decision", "status": "active", "team": "default", "agent": "bench-agent",
-            "created_at": plain_text("2026-11-29T21:00:00.123456Z"), "updated_at": plain_text("2026-11-29T21:00:00Z"),
-            "confidence": 0.7, "tags": flow_list(["auth", "ops"])}
+    meta = {
+        "id": "mem_01HXYZA1B2C3D4E5F6G7H8J9K0",
+        "slug": "memo-1-we-decided",
+        "title": "memo 1 we decided",
+        "kind": "decision",
+        "status": "active",
+        "team": "default",
+        "agent": "bench-agent",
+        "created_at": plain_text("2026-11-29T21:00:00.123456Z"),
+        "updated_at": plain_text("2026-11-29T21:00:00Z"),
+        "confidence": 0.7,
+        "tags": flow_list(["auth", "ops"]),
+    }
     assert _fast_dump(meta) == _ruamel_dump(meta) is not None
 
 
@@ -183,8 +274,29 @@ def test_index_rows_give_back_the_entries_they_were_read_from() -> None:
         row = row_from_json(entry)
         assert isinstance(row, IndexRow) and row.as_dict() == entry and list(row.as_dict()) == list(entry)
         assert row.filename == entry["filename"] and row.id == entry["id"]
-    ours = dict(zip(ENTRY_FIELDS, ["mem_1", None, "fact__x.md", "X", "x", "fact", "active", None, ["a"], [], None,
-                                   None, 12, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"], strict=True))
+    ours = dict(
+        zip(
+            ENTRY_FIELDS,
+            [
+                "mem_1",
+                None,
+                "fact__x.md",
+                "X",
+                "x",
+                "fact",
+                "active",
+                None,
+                ["a"],
+                [],
+                None,
+                None,
+                12,
+                "2026-01-01T00:00:00Z",
+                "2026-01-01T00:00:00Z",
+            ],
+            strict=True,
+        )
+    )
     row = row_from_json(ours)
     assert row.raw is None and row.fname is None and row.updated_at is row.created_at  # compact
     assert row.as_dict() == ours and list(row.as_dict()) == list(ours)
@@ -219,4 +331,6 @@ def test_open_and_iterate_read_no_index(tmp_path: Path) -> None:
         assert store.get(ids[1] or "").title == "Note 1"
         store.get(ids[2] or "")
         assert [p for p in storage.reads if p.endswith("_index.json")] == [
-            "memories/_index.json", "teams/default/memories/_index.json"]
+            "memories/_index.json",
+            "teams/default/memories/_index.json",
+        ]

@@ -27,8 +27,16 @@ def _entries() -> list[MemoryEntry]:
         return MemoryEntry(id=f"mem_01HXYZA1B2C3D4E5F6G7H8J{n:03d}", **fields)  # type: ignore[arg-type]
 
     return [
-        e(1, kind=Kind.DECISION, title="JWT vs sessions", body="\n# JWT\n\nWe chose JWT.\n", tags=["auth", "mobile"],
-          confidence=0.9, source="claude-code", scope="default"),
+        e(
+            1,
+            kind=Kind.DECISION,
+            title="JWT vs sessions",
+            body="\n# JWT\n\nWe chose JWT.\n",
+            tags=["auth", "mobile"],
+            confidence=0.9,
+            source="claude-code",
+            scope="default",
+        ),
         e(2, kind=Kind.FACT, title="Ports, hosts (and paths) / v2", body="Body.\n", tags=["ops"], confidence=0.5),
         e(3, kind=Kind.TASK, title="yes", body="ambiguous title\n", status=Status.ARCHIVED, tags=["no", "on"]),
         e(4, kind=Kind.NOTE, title="Key: value # not a comment", body="", tags=["a b", "c,d"]),
@@ -36,14 +44,35 @@ def _entries() -> list[MemoryEntry]:
         e(6, kind=Kind.REFERENCE, title="Ünïcode tïtle — dash", body="x\n", tags=["ünï"], source="agent-ä"),
         e(7, kind=Kind.DECISION, title="'quoted' start", body="q\n", tags=["x"], confidence=1.0),
         e(8, kind=Kind.FACT, title="1.5", body="numeric title\n", tags=["1", "0.5"], confidence=0.3),
-        e(9, kind=Kind.FACT, title="Related one", body="r\n",
-          relations=[Relation(type="related", target="mem_01HXYZA1B2C3D4E5F6G7H8J001"),
-                     Relation(type="supersedes", target="mem_01HXYZA1B2C3D4E5F6G7H8J002")]),
-        e(10, kind=Kind.NOTE, title="Trailing space ", body="t\n", tags=["tab\tin"], scope="team-x",
-          extra={"box": {"links": [{"url": "https://example.org", "label": "Example"}]}}),
+        e(
+            9,
+            kind=Kind.FACT,
+            title="Related one",
+            body="r\n",
+            relations=[
+                Relation(type="related", target="mem_01HXYZA1B2C3D4E5F6G7H8J001"),
+                Relation(type="supersedes", target="mem_01HXYZA1B2C3D4E5F6G7H8J002"),
+            ],
+        ),
+        e(
+            10,
+            kind=Kind.NOTE,
+            title="Trailing space ",
+            body="t\n",
+            tags=["tab\tin"],
+            scope="team-x",
+            extra={"box": {"links": [{"url": "https://example.org", "label": "Example"}]}},
+        ),
         e(11, kind=Kind.TASK, title="Line\nbreak", body="multi\n", expires_at=datetime(2027, 1, 1, tzinfo=UTC)),
         e(12, kind=Kind.FACT, title="", body="An untitled observation, first words name it.\n", date_only=True),
-        e(13, kind=Kind.PREFERENCE, title="null", body="p\n", tags=["true", "~"], parent="mem_01HXYZA1B2C3D4E5F6G7H8J001"),
+        e(
+            13,
+            kind=Kind.PREFERENCE,
+            title="null",
+            body="p\n",
+            tags=["true", "~"],
+            parent="mem_01HXYZA1B2C3D4E5F6G7H8J001",
+        ),
     ]
 
 
@@ -66,8 +95,10 @@ def scenario(root: Path) -> dict[str, bytes]:
     for path in sorted(root.rglob("*.md")):
         text = path.read_bytes()
         # updated_at of the two updates is "now": pin it so that the comparison is exact.
-        lines = [b"updated_at: <now>" if line.startswith(b"updated_at: ") and b"2026-05-22" not in line else line
-                 for line in text.split(b"\n")]
+        lines = [
+            b"updated_at: <now>" if line.startswith(b"updated_at: ") and b"2026-05-22" not in line else line
+            for line in text.split(b"\n")
+        ]
         files[path.relative_to(root).as_posix().replace("/", "__")] = b"\n".join(lines)
     return files
 

@@ -81,15 +81,33 @@ def test_cli_init_writes_config_layout_and_indexes(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     config = json.loads((location / "_box-memory.json").read_text(encoding="utf-8"))
     schema_fields = [
-        "version", "schema_version", "workspace_name", "workspace_root_id", "created_at", "updated_at", "tier",
-        "tier_detected_at", "capabilities", "metadata_template_key", "metadata_template_created_at", "teams",
-        "agents", "settings",
+        "version",
+        "schema_version",
+        "workspace_name",
+        "workspace_root_id",
+        "created_at",
+        "updated_at",
+        "tier",
+        "tier_detected_at",
+        "capabilities",
+        "metadata_template_key",
+        "metadata_template_created_at",
+        "teams",
+        "agents",
+        "settings",
     ]
     assert all(key in config for key in schema_fields), set(schema_fields) - set(config)
     assert config["workspace_name"] == "cli-ws" and config["teams"] == ["default", "ops"]
     assert set(config["capabilities"]) >= {
-        "custom_metadata_templates", "body_search", "max_file_size_mb", "storage_unlimited", "box_sign",
-        "retention_policies", "legal_holds", "keysafe", "compliance",
+        "custom_metadata_templates",
+        "body_search",
+        "max_file_size_mb",
+        "storage_unlimited",
+        "box_sign",
+        "retention_policies",
+        "legal_holds",
+        "keysafe",
+        "compliance",
     }
     assert config["settings"]["default_team"] == "default"
     assert config["settings"]["companion_layout"] == "sibling"
@@ -99,14 +117,28 @@ def test_cli_init_writes_config_layout_and_indexes(tmp_path: Path) -> None:
         assert (location / folder).is_dir(), folder
     index = _index(location)
     assert list(index) == [
-        "version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries",
-        "by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for",
+        "version",
+        "folder_id",
+        "folder_path",
+        "updated_at",
+        "tier",
+        "entry_count",
+        "entries",
+        "by_id",
+        "by_slug",
+        "by_wikilink",
+        "by_kind",
+        "by_tag",
+        "by_status",
+        "by_companion_for",
     ]
     assert index["folder_path"] == "memories/" and index["entry_count"] == 0
     rollup = json.loads((location / "_index.json").read_text(encoding="utf-8"))
     assert rollup["folder_path"] == "/"
     assert [c["folder_path"] for c in rollup["child_indexes"]] == [
-        "memories/", "teams/default/memories/", "teams/ops/memories/"
+        "memories/",
+        "teams/default/memories/",
+        "teams/ops/memories/",
     ]
     assert BoxMemoryProvider.sniff(location) and not BoxMemoryProvider.sniff(tmp_path)
 
@@ -132,8 +164,13 @@ def test_unknown_config_fields_are_kept(root: Path) -> None:
 def test_new_memory_file_layout(store: BoxMemoryProvider, root: Path) -> None:
     stored = store.add(
         MemoryEntry(
-            kind=Kind.DECISION, title="JWT vs Sessions", body="\n# JWT vs Sessions\n", tags=["auth", "no"],
-            confidence=0.9, source="claude-code", scope="default",
+            kind=Kind.DECISION,
+            title="JWT vs Sessions",
+            body="\n# JWT vs Sessions\n",
+            tags=["auth", "no"],
+            confidence=0.9,
+            source="claude-code",
+            scope="default",
             extra={"box": {"links": [{"url": "https://example.org", "label": "Spec"}]}},
         )
     )
@@ -142,7 +179,9 @@ def test_new_memory_file_layout(store: BoxMemoryProvider, root: Path) -> None:
     text = path.read_text(encoding="utf-8")
     created = stored.created_at
     assert created is not None
-    stamp = created.strftime("%Y-%m-%dT%H:%M:%S") + (f".{created.microsecond // 1000:03d}" if created.microsecond else "")
+    stamp = created.strftime("%Y-%m-%dT%H:%M:%S") + (
+        f".{created.microsecond // 1000:03d}" if created.microsecond else ""
+    )
     assert text == (
         "---\n"
         f"id: {stored.id}\n"
@@ -165,8 +204,21 @@ def test_new_memory_file_layout(store: BoxMemoryProvider, root: Path) -> None:
     assert store.get(stored.id) == stored
     entry = _index(root)["entries"][0]
     assert list(entry) == [
-        "id", "file_id", "filename", "title", "slug", "kind", "status", "team", "tags", "related",
-        "companion_for", "sha256", "size_bytes", "created_at", "updated_at",
+        "id",
+        "file_id",
+        "filename",
+        "title",
+        "slug",
+        "kind",
+        "status",
+        "team",
+        "tags",
+        "related",
+        "companion_for",
+        "sha256",
+        "size_bytes",
+        "created_at",
+        "updated_at",
     ]
     assert entry["filename"] == "decision__jwt-vs-sessions.md" and entry["size_bytes"] == len(text.encode())
     assert entry["tags"] == ["auth", "no"] and entry["companion_for"] is None
@@ -211,8 +263,13 @@ def test_slug_collisions_are_case_insensitive_and_non_ascii_unique(store: BoxMem
 
 
 def test_updated_at_changes_on_every_write_and_slug_is_stable(store: BoxMemoryProvider) -> None:
-    stored = store.add(MemoryEntry(title="Original title", created_at=datetime(2026, 1, 1, tzinfo=UTC),
-                                   updated_at=datetime(2026, 1, 2, tzinfo=UTC)))
+    stored = store.add(
+        MemoryEntry(
+            title="Original title",
+            created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            updated_at=datetime(2026, 1, 2, tzinfo=UTC),
+        )
+    )
     assert stored.updated_at == datetime(2026, 1, 2, tzinfo=UTC)  # an import keeps its history
     stored.title = "Renamed title"
     updated = store.update(stored)
@@ -290,13 +347,22 @@ def test_held_memories_are_immutable(store: BoxMemoryProvider, root: Path) -> No
 def test_entry_fields_without_a_box_slot_survive(store: BoxMemoryProvider, root: Path) -> None:
     target = store.add(MemoryEntry(title="Target"))
     given = MemoryEntry(
-        kind=Kind.PURSUIT, title="Learn Rust", status=Status.DONE, date_only=True,
-        created_at=datetime(2025, 10, 24, tzinfo=UTC), parent=target.id,
+        kind=Kind.PURSUIT,
+        title="Learn Rust",
+        status=Status.DONE,
+        date_only=True,
+        created_at=datetime(2025, 10, 24, tzinfo=UTC),
+        parent=target.id,
         expires_at=datetime(2027, 1, 1, 12, 30, tzinfo=UTC),
-        relations=[Relation(type="dep", target=target.id or ""), Relation(type="related", target=target.id or ""),
-                   Relation(type="related", target="Nowhere", resolved=False)],
-        extra={"whitebox": {"confidence_label": "high", "nested": {"a": [1, "no"]}},
-               "box": {"custom_field": "kept", "id": "shadowed"}},
+        relations=[
+            Relation(type="dep", target=target.id or ""),
+            Relation(type="related", target=target.id or ""),
+            Relation(type="related", target="Nowhere", resolved=False),
+        ],
+        extra={
+            "whitebox": {"confidence_label": "high", "nested": {"a": [1, "no"]}},
+            "box": {"custom_field": "kept", "id": "shadowed"},
+        },
     )
     stored = store.add(given)
     back = BoxMemoryProvider(str(root)).open().get(stored.id or "")
@@ -442,7 +508,9 @@ def test_validate_reports_drift_both_ways(store: BoxMemoryProvider, root: Path) 
         writer.add(MemoryEntry(title="Trigger"))
     assert [d for d in store.validate() if d.code.startswith("box.index")] == []
     assert sorted(e["filename"] for e in _index(root)["entries"]) == [
-        "note__hand.md", "note__kept.md", "note__trigger.md"
+        "note__hand.md",
+        "note__kept.md",
+        "note__trigger.md",
     ]
 
 
@@ -482,23 +550,63 @@ def test_every_field_in_the_writers_order(store: BoxMemoryProvider, root: Path) 
     binary.write_bytes(b"\x00\x01")
     stored = store.add(
         MemoryEntry(
-            kind=Kind.COMPANION, title="Everything", status=Status.ACTIVE, scope="default", source="agent-x",
-            confidence=0.7, tags=["t"], expires_at=datetime(2030, 1, 1, tzinfo=UTC),
-            relations=[Relation(type="related", target=old.id or ""), Relation(type="supersedes", target=old.id or ""),
-                       Relation(type="superseded_by", target=newer.id or "")],
-            extra={"box": {"zeta": 1, "companion_for": {"file_id": "files/a.bin"},
-                           "sources": [{"type": "url", "ref": "https://x"}], "links": []}},
+            kind=Kind.COMPANION,
+            title="Everything",
+            status=Status.ACTIVE,
+            scope="default",
+            source="agent-x",
+            confidence=0.7,
+            tags=["t"],
+            expires_at=datetime(2030, 1, 1, tzinfo=UTC),
+            relations=[
+                Relation(type="related", target=old.id or ""),
+                Relation(type="supersedes", target=old.id or ""),
+                Relation(type="superseded_by", target=newer.id or ""),
+            ],
+            extra={
+                "box": {
+                    "zeta": 1,
+                    "companion_for": {"file_id": "files/a.bin"},
+                    "sources": [{"type": "url", "ref": "https://x"}],
+                    "links": [],
+                }
+            },
         )
     )
     path = next(root.rglob("companion__everything.md"))
     assert path.parent == root / "files"  # sibling layout
     assert _frontmatter_keys(path) == [
-        "id", "slug", "title", "kind", "status", "team", "agent", "created_at", "updated_at", "confidence",
-        "companion_for", "tags", "related", "links", "sources", "supersedes", "superseded_by", "expires_at", "zeta",
+        "id",
+        "slug",
+        "title",
+        "kind",
+        "status",
+        "team",
+        "agent",
+        "created_at",
+        "updated_at",
+        "confidence",
+        "companion_for",
+        "tags",
+        "related",
+        "links",
+        "sources",
+        "supersedes",
+        "superseded_by",
+        "expires_at",
+        "zeta",
     ]
     block = stored.extra["box"]["companion_for"]
-    assert list(block) == ["file_id", "filename", "sha256", "hash_algo", "size_bytes", "mime_type", "reviewed_at",
-                           "reviewed_by"]
+    assert list(block) == [
+        "file_id",
+        "filename",
+        "sha256",
+        "hash_algo",
+        "size_bytes",
+        "mime_type",
+        "reviewed_at",
+        "reviewed_by",
+    ]
     assert block["sha256"] == hashlib.sha256(b"\x00\x01").hexdigest() and block["size_bytes"] == 2
     assert 'file_id: "files/a.bin"' in path.read_text(encoding="utf-8")
 
@@ -506,8 +614,23 @@ def test_every_field_in_the_writers_order(store: BoxMemoryProvider, root: Path) 
 def test_cli_add_ls_show_reindex(root: Path) -> None:
     runner = CliRunner()
     store = f"box:{root}"
-    added = runner.invoke(cli, ["add", "--store", store, "--kind", "decision", "--title", "Use ULIDs",
-                                "--tag", "ids", "--body", "Because they sort.\n", "--json"])
+    added = runner.invoke(
+        cli,
+        [
+            "add",
+            "--store",
+            store,
+            "--kind",
+            "decision",
+            "--title",
+            "Use ULIDs",
+            "--tag",
+            "ids",
+            "--body",
+            "Because they sort.\n",
+            "--json",
+        ],
+    )
     assert added.exit_code == 0, added.output
     entry_id = json.loads(added.output)["id"]
     assert ULID_ID.match(entry_id)
@@ -542,8 +665,7 @@ def test_every_status_round_trips(store: BoxMemoryProvider, root: Path, status: 
     assert box_word in {"active", "draft", "superseded", "archived", "held"}
 
 
-def test_a_get_that_misses_inside_a_batch_keeps_the_batchs_index_changes(
-        store: BoxMemoryProvider, root: Path) -> None:
+def test_a_get_that_misses_inside_a_batch_keeps_the_batchs_index_changes(store: BoxMemoryProvider, root: Path) -> None:
     """update A, delete B, get(B) in one batch: after it, A's index row equals A's file, B's row is gone.
 
     The get that misses re-syncs the indexes; it must not re-read a folder index over the
@@ -556,8 +678,9 @@ def test_a_get_that_misses_inside_a_batch_keeps_the_batchs_index_changes(
     before = {e["id"]: e for e in _index(root)["entries"]}[a.id]
     with store.batch():
         current = store.get(a.id or "")
-        edited = store.update(current.model_copy(update={"title": "Edited in the batch"}),
-                              expected_version=current.version)
+        edited = store.update(
+            current.model_copy(update={"title": "Edited in the batch"}), expected_version=current.version
+        )
         store.delete(b.id or "")
         with pytest.raises(EntryNotFoundError):
             store.get(b.id or "")

@@ -18,8 +18,10 @@ from memcore.cli import cli
 from memcore.models import Kind, MemoryEntry, Severity
 from memcore_box.provider import BoxMemoryProvider
 
-_HAND_WRITTEN = ("---\nid: mem_01J00000000000000000000009\nslug: by-hand\ntitle: By hand\nkind: fact\n"
-                 "status: active\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nx\n")
+_HAND_WRITTEN = (
+    "---\nid: mem_01J00000000000000000000009\nslug: by-hand\ntitle: By hand\nkind: fact\n"
+    "status: active\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nx\n"
+)
 
 
 @pytest.fixture
@@ -47,8 +49,9 @@ def _set_rebuild(root: Path, value: bool) -> None:
 
 def test_index_entry_differing_from_its_file_is_an_error_and_exit_1(root: Path) -> None:
     path = root / "memories" / "fact__indexed.md"
-    path.write_text(path.read_text(encoding="utf-8").replace("title: Indexed", "title: Edited by hand"),
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("title: Indexed", "title: Edited by hand"), encoding="utf-8"
+    )
     code, severities = _validate(root)
     assert severities == {"box.index-stale-entry": "error"}
     assert code == 1

@@ -41,8 +41,7 @@ def _errors(store: BoxMemoryProvider) -> list[tuple[str, str]]:
 
 # -- item 14: team names ---------------------------------------------------------------------------
 @pytest.mark.parametrize("team", [".git", ".memcore", ".", ".."])
-def test_reserved_team_name_is_refused_and_nothing_is_written(store: BoxMemoryProvider, root: Path,
-                                                              team: str) -> None:
+def test_reserved_team_name_is_refused_and_nothing_is_written(store: BoxMemoryProvider, root: Path, team: str) -> None:
     before = _files(root)
     with pytest.raises(UnsafePathError, match=r"team name|dot name"):
         store.add(MemoryEntry(kind=Kind.FACT, title="Hidden", body="x\n", scope=team))
@@ -70,8 +69,9 @@ def test_init_refuses_case_twin_and_reserved_teams(tmp_path: Path) -> None:
 
 
 # -- item 9: a write validate would call an error is refused ---------------------------------------
-def test_companion_without_companion_for_is_refused_and_nothing_is_written(store: BoxMemoryProvider,
-                                                                          root: Path) -> None:
+def test_companion_without_companion_for_is_refused_and_nothing_is_written(
+    store: BoxMemoryProvider, root: Path
+) -> None:
     before = _files(root)
     with pytest.raises(InvalidEntryError) as info:
         store.add(MemoryEntry(kind=Kind.COMPANION, title="Loose companion", body="x\n"))
@@ -83,8 +83,7 @@ def test_companion_without_companion_for_is_refused_and_nothing_is_written(store
     assert _errors(store) == []
 
 
-def test_update_that_would_make_a_companion_without_its_block_is_refused(
-        store: BoxMemoryProvider, root: Path) -> None:
+def test_update_that_would_make_a_companion_without_its_block_is_refused(store: BoxMemoryProvider, root: Path) -> None:
     stored = store.add(MemoryEntry(kind=Kind.FACT, title="Plain fact", body="x\n"))
     path = root / store.file_of(stored)
     before = path.read_bytes()
@@ -101,7 +100,9 @@ def test_making_a_memory_active_onto_another_active_slug_is_refused(store: BoxMe
     # a hand-written active memory takes the slug (as the authors' skills may write)
     (root / "memories" / "fact__shared-new.md").write_text(
         "---\nid: mem_01J00000000000000000000002\nslug: shared\ntitle: Shared\nkind: fact\nstatus: active\n"
-        "created_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nnew\n", encoding="utf-8")
+        "created_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nnew\n",
+        encoding="utf-8",
+    )
     store.reindex()
     again = store.get(old.id or "")
     before = (root / store.file_of(again)).read_bytes()
@@ -115,12 +116,15 @@ def test_making_a_memory_active_onto_another_active_slug_is_refused(store: BoxMe
 
 
 # -- item 11: a value of the wrong YAML type ---------------------------------------------------------
-_LIST_TITLE = ("---\nid: mem_01J0000000000000000000000X\nslug: x\ntitle: [a, b]\nkind: fact\nstatus: active\n"
-               "team: [t]\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nbody\n")
+_LIST_TITLE = (
+    "---\nid: mem_01J0000000000000000000000X\nslug: x\ntitle: [a, b]\nkind: fact\nstatus: active\n"
+    "team: [t]\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n---\nbody\n"
+)
 
 
 def test_list_title_gets_a_diagnostic_with_its_line_and_is_never_written_as_a_repr(
-        store: BoxMemoryProvider, root: Path) -> None:
+    store: BoxMemoryProvider, root: Path
+) -> None:
     path = root / "memories" / "fact__x.md"
     path.write_text(_LIST_TITLE, encoding="utf-8")
     diags = {d.code: d for d in store.validate()}
@@ -137,7 +141,7 @@ def test_list_title_gets_a_diagnostic_with_its_line_and_is_never_written_as_a_re
     assert "\ntitle: [a, b]\n" in text and "\nteam: [t]\n" in text and text.endswith("---\nnew body\n")
     assert "['a'" not in text and "['t'" not in text
     index = (root / "memories" / "_index.json").read_text(encoding="utf-8")
-    assert "['a'" not in index and "\"title\": \"\"" in index
+    assert "['a'" not in index and '"title": ""' in index
     # setting a title replaces the list
     entry = store.get("mem_01J0000000000000000000000X")
     entry.title = "A and B"
@@ -147,8 +151,7 @@ def test_list_title_gets_a_diagnostic_with_its_line_and_is_never_written_as_a_re
 
 
 def test_list_title_given_in_extra_is_kept_out_of_the_title_field(store: BoxMemoryProvider, root: Path) -> None:
-    stored = store.add(MemoryEntry(kind=Kind.FACT, title="", body="words here\n",
-                                   extra={"box": {"title": ["x", "y"]}}))
+    stored = store.add(MemoryEntry(kind=Kind.FACT, title="", body="words here\n", extra={"box": {"title": ["x", "y"]}}))
     text = (root / store.file_of(stored)).read_text(encoding="utf-8")
     assert "\ntitle: ''\n" in text or '\ntitle: ""\n' in text or "\ntitle:\n" in text or "\ntitle: \n" in text
     assert "['x'" not in text
@@ -156,11 +159,16 @@ def test_list_title_given_in_extra_is_kept_out_of_the_title_field(store: BoxMemo
     assert _errors(store) == []
 
 
-def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(store: BoxMemoryProvider,
-                                                                              root: Path) -> None:
+def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(
+    store: BoxMemoryProvider, root: Path
+) -> None:
     path = root / "memories" / "fact__t.md"
-    path.write_text(_LIST_TITLE.replace("title: [a, b]", "title: T").replace("team: [t]", "tags: [ok, [x, y]]")
-                    .replace("slug: x", "slug: t"), encoding="utf-8")
+    path.write_text(
+        _LIST_TITLE.replace("title: [a, b]", "title: T")
+        .replace("team: [t]", "tags: [ok, [x, y]]")
+        .replace("slug: x", "slug: t"),
+        encoding="utf-8",
+    )
     diags = {d.code: d for d in store.validate()}
     assert diags["box.bad-tags"].line == 7
     entry = store.get("mem_01J0000000000000000000000X")
@@ -172,23 +180,33 @@ def test_tag_written_as_a_nested_list_is_reported_and_never_becomes_a_repr_tag(s
 
 
 # -- companion_for must hold a usable file_id (schema: "Companion file") ------------------------
-@pytest.mark.parametrize(("companion_for", "code"), [
-    ({}, "box.companion-block"),
-    ({"filename": "a.pdf"}, "box.companion-block"),
-    ({"file_id": ""}, "box.companion-file-id"),
-    ({"file_id": ["x"]}, "box.companion-file-id"),
-    ({"file_id": {"a": 1}}, "box.companion-file-id"),
-    ({"file_id": "../../etc/passwd"}, "box.companion-file-id"),
-    ({"file_id": "/etc/passwd"}, "box.companion-file-id"),
-    ({"file_id": "files//a.pdf"}, "box.companion-file-id"),
-    ({"file_id": "files/a\nb.pdf"}, "box.companion-file-id"),
-])
+@pytest.mark.parametrize(
+    ("companion_for", "code"),
+    [
+        ({}, "box.companion-block"),
+        ({"filename": "a.pdf"}, "box.companion-block"),
+        ({"file_id": ""}, "box.companion-file-id"),
+        ({"file_id": ["x"]}, "box.companion-file-id"),
+        ({"file_id": {"a": 1}}, "box.companion-file-id"),
+        ({"file_id": "../../etc/passwd"}, "box.companion-file-id"),
+        ({"file_id": "/etc/passwd"}, "box.companion-file-id"),
+        ({"file_id": "files//a.pdf"}, "box.companion-file-id"),
+        ({"file_id": "files/a\nb.pdf"}, "box.companion-file-id"),
+    ],
+)
 def test_companion_with_empty_or_bogus_companion_for_is_refused_and_nothing_is_written(
-        store: BoxMemoryProvider, root: Path, companion_for: dict, code: str) -> None:
+    store: BoxMemoryProvider, root: Path, companion_for: dict, code: str
+) -> None:
     before = _files(root)
     with pytest.raises(InvalidEntryError) as info:
-        store.add(MemoryEntry(kind=Kind.COMPANION, title="Bogus companion", body="x\n",
-                              extra={"box": {"companion_for": companion_for}}))
+        store.add(
+            MemoryEntry(
+                kind=Kind.COMPANION,
+                title="Bogus companion",
+                body="x\n",
+                extra={"box": {"companion_for": companion_for}},
+            )
+        )
     message = str(info.value)
     assert code in message and "add_companion" in message and "file_id" in message
     assert _files(root) == before
@@ -207,33 +225,51 @@ def test_update_to_an_empty_companion_for_is_refused(store: BoxMemoryProvider, r
     assert path.read_bytes() == before and _errors(store) == []
 
 
-@pytest.mark.parametrize(("block", "code"), [
-    ("companion_for: {}\n", "box.companion-block"),
-    ("companion_for:\n  file_id: ''\n", "box.companion-file-id"),
-    ("companion_for:\n  file_id: [x]\n", "box.companion-file-id"),
-    ("companion_for:\n  file_id: ../../etc/passwd\n", "box.companion-file-id"),
-])
-def test_validate_reports_an_empty_or_bogus_companion_for_as_an_error(store: BoxMemoryProvider, root: Path,
-                                                                     block: str, code: str) -> None:
+@pytest.mark.parametrize(
+    ("block", "code"),
+    [
+        ("companion_for: {}\n", "box.companion-block"),
+        ("companion_for:\n  file_id: ''\n", "box.companion-file-id"),
+        ("companion_for:\n  file_id: [x]\n", "box.companion-file-id"),
+        ("companion_for:\n  file_id: ../../etc/passwd\n", "box.companion-file-id"),
+    ],
+)
+def test_validate_reports_an_empty_or_bogus_companion_for_as_an_error(
+    store: BoxMemoryProvider, root: Path, block: str, code: str
+) -> None:
     (root / "memories" / "deck.pdf.md").write_text(
         "---\nid: mem_01J00000000000000000000C01\nslug: deck-companion\ntitle: Deck\nkind: companion\n"
-        "status: active\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n" + block
-        + "---\nbody\n", encoding="utf-8")
+        "status: active\ncreated_at: 2026-01-01T00:00:00Z\nupdated_at: 2026-01-01T00:00:00Z\n" + block + "---\nbody\n",
+        encoding="utf-8",
+    )
     store.reindex()
     assert (code, "memories/deck.pdf.md") in _errors(store)
 
 
 def test_companion_with_box_file_id_or_workspace_path_is_still_accepted(store: BoxMemoryProvider) -> None:
-    a = store.add(MemoryEntry(kind=Kind.COMPANION, title="Remote deck", body="x\n",
-                              extra={"box": {"companion_for": {"file_id": "1844291673322", "filename": "d.pdf"}}}))
-    b = store.add(MemoryEntry(kind=Kind.COMPANION, title="Gone file", body="x\n",
-                              extra={"box": {"companion_for": {"file_id": "files/gone.pdf"}}}))
+    a = store.add(
+        MemoryEntry(
+            kind=Kind.COMPANION,
+            title="Remote deck",
+            body="x\n",
+            extra={"box": {"companion_for": {"file_id": "1844291673322", "filename": "d.pdf"}}},
+        )
+    )
+    b = store.add(
+        MemoryEntry(
+            kind=Kind.COMPANION,
+            title="Gone file",
+            body="x\n",
+            extra={"box": {"companion_for": {"file_id": "files/gone.pdf"}}},
+        )
+    )
     assert a.id and b.id and _errors(store) == []
 
 
 # -- an entry made by model_copy(update=...) skips pydantic's validation ---------------------------
 def test_update_of_a_model_copy_with_kind_as_plain_str_raises_invalid_entry_not_attribute_error(
-        store: BoxMemoryProvider, root: Path) -> None:
+    store: BoxMemoryProvider, root: Path
+) -> None:
     entry = store.add(MemoryEntry(kind=Kind.FACT, title="Copied fact", body="x\n"))
     path = root / store.file_of(entry)
     before = path.read_bytes()
@@ -274,10 +310,19 @@ def test_fullwidth_twin_of_a_known_team_is_refused(store: BoxMemoryProvider, roo
     assert _files(root) == before
 
 
-@pytest.mark.parametrize("team", ["_index.json", "memories", "Files", "companions", "teams", "_box-memory.json",
-                                  "\uff4d\uff45\uff4d\uff4f\uff52\uff49\uff45\uff53"])
-def test_team_named_like_a_workspace_file_or_folder_is_refused(store: BoxMemoryProvider, root: Path,
-                                                               team: str) -> None:
+@pytest.mark.parametrize(
+    "team",
+    [
+        "_index.json",
+        "memories",
+        "Files",
+        "companions",
+        "teams",
+        "_box-memory.json",
+        "\uff4d\uff45\uff4d\uff4f\uff52\uff49\uff45\uff53",
+    ],
+)
+def test_team_named_like_a_workspace_file_or_folder_is_refused(store: BoxMemoryProvider, root: Path, team: str) -> None:
     before = _files(root)
     with pytest.raises(UnsafePathError, match="reserved: it names one of the workspace's own files or folders"):
         store.add(MemoryEntry(kind=Kind.FACT, title="Clash", body="x\n", scope=team))

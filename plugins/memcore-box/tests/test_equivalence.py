@@ -92,22 +92,92 @@ def _round_trip(text: str) -> Any:
     return plain(load_yaml(text)) if text.strip() else {}
 
 
-TRICKY = ["yes", "no", "on", "null", "Null", "~", "true", "True", "FALSE", "1.5", "0x1F", "0o17", "012", "1_000",
-          "1e5", ".inf", "-.5", "+1", "-0", "0", "10:00", "2026-01-01", "2026-01-01T10:00:00Z", "a: b", "a #b",
-          "C#", "#x", "it's", "'q'", '"q"', "x:", " lead", "trail ", "a  b", "[x]", "{x}", "- x", "? x", "@x",
-          "`x", "%x", "!x", "&x", "*x", "|x", ">x", "=", "<<", "a,b", "a, b", "tab\tx", "é", "Companion — x",
-          "", "http://x.y/z", "a:b", "-", "--- x", "...", "\\x", "a\"b", "0.30", "00", "-1", "1.", "1.0e5"]
+TRICKY = [
+    "yes",
+    "no",
+    "on",
+    "null",
+    "Null",
+    "~",
+    "true",
+    "True",
+    "FALSE",
+    "1.5",
+    "0x1F",
+    "0o17",
+    "012",
+    "1_000",
+    "1e5",
+    ".inf",
+    "-.5",
+    "+1",
+    "-0",
+    "0",
+    "10:00",
+    "2026-01-01",
+    "2026-01-01T10:00:00Z",
+    "a: b",
+    "a #b",
+    "C#",
+    "#x",
+    "it's",
+    "'q'",
+    '"q"',
+    "x:",
+    " lead",
+    "trail ",
+    "a  b",
+    "[x]",
+    "{x}",
+    "- x",
+    "? x",
+    "@x",
+    "`x",
+    "%x",
+    "!x",
+    "&x",
+    "*x",
+    "|x",
+    ">x",
+    "=",
+    "<<",
+    "a,b",
+    "a, b",
+    "tab\tx",
+    "é",
+    "Companion — x",
+    "",
+    "http://x.y/z",
+    "a:b",
+    "-",
+    "--- x",
+    "...",
+    "\\x",
+    'a"b',
+    "0.30",
+    "00",
+    "-1",
+    "1.",
+    "1.0e5",
+]
 
 
 _text = st.one_of(st.sampled_from(TRICKY), st.text(alphabet=string.printable, max_size=12))
 
 
-_scalar = st.one_of(_text, st.booleans(), st.integers(-10**6, 10**6),
-                    st.floats(allow_nan=False, allow_infinity=False, width=32), st.none())
+_scalar = st.one_of(
+    _text,
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.none(),
+)
 
 
-_key = st.one_of(st.sampled_from(["id", "title", "tags", "memcore", "null", "true", "yes", "a b", "1", "_x", "k"]),
-                 st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True))
+_key = st.one_of(
+    st.sampled_from(["id", "title", "tags", "memcore", "null", "true", "yes", "a b", "1", "_x", "k"]),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
+)
 
 
 _value = st.recursive(
@@ -118,22 +188,33 @@ _value = st.recursive(
 
 
 # Mostly what the direct renderer writes itself (so that load_own answers), with its edges.
-_plain_text = st.one_of(st.sampled_from(TRICKY), st.text(alphabet=string.ascii_letters + string.digits + " -_.:/#'(),@%=+",
-                                                           min_size=1, max_size=14))
+_plain_text = st.one_of(
+    st.sampled_from(TRICKY),
+    st.text(alphabet=string.ascii_letters + string.digits + " -_.:/#'(),@%=+", min_size=1, max_size=14),
+)
 
 
 _plain_value = st.recursive(
-    st.one_of(_plain_text, st.booleans(), st.integers(-10**6, 10**6),
-              st.floats(allow_nan=False, allow_infinity=False, width=32)),
-    lambda inner: st.one_of(st.lists(inner, min_size=1, max_size=3),
-                            st.dictionaries(_key, inner, min_size=1, max_size=3)),
+    st.one_of(
+        _plain_text,
+        st.booleans(),
+        st.integers(-(10**6), 10**6),
+        st.floats(allow_nan=False, allow_infinity=False, width=32),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=3), st.dictionaries(_key, inner, min_size=1, max_size=3)
+    ),
     max_leaves=6,
 )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.dictionaries(_key, _value, min_size=1, max_size=6),
-                 st.dictionaries(_key, _plain_value, min_size=1, max_size=6)))
+@given(
+    st.one_of(
+        st.dictionaries(_key, _value, min_size=1, max_size=6),
+        st.dictionaries(_key, _plain_value, min_size=1, max_size=6),
+    )
+)
 def test_load_own_equals_the_round_trip_loader_on_dumped_mappings(mapping: dict[str, Any]) -> None:
     text = dump_mapping(mapping)
     own = load_own(text)
@@ -148,17 +229,52 @@ def test_load_own_equals_the_round_trip_loader_on_dumped_mappings(mapping: dict[
 @pytest.mark.parametrize(
     "text",
     [
-        "a: 1\nb: \"x\"\nc: [a, b]\nd: 2026-01-01\ne: 0.5\nf: true\n",
+        'a: 1\nb: "x"\nc: [a, b]\nd: 2026-01-01\ne: 0.5\nf: true\n',
         "a: 1\na: 2\n",
-        "null: x\n", "true: x\n", "Null: x\n", "a:\n", "a: \n", "a:  x\n", "a:x\n", "a: x\n\nb: y\n",
-        "a: x\n  y\n", "a:\n  b: 1\n    c: 2\n", "a:\n   b: 1\n", "a:\n- x\n", "a:\n  - x\n  -\n", "a:\n  - - x\n",
-        "a:\n  - k: 1\n    j: [x, y]\n  - k: 2\n", "a:\n  - k:\n      n: 1\n", "a:\n  - k: 1\n   j: 2\n",
-        "a: [x,y]\n", "a: [x , y]\n", "a: []\n", "a: [\"x, y\"]\n", "a: [\"[[T]]\", b]\n", "a: [x]] \n",
-        "a: 'it''s'\n", "a: ' x '\n", "a: \"\\x41\"\n", "a: \" q \"\n", "a: x # c\n", "# c\na: x\n",
+        "null: x\n",
+        "true: x\n",
+        "Null: x\n",
+        "a:\n",
+        "a: \n",
+        "a:  x\n",
+        "a:x\n",
+        "a: x\n\nb: y\n",
+        "a: x\n  y\n",
+        "a:\n  b: 1\n    c: 2\n",
+        "a:\n   b: 1\n",
+        "a:\n- x\n",
+        "a:\n  - x\n  -\n",
+        "a:\n  - - x\n",
+        "a:\n  - k: 1\n    j: [x, y]\n  - k: 2\n",
+        "a:\n  - k:\n      n: 1\n",
+        "a:\n  - k: 1\n   j: 2\n",
+        "a: [x,y]\n",
+        "a: [x , y]\n",
+        "a: []\n",
+        'a: ["x, y"]\n',
+        'a: ["[[T]]", b]\n',
+        "a: [x]] \n",
+        "a: 'it''s'\n",
+        "a: ' x '\n",
+        'a: "\\x41"\n',
+        'a: " q "\n',
+        "a: x # c\n",
+        "# c\na: x\n",
         "a: -0\nb: 00\nc: 012\nd: 0.30\ne: -0.0\nf: 1.\ng: +1\nh: 1_0\ni: 99999999999999999999\n",
-        "a: yes\nb: no\nc: on\nd: ~\ne: null\nf: True\ng: .5\nh: 1e5\n", "a: x\n---\n", "%YAML 1.2\na: x\n",
-        "a: x", "a: x\r\n", "a:\tx\n", "a: é\n", "- a\n", "x\n", "a: b: c\n", "a: http://x\n", "a: <<\n",
-        "a: 10:00:00\nb: 2026-01-01T10:00:00Z\n", "a: x\nb:\n  c:\n    d:\n      e: [f]\n",
+        "a: yes\nb: no\nc: on\nd: ~\ne: null\nf: True\ng: .5\nh: 1e5\n",
+        "a: x\n---\n",
+        "%YAML 1.2\na: x\n",
+        "a: x",
+        "a: x\r\n",
+        "a:\tx\n",
+        "a: é\n",
+        "- a\n",
+        "x\n",
+        "a: b: c\n",
+        "a: http://x\n",
+        "a: <<\n",
+        "a: 10:00:00\nb: 2026-01-01T10:00:00Z\n",
+        "a: x\nb:\n  c:\n    d:\n      e: [f]\n",
     ],
 )
 def test_load_own_equals_the_round_trip_loader_or_declines(text: str) -> None:
@@ -175,9 +291,14 @@ def test_load_own_equals_the_round_trip_loader_or_declines(text: str) -> None:
 
 def _entry(i: int, **changes: Any) -> MemoryEntry:
     entry = MemoryEntry(
-        id=f"mem_01JC0DDYAML00000000000{i:03d}", kind=(Kind.FACT, Kind.OBSERVATION, Kind.DECISION)[i % 3],
-        title="" if i % 3 == 1 else f"Item {i}: what (and why)", body=f"Body {i}.\n", tags=[f"topic-{i % 4}", "bench"],
-        confidence=(0.3, 0.5, 0.7, 0.9)[i % 4], source="bench", date_only=i % 3 == 1,
+        id=f"mem_01JC0DDYAML00000000000{i:03d}",
+        kind=(Kind.FACT, Kind.OBSERVATION, Kind.DECISION)[i % 3],
+        title="" if i % 3 == 1 else f"Item {i}: what (and why)",
+        body=f"Body {i}.\n",
+        tags=[f"topic-{i % 4}", "bench"],
+        confidence=(0.3, 0.5, 0.7, 0.9)[i % 4],
+        source="bench",
+        date_only=i % 3 == 1,
         status=Status.SUPERSEDED if i % 5 == 0 else Status.ACTIVE,
         relations=[Relation(type="related", target="mem_01JC0DDYAML00000000000000")] if i % 2 else [],
         extra={"memcore": {"migrated_from": {"format": "whitebox", "id": f"b{i}", "sha256": "ab" * 32}}},
@@ -206,7 +327,7 @@ def test_golden_and_sample_files_read_the_same() -> None:
         text = path.read_text(encoding="utf-8")
         if not text.startswith("---\n"):
             continue
-        yaml_text = text[4:text.index("\n---", 3) + 1]
+        yaml_text = text[4 : text.index("\n---", 3) + 1]
         own = load_own(yaml_text)
         if own is not None:
             answered += 1
@@ -222,10 +343,28 @@ def test_reads_as_str_is_ruamels_answer(text: str) -> None:
 
 @pytest.mark.parametrize(
     "rel",
-    ["memories/fact__x.md", "memories", "teams/core/memories/decision__a-b.md", "memories/new__y.md",
-     "memories/a b.md", "memories/é.md", "memories/e\u0301.md", "memories/../x.md", "memories//x.md", "/etc/x",
-     "memories/x.md.", "memories/con.md", "memories/a:b.md", "C:/x", "memories/a\\b.md", "memories/\x00",
-     "./x", "x/.", "memories/nul", "memories/x.md "],
+    [
+        "memories/fact__x.md",
+        "memories",
+        "teams/core/memories/decision__a-b.md",
+        "memories/new__y.md",
+        "memories/a b.md",
+        "memories/é.md",
+        "memories/e\u0301.md",
+        "memories/../x.md",
+        "memories//x.md",
+        "/etc/x",
+        "memories/x.md.",
+        "memories/con.md",
+        "memories/a:b.md",
+        "C:/x",
+        "memories/a\\b.md",
+        "memories/\x00",
+        "./x",
+        "x/.",
+        "memories/nul",
+        "memories/x.md ",
+    ],
 )
 def test_path_is_what_safe_join_gives(tmp_path: Path, rel: str) -> None:
     root = tmp_path / "ws"
@@ -277,7 +416,7 @@ HAND_WRITTEN = [
     # memcore's own layout
     "---\nid: {id}\nslug: own\ntitle: Own layout\nkind: decision\nstatus: active\nagent: bench\n"
     "created_at: 2026-01-02T10:00:00Z\nupdated_at: 2026-01-02T10:00:00Z\nconfidence: 0.3\ntags: [t1, bench]\n"
-    "related:\n  - \"[[Own layout]]\"\nmemcore:\n  extra:\n    memcore:\n      migrated_from:\n        id: b1\n"
+    'related:\n  - "[[Own layout]]"\nmemcore:\n  extra:\n    memcore:\n      migrated_from:\n        id: b1\n'
     "---\nBody.\n",
     # CRLF: the round-trip path only
     "---\r\nid: {id}\r\nslug: crlf\r\ntitle: CRLF\r\nkind: fact\r\nstatus: active\r\n"
@@ -343,12 +482,16 @@ def test_add_and_update_leave_the_callers_entry_alone(tmp_path: Path) -> None:
     (root / "files").mkdir(exist_ok=True)
     (root / "files" / "r.pdf").write_bytes(b"%PDF fake\n")
     entry = MemoryEntry(
-        kind=Kind.NOTE, title="Quoting", body="b\n", tags=["yes", "no"],
+        kind=Kind.NOTE,
+        title="Quoting",
+        body="b\n",
+        tags=["yes", "no"],
         relations=[Relation(type="depends_on", target="elsewhere", resolved=False)],
         extra={"box": {"x_list": ["on", "off", "1.5"], "x_map": {"k": ["null"]}}, "other": {"v": ["yes"]}},
     )
-    companion = MemoryEntry(kind=Kind.COMPANION, title="R", body="c\n",
-                            extra={"box": {"companion_for": {"file_id": "files/r.pdf"}}})
+    companion = MemoryEntry(
+        kind=Kind.COMPANION, title="R", body="c\n", extra={"box": {"companion_for": {"file_id": "files/r.pdf"}}}
+    )
     before = entry.model_copy(deep=True)
     companion_before = companion.model_copy(deep=True)
     with BoxMemoryProvider(str(root)) as store, store.batch():
@@ -409,8 +552,10 @@ def test_workspace_indexes_equal_a_reindex(tmp_path: Path) -> None:
         assert [d for d in store.validate() if d.code.startswith("box.index") or d.code == "box.rollup-missing"] == []
     assert {p: p.read_bytes() for p in root.rglob("_index.json")} == written
     rollup = loads_json(written[root / "_index.json"])
-    folders = [loads_json(written[root / "memories" / "_index.json"]),
-               loads_json(written[root / "teams" / "ops" / "memories" / "_index.json"])]
+    folders = [
+        loads_json(written[root / "memories" / "_index.json"]),
+        loads_json(written[root / "teams" / "ops" / "memories" / "_index.json"]),
+    ]
     assert rollup["entries"] == [{**e, "folder_path": f["folder_path"]} for f in folders for e in f["entries"]]
 
 
@@ -451,8 +596,12 @@ def _generated(root: Path) -> Path:
         first = store.add(MemoryEntry(kind=Kind.DECISION, title="Use Postgres", body="\nWe chose it.\n"))
         for i in range(60):
             entry = MemoryEntry(
-                kind=kinds[i % len(kinds)], title=f"Memory {i} — ünïcode" if i % 7 else "", body=f"\nBody {i}\n",
-                tags=[f"t{i % 3}", "shared"], confidence=(0.3, 0.5, 0.9)[i % 3], source="gen",
+                kind=kinds[i % len(kinds)],
+                title=f"Memory {i} — ünïcode" if i % 7 else "",
+                body=f"\nBody {i}\n",
+                tags=[f"t{i % 3}", "shared"],
+                confidence=(0.3, 0.5, 0.9)[i % 3],
+                source="gen",
                 scope="ops" if i % 5 == 0 else None,
                 relations=[Relation(type="related", target=first.id or "", resolved=True)] if i % 4 == 0 else [],
             )
@@ -469,26 +618,37 @@ def _drifted(root: Path) -> Path:
     text = files[0].read_text(encoding="utf-8")
     # Same id in a second file, created earlier: it comes first, so it is the one yielded.
     (mem / "decision__copy.md").write_text(
-        text.replace("created_at: ", "created_at: 2020-01-01T00:00:00Z\nold_created_at: ", 1), encoding="utf-8")
+        text.replace("created_at: ", "created_at: 2020-01-01T00:00:00Z\nold_created_at: ", 1), encoding="utf-8"
+    )
     # Hand edits the index does not know: created_at (order), title (wikilinks), YAML forms
     # only the round-trip loader reads (alias, octal, tag, duplicate key -> orphan).
     edited = files[1].read_text(encoding="utf-8").replace("created_at: ", "created_at: 2019-05-05\nx_was: ", 1)
     files[1].write_text(edited, encoding="utf-8")
-    extra = ('---\nid: mem_01JAAAAAAAAAAAAAAAAAAAAAA1\nslug: alias\ntitle: &t Aliased title\nkind: fact\n'
-             'status: active\ncreated_at: 2021-01-01T00:00:00Z\nupdated_at: 2021-01-01T00:00:00Z\n'
-             'x_again: *t\nx_octal: 0o17\nx_tagged: !!str 12\n'
-             'related: ["[[use postgres]]", "[[Aliased title]]", "[[Nobody]]", "[[mem_01JAAAAAAAAAAAAAAAAAAAAAA2]]"]\n'
-             '---\nbody\n')
+    extra = (
+        "---\nid: mem_01JAAAAAAAAAAAAAAAAAAAAAA1\nslug: alias\ntitle: &t Aliased title\nkind: fact\n"
+        "status: active\ncreated_at: 2021-01-01T00:00:00Z\nupdated_at: 2021-01-01T00:00:00Z\n"
+        "x_again: *t\nx_octal: 0o17\nx_tagged: !!str 12\n"
+        'related: ["[[use postgres]]", "[[Aliased title]]", "[[Nobody]]", "[[mem_01JAAAAAAAAAAAAAAAAAAAAAA2]]"]\n'
+        "---\nbody\n"
+    )
     (mem / "fact__alias.md").write_text(extra, encoding="utf-8")
-    (mem / "fact__dup-key.md").write_text(extra.replace("slug: alias\n", "slug: a\nslug: b\n").replace(
-        "AAA1", "AAA3"), encoding="utf-8")
+    (mem / "fact__dup-key.md").write_text(
+        extra.replace("slug: alias\n", "slug: a\nslug: b\n").replace("AAA1", "AAA3"), encoding="utf-8"
+    )
     (mem / "fact__no-frontmatter.md").write_text("just text\n", encoding="utf-8")
     (mem / "fact__bad-yaml.md").write_text("---\nid: [unclosed\n---\n", encoding="utf-8")
     (mem / "fact__no-kind.md").write_text("---\nid: mem_01JAAAAAAAAAAAAAAAAAAAAAA4\n---\n", encoding="utf-8")
-    plain_one = extra.replace("AAA1", "AAA2").replace("&t ", "").replace("*t", "again").replace(
-        "!!str 12", "'12'").replace("0o17", "15").replace("slug: alias", "slug: plain")
+    plain_one = (
+        extra.replace("AAA1", "AAA2")
+        .replace("&t ", "")
+        .replace("*t", "again")
+        .replace("!!str 12", "'12'")
+        .replace("0o17", "15")
+        .replace("slug: alias", "slug: plain")
+    )
     (root / "teams" / "ops" / "memories" / "fact__plain.md").write_text(
-        plain_one.replace("title: Aliased title", "title: Use Postgres"), encoding="utf-8")
+        plain_one.replace("title: Aliased title", "title: Use Postgres"), encoding="utf-8"
+    )
     (mem / "_index.json").unlink()  # and one folder without its index
     return root
 
@@ -542,10 +702,12 @@ def test_fast_and_round_trip_parses_give_identical_entries(workspace: Path) -> N
                 fast += 1
                 assert quick == plain(parsed.meta), path
                 assert list(quick) == [str(k) for k in parsed.meta], path
-            slow_entry = entry_from_meta(parsed.meta, parsed.doc.body, path=path, version=version,
-                                         resolve=resolve, is_known_id=known)[0]
-            read_entry = entry_from_meta(found[0], found[1], path=path, version=version,
-                                         resolve=resolve, is_known_id=known)[0]
+            slow_entry = entry_from_meta(
+                parsed.meta, parsed.doc.body, path=path, version=version, resolve=resolve, is_known_id=known
+            )[0]
+            read_entry = entry_from_meta(
+                found[0], found[1], path=path, version=version, resolve=resolve, is_known_id=known
+            )[0]
             assert read_entry == slow_entry, path
             assert read_entry.model_dump() == slow_entry.model_dump(), path
             # One file on its own (memcore.index's refresh) resolves through the folder indexes.
@@ -580,7 +742,7 @@ def test_drifted_workspace_reads_what_the_files_say(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "a: 1\nb: \"x\"\nc: [a, b]\nd: 2026-01-01\ne: 0.5\nf: true\ng: null\n",
+        'a: 1\nb: "x"\nc: [a, b]\nd: 2026-01-01\ne: 0.5\nf: true\ng: null\n',
         "a: 1\na: 2\n",
         "x: &a 1\ny: *a\n",
         "base: &b {k: 1}\nother:\n  <<: *b\n  j: 2\n",
@@ -599,10 +761,10 @@ def test_drifted_workspace_reads_what_the_files_say(tmp_path: Path) -> None:
         "a: b\n  c\n",
         "a:\n  - x\n  -\n  - {y: [1, 2.5, 'z']}\n",
         "a: x # comment\n# whole line\nb: 'q' #c\n",
-        "a: \"line\\u2028sep\"\nb: x\u0085y\n",
+        'a: "line\\u2028sep"\nb: x\u0085y\n',
         "a:\tb\n",
         "a: [unclosed\n",
-        "title: \"Companion — q2.pdf\"\ntags: [companion, pdf]\n",
+        'title: "Companion — q2.pdf"\ntags: [companion, pdf]\n',
         "%YAML 1.1\n---\na: yes\n",
         "a: 1\n---\nb: 2\n",
         "a: 0.10\nb: 1.50e+3\nc: -0.0\nd: 00\ne: 0\n",
@@ -630,7 +792,7 @@ def test_titles_and_ids_are_nfc_in_the_stream(tmp_path: Path) -> None:
         path = root / "memories" / "fact__link.md"
         path.write_text(
             "---\nid: mem_01JBBBBBBBBBBBBBBBBBBBBBB1\nslug: link\ntitle: Link\nkind: fact\nstatus: active\n"
-            f"created_at: 2030-01-01T00:00:00Z\nupdated_at: 2030-01-01T00:00:00Z\nrelated: [\"[[{decomposed}]]\"]\n"
+            f'created_at: 2030-01-01T00:00:00Z\nupdated_at: 2030-01-01T00:00:00Z\nrelated: ["[[{decomposed}]]"]\n'
             "---\nbody\n",
             encoding="utf-8",
         )
@@ -660,12 +822,18 @@ def c_generated(root: Path) -> Path:
     with BoxMemoryProvider(str(root)) as store, store.batch():
         first = store.add(MemoryEntry(kind=Kind.DECISION, title="Use Postgres", body="\nWe chose it.\n"))
         for i in range(40):
-            store.add(MemoryEntry(
-                kind=kinds[i % len(kinds)], title=f"Memory {i} — ünïcode" if i % 7 else "", body=f"\nBody {i}\n",
-                tags=[f"t{i % 3}", "shared"], confidence=(0.3, 0.5, 0.9)[i % 3], source="gen",
-                scope="ops" if i % 5 == 0 else None,
-                relations=[Relation(type="related", target=first.id or "", resolved=True)] if i % 4 == 0 else [],
-            ))
+            store.add(
+                MemoryEntry(
+                    kind=kinds[i % len(kinds)],
+                    title=f"Memory {i} — ünïcode" if i % 7 else "",
+                    body=f"\nBody {i}\n",
+                    tags=[f"t{i % 3}", "shared"],
+                    confidence=(0.3, 0.5, 0.9)[i % 3],
+                    source="gen",
+                    scope="ops" if i % 5 == 0 else None,
+                    relations=[Relation(type="related", target=first.id or "", resolved=True)] if i % 4 == 0 else [],
+                )
+            )
         store.supersede(first.id or "", MemoryEntry(kind=Kind.DECISION, title="Use Postgres 16", body="\nNewer.\n"))
         store.add_companion("files/report.pdf", MemoryEntry(title="Report", body="\nA report.\n"))
     # The binary changes after review: a stale companion.
@@ -674,9 +842,11 @@ def c_generated(root: Path) -> Path:
 
 
 def _memory(id_: str, slug: str, *, kind: str = "fact", extra: str = "", title: str | None = None) -> str:
-    return (f"---\nid: {id_}\nslug: {slug}\ntitle: {title or slug.title()}\nkind: {kind}\nstatus: active\n"
-            f"created_at: 2026-01-0{len(slug) % 9 + 1}T10:00:00Z\nupdated_at: 2026-02-01T00:00:00Z\n{extra}---\n"
-            f"\nBody of {slug}.\n")
+    return (
+        f"---\nid: {id_}\nslug: {slug}\ntitle: {title or slug.title()}\nkind: {kind}\nstatus: active\n"
+        f"created_at: 2026-01-0{len(slug) % 9 + 1}T10:00:00Z\nupdated_at: 2026-02-01T00:00:00Z\n{extra}---\n"
+        f"\nBody of {slug}.\n"
+    )
 
 
 ULID = "mem_01JC0DDYAML0000000000000"
@@ -688,33 +858,48 @@ def _odd(root: Path) -> Path:
     mem = root / "memories"
     files = {
         # Quoted dates and timestamps, a date-only created_at.
-        "fact__quoted-dates.md": _memory(ULID + "01", "quoted-dates").replace(
-            "created_at: 2026-01-03T10:00:00Z", 'created_at: "2026-01-03T10:00:00Z"').replace(
-            "updated_at: 2026-02-01T00:00:00Z", "updated_at: '2026-02-01'"),
+        "fact__quoted-dates.md": _memory(ULID + "01", "quoted-dates")
+        .replace("created_at: 2026-01-03T10:00:00Z", 'created_at: "2026-01-03T10:00:00Z"')
+        .replace("updated_at: 2026-02-01T00:00:00Z", "updated_at: '2026-02-01'"),
         # Anchors and aliases (an anchored true is the integer 1 for ruamel).
-        "fact__anchors.md": _memory(ULID + "02", "anchors", extra="x_flag: &f true\nx_same: *f\n",
-                                    title="&t Anchored title"),
+        "fact__anchors.md": _memory(
+            ULID + "02", "anchors", extra="x_flag: &f true\nx_same: *f\n", title="&t Anchored title"
+        ),
         "fact__anchor-only.md": _memory(ULID + "03", "anchor-only", extra="x_flag: &f true\nx_n: &n 5\n"),
         # Multi-line strings: literal, folded, plain continued on an indented line, quoted.
-        "fact__multi-line.md": _memory(ULID + "04", "multi-line", extra=(
-            "x_literal: |\n  line one\n  line two\nx_folded: >-\n  folded\n  text\n\n  para\n"
-            "x_plain: a plain\n  continued line\nx_quoted: \"quoted\n  over lines\"\n")),
+        "fact__multi-line.md": _memory(
+            ULID + "04",
+            "multi-line",
+            extra=(
+                "x_literal: |\n  line one\n  line two\nx_folded: >-\n  folded\n  text\n\n  para\n"
+                'x_plain: a plain\n  continued line\nx_quoted: "quoted\n  over lines"\n'
+            ),
+        ),
         # Comments, block lists at column 0 and indented, nested maps, a flow map.
-        "fact__layout.md": _memory(ULID + "05", "layout", extra=(
-            "# a comment at column 0\ntags:\n- alpha\n- beta\nlinks:\n  - url: https://example.com/x\n"
-            "    label: X # trailing comment\nx_map: {a: 1, b: [2, 3.5]}\nrelated:\n  - \"[[Use Postgres]]\"\n"
-            "  - \"[[Nobody Here]]\"\nsupersedes: [mem_01JC0DDYAML0000000000NOPE]\n")),
+        "fact__layout.md": _memory(
+            ULID + "05",
+            "layout",
+            extra=(
+                "# a comment at column 0\ntags:\n- alpha\n- beta\nlinks:\n  - url: https://example.com/x\n"
+                '    label: X # trailing comment\nx_map: {a: 1, b: [2, 3.5]}\nrelated:\n  - "[[Use Postgres]]"\n'
+                '  - "[[Nobody Here]]"\nsupersedes: [mem_01JC0DDYAML0000000000NOPE]\n'
+            ),
+        ),
         # Bad field values and a non-ULID id: diagnostics with lines.
-        "fact__bad-values.md": _memory("note-1", "bad-values", extra=(
-            "confidence: lots\ntags: not-a-list\nsource: 12\nexpires_at: next week\n")),
+        "fact__bad-values.md": _memory(
+            "note-1", "bad-values", extra=("confidence: lots\ntags: not-a-list\nsource: 12\nexpires_at: next week\n")
+        ),
         # Keys the line scanner cannot place: an indented mapping, a quoted key, a tab.
         "fact__indented.md": "---\n  id: " + ULID + "06\n  kind: fact\n  slug: indented\n---\nx\n",
         "fact__quoted-key.md": _memory(ULID + "07", "quoted-key", extra='"x_quoted_key": 1\n'),
         "fact__tab.md": _memory(ULID + "08", "tab", extra="x_tab:\t1\n"),
         "fact__col0-continuation.md": _memory(ULID + "09", "col0-continuation", extra='x_q: "abc\ndef: g"\n'),
         "fact__non-string-key.md": _memory(ULID + "10", "non-string-key", extra="1: one\n"),
-        "fact__special-numbers.md": _memory(ULID + "11", "special-numbers", extra=(
-            "x_oct: 0o17\nx_hex: 0x1F\nx_inf: .inf\nx_under: 1_000\nx_float: 0.50\nx_exp: 1.5e+3\nx_neg: -0\n")),
+        "fact__special-numbers.md": _memory(
+            ULID + "11",
+            "special-numbers",
+            extra=("x_oct: 0o17\nx_hex: 0x1F\nx_inf: .inf\nx_under: 1_000\nx_float: 0.50\nx_exp: 1.5e+3\nx_neg: -0\n"),
+        ),
         "fact__yes-no.md": _memory(ULID + "12", "yes-no", extra="x_yes: yes\nx_no: no\nx_null: ~\nx_time: 10:00\n"),
         # Duplicate ids (and a slug on two active memories).
         "fact__dup-a.md": _memory(ULID + "13", "dup"),
@@ -732,8 +917,12 @@ def _odd(root: Path) -> Path:
         "fact__dup-key.md": _memory(ULID + "16", "dup-key", extra="slug: again\n"),
         # File name off the convention; a companion whose binary is gone.
         "odd-name.md": _memory(ULID + "17", "odd-name-slug"),
-        "companion__gone.md": _memory(ULID + "18", "gone", kind="companion", extra=(
-            "companion_for:\n  file_id: files/gone.pdf\n  filename: gone.pdf\n  sha256: abc\n")),
+        "companion__gone.md": _memory(
+            ULID + "18",
+            "gone",
+            kind="companion",
+            extra=("companion_for:\n  file_id: files/gone.pdf\n  filename: gone.pdf\n  sha256: abc\n"),
+        ),
     }
     for name, text in files.items():
         (mem / name).write_text(text, encoding="utf-8", newline="")

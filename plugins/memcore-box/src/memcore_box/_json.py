@@ -123,8 +123,7 @@ class IndexWriter:
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, str]] = {}
 
-    def _entry(self, entry: Any, seen: dict[int, tuple[Any, str]] | None,
-               borrow: Sequence[IndexWriter] = ()) -> str:
+    def _entry(self, entry: Any, seen: dict[int, tuple[Any, str]] | None, borrow: Sequence[IndexWriter] = ()) -> str:
         key = id(entry)
         hit = self._cache.get(key)
         if hit is None or hit[0] is not entry:
@@ -142,10 +141,14 @@ class IndexWriter:
             seen[key] = hit
         return hit[1]
 
-    def dumps(self, index: Mapping[str, Any] | Iterable[tuple[str, Any]],
-              sources: Sequence[tuple[dict[str, Any] | _Row, str | None]] = (), *,
-              groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = (),
-              borrow: Sequence[IndexWriter] = ()) -> bytearray:
+    def dumps(
+        self,
+        index: Mapping[str, Any] | Iterable[tuple[str, Any]],
+        sources: Sequence[tuple[dict[str, Any] | _Row, str | None]] = (),
+        *,
+        groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = (),
+        borrow: Sequence[IndexWriter] = (),
+    ) -> bytearray:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
         Args:
@@ -165,7 +168,8 @@ class IndexWriter:
         items = index.items() if isinstance(index, Mapping) else index
         count = len(sources) + sum(len(entries) for entries, _ in groups)
         pairs: Iterable[tuple[dict[str, Any] | _Row, str | None]] = sources or (
-            (entry, folder_path) for entries, folder_path in groups for entry in entries)
+            (entry, folder_path) for entries, folder_path in groups for entry in entries
+        )
         seen: dict[int, tuple[Any, str]] | None = {} if count <= CACHE_MAX_ENTRIES else None
         buf = bytearray(b"{")
         first = True

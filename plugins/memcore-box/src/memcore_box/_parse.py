@@ -165,12 +165,21 @@ def parse_fast(path: str, data: bytes, version: str, file_id: str | None, fast_y
     for key in ("id", "kind"):
         if meta.get(key) is None or not str(meta.get(key)).strip():
             return None
-    return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text,
-                 meta=_PlainMeta(meta, lines), body=body, file_id=file_id)
+    return _File(
+        path=path,
+        version=version,
+        size=len(data),
+        text=text,
+        yaml_text=yaml_text,
+        meta=_PlainMeta(meta, lines),
+        body=body,
+        file_id=file_id,
+    )
 
 
-def parse(path: str, data: bytes, version: str, file_id: str | None = None, *,
-          fast: bool = False, fast_yaml: bool = True) -> _File | Diagnostic:
+def parse(
+    path: str, data: bytes, version: str, file_id: str | None = None, *, fast: bool = False, fast_yaml: bool = True
+) -> _File | Diagnostic:
     """Return the parsed memory file, or the ``box.orphan`` diagnostic of a file that is none.
 
     Args:
@@ -190,7 +199,10 @@ def parse(path: str, data: bytes, version: str, file_id: str | None = None, *,
 
     def orphan(message: str, line: int | None = None) -> Diagnostic:
         return Diagnostic(
-            path=path, line=line, code="box.orphan", severity=Severity.ERROR,
+            path=path,
+            line=line,
+            code="box.orphan",
+            severity=Severity.ERROR,
             message=f"{message}; the file is left as it is (fix it, then `memcore reindex`)",
         )
 
@@ -207,8 +219,17 @@ def parse(path: str, data: bytes, version: str, file_id: str | None = None, *,
         return orphan("frontmatter has no 'id'", 1)
     if meta.get("kind") is None or not str(meta.get("kind")).strip():
         return orphan("frontmatter has no 'kind'", 1)
-    return _File(path=path, version=version, size=len(data), text=text, yaml_text=yaml_text, meta=meta,
-                 body=doc.body, file_id=file_id, _doc=doc)
+    return _File(
+        path=path,
+        version=version,
+        size=len(data),
+        text=text,
+        yaml_text=yaml_text,
+        meta=meta,
+        body=doc.body,
+        file_id=file_id,
+        _doc=doc,
+    )
 
 
 def read_meta(path: str, data: bytes, fast_yaml: bool = True) -> tuple[Mapping[str, Any], str] | None:

@@ -23,8 +23,14 @@ def render(meta: dict[str, Any], body: str) -> bytes:
     return TextFile(text="").encode(f"---\n{INDENTED.dump_mapping(meta)}---\n{body}")
 
 
-def patched(current: _File, entry: MemoryEntry, slug: str, *, title_of: Callable[[str], str | None],
-            resolve: Callable[[str], str | None]) -> tuple[dict[str, Any], str]:
+def patched(
+    current: _File,
+    entry: MemoryEntry,
+    slug: str,
+    *,
+    title_of: Callable[[str], str | None],
+    resolve: Callable[[str], str | None],
+) -> tuple[dict[str, Any], str]:
     """Return the frontmatter mapping for ``entry`` and the file's YAML text patched to it.
 
     From the plain frontmatter of the read path (``current.meta`` a :class:`_PlainMeta`,
@@ -35,8 +41,7 @@ def patched(current: _File, entry: MemoryEntry, slug: str, *, title_of: Callable
     made again from the round-trip parse, as before.
     """
     if isinstance(current.meta, _PlainMeta) and not _OTHER_BREAKS.search(current.yaml_text):
-        meta = meta_from_entry(entry, slug=slug, title_of=title_of, existing=current.meta,
-                               resolve=resolve)
+        meta = meta_from_entry(entry, slug=slug, title_of=title_of, existing=current.meta, resolve=resolve)
         patched = INDENTED.patch(current.yaml_text, current.meta, meta, FIELD_ORDER, fallback=False)
         if patched is not None:
             return meta, patched

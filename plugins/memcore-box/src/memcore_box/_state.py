@@ -34,7 +34,7 @@ from memcore.storage import (
     CREATE,
     Item,
     LocalStorage,
-    TempSweeper,
+    Storage,
     WriteSession,
     join,
 )
@@ -58,8 +58,9 @@ from memcore_box.validate import check_team
 
 __all__ = ["WorkspaceState"]
 
-_INDEX_KEYS = frozenset({"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries",
-                         *INDEX_MAPS})
+_INDEX_KEYS = frozenset(
+    {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries", *INDEX_MAPS}
+)
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _MAX_SLUG_TRIES = 1000
 
@@ -72,8 +73,10 @@ class WorkspaceState(BaseProvider):
     #: compare both).
     fast_yaml: ClassVar[bool] = True
 
-    def __init__(self, location: str | Any, **options: Any) -> None:
+    def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
         super().__init__(location, **options)
+        if storage is not None:
+            self.storage = storage
         self._config: dict[str, Any] = {}
         self._config_version: str | None = None
         self._config_problem: str | None = None
@@ -103,7 +106,20 @@ class WorkspaceState(BaseProvider):
         # without reading every folder index.
         self._recent: dict[str, str] = {}
         #: removes temp files of interrupted writes on the first write holding the lock (local folders)
-        self._temps: TempSweeper | None = None
+
+    @classmethod
+    def storage_for(cls, location: str, **options: Any) -> Storage:
+        """Return the storage for ``location``: a :class:`~memcore.storage.LocalStorage` on that folder.
+
+        Args:
+            location: The workspace folder.
+            **options: Provider options (unused here; a cloud subclass reads credentials).
+        """
+        return LocalStorage(location, label="box", noun="workspace")
+
+    def make_storage(self) -> Storage:
+        """Return :meth:`storage_for` this provider's location and options."""
+        return self.storage_for(self.location, **self.options)
 
     def _ensure_open(self) -> None:
         if not self._is_open:
@@ -217,8 +233,7 @@ class WorkspaceState(BaseProvider):
                 raise ValueError("not an object with an 'entries' list")
             if not all(isinstance(e, dict) for e in parsed["entries"]):
                 raise ValueError("an entry is not an object")
-            if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str)
-                       for e in parsed["entries"]):
+            if not all(isinstance(e.get("id"), str) and isinstance(e.get("filename"), str) for e in parsed["entries"]):
                 raise ValueError("an entry lacks a string 'id' or 'filename'")
             entries = [row_from_json(e) for e in parsed["entries"]]
             parsed["entries"] = None
@@ -271,8 +286,12 @@ class WorkspaceState(BaseProvider):
         forced = repair and self._force_repair
         for folder in list(self._folders.values()):
             self._load_index(folder)
-            if (repair and folder.repaired != folder.version and not folder.stale
-                    and (forced or self._settings().get("rebuild_index_on_drift", True))):
+            if (
+                repair
+                and folder.repaired != folder.version
+                and not folder.stale
+                and (forced or self._settings().get("rebuild_index_on_drift", True))
+            ):
                 self._repair(folder)
                 folder.repaired = folder.version
         if forced:
@@ -301,8 +320,7 @@ class WorkspaceState(BaseProvider):
                 continue
             parsed = self._parse(path, data, version, present[name].id)
             if isinstance(parsed, _File):
-                self._index_put(folder, index_row(parsed.meta, filename=name, file_id=parsed.file_id,
-                                                  size=parsed.size))
+                self._index_put(folder, index_row(parsed.meta, filename=name, file_id=parsed.file_id, size=parsed.size))
         folder.dirty = True
         self._invalidate()
 
@@ -464,26 +482,40 @@ class WorkspaceState(BaseProvider):
 
     def _index_items(self, folder: _Folder, now: str) -> Iterator[tuple[str, Any]]:
         """Yield a folder index's keys and values in the schema's order, maps one at a time."""
-        yield from (("version", 1), ("folder_id", folder.folder_id), ("folder_path", folder.path + "/"),
-                    ("updated_at", now), ("tier", self.tier), ("entry_count", len(folder.entries)), ("entries", None))
+        yield from (
+            ("version", 1),
+            ("folder_id", folder.folder_id),
+            ("folder_path", folder.path + "/"),
+            ("updated_at", now),
+            ("tier", self.tier),
+            ("entry_count", len(folder.entries)),
+            ("entries", None),
+        )
         yield from row_maps(folder.entries)
         for key, value in folder.keep.items():
             if key not in _INDEX_KEYS:
                 yield key, value
 
     def _rollup_folders(self) -> list[_Folder]:
-        return [f for _, f in sorted(self._folders.items())
-                if not (self._loaded(f).version is None and not f.entries)]
+        return [f for _, f in sorted(self._folders.items()) if not (self._loaded(f).version is None and not f.entries)]
 
     def _rollup_items(self, folders: list[_Folder], rows: list[IndexRow], now: str) -> Iterator[tuple[str, Any]]:
         """Yield the rollup's keys and values in order (see :func:`memcore_box.index.build_rollup`)."""
         ids = self._config.get("folder_ids")
         root_id = ids.get("root") if isinstance(ids, dict) else None
-        children = [{"folder_path": f.path + "/", "folder_id": f.folder_id, "index_file_id": f.index_id}
-                    for f in folders]
-        yield from (("version", 1), ("folder_id", root_id if isinstance(root_id, str) else None),
-                    ("folder_path", "/"), ("updated_at", now), ("tier", self.tier), ("entry_count", len(rows)),
-                    ("child_indexes", children), ("entries", None))
+        children = [
+            {"folder_path": f.path + "/", "folder_id": f.folder_id, "index_file_id": f.index_id} for f in folders
+        ]
+        yield from (
+            ("version", 1),
+            ("folder_id", root_id if isinstance(root_id, str) else None),
+            ("folder_path", "/"),
+            ("updated_at", now),
+            ("tier", self.tier),
+            ("entry_count", len(rows)),
+            ("child_indexes", children),
+            ("entries", None),
+        )
         yield from row_maps(rows)
         for key, value in self._rollup_keep.items():
             if key not in _ROLLUP_KEYS:
@@ -502,8 +534,9 @@ class WorkspaceState(BaseProvider):
         folders = self._rollup_folders()
         rows = [row for f in folders for row in f.entries]  # one reference per entry, for the maps
         groups: list[tuple[list[IndexRow], str | None]] = [(f.entries, f.path + "/") for f in folders]
-        payload = self._rollup_writer.dumps(self._rollup_items(folders, rows, now), groups=groups,
-                                            borrow=[f.writer for f in folders])
+        payload = self._rollup_writer.dumps(
+            self._rollup_items(folders, rows, now), groups=groups, borrow=[f.writer for f in folders]
+        )
         del rows
         item = self._put(session, INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
@@ -513,14 +546,10 @@ class WorkspaceState(BaseProvider):
     # memory files when it returns (so a batch's files are on disk as it goes), and the indexes,
     # the rollup and the config are written once, when the outermost block ends.
     def _session_started(self, session: WriteSession) -> None:
-        """Sync with storage (repairing drift) and sweep temp files before the first write."""
+        """Sync with storage (repairing drift) before the first write (core swept temp files)."""
         self._started = self._mutations
         self._outside = sys.exc_info()[1]
         self._ensure_open()
-        if self._temps is None and isinstance(self.storage, LocalStorage):
-            self._temps = TempSweeper(self.storage.root)
-        if self._temps is not None:
-            self._temps.sweep()
         self._sync(repair=True)
         self._holding = True
 
@@ -566,15 +595,18 @@ class WorkspaceState(BaseProvider):
         self._force_repair = True
         for folder in self._folders.values():
             folder.repaired = None
-        note = (f"the workspace {self.storage.description} may hold part of this write (a memory file written "
-                "or deleted, its _index.json not updated); the next write to it completes that by re-indexing "
-                "every folder from its files, or run `memcore reindex`")
+        note = (
+            f"the workspace {self.storage.description} may hold part of this write (a memory file written "
+            "or deleted, its _index.json not updated); the next write to it completes that by re-indexing "
+            "every folder from its files, or run `memcore reindex`"
+        )
         exc.add_note(note)
         if isinstance(exc, MemcoreError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
             exc.args = (f"{exc.args[0]} [{note}]",)
 
-    def _parse(self, path: str, data: bytes, version: str, file_id: str | None = None, *,
-               fast: bool = False) -> _File | Diagnostic:
+    def _parse(
+        self, path: str, data: bytes, version: str, file_id: str | None = None, *, fast: bool = False
+    ) -> _File | Diagnostic:
         """Return :func:`memcore_box._parse.parse` of a memory file, with this provider's :attr:`fast_yaml`."""
         return parse(path, data, version, file_id, fast=fast, fast_yaml=self.fast_yaml)
 
@@ -582,8 +614,9 @@ class WorkspaceState(BaseProvider):
         """Return :func:`memcore_box._parse.read_meta` of a memory file (``None``: an orphan)."""
         return read_meta(path, data, self.fast_yaml)
 
-    def _scan_folder(self, folder: str, items: list[Any] | None = None, *,
-                     fast: bool = False) -> tuple[list[_File], list[Diagnostic]]:
+    def _scan_folder(
+        self, folder: str, items: list[Any] | None = None, *, fast: bool = False
+    ) -> tuple[list[_File], list[Diagnostic]]:
         """Return a folder's memory files and orphan diagnostics, in listing order.
 
         Args:

@@ -85,8 +85,20 @@ DEFAULT_TIMEOUT = 20.0
 _MAX_PAGES = 100_000
 _FOLDER_ID = re.compile(r"^[0-9]{1,32}$")
 _CONTENT_CACHE_BYTES = 64 << 20
-_TEMPLATE_FIELDS = ("memory_id", "slug", "title", "kind", "status", "team", "agent", "tags",
-                    "companion_for_file_id", "sha256", "created_at", "updated_at")
+_TEMPLATE_FIELDS = (
+    "memory_id",
+    "slug",
+    "title",
+    "kind",
+    "status",
+    "team",
+    "agent",
+    "tags",
+    "companion_for_file_id",
+    "sha256",
+    "created_at",
+    "updated_at",
+)
 _KINDS = {"decision", "fact", "task", "observation", "reference", "note", "companion"}
 _STATUSES = {"active", "draft", "superseded", "archived", "held"}
 
@@ -102,8 +114,15 @@ class BoxCloudError(MemcoreError):
             own name (``"upload"``, ``"list folder"``…), or ``None``.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
-                 request_id: str | None = None, step: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        request_id: str | None = None,
+        step: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.request_id, self.step = status, code, request_id, step
 
@@ -227,8 +246,14 @@ class CloudConfig:
         timeout = number("timeout", "MEMCORE_BOX_TIMEOUT", DEFAULT_TIMEOUT, float)
         if timeout <= 0:
             raise ConfigError(f"box+cloud: timeout / MEMCORE_BOX_TIMEOUT must be > 0 seconds, got {timeout!r}")
-        common: dict[str, Any] = {"api_url": api, "upload_url": upload, "oauth_url": oauth, "retry": retry,
-                                  "page_size": page_size, "timeout": timeout}
+        common: dict[str, Any] = {
+            "api_url": api,
+            "upload_url": upload,
+            "oauth_url": oauth,
+            "retry": retry,
+            "page_size": page_size,
+            "timeout": timeout,
+        }
         enterprise = env.get("BOX_ENTERPRISE_ID") or None
         user = env.get("BOX_USER_ID") or None
         token = env.get("BOX_DEVELOPER_TOKEN")
@@ -252,8 +277,14 @@ class CloudConfig:
                     "box+cloud: client credentials need BOX_CLIENT_ID, BOX_CLIENT_SECRET and one of "
                     "BOX_ENTERPRISE_ID or BOX_USER_ID in the environment"
                 )
-            return cls(auth_kind="ccg", client_id=client_id, client_secret=secret, enterprise_id=enterprise,
-                       user_id=user, **common)
+            return cls(
+                auth_kind="ccg",
+                client_id=client_id,
+                client_secret=secret,
+                enterprise_id=enterprise,
+                user_id=user,
+                **common,
+            )
         raise ConfigError(
             "box+cloud: no Box credentials configured; set BOX_DEVELOPER_TOKEN, or BOX_CLIENT_ID + "
             "BOX_CLIENT_SECRET + BOX_ENTERPRISE_ID (or BOX_USER_ID), or BOX_JWT_CONFIG=<app config .json>"
@@ -288,9 +319,14 @@ def _detach(exc: BaseException, storage: Any) -> BaseException:
     if type(exc).__module__.startswith(("box_sdk_gen", "requests", "urllib3")):
         info = getattr(exc, "response_info", None)
         replaced = BoxCloudError(
-            storage._scrub(f"{storage.description}: Box's SDK failed: {type(exc).__name__}"
-                           f"{' HTTP ' + str(_status(exc)) if _status(exc) else ''} {_code(exc) or ''}".rstrip()),
-            status=_status(exc), code=_code(exc), request_id=getattr(info, "request_id", None))
+            storage._scrub(
+                f"{storage.description}: Box's SDK failed: {type(exc).__name__}"
+                f"{' HTTP ' + str(_status(exc)) if _status(exc) else ''} {_code(exc) or ''}".rstrip()
+            ),
+            status=_status(exc),
+            code=_code(exc),
+            request_id=getattr(info, "request_id", None),
+        )
         exc = replaced
     exc.__cause__ = None
     exc.__context__ = None
@@ -426,8 +462,9 @@ class CloudStorage:
         self.config = config or CloudConfig.from_env()
         self.description = f"box+cloud:{folder_id}"
         self.stats: dict[str, int] = dict.fromkeys(
-            ("requests", "retries", "merges", "conflicts", "metadata_writes", "metadata_failures",
-             "metadata_queries"), 0)
+            ("requests", "retries", "merges", "conflicts", "metadata_writes", "metadata_failures", "metadata_queries"),
+            0,
+        )
         self._client: Any = None
         self._session: Any = None
         self._lock = threading.RLock()
@@ -486,8 +523,14 @@ class CloudStorage:
         if cfg.auth_kind == "ccg":
             from box_sdk_gen.box.ccg_auth import BoxCCGAuth, CCGConfig  # type: ignore[import-untyped]
 
-            return BoxCCGAuth(CCGConfig(client_id=cfg.client_id or "", client_secret=cfg.client_secret or "",
-                                        enterprise_id=cfg.enterprise_id, user_id=cfg.user_id))
+            return BoxCCGAuth(
+                CCGConfig(
+                    client_id=cfg.client_id or "",
+                    client_secret=cfg.client_secret or "",
+                    enterprise_id=cfg.enterprise_id,
+                    user_id=cfg.user_id,
+                )
+            )
         from box_sdk_gen.box.jwt_auth import BoxJWTAuth, JWTConfig  # type: ignore[import-untyped]
 
         try:
@@ -556,8 +599,11 @@ class CloudStorage:
                     attempt.uncertain = True
                 status, retry_after, step = None, None, what
                 timed_out = isinstance(exc.error, requests.Timeout)
-                last = (f"no answer within {self.config.timeout:g} s (option timeout / MEMCORE_BOX_TIMEOUT)"
-                        if timed_out else f"connection failed ({type(exc.error).__name__})")
+                last = (
+                    f"no answer within {self.config.timeout:g} s (option timeout / MEMCORE_BOX_TIMEOUT)"
+                    if timed_out
+                    else f"connection failed ({type(exc.error).__name__})"
+                )
             if n == policy.attempts:
                 break
             self.stats["retries"] += 1
@@ -569,26 +615,33 @@ class CloudStorage:
                 f"{self.description}: authentication failed: Box's token endpoint "
                 f"({self.config.oauth_url}/token) answered {last} on all {policy.attempts} attempt(s), "
                 f"before {what}; nothing was sent to Box's API. Box's sign-in service may be down: retry later",
-                status=status, step="authenticate",
+                status=status,
+                step="authenticate",
             )
         raise BoxCloudError(
             f"{self.description}: {what} failed after {policy.attempts} attempt(s): {last}; Box may be "
             "rate-limiting or down, retry later or raise MEMCORE_BOX_RETRY_ATTEMPTS",
-            status=status, step=what,
+            status=status,
+            step=what,
         )
 
     def _auth_error(self, what: str, *, token_step: bool = False) -> ConfigError:
         """The error for credentials Box refused, naming the variables of the kind in use."""
         kind = self.config.auth_kind
-        where = ("authentication failed: Box's token endpoint refused the credentials" if token_step
-                 else "Box refused the credentials")
+        where = (
+            "authentication failed: Box's token endpoint refused the credentials"
+            if token_step
+            else "Box refused the credentials"
+        )
         fix = {
             "developer_token": "check BOX_DEVELOPER_TOKEN (or BOX_DEVELOPER_TOKEN_FILE); developer tokens "
-                               "expire after 60 minutes",
+            "expire after 60 minutes",
             "ccg": "check the client credentials BOX_CLIENT_ID and BOX_CLIENT_SECRET, and BOX_ENTERPRISE_ID "
-                   "or BOX_USER_ID (the app must be authorised in the Box Admin Console)",
-        }.get(kind, "check the JWT app config that BOX_JWT_CONFIG (option jwt_config) names, and that "
-                    "the app is authorised")
+            "or BOX_USER_ID (the app must be authorised in the Box Admin Console)",
+        }.get(
+            kind,
+            "check the JWT app config that BOX_JWT_CONFIG (option jwt_config) names, and that the app is authorised",
+        )
         return ConfigError(f"{self.description}: {where} ({kind}) during {what}; {fix}")
 
     def _api_error(self, exc: Any, what: str) -> BoxCloudError:
@@ -597,10 +650,14 @@ class CloudStorage:
         message = body.get("message") if isinstance(body, dict) else None
         request_id = body.get("request_id") if isinstance(body, dict) else None
         return BoxCloudError(
-            self._scrub(f"{self.description}: {what}: Box answered {status} {code or ''}"
-                        f"{': ' + str(message) if message else ''}"
-                        f"{' (request id ' + str(request_id) + ')' if request_id else ''}"),
-            status=status, code=code, request_id=request_id,
+            self._scrub(
+                f"{self.description}: {what}: Box answered {status} {code or ''}"
+                f"{': ' + str(message) if message else ''}"
+                f"{' (request id ' + str(request_id) + ')' if request_id else ''}"
+            ),
+            status=status,
+            code=code,
+            request_id=request_id,
         )
 
     # -- paths and ids -------------------------------------------------------------------
@@ -625,8 +682,12 @@ class CloudStorage:
                 page = self._call(
                     "list folder",
                     lambda m=marker: self.client.folders.get_folder_items(  # type: ignore[misc]
-                        folder_id, fields=["type", "id", "name", "etag", "size", "sha1"], usemarker=True,
-                        marker=m, limit=self.config.page_size),
+                        folder_id,
+                        fields=["type", "id", "name", "etag", "size", "sha1"],
+                        usemarker=True,
+                        marker=m,
+                        limit=self.config.page_size,
+                    ),
                 )
             except BoxAPIError as exc:
                 if _status(exc) == 404:
@@ -645,7 +706,7 @@ class CloudStorage:
     def _refresh_folder(self, folder_path: str, folder_id: str) -> builtins.list[dict[str, Any]]:
         entries = self._list_raw(folder_id)
         prefix = self._key(folder_path) + "/" if folder_path else ""
-        for key in [k for k in self._files if k.startswith(prefix) and "/" not in k[len(prefix):]]:
+        for key in [k for k in self._files if k.startswith(prefix) and "/" not in k[len(prefix) :]]:
             del self._files[key]
         for e in entries:
             rel = join(folder_path, str(e.get("name")))
@@ -680,8 +741,9 @@ class CloudStorage:
         from box_sdk_gen.managers.folders import CreateFolderParent  # type: ignore[import-untyped]
 
         try:
-            folder = self._call("create folder",
-                                lambda: self.client.folders.create_folder(name, CreateFolderParent(id=parent_id)))
+            folder = self._call(
+                "create folder", lambda: self.client.folders.create_folder(name, CreateFolderParent(id=parent_id))
+            )
             return str(folder.id)
         except BoxAPIError as exc:
             if _status(exc) == 409:  # someone created it first: use theirs
@@ -705,8 +767,12 @@ class CloudStorage:
         from box_sdk_gen.box.errors import BoxAPIError
 
         try:
-            info = self._call("file info", lambda: self.client.files.get_file_by_id(
-                file_id, fields=["id", "name", "etag", "sha1", "size", "file_version"]))
+            info = self._call(
+                "file info",
+                lambda: self.client.files.get_file_by_id(
+                    file_id, fields=["id", "name", "etag", "sha1", "size", "file_version"]
+                ),
+            )
         except BoxAPIError as exc:
             if _status(exc) == 404:
                 return None
@@ -785,9 +851,13 @@ class CloudStorage:
             fid = self._folder_id(folder)
             entries = self._refresh_folder(join(*self._parts(folder)), fid)
         out = [
-            Item(name=str(e["name"]), is_folder=e.get("type") == "folder",
-                 version=None if e.get("type") == "folder" else f"{e['id']}:{e.get('etag')}",
-                 size=e.get("size") if e.get("type") == "file" else None, id=str(e["id"]))
+            Item(
+                name=str(e["name"]),
+                is_folder=e.get("type") == "folder",
+                version=None if e.get("type") == "folder" else f"{e['id']}:{e.get('etag')}",
+                size=e.get("size") if e.get("type") == "file" else None,
+                id=str(e["id"]),
+            )
             for e in entries
             if e.get("type") in ("file", "folder")
         ]
@@ -886,9 +956,16 @@ class CloudStorage:
 
         attempt = _Try()
         try:
-            files = self._call("upload", lambda: self.client.uploads.upload_file(
-                UploadFileAttributes(name=name, parent=UploadFileAttributesParentField(id=parent_id)),
-                io.BytesIO(data), file_file_name=name, file_content_type="application/octet-stream"), attempt)
+            files = self._call(
+                "upload",
+                lambda: self.client.uploads.upload_file(
+                    UploadFileAttributes(name=name, parent=UploadFileAttributesParentField(id=parent_id)),
+                    io.BytesIO(data),
+                    file_file_name=name,
+                    file_content_type="application/octet-stream",
+                ),
+                attempt,
+            )
         except BoxAPIError as exc:
             if _status(exc) == 404:
                 raise FileNotFoundError(f"{self.description}/{path}: folder does not exist") from None
@@ -911,13 +988,23 @@ class CloudStorage:
         self._cache_put(str(raw["id"]), (raw.get("file_version") or {}).get("id"), data)
         return item
 
-    def _upload_version(self, path: str, name: str, file_id: str, etag: str, data: bytes,
-                        attempt: _Try) -> dict[str, Any]:
+    def _upload_version(
+        self, path: str, name: str, file_id: str, etag: str, data: bytes, attempt: _Try
+    ) -> dict[str, Any]:
         from box_sdk_gen.managers.uploads import UploadFileVersionAttributes
 
-        files = self._call("upload version", lambda: self.client.uploads.upload_file_version(
-            file_id, UploadFileVersionAttributes(name=name), io.BytesIO(data), file_file_name=name,
-            file_content_type="application/octet-stream", if_match=etag), attempt)
+        files = self._call(
+            "upload version",
+            lambda: self.client.uploads.upload_file_version(
+                file_id,
+                UploadFileVersionAttributes(name=name),
+                io.BytesIO(data),
+                file_file_name=name,
+                file_content_type="application/octet-stream",
+                if_match=etag,
+            ),
+            attempt,
+        )
         raw: dict[str, Any] = _raw(files)["entries"][0]
         self._remember(path, raw)
         self._cache_put(file_id, (raw.get("file_version") or {}).get("id"), data)
@@ -941,8 +1028,9 @@ class CloudStorage:
                 return self._merge_loop(path, name, file_id, etag, data, None)
             first = data
             if known.view != known.server:  # our last write was merged: the caller never saw theirs
-                first = merge_json(known.view, data, known.server, what=f"{self.description}/{path}",
-                                   index=name == "_index.json")
+                first = merge_json(
+                    known.view, data, known.server, what=f"{self.description}/{path}", index=name == "_index.json"
+                )
             return self._merge_loop(path, name, file_id, etag, data, known.view, first=first)
         attempt = _Try()
         try:
@@ -959,8 +1047,13 @@ class CloudStorage:
                 ) from None
             raise self._api_error(exc, f"upload version of {path}") from None
         self._known[file_id] = _Known(etag=str(raw.get("etag")), server=data, view=data)
-        return Item(name=str(raw["name"]), is_folder=False, version=f"{file_id}:{raw.get('etag')}",
-                    size=raw.get("size"), id=file_id)
+        return Item(
+            name=str(raw["name"]),
+            is_folder=False,
+            version=f"{file_id}:{raw.get('etag')}",
+            size=raw.get("size"),
+            id=file_id,
+        )
 
     def _current_bytes(self, path: str) -> bytes | None:
         try:
@@ -983,10 +1076,12 @@ class CloudStorage:
                 if sidecar:
                     theirs, version = self.read(path)
                     self.stats["merges"] += 1
-                    candidate = merge_json(None, data, theirs, what=f"{self.description}/{path}",
-                                           index=name == "_index.json")
-                    return self._merge_loop(path, name, found[0], _split_version(version)[1], data, None,
-                                            first=candidate)
+                    candidate = merge_json(
+                        None, data, theirs, what=f"{self.description}/{path}", index=name == "_index.json"
+                    )
+                    return self._merge_loop(
+                        path, name, found[0], _split_version(version)[1], data, None, first=candidate
+                    )
         file_id = found[0]
         known = self._known.get(file_id)
         if known is None:
@@ -999,14 +1094,24 @@ class CloudStorage:
             etag, base = known.etag, known.view
             candidate = data
             if sidecar and known.view != known.server:
-                candidate = merge_json(known.view, data, known.server, what=f"{self.description}/{path}",
-                                       index=name == "_index.json")
+                candidate = merge_json(
+                    known.view, data, known.server, what=f"{self.description}/{path}", index=name == "_index.json"
+                )
         if sidecar:
             return self._merge_loop(path, name, file_id, etag, data, base, first=candidate)
         return self._overwrite_loop(path, name, file_id, etag, data)
 
-    def _merge_loop(self, path: str, name: str, file_id: str, etag: str, ours: bytes, base: bytes | None,
-                    *, first: bytes | None = None) -> Item:
+    def _merge_loop(
+        self,
+        path: str,
+        name: str,
+        file_id: str,
+        etag: str,
+        ours: bytes,
+        base: bytes | None,
+        *,
+        first: bytes | None = None,
+    ) -> Item:
         """Upload ``ours`` (merged) with ``If-Match``; on 412 re-read, merge three-way, retry."""
         from box_sdk_gen.box.errors import BoxAPIError
 
@@ -1038,11 +1143,17 @@ class CloudStorage:
             self._known[file_id] = _Known(etag=str(raw.get("etag")), server=candidate, view=ours)
             # "+merged": the bytes on Box are not the caller's; a caller comparing tokens re-reads
             suffix = "" if candidate == ours else "+merged"
-            return Item(name=str(raw["name"]), is_folder=False, version=f"{file_id}:{raw.get('etag')}{suffix}",
-                        size=raw.get("size"), id=file_id)
+            return Item(
+                name=str(raw["name"]),
+                is_folder=False,
+                version=f"{file_id}:{raw.get('etag')}{suffix}",
+                size=raw.get("size"),
+                id=file_id,
+            )
         self.stats["conflicts"] += 1
-        raise ConflictError(f"{where}: concurrent writers kept changing it ({self.config.retry.conflict_retries} "
-                            "merges); retry later")
+        raise ConflictError(
+            f"{where}: concurrent writers kept changing it ({self.config.retry.conflict_retries} merges); retry later"
+        )
 
     def _overwrite_loop(self, path: str, name: str, file_id: str, etag: str, data: bytes) -> Item:
         """Unconditional replace of a non-JSON file, still ``If-Match`` on the etag last seen."""
@@ -1061,8 +1172,13 @@ class CloudStorage:
                 etag = str(info.get("etag"))
                 continue
             self._known[file_id] = _Known(etag=str(raw.get("etag")), server=data, view=data)
-            return Item(name=str(raw["name"]), is_folder=False, version=f"{file_id}:{raw.get('etag')}",
-                        size=raw.get("size"), id=file_id)
+            return Item(
+                name=str(raw["name"]),
+                is_folder=False,
+                version=f"{file_id}:{raw.get('etag')}",
+                size=raw.get("size"),
+                id=file_id,
+            )
         raise ConflictError(f"{self.description}/{path}: concurrent writers kept changing it; retry later")
 
     @_sealed
@@ -1096,7 +1212,8 @@ class CloudStorage:
                     self.stats["conflicts"] += 1
                     raise ConflictError(
                         f"{self.description}/{path} changed since it was read (expected version "
-                        f"{expected_version}); re-read it and retry") from None
+                        f"{expected_version}); re-read it and retry"
+                    ) from None
                 if status != 404:
                     raise self._api_error(exc, f"delete {path}") from None
             self._forget(path)
@@ -1121,8 +1238,12 @@ class CloudStorage:
             return None
         with self._lock:
             try:
-                info = _raw(self._call("file info", lambda: self.client.files.get_file_by_id(
-                    file_id, fields=["id", "name", "path_collection"])))
+                info = _raw(
+                    self._call(
+                        "file info",
+                        lambda: self.client.files.get_file_by_id(file_id, fields=["id", "name", "path_collection"]),
+                    )
+                )
             except BoxAPIError as exc:
                 if _status(exc) in (403, 404):
                     return None
@@ -1188,8 +1309,12 @@ class CloudStorage:
             return
         file_id = item.id
         try:
-            self._call("apply metadata", lambda: self.client.file_metadata.create_file_metadata_by_id(
-                file_id, CreateFileMetadataByIdScope.ENTERPRISE, key, values))
+            self._call(
+                "apply metadata",
+                lambda: self.client.file_metadata.create_file_metadata_by_id(
+                    file_id, CreateFileMetadataByIdScope.ENTERPRISE, key, values
+                ),
+            )
             self.stats["metadata_writes"] += 1
             return
         except BoxAPIError as exc:
@@ -1200,8 +1325,9 @@ class CloudStorage:
                 self.stats["metadata_failures"] += 1
                 return
             if status != 409:
-                log.warning("box+cloud: could not apply metadata to %s: %s", path,
-                            self._api_error(exc, "apply metadata"))
+                log.warning(
+                    "box+cloud: could not apply metadata to %s: %s", path, self._api_error(exc, "apply metadata")
+                )
                 self.stats["metadata_failures"] += 1
                 return
         except BoxCloudError as exc:
@@ -1209,23 +1335,42 @@ class CloudStorage:
             self.stats["metadata_failures"] += 1
             return
         try:
-            current = _raw(self._call("read metadata", lambda: self.client.file_metadata.get_file_metadata_by_id(
-                file_id, CreateFileMetadataByIdScope.ENTERPRISE, key)))
+            current = _raw(
+                self._call(
+                    "read metadata",
+                    lambda: self.client.file_metadata.get_file_metadata_by_id(
+                        file_id, CreateFileMetadataByIdScope.ENTERPRISE, key
+                    ),
+                )
+            )
             ops = []
             for name in _TEMPLATE_FIELDS:
                 if name in values and name in current:
                     if values[name] != current[name]:
-                        ops.append(UpdateFileMetadataByIdRequestBody(
-                            op=UpdateFileMetadataByIdRequestBodyOpField.REPLACE, path=f"/{name}", value=values[name]))
+                        ops.append(
+                            UpdateFileMetadataByIdRequestBody(
+                                op=UpdateFileMetadataByIdRequestBodyOpField.REPLACE, path=f"/{name}", value=values[name]
+                            )
+                        )
                 elif name in values:
-                    ops.append(UpdateFileMetadataByIdRequestBody(
-                        op=UpdateFileMetadataByIdRequestBodyOpField.ADD, path=f"/{name}", value=values[name]))
+                    ops.append(
+                        UpdateFileMetadataByIdRequestBody(
+                            op=UpdateFileMetadataByIdRequestBodyOpField.ADD, path=f"/{name}", value=values[name]
+                        )
+                    )
                 elif name in current:
-                    ops.append(UpdateFileMetadataByIdRequestBody(
-                        op=UpdateFileMetadataByIdRequestBodyOpField.REMOVE, path=f"/{name}"))
+                    ops.append(
+                        UpdateFileMetadataByIdRequestBody(
+                            op=UpdateFileMetadataByIdRequestBodyOpField.REMOVE, path=f"/{name}"
+                        )
+                    )
             if ops:
-                self._call("update metadata", lambda: self.client.file_metadata.update_file_metadata_by_id(
-                    file_id, UpdateFileMetadataByIdScope.ENTERPRISE, key, ops))
+                self._call(
+                    "update metadata",
+                    lambda: self.client.file_metadata.update_file_metadata_by_id(
+                        file_id, UpdateFileMetadataByIdScope.ENTERPRISE, key, ops
+                    ),
+                )
             self.stats["metadata_writes"] += 1
         except (BoxAPIError, BoxCloudError) as exc:
             log.warning("box+cloud: could not update metadata on %s (%s)", path, type(exc).__name__)
@@ -1242,8 +1387,13 @@ class CloudStorage:
         return self._enterprise_scope
 
     @_sealed
-    def metadata_search(self, *, kinds: builtins.list[str] | None = None, statuses: builtins.list[str] | None = None,
-                        tags_any: builtins.list[str] | None = None) -> builtins.list[str] | None:
+    def metadata_search(
+        self,
+        *,
+        kinds: builtins.list[str] | None = None,
+        statuses: builtins.list[str] | None = None,
+        tags_any: builtins.list[str] | None = None,
+    ) -> builtins.list[str] | None:
         """Return the paths of memory files matching the filters, by Box metadata query.
 
         Box's metadata query is current (unlike full-text search, which lags by minutes).
@@ -1271,11 +1421,22 @@ class CloudStorage:
         with self._lock:
             for _ in range(_MAX_PAGES):
                 try:
-                    page = _raw(self._call("metadata query", lambda m=marker: (  # type: ignore[misc]
-                        self.client.search.search_by_metadata_query)(
-                        f"{scope}.{key}", self.folder_id, query=" AND ".join(clauses) or None,
-                        query_params=params or None, limit=100, marker=m,
-                        fields=["name", "path_collection", "parent"])))
+                    page = _raw(
+                        self._call(
+                            "metadata query",
+                            lambda m=marker: (  # type: ignore[misc]
+                                self.client.search.search_by_metadata_query
+                            )(
+                                f"{scope}.{key}",
+                                self.folder_id,
+                                query=" AND ".join(clauses) or None,
+                                query_params=params or None,
+                                limit=100,
+                                marker=m,
+                                fields=["name", "path_collection", "parent"],
+                            ),
+                        )
+                    )
                 except BoxAPIError as exc:
                     if _status(exc) in (400, 404):
                         log.warning("box+cloud: metadata query failed (%s); falling back to the indexes", _status(exc))
@@ -1299,7 +1460,7 @@ class CloudStorage:
         ids = [str(e.get("id")) for e in chain]
         if self.folder_id not in ids:
             return None
-        below = [str(e.get("name")) for e in chain[ids.index(self.folder_id) + 1:]]
+        below = [str(e.get("name")) for e in chain[ids.index(self.folder_id) + 1 :]]
         rel = join(*below, str(entry.get("name")))
         self._files[self._key(rel)] = (str(entry.get("id")), str(entry.get("name")))
         return rel

@@ -95,8 +95,9 @@ def _merge_entries(base: list[Any] | None, ours: list[Any], theirs: list[Any]) -
     return out
 
 
-def _merge_dict(b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any], *,
-                entries: bool = False) -> dict[str, Any]:
+def _merge_dict(
+    b: dict[str, Any] | None, o: dict[str, Any], t: dict[str, Any], *, entries: bool = False
+) -> dict[str, Any]:
     """Merge objects key by key; nested objects recursively, lists as sets."""
     merged: dict[str, Any] = {}
     for key in [*t, *(k for k in o if k not in t)]:

@@ -96,8 +96,13 @@ class BoxCloudProvider(BoxMemoryProvider):
             return self.storage.path_of(file_id)
         return super().binary_path(file_id, near)
 
-    def add_companion(self, binary: str, entry: MemoryEntry | None = None, *, reviewed_by: str | None = None,
-                      ) -> MemoryEntry:
+    def add_companion(
+        self,
+        binary: str,
+        entry: MemoryEntry | None = None,
+        *,
+        reviewed_by: str | None = None,
+    ) -> MemoryEntry:
         """Write a companion for the binary at workspace path ``binary``, keyed by its Box file id.
 
         As :meth:`BoxMemoryProvider.add_companion` (hash from Box: ``sha1``, the schema's

@@ -76,8 +76,15 @@ def related_targets(items: Any, resolve: Resolver) -> list[tuple[str, bool]]:
     return out
 
 
-def _diag(path: str, code: str, message: str, *, line: int | None = None, entry_id: str | None = None,
-          severity: Severity = Severity.ERROR) -> Diagnostic:
+def _diag(
+    path: str,
+    code: str,
+    message: str,
+    *,
+    line: int | None = None,
+    entry_id: str | None = None,
+    severity: Severity = Severity.ERROR,
+) -> Diagnostic:
     return Diagnostic(path=path, line=line, code=code, severity=severity, message=message, entry_id=entry_id)
 
 
@@ -116,18 +123,37 @@ def entry_from_meta(
     fields: dict[str, Any] = {"id": entry_id, "body": body, "version": version}
 
     def bad(key: str, message: str, severity: Severity = Severity.ERROR) -> None:
-        diags.append(_diag(path, f"box.bad-{key.replace('_', '-')}", message, line=_line_of(meta, key),
-                           entry_id=entry_id, severity=severity))
+        diags.append(
+            _diag(
+                path,
+                f"box.bad-{key.replace('_', '-')}",
+                message,
+                line=_line_of(meta, key),
+                entry_id=entry_id,
+                severity=severity,
+            )
+        )
         if key in meta:
             box[key] = plain(meta[key])
 
     if not ID_PATTERN.match(entry_id):
-        diags.append(_diag(path, "box.id-format", f"id {entry_id!r} is not mem_ + a 26-character ULID",
-                           line=_line_of(meta, "id"), entry_id=entry_id, severity=Severity.WARNING))
+        diags.append(
+            _diag(
+                path,
+                "box.id-format",
+                f"id {entry_id!r} is not mem_ + a 26-character ULID",
+                line=_line_of(meta, "id"),
+                entry_id=entry_id,
+                severity=Severity.WARNING,
+            )
+        )
     for key in ("slug", "title", "status", "created_at", "updated_at"):
         if meta.get(key) is None:
-            diags.append(_diag(path, "box.missing-field", f"required field {key!r} is missing; add it",
-                               line=1, entry_id=entry_id))
+            diags.append(
+                _diag(
+                    path, "box.missing-field", f"required field {key!r} is missing; add it", line=1, entry_id=entry_id
+                )
+            )
 
     extra_ns: dict[str, Any] = {}
     memcore = meta.get(MEMCORE_KEY)
@@ -152,8 +178,11 @@ def entry_from_meta(
         if str(raw_status) in BOX_STATUSES:
             status = Status(str(raw_status))
             wanted = extra_ns.get("status")
-            if (isinstance(wanted, str) and wanted in Status.__members__.values()
-                    and box_status(Status(wanted)) == str(raw_status)):
+            if (
+                isinstance(wanted, str)
+                and wanted in Status.__members__.values()
+                and box_status(Status(wanted)) == str(raw_status)
+            ):
                 status = Status(wanted)
             fields["status"] = status
         else:
@@ -168,8 +197,11 @@ def entry_from_meta(
             continue
         if not is_scalar(value):
             shape = "a mapping" if isinstance(value, Mapping) else "a list"
-            bad(key, f"{key} must be a single text value, not {shape} ({plain(value)!r}); write it as "
-                     f"{key}: <text> (the entry reads it as empty until then)")
+            bad(
+                key,
+                f"{key} must be a single text value, not {shape} ({plain(value)!r}); write it as "
+                f"{key}: <text> (the entry reads it as empty until then)",
+            )
             continue
         if field_name is None:
             box[key] = text_of(value)
@@ -211,15 +243,31 @@ def entry_from_meta(
         for target, resolved in related_targets(plain(related), resolve):
             relations.append(Relation(type="related", target=target, resolved=resolved))
             if not resolved:
-                diags.append(_diag(path, "box.unresolved-wikilink",
-                                   f"related [[{target}]] matches no memory title in the workspace",
-                                   line=_line_of(meta, "related"), entry_id=entry_id, severity=Severity.WARNING))
+                diags.append(
+                    _diag(
+                        path,
+                        "box.unresolved-wikilink",
+                        f"related [[{target}]] matches no memory title in the workspace",
+                        line=_line_of(meta, "related"),
+                        entry_id=entry_id,
+                        severity=Severity.WARNING,
+                    )
+                )
+
     def id_edge(kind: str, target: str) -> None:
         known = is_known_id(target)
         relations.append(Relation(type=kind, target=target, resolved=known))
         if not known:
-            diags.append(_diag(path, "box.dangling-id", f"{kind} names {target}, which is not in the workspace",
-                               line=_line_of(meta, kind), entry_id=entry_id, severity=Severity.WARNING))
+            diags.append(
+                _diag(
+                    path,
+                    "box.dangling-id",
+                    f"{kind} names {target}, which is not in the workspace",
+                    line=_line_of(meta, kind),
+                    entry_id=entry_id,
+                    severity=Severity.WARNING,
+                )
+            )
 
     supersedes = meta.get("supersedes")
     if supersedes is not None:

@@ -195,16 +195,28 @@ def row_from_json(entry: dict[str, Any]) -> IndexRow:
     Entries in memcore's own shape become compact rows; any other entry keeps its dict in
     :attr:`IndexRow.raw` so that it is written back as it was.
     """
-    if (tuple(entry) == ENTRY_FIELDS and isinstance(entry["tags"], list) and isinstance(entry["related"], list)):
+    if tuple(entry) == ENTRY_FIELDS and isinstance(entry["tags"], list) and isinstance(entry["related"], list):
         row = _compact(entry)
         if row.as_dict() == entry:
             return row
     get = entry.get
     return IndexRow(
-        id=str(entry["id"]), file_id=get("file_id"), fname=get("filename"), title=get("title"), slug=get("slug"),
-        kind=get("kind"), status=get("status"), team=get("team"), tags=get("tags"), related=get("related"),
-        companion_for=get("companion_for"), sha256=get("sha256"), size_bytes=get("size_bytes"),
-        created_at=get("created_at"), updated_at=get("updated_at"), raw=entry,
+        id=str(entry["id"]),
+        file_id=get("file_id"),
+        fname=get("filename"),
+        title=get("title"),
+        slug=get("slug"),
+        kind=get("kind"),
+        status=get("status"),
+        team=get("team"),
+        tags=get("tags"),
+        related=get("related"),
+        companion_for=get("companion_for"),
+        sha256=get("sha256"),
+        size_bytes=get("size_bytes"),
+        created_at=get("created_at"),
+        updated_at=get("updated_at"),
+        raw=entry,
     )
 
 
@@ -215,23 +227,25 @@ def index_row(meta: Mapping[str, Any], *, filename: str, file_id: str | None, si
     if isinstance(companion, Mapping):
         binary_id = _str_or_none(companion.get("file_id"))
         sha256 = _str_or_none(companion.get("sha256"))
-    return _compact({
-        "id": str(meta.get("id")),
-        "file_id": file_id,
-        "filename": filename,
-        "title": text_of(meta.get("title")) or "",
-        "slug": text_of(meta.get("slug")) or "",
-        "kind": _intern(_str_or_none(meta.get("kind"))),
-        "status": _intern(_str_or_none(meta.get("status"))),
-        "team": text_of(meta.get("team")),
-        "tags": _str_list(meta.get("tags")),
-        "related": _str_list(meta.get("related")),
-        "companion_for": binary_id,
-        "sha256": sha256,
-        "size_bytes": size,
-        "created_at": _str_or_none(meta.get("created_at")),
-        "updated_at": _str_or_none(meta.get("updated_at")),
-    })
+    return _compact(
+        {
+            "id": str(meta.get("id")),
+            "file_id": file_id,
+            "filename": filename,
+            "title": text_of(meta.get("title")) or "",
+            "slug": text_of(meta.get("slug")) or "",
+            "kind": _intern(_str_or_none(meta.get("kind"))),
+            "status": _intern(_str_or_none(meta.get("status"))),
+            "team": text_of(meta.get("team")),
+            "tags": _str_list(meta.get("tags")),
+            "related": _str_list(meta.get("related")),
+            "companion_for": binary_id,
+            "sha256": sha256,
+            "size_bytes": size,
+            "created_at": _str_or_none(meta.get("created_at")),
+            "updated_at": _str_or_none(meta.get("updated_at")),
+        }
+    )
 
 
 def index_entry(meta: Mapping[str, Any], *, filename: str, file_id: str | None, size: int) -> dict[str, Any]:

@@ -50,7 +50,6 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import (
     Item,
     LocalStorage,
-    Storage,
     join,
     temp_file_diagnostics,
 )
@@ -109,26 +108,7 @@ class BoxMemoryProvider(WorkspaceState):
         }
     )
 
-    def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
-        super().__init__(location, **options)
-        if storage is not None:
-            self.storage = storage
-
     # -- construction -----------------------------------------------------------------
-    @classmethod
-    def storage_for(cls, location: str, **options: Any) -> Storage:
-        """Return the storage for ``location``: a :class:`~memcore.storage.LocalStorage` on that folder.
-
-        Args:
-            location: The workspace folder.
-            **options: Provider options (unused here; a cloud subclass reads credentials).
-        """
-        return LocalStorage(location, label="box", noun="workspace")
-
-    def make_storage(self) -> Storage:
-        """Return :meth:`storage_for` this provider's location and options."""
-        return self.storage_for(self.location, **self.options)
-
     @classmethod
     def sniff(cls, path: Path) -> bool:
         """Return whether ``path`` is a folder holding ``_box-memory.json``."""
@@ -153,7 +133,6 @@ class BoxMemoryProvider(WorkspaceState):
         """
         storage = options.pop("storage", None) or cls.storage_for(location, **options)
         cls.initialize(storage, location=location, **options)
-
 
     initialize = staticmethod(init_workspace)
 
@@ -184,7 +163,6 @@ class BoxMemoryProvider(WorkspaceState):
         self._invalidate()
         self._is_open = False
 
-
     @staticmethod
     def _file_resolver(files: list[_File]) -> tuple[Callable[[str], str | None], Callable[[str], bool]]:
         titles = _Titles()
@@ -192,11 +170,16 @@ class BoxMemoryProvider(WorkspaceState):
             titles.add(f.meta)
         return titles.resolve, titles.known
 
-    def _entry_of(self, f: _File, resolve: Callable[[str], str | None] | None = None,
-                  known: Callable[[str], bool] | None = None) -> tuple[MemoryEntry, list[Diagnostic]]:
+    def _entry_of(
+        self, f: _File, resolve: Callable[[str], str | None] | None = None, known: Callable[[str], bool] | None = None
+    ) -> tuple[MemoryEntry, list[Diagnostic]]:
         return entry_from_meta(
-            f.meta, f.body, path=f.path, version=f.version,
-            resolve=resolve or self._resolve, is_known_id=known or self._is_known,
+            f.meta,
+            f.body,
+            path=f.path,
+            version=f.version,
+            resolve=resolve or self._resolve,
+            is_known_id=known or self._is_known,
         )
 
     def _read(self, path: str) -> tuple[bytes, str]:
@@ -264,8 +247,9 @@ class BoxMemoryProvider(WorkspaceState):
             return
         found = self._read_meta(path, data)
         if found is not None:
-            entry = entry_from_meta(found[0], found[1], path=path, version=version,
-                                    resolve=self._resolve, is_known_id=self._is_known)[0]
+            entry = entry_from_meta(
+                found[0], found[1], path=path, version=version, resolve=self._resolve, is_known_id=self._is_known
+            )[0]
             if entry.id is not None:
                 self._remember_path(entry.id, path)
             yield entry
@@ -360,14 +344,14 @@ class BoxMemoryProvider(WorkspaceState):
             found = self._read_meta(path, data)
             if found is not None:
                 self._remember_path(entry_id, path)
-                yield entry_from_meta(found[0], found[1], path=path, version=version,
-                                      resolve=titles.resolve, is_known_id=titles.known)[0]
+                yield entry_from_meta(
+                    found[0], found[1], path=path, version=version, resolve=titles.resolve, is_known_id=titles.known
+                )[0]
 
     def _remember_path(self, entry_id: str, path: str) -> None:
         if len(self._recent) >= _RECENT_PATHS:
             del self._recent[next(iter(self._recent))]
         self._recent[entry_id] = path
-
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new memory file and index it.
@@ -428,11 +412,14 @@ class BoxMemoryProvider(WorkspaceState):
                 raise InvalidEntryError(f"box: no free file name for slug {base!r}")
             self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
             stored, _ = entry_from_meta(  # after indexing: its own title and id resolve
-                meta, entry.body, path=join(folder_path, filename), version=item.version,
-                resolve=self._resolve, is_known_id=self._is_known,
+                meta,
+                entry.body,
+                path=join(folder_path, filename),
+                version=item.version,
+                resolve=self._resolve,
+                is_known_id=self._is_known,
             )
         return stored
-
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite a memory file, changing only what changed, and re-index it.
@@ -476,7 +463,8 @@ class BoxMemoryProvider(WorkspaceState):
                     raise InvalidEntryError(
                         f"box: refusing to make {current.path} active: its slug {slug!r} is on the active memory "
                         f"{holder} (box.slug-conflict; `memcore validate` would report it as an error); "
-                        "supersede or archive that one first. Nothing was written")
+                        "supersede or archive that one first. Nothing was written"
+                    )
             data = current.text.encode(f"---\n{yaml_text}---\n{entry.body}")
             old_folder = self._folder(current.folder)
             self._ensure_fresh(old_folder)
@@ -503,10 +491,12 @@ class BoxMemoryProvider(WorkspaceState):
             item = written[0] if written else Item(posixpath.basename(path), False, current.version)
             previous = old_folder.entries[old_folder.pos[entry.id]] if entry.id in old_folder.pos else None
             file_id = item.id or (previous.file_id if previous is not None and new_folder is old_folder else None)
-            self._index_put(new_folder, index_row(meta, filename=posixpath.basename(path), file_id=file_id,
-                                                  size=len(data)))
-            stored, _ = entry_from_meta(meta, entry.body, path=path, version=item.version,
-                                        resolve=self._resolve, is_known_id=self._is_known)
+            self._index_put(
+                new_folder, index_row(meta, filename=posixpath.basename(path), file_id=file_id, size=len(data))
+            )
+            stored, _ = entry_from_meta(
+                meta, entry.body, path=path, version=item.version, resolve=self._resolve, is_known_id=self._is_known
+            )
         return stored
 
     def delete(self, entry_id: str) -> None:
@@ -549,8 +539,13 @@ class BoxMemoryProvider(WorkspaceState):
             self._refuse_held(self._read_file(old_id), "supersede")
             return super().supersede(old_id, new)
 
-    def add_companion(self, binary: str, entry: MemoryEntry | None = None, *, reviewed_by: str | None = None,
-                      ) -> MemoryEntry:
+    def add_companion(
+        self,
+        binary: str,
+        entry: MemoryEntry | None = None,
+        *,
+        reviewed_by: str | None = None,
+    ) -> MemoryEntry:
         """Write a companion memory for a binary in the workspace (box-companion steps 2-9).
 
         Computes the binary's hash, size and mime type through the storage. Title defaults to
@@ -591,7 +586,6 @@ class BoxMemoryProvider(WorkspaceState):
         box["companion_for"] = companion
         return self.add(entry)
 
-
     def validate(self) -> list[Diagnostic]:
         """Check the workspace: config, every memory file, companions, indexes (drift both ways).
 
@@ -629,16 +623,23 @@ class BoxMemoryProvider(WorkspaceState):
         self._sync()
         diags: list[Diagnostic] = []
         if self._config_problem is not None:
-            diags.append(Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR,
-                                    message=self._config_problem))
+            diags.append(
+                Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR, message=self._config_problem)
+            )
         files, orphans = self._scan(fast=True)
         diags += orphans
         diags += content_diags(self, files, entries)
         diags += drift_diags(self, files)
         # Symbolic links the local storage left out (loops, broken, leading outside the workspace).
         for path, reason in getattr(self.storage, "skipped", ()):
-            diags.append(Diagnostic(path=path, code="box.skipped-link", severity=Severity.WARNING,
-                                    message=f"{reason}; left out of the workspace"))
+            diags.append(
+                Diagnostic(
+                    path=path,
+                    code="box.skipped-link",
+                    severity=Severity.WARNING,
+                    message=f"{reason}; left out of the workspace",
+                )
+            )
         if isinstance(self.storage, LocalStorage):
             diags += temp_file_diagnostics(self.storage.root, "box")
         return diags
@@ -664,7 +665,8 @@ class BoxMemoryProvider(WorkspaceState):
                 old = {e.filename: e for e in folder.entries}
                 entries = self._entries_for(by_folder.get(path, []), old)
                 if folder.problem is not None or [plain(e.as_dict()) for e in entries] != [
-                        plain(e.as_dict()) for e in folder.entries]:
+                    plain(e.as_dict()) for e in folder.entries
+                ]:
                     folder.entries = entries
                     folder.reposition()
                     folder.stale = False
@@ -679,7 +681,9 @@ class BoxMemoryProvider(WorkspaceState):
                 except (FileNotFoundError, ValueError, AttributeError):
                     rollup_differs = True
             self._rollup_dirty = rollup_differs
-            content = [d for d in content_diags(self, files) if d.code in {
-                "box.duplicate-id", "box.slug-conflict", "box.companion-stale", "box.companion-vanished"}]
+            content = [
+                d
+                for d in content_diags(self, files)
+                if d.code in {"box.duplicate-id", "box.slug-conflict", "box.companion-stale", "box.companion-vanished"}
+            ]
         return orphans + content
-

@@ -49,25 +49,29 @@ def check_team(team: str, known: Any) -> str:
     if team.startswith("."):
         raise UnsafePathError(
             f"box: team name {team!r} is reserved (a dot name is hidden, and the workspace scan skips "
-            "dot folders); choose a name that does not start with '.'")
+            "dot folders); choose a name that does not start with '.'"
+        )
     folded = fold_team(team)
     if folded in _RESERVED_TEAMS:
         raise UnsafePathError(
             f"box: team name {team!a} is reserved: it names one of the workspace's own files or folders "
             f"({', '.join(_WORKSPACE_NAMES)}), compared after Unicode normalisation (NFKC) and case folding; "
-            "choose another team name")
+            "choose another team name"
+        )
     for other in known if isinstance(known, list) else []:
         if not isinstance(other, str) or other == team:
             continue
         if other.casefold() == team.casefold():
             raise UnsafePathError(
                 f"box: team name {team!r} differs from the existing team {other!r} only in case; Box and "
-                f"case-insensitive file systems would put both in one folder; use {other!r}")
+                f"case-insensitive file systems would put both in one folder; use {other!r}"
+            )
         if fold_team(other) == folded:
             raise UnsafePathError(
                 f"box: team name {team!a} is the existing team {other!a} spelled differently (the same "
                 "name after Unicode normalisation, NFKC, and case folding); file systems that normalise names "
-                f"(macOS, Box) would put both in one folder; use {other!a}")
+                f"(macOS, Box) would put both in one folder; use {other!a}"
+            )
     return team
 
 
@@ -92,8 +96,10 @@ def companion_for_problem(companion: Any) -> tuple[str, str] | None:
     value; a path must be relative, without ``..``, empty parts, backslashes or control
     characters (``../../etc/passwd`` names nothing in the workspace).
     """
-    fix = ("write companions with add_companion(<binary>), or give extra['box']['companion_for'] = "
-           "{file_id: <Box file id or workspace path such as files/report.pdf>, filename, sha256, ...}")
+    fix = (
+        "write companions with add_companion(<binary>), or give extra['box']['companion_for'] = "
+        "{file_id: <Box file id or workspace path such as files/report.pdf>, filename, sha256, ...}"
+    )
     if not isinstance(companion, Mapping):
         return "box.companion-block", f"kind: companion needs a companion_for block (file_id, filename, sha256…); {fix}"
     if not companion:
@@ -102,22 +108,35 @@ def companion_for_problem(companion: Any) -> tuple[str, str] | None:
         return "box.companion-block", f"companion_for has no file_id; {fix}"
     file_id = companion.get("file_id")
     if isinstance(file_id, bool) or not isinstance(file_id, (str, int)):
-        shape = "a mapping" if isinstance(file_id, Mapping) else "a list" if isinstance(file_id, (list, tuple)) else (
-            type(file_id).__name__)
-        return "box.companion-file-id", (f"companion_for.file_id must be a single text value, not {shape} "
-                                         f"({plain(file_id)!r}); {fix}")
+        shape = (
+            "a mapping"
+            if isinstance(file_id, Mapping)
+            else "a list"
+            if isinstance(file_id, (list, tuple))
+            else (type(file_id).__name__)
+        )
+        return "box.companion-file-id", (
+            f"companion_for.file_id must be a single text value, not {shape} ({plain(file_id)!r}); {fix}"
+        )
     text = str(file_id)
     if not text.strip():
         return "box.companion-file-id", f"companion_for.file_id is empty; {fix}"
     if text.isdigit():
         return None
     parts = text.split("/")
-    if (text != text.strip() or text.startswith("/") or "\\" in text or ":" in parts[0]
-            or any(part in {"", ".", ".."} for part in parts)
-            or any(unicodedata.category(c) in {"Cc", "Zl", "Zp"} for c in text)):
-        return "box.companion-file-id", (f"companion_for.file_id {text!a} is neither a Box file id (digits) "
-                                         f"nor a workspace-relative path without '..', empty parts or "
-                                         f"control characters; {fix}")
+    if (
+        text != text.strip()
+        or text.startswith("/")
+        or "\\" in text
+        or ":" in parts[0]
+        or any(part in {"", ".", ".."} for part in parts)
+        or any(unicodedata.category(c) in {"Cc", "Zl", "Zp"} for c in text)
+    ):
+        return "box.companion-file-id", (
+            f"companion_for.file_id {text!a} is neither a Box file id (digits) "
+            f"nor a workspace-relative path without '..', empty parts or "
+            f"control characters; {fix}"
+        )
     return None
 
 
@@ -130,26 +149,37 @@ def _drift_key(row: IndexRow) -> IndexRow:
     return row._replace(file_id=None, size_bytes=None)
 
 
-def file_errors(store: BoxMemoryProvider, path: str, meta: Mapping[str, Any], body: str,
-                 version: str | None) -> tuple[MemoryEntry, list[Diagnostic]]:
+def file_errors(
+    store: BoxMemoryProvider, path: str, meta: Mapping[str, Any], body: str, version: str | None
+) -> tuple[MemoryEntry, list[Diagnostic]]:
     """Return the entry a memory file reads as and the errors ``validate`` gives that file alone.
 
     The per-file rules of :meth:`validate` (:func:`entry_from_meta`'s field checks and the
     companion block); the cross-file ones (duplicate ids, slug conflicts) are the writers'.
     """
-    entry, diags = entry_from_meta(meta, body, path=path, version=version, resolve=store._resolve,
-                                   is_known_id=store._is_known)
+    entry, diags = entry_from_meta(
+        meta, body, path=path, version=version, resolve=store._resolve, is_known_id=store._is_known
+    )
     errors = [d for d in diags if d.severity is Severity.ERROR]
     if str(meta.get("kind")) == "companion":
         problem = companion_for_problem(meta.get("companion_for"))
         if problem is not None:
-            errors.append(Diagnostic(path=path, line=1, code=problem[0], severity=Severity.ERROR,
-                                     entry_id=str(meta.get("id")), message=problem[1]))
+            errors.append(
+                Diagnostic(
+                    path=path,
+                    line=1,
+                    code=problem[0],
+                    severity=Severity.ERROR,
+                    entry_id=str(meta.get("id")),
+                    message=problem[1],
+                )
+            )
     return entry, errors
 
 
-def refuse_errors(store: BoxMemoryProvider, path: str, meta: Mapping[str, Any], body: str, *,
-                   current: _File | None = None) -> None:
+def refuse_errors(
+    store: BoxMemoryProvider, path: str, meta: Mapping[str, Any], body: str, *, current: _File | None = None
+) -> None:
     """Refuse a write of ``meta`` + ``body`` that ``validate`` would call an error.
 
     Issue 17, item 9: a write never makes a file its own ``validate`` reports as an error.
@@ -171,7 +201,8 @@ def refuse_errors(store: BoxMemoryProvider, path: str, meta: Mapping[str, Any], 
         raise InvalidEntryError(
             f"box: refusing to write {where}: {first.message} ({first.code}; `memcore validate` would "
             f"report it as an error){'; and ' + str(len(errors) - 1) + ' more' if len(errors) > 1 else ''}. "
-            "Nothing was written")
+            "Nothing was written"
+        )
 
 
 # -- checking ---------------------------------------------------------------------
@@ -180,19 +211,34 @@ def companion_diags(store: BoxMemoryProvider, f: _File) -> list[Diagnostic]:
     companion = f.meta.get("companion_for")
     problem = companion_for_problem(companion)
     if problem is not None:
-        return [Diagnostic(path=f.path, line=1, code=problem[0], severity=Severity.ERROR, entry_id=entry_id,
-                           message=problem[1])]
+        return [
+            Diagnostic(
+                path=f.path, line=1, code=problem[0], severity=Severity.ERROR, entry_id=entry_id, message=problem[1]
+            )
+        ]
     assert isinstance(companion, Mapping)
     file_id = str(companion.get("file_id") or "")
     binary = store.binary_path(file_id, f.folder)
     if binary is None:
         if file_id and not file_id.isdigit():
-            return [Diagnostic(path=f.path, code="box.companion-vanished", severity=Severity.WARNING,
-                               entry_id=entry_id,
-                               message=f"the binary {file_id!r} this companion describes is gone")]
-        return [Diagnostic(path=f.path, code="box.companion-unchecked", severity=Severity.INFO,
-                           entry_id=entry_id,
-                           message=f"binary {file_id or '?'} is not in this workspace; its hash was not checked")]
+            return [
+                Diagnostic(
+                    path=f.path,
+                    code="box.companion-vanished",
+                    severity=Severity.WARNING,
+                    entry_id=entry_id,
+                    message=f"the binary {file_id!r} this companion describes is gone",
+                )
+            ]
+        return [
+            Diagnostic(
+                path=f.path,
+                code="box.companion-unchecked",
+                severity=Severity.INFO,
+                entry_id=entry_id,
+                message=f"binary {file_id or '?'} is not in this workspace; its hash was not checked",
+            )
+        ]
     algo = str(companion.get("hash_algo") or "sha256")
     stored = companion.get(algo)
     got_algo, digest, size = store.storage.checksum(binary)
@@ -200,15 +246,22 @@ def companion_diags(store: BoxMemoryProvider, f: _File) -> list[Diagnostic]:
         companion.get("size_bytes") is not None and str(companion.get("size_bytes")) != str(size)
     )
     if changed:
-        return [Diagnostic(path=f.path, code="box.companion-stale", severity=Severity.WARNING,
-                           entry_id=entry_id,
-                           message=f"{binary} changed since review ({algo} {stored} -> {digest}, "
-                                   f"{companion.get('size_bytes')} -> {size} bytes); regenerate the companion")]
+        return [
+            Diagnostic(
+                path=f.path,
+                code="box.companion-stale",
+                severity=Severity.WARNING,
+                entry_id=entry_id,
+                message=f"{binary} changed since review ({algo} {stored} -> {digest}, "
+                f"{companion.get('size_bytes')} -> {size} bytes); regenerate the companion",
+            )
+        ]
     return []
 
 
-def content_diags(store: BoxMemoryProvider, files: list[_File],
-                  entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
+def content_diags(
+    store: BoxMemoryProvider, files: list[_File], entries: list[MemoryEntry] | None = None
+) -> list[Diagnostic]:
     """Return the per-file and cross-file diagnostics of ``files``.
 
     Args:
@@ -234,24 +287,43 @@ def content_diags(store: BoxMemoryProvider, files: list[_File],
             keyed.append((_sort_key(f.meta.get("created_at"), entry_id), position, entry))
         kind, slug = str(f.meta.get("kind")), str(f.meta.get("slug") or "")
         if f.name != f"{kind}__{slug}.md" and not (kind == "companion" and f.name.endswith(".md")):
-            diags.append(Diagnostic(path=f.path, code="box.filename", severity=Severity.WARNING, entry_id=entry_id,
-                                    message=f"file name should be {kind}__{slug}.md (<kind>__<slug>.md)"))
+            diags.append(
+                Diagnostic(
+                    path=f.path,
+                    code="box.filename",
+                    severity=Severity.WARNING,
+                    entry_id=entry_id,
+                    message=f"file name should be {kind}__{slug}.md (<kind>__<slug>.md)",
+                )
+            )
         if kind == "companion":
             diags += companion_diags(store, f)
     for entry_id, group in by_id.items():
         if len(group) > 1:
             for f in group:
-                diags.append(Diagnostic(path=f.path, line=1, code="box.duplicate-id", severity=Severity.ERROR,
-                                        entry_id=entry_id,
-                                        message=f"id {entry_id} is used by {len(group)} files: "
-                                                + ", ".join(g.path for g in group)))
+                diags.append(
+                    Diagnostic(
+                        path=f.path,
+                        line=1,
+                        code="box.duplicate-id",
+                        severity=Severity.ERROR,
+                        entry_id=entry_id,
+                        message=f"id {entry_id} is used by {len(group)} files: " + ", ".join(g.path for g in group),
+                    )
+                )
     for slug, group in by_slug.items():
         if len(group) > 1:
             for f in group:
-                diags.append(Diagnostic(path=f.path, code="box.slug-conflict", severity=Severity.ERROR,
-                                        entry_id=str(f.meta["id"]),
-                                        message=f"slug {slug!r} is on {len(group)} active memories: "
-                                                + ", ".join(g.path for g in group)))
+                diags.append(
+                    Diagnostic(
+                        path=f.path,
+                        code="box.slug-conflict",
+                        severity=Severity.ERROR,
+                        entry_id=str(f.meta["id"]),
+                        message=f"slug {slug!r} is on {len(group)} active memories: "
+                        + ", ".join(g.path for g in group),
+                    )
+                )
     if entries is not None:
         keyed.sort(key=lambda k: (k[0], k[1]))
         seen: set[str] = set()
@@ -274,8 +346,11 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File]) -> list[Diagnostic
     # drift no write repairs (that setting off; a row that differs from its file) is an error.
     repairs = store._settings().get("rebuild_index_on_drift", True) is not False
     listing = Severity.WARNING if repairs else Severity.ERROR
-    listing_fix = ("the next write repairs it, or run `memcore reindex`" if repairs else
-                   "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`")
+    listing_fix = (
+        "the next write repairs it, or run `memcore reindex`"
+        if repairs
+        else "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`"
+    )
     for path in sorted(set(store._folders) | set(by_folder)):
         folder = store._folder(path)
         store._load_index(folder)
@@ -283,38 +358,67 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File]) -> list[Diagnostic
         present = {f.name: f for f in by_folder.get(path, [])}
         if folder.problem is not None:
             if present or folder.problem != "missing":
-                diags.append(Diagnostic(path=index_path, code="box.index-missing", severity=Severity.WARNING,
-                                        message=f"index is {folder.problem}; run `memcore reindex`"))
+                diags.append(
+                    Diagnostic(
+                        path=index_path,
+                        code="box.index-missing",
+                        severity=Severity.WARNING,
+                        message=f"index is {folder.problem}; run `memcore reindex`",
+                    )
+                )
             continue
         indexed = {e.filename: e for e in folder.entries}
         for name, row in indexed.items():
             if name not in present:
-                diags.append(Diagnostic(path=index_path, code="box.index-missing-file", severity=listing,
-                                        entry_id=row.id,
-                                        message=f"index lists {name} ({row.id}) but the file is gone; "
-                                                f"{listing_fix}"))
+                diags.append(
+                    Diagnostic(
+                        path=index_path,
+                        code="box.index-missing-file",
+                        severity=listing,
+                        entry_id=row.id,
+                        message=f"index lists {name} ({row.id}) but the file is gone; {listing_fix}",
+                    )
+                )
         for name, f in present.items():
             want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
             have_row = indexed.get(name)
             if have_row is None:
-                diags.append(Diagnostic(path=f.path, code="box.index-unindexed", severity=listing,
-                                        entry_id=want_row.id,
-                                        message=f"{name} is not in {index_path}; {listing_fix}"))
+                diags.append(
+                    Diagnostic(
+                        path=f.path,
+                        code="box.index-unindexed",
+                        severity=listing,
+                        entry_id=want_row.id,
+                        message=f"{name} is not in {index_path}; {listing_fix}",
+                    )
+                )
                 continue
             if have_row.raw is None and _drift_key(have_row) == _drift_key(want_row):
                 continue  # memcore's own row shape, equal in every compared field
             want, have = want_row.as_dict(), have_row.as_dict()
             fields = [k for k in compare if plain(have.get(k)) != want[k]]
             if fields:
-                diags.append(Diagnostic(path=f.path, code="box.index-stale-entry", severity=Severity.ERROR,
-                                        entry_id=want_row.id,
-                                        message=f"{index_path} entry differs from the file in "
-                                                f"{', '.join(fields)}, and no write repairs that on its own "
-                                                "(searches through the index see the old values): run "
-                                                "`memcore reindex`"))
+                diags.append(
+                    Diagnostic(
+                        path=f.path,
+                        code="box.index-stale-entry",
+                        severity=Severity.ERROR,
+                        entry_id=want_row.id,
+                        message=f"{index_path} entry differs from the file in "
+                        f"{', '.join(fields)}, and no write repairs that on its own "
+                        "(searches through the index see the old values): run "
+                        "`memcore reindex`",
+                    )
+                )
     store._load_rollup()
     if store._rollup_problem is not None:
-        diags.append(Diagnostic(path=INDEX_FILE, code="box.rollup-missing", severity=Severity.INFO,
-                                message=f"workspace rollup index is {store._rollup_problem} (the authors update it "
-                                        "lazily); `memcore reindex` writes it"))
+        diags.append(
+            Diagnostic(
+                path=INDEX_FILE,
+                code="box.rollup-missing",
+                severity=Severity.INFO,
+                message=f"workspace rollup index is {store._rollup_problem} (the authors update it "
+                "lazily); `memcore reindex` writes it",
+            )
+        )
     return diags

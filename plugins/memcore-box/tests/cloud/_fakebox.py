@@ -417,7 +417,9 @@ class FakeBox:
 
 
 # -- the metadata query evaluator -----------------------------------------------------------
-_TOKEN = re.compile(r"\s*(?:(?P<param>:[A-Za-z_][A-Za-z0-9_]*)|(?P<op>!=|>=|<=|=|<|>|\(|\)|,)|(?P<word>[A-Za-z_][A-Za-z0-9_.]*))")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<param>:[A-Za-z_][A-Za-z0-9_]*)|(?P<op>!=|>=|<=|=|<|>|\(|\)|,)|(?P<word>[A-Za-z_][A-Za-z0-9_.]*))"
+)
 
 
 class QueryError(ValueError):
@@ -432,7 +434,7 @@ def _tokens(query: str) -> list[tuple[str, str]]:
             return out
         m = _TOKEN.match(query, pos)
         if not m or m.end() == pos:
-            raise QueryError(f"unexpected text at {pos}: {query[pos:pos + 20]!r}")
+            raise QueryError(f"unexpected text at {pos}: {query[pos : pos + 20]!r}")
         kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         pos = m.end()
@@ -451,7 +453,7 @@ class _Query:
         self.values = values
         result = self._or()
         if self.i != len(self.toks):
-            raise QueryError(f"trailing tokens: {self.toks[self.i:]}")
+            raise QueryError(f"trailing tokens: {self.toks[self.i :]}")
         return result
 
     def _peek(self) -> tuple[str, str] | None:
@@ -741,7 +743,16 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, {"access_token": token, "expires_in": 3600, "token_type": "bearer", "restricted_to": []}, {}
 
     def _me(self, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
-        return 200, {"type": "user", "id": "7", "name": "Fake", "enterprise": {"type": "enterprise", "id": self.fake.enterprise_id}}, {}
+        return (
+            200,
+            {
+                "type": "user",
+                "id": "7",
+                "name": "Fake",
+                "enterprise": {"type": "enterprise", "id": self.fake.enterprise_id},
+            },
+            {},
+        )
 
     def _node(self, node_id: str, *, folder: bool) -> Node:
         node = self.fake.nodes.get(node_id)
@@ -813,7 +824,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _check_if_match(self, node: Node) -> None:
         wanted = self.headers.get("If-Match")
         if wanted is not None and wanted != str(node.etag):
-            raise BoxError(412, "precondition_failed", "The resource has been modified. Please retrieve the resource again and retry")
+            raise BoxError(
+                412,
+                "precondition_failed",
+                "The resource has been modified. Please retrieve the resource again and retry",
+            )
 
     def _delete_file(self, query: dict[str, str], file_id: str) -> tuple[int, Any, dict[str, str]]:
         node = self._node(file_id, folder=False)
@@ -905,21 +920,28 @@ class _Handler(BaseHTTPRequestHandler):
                 if value not in ENUMS[key]:
                     raise BoxError(400, "bad_request", f"{key}: {value!r} is not an option")
             elif kind == "date":
-                if not (isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", value)):
+                if not (
+                    isinstance(value, str)
+                    and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", value)
+                ):
                     raise BoxError(400, "bad_request", f"{key}: {value!r} is not an RFC 3339 date")
             elif not isinstance(value, str):
                 raise BoxError(400, "bad_request", f"{key} must be a string")
             out[key] = value
         return out
 
-    def _get_metadata(self, query: dict[str, str], file_id: str, scope: str, key: str) -> tuple[int, Any, dict[str, str]]:
+    def _get_metadata(
+        self, query: dict[str, str], file_id: str, scope: str, key: str
+    ) -> tuple[int, Any, dict[str, str]]:
         node = self._node(file_id, folder=False)
         self._template(scope, key)
         if (scope, key) not in node.metadata:
             raise BoxError(404, "instance_not_found", "no such instance")
         return 200, self.fake.metadata_json(node, scope, key), {}
 
-    def _create_metadata(self, query: dict[str, str], file_id: str, scope: str, key: str) -> tuple[int, Any, dict[str, str]]:
+    def _create_metadata(
+        self, query: dict[str, str], file_id: str, scope: str, key: str
+    ) -> tuple[int, Any, dict[str, str]]:
         node = self._node(file_id, folder=False)
         self._template(scope, key)
         body = self._json_body()
@@ -930,7 +952,9 @@ class _Handler(BaseHTTPRequestHandler):
         node.metadata[(scope, key)] = self._check_values(body)
         return 201, self.fake.metadata_json(node, scope, key), {}
 
-    def _update_metadata(self, query: dict[str, str], file_id: str, scope: str, key: str) -> tuple[int, Any, dict[str, str]]:
+    def _update_metadata(
+        self, query: dict[str, str], file_id: str, scope: str, key: str
+    ) -> tuple[int, Any, dict[str, str]]:
         node = self._node(file_id, folder=False)
         self._template(scope, key)
         if self.headers.get("Content-Type", "").split(";")[0] != "application/json-patch+json":
@@ -992,6 +1016,10 @@ class _Handler(BaseHTTPRequestHandler):
         nxt = start + limit
         return (
             200,
-            {"entries": entries, "limit": limit, "next_marker": base64.b64encode(str(nxt).encode()).decode() if nxt < len(hits) else None},
+            {
+                "entries": entries,
+                "limit": limit,
+                "next_marker": base64.b64encode(str(nxt).encode()).decode() if nxt < len(hits) else None,
+            },
             {},
         )

@@ -34,8 +34,9 @@ def cli_env(box_env: dict[str, str]) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not VAULT.is_dir(), reason="the shared WhiteBox sample vault is not beside the clone")
-def test_migrate_whitebox_vault_to_box_cloud(tmp_path: Path, cli_env: dict[str, str], fake_box: Any,
-                                             workspace_id: str) -> None:
+def test_migrate_whitebox_vault_to_box_cloud(
+    tmp_path: Path, cli_env: dict[str, str], fake_box: Any, workspace_id: str
+) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(VAULT, vault)
     url = f"box+cloud:{workspace_id}"
@@ -49,7 +50,8 @@ def test_migrate_whitebox_vault_to_box_cloud(tmp_path: Path, cli_env: dict[str, 
     target = json.loads(listed.stdout)
     assert len(target) == len(source) == 3
     assert sorted((e["kind"], e["title"], e["body"]) for e in target) == sorted(
-        (e["kind"], e["title"], e["body"]) for e in source)
+        (e["kind"], e["title"], e["body"]) for e in source
+    )
     assert TOKEN not in listed.stdout + listed.stderr
     # what Box holds: one file per memory, indexed, plus the workspace config
     files = fake_box.walk_files(workspace_id)
@@ -70,8 +72,9 @@ def test_migrate_whitebox_vault_to_box_cloud(tmp_path: Path, cli_env: dict[str, 
 
 
 @pytest.mark.slow
-def test_init_add_ls_search_from_config_only(tmp_path: Path, cli_env: dict[str, str], fake_box: Any,
-                                             workspace_id: str) -> None:
+def test_init_add_ls_search_from_config_only(
+    tmp_path: Path, cli_env: dict[str, str], fake_box: Any, workspace_id: str
+) -> None:
     url = f"box+cloud:{workspace_id}"
     made = _memcore("init", "--store", url, "-o", "metadata_template_key=boxMemory", env=cli_env, cwd=tmp_path)
     assert made.returncode == 0, made.stderr
@@ -79,8 +82,20 @@ def test_init_add_ls_search_from_config_only(tmp_path: Path, cli_env: dict[str, 
     assert config["metadata_template_key"] == "boxMemory"
     # memcore.toml names the store; credentials and endpoints stay in the environment
     (tmp_path / "memcore.toml").write_text(f'store = "{url}"\n', encoding="utf-8")
-    added = _memcore("add", "--title", "Use Box for team memory", "--body", "Decided.\n", "--kind", "decision",
-                     "--tag", "storage", "--json", env=cli_env, cwd=tmp_path)
+    added = _memcore(
+        "add",
+        "--title",
+        "Use Box for team memory",
+        "--body",
+        "Decided.\n",
+        "--kind",
+        "decision",
+        "--tag",
+        "storage",
+        "--json",
+        env=cli_env,
+        cwd=tmp_path,
+    )
     assert added.returncode == 0, added.stderr
     entry = json.loads(added.stdout)
     assert entry["id"].startswith("mem_") and TOKEN not in added.stdout + added.stderr

@@ -121,8 +121,9 @@ class TestBoxCloudConformance(ProviderConformance):
         return MirroredBoxCloudProvider
 
     @pytest.fixture
-    def memcore_location(self, fake_box: Any, memcore_provider_cls: type[Any],
-                         memcore_provider_options: dict[str, Any]) -> str:
+    def memcore_location(
+        self, fake_box: Any, memcore_provider_cls: type[Any], memcore_provider_options: dict[str, Any]
+    ) -> str:
         folder_id = str(fake_box.make_folder("workspace"))
         memcore_provider_cls.init_store(folder_id, **memcore_provider_options)
         return folder_id

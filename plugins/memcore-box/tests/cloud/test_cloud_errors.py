@@ -79,8 +79,9 @@ def ccg_env(fake_box: Any, box_env: dict[str, str], monkeypatch: pytest.MonkeyPa
 
 
 # -- item 18 --------------------------------------------------------------------------------------------
-def test_token_is_unreachable_from_every_error_and_its_chain(storage: CloudStorage, fake_box: Any,
-                                                            workspace_id: str) -> None:
+def test_token_is_unreachable_from_every_error_and_its_chain(
+    storage: CloudStorage, fake_box: Any, workspace_id: str
+) -> None:
     storage.make_folder("memories")
     storage.write("memories/a.md", b"a", expected_version=CREATE)
     caught: list[BaseException] = []
@@ -110,8 +111,9 @@ def test_token_is_unreachable_from_every_error_and_its_chain(storage: CloudStora
         assert isinstance(exc, (MemcoreError, FileNotFoundError))
 
 
-def test_client_secret_is_unreachable_from_errors_of_the_token_request(ccg_env: None, fake_box: Any,
-                                                                      workspace_id: str) -> None:
+def test_client_secret_is_unreachable_from_errors_of_the_token_request(
+    ccg_env: None, fake_box: Any, workspace_id: str
+) -> None:
     fake_box.inject("status", status=500, path="/oauth2/token", times=50)
     store = CloudStorage(workspace_id)
     try:
@@ -134,8 +136,9 @@ def test_provider_errors_hold_no_token(box_env: dict[str, str], fake_box: Any, w
 
 
 # -- item 19 --------------------------------------------------------------------------------------------
-def test_500_from_the_token_endpoint_says_authentication_failed(ccg_env: None, fake_box: Any,
-                                                                workspace_id: str) -> None:
+def test_500_from_the_token_endpoint_says_authentication_failed(
+    ccg_env: None, fake_box: Any, workspace_id: str
+) -> None:
     fault = fake_box.inject("status", status=500, path="/oauth2/token", times=50)
     store = CloudStorage(workspace_id)
     try:
@@ -152,7 +155,8 @@ def test_500_from_the_token_endpoint_says_authentication_failed(ccg_env: None, f
 
 
 def test_bad_client_secret_names_the_client_credentials_not_the_developer_token(
-        ccg_env: None, fake_box: Any, workspace_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    ccg_env: None, fake_box: Any, workspace_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("BOX_CLIENT_SECRET", "wrong-secret-value")
     store = CloudStorage(workspace_id)
     try:
@@ -176,8 +180,10 @@ def test_expired_developer_token_names_the_developer_token(storage: CloudStorage
 
 
 # -- item 20 --------------------------------------------------------------------------------------------
-def test_timeout_is_an_option_with_a_documented_default(box_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
-                                                        ) -> None:
+def test_timeout_is_an_option_with_a_documented_default(
+    box_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from pathlib import Path
 
     assert CloudConfig.from_env().timeout == DEFAULT_TIMEOUT == 20.0
@@ -191,8 +197,9 @@ def test_timeout_is_an_option_with_a_documented_default(box_env: dict[str, str],
     assert "`MEMCORE_BOX_TIMEOUT` (20)" in text and "`timeout`" in text
 
 
-def test_silently_dropped_upload_does_not_block_a_write(box_env: dict[str, str], fake_box: Any,
-                                                         workspace_id: str) -> None:
+def test_silently_dropped_upload_does_not_block_a_write(
+    box_env: dict[str, str], fake_box: Any, workspace_id: str
+) -> None:
     store = CloudStorage(workspace_id, config=CloudConfig.from_env({"timeout": "0.5", "retry_attempts": "3"}))
     try:
         store.make_folder("memories")
@@ -209,8 +216,9 @@ def test_silently_dropped_upload_does_not_block_a_write(box_env: dict[str, str],
     assert item.id == fake_box.node_at(workspace_id, "memories/a.md").id
 
 
-def test_hang_on_every_try_fails_within_the_budget_naming_the_timeout(box_env: dict[str, str], fake_box: Any,
-                                                                      workspace_id: str) -> None:
+def test_hang_on_every_try_fails_within_the_budget_naming_the_timeout(
+    box_env: dict[str, str], fake_box: Any, workspace_id: str
+) -> None:
     store = CloudStorage(workspace_id, config=CloudConfig.from_env({"timeout": "0.3", "retry_attempts": "2"}))
     try:
         fake_box.inject("hang", method="GET", seconds=3, times=2)

@@ -55,8 +55,9 @@ def _fact(title: str) -> MemoryEntry:
     return MemoryEntry(kind=Kind.FACT, title=title, body=f"{title}.\n")
 
 
-def test_add_failing_after_the_upload_is_completed_by_the_next_write(provider: BoxCloudProvider, fake_box: Any,
-                                                                     workspace: str) -> None:
+def test_add_failing_after_the_upload_is_completed_by_the_next_write(
+    provider: BoxCloudProvider, fake_box: Any, workspace: str
+) -> None:
     first = provider.add(_fact("First"))
     # the memory file lands; every try of the index write then gets a 503 (retries exhausted)
     fault = fake_box.inject("status", status=503, method="POST", path=_INDEX_UPLOAD, times=6)
@@ -79,7 +80,8 @@ def test_add_failing_after_the_upload_is_completed_by_the_next_write(provider: B
 
 
 def test_delete_reported_failed_after_it_landed_is_completed_by_the_next_write(
-        provider: BoxCloudProvider, fake_box: Any, workspace: str) -> None:
+    provider: BoxCloudProvider, fake_box: Any, workspace: str
+) -> None:
     keep = provider.add(_fact("Keep"))
     doomed = provider.add(_fact("Doomed"))
     # the DELETE lands but its answer is lost; every retry then gets a 503
@@ -100,8 +102,9 @@ def test_delete_reported_failed_after_it_landed_is_completed_by_the_next_write(
         assert _drift(fresh) == []
 
 
-def test_write_refused_before_touching_the_workspace_says_unchanged(provider: BoxCloudProvider, fake_box: Any,
-                                                                   workspace: str) -> None:
+def test_write_refused_before_touching_the_workspace_says_unchanged(
+    provider: BoxCloudProvider, fake_box: Any, workspace: str
+) -> None:
     stored = provider.add(_fact("Stale"))
     before = fake_box.walk_files(workspace)
     stored.body = "mine\n"
@@ -113,8 +116,9 @@ def test_write_refused_before_touching_the_workspace_says_unchanged(provider: Bo
     assert isinstance(info.value, MemcoreError)
 
 
-def test_add_whose_upload_answer_was_lost_is_completed_by_the_next_write(provider: BoxCloudProvider, fake_box: Any,
-                                                                        workspace: str) -> None:
+def test_add_whose_upload_answer_was_lost_is_completed_by_the_next_write(
+    provider: BoxCloudProvider, fake_box: Any, workspace: str
+) -> None:
     # the upload lands but its answer is lost, then every retry gets a 503: the caller cannot know
     fake_box.inject("drop_after", method="POST", path=r"/upload/2.0/files/content$")
     fake_box.inject("status", status=503, method="POST", path=r"/upload/2.0/files/content$", times=5)

@@ -41,8 +41,16 @@ def _index(*entries: dict[str, Any]) -> bytes:
 
 
 def _entry(n: int, **extra: Any) -> dict[str, Any]:
-    return {"id": f"mem_{n:026d}", "slug": f"s{n}", "title": f"T{n}", "kind": "note", "status": "active",
-            "tags": [f"t{n % 2}"], "companion_for": None, **extra}
+    return {
+        "id": f"mem_{n:026d}",
+        "slug": f"s{n}",
+        "title": f"T{n}",
+        "kind": "note",
+        "status": "active",
+        "tags": [f"t{n % 2}"],
+        "companion_for": None,
+        **extra,
+    }
 
 
 def _ids(data: bytes) -> list[str]:
@@ -50,8 +58,9 @@ def _ids(data: bytes) -> list[str]:
 
 
 # -- transient failures ---------------------------------------------------------------------
-def test_429_storm_is_survived(storage: CloudStorage, fake_box: Any, workspace_id: str,
-                               caplog: pytest.LogCaptureFixture) -> None:
+def test_429_storm_is_survived(
+    storage: CloudStorage, fake_box: Any, workspace_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     storage.make_folder("memories")
     fault = fake_box.inject("status", status=429, retry_after="30", times=5)
@@ -62,8 +71,9 @@ def test_429_storm_is_survived(storage: CloudStorage, fake_box: Any, workspace_i
     assert TOKEN not in caplog.text
 
 
-def test_retry_budget_is_bounded_and_errors_hide_the_token(storage: CloudStorage, fake_box: Any,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_retry_budget_is_bounded_and_errors_hide_the_token(
+    storage: CloudStorage, fake_box: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     fake_box.inject("status", status=429, retry_after="0", times=100)
     with pytest.raises(BoxCloudError) as info:
@@ -126,8 +136,12 @@ def test_index_write_survives_every_fault_at_once(storage: CloudStorage, fake_bo
     fake_box.inject("drop", method="POST", path="/upload/")
     fake_box.inject("status", status=502, times=1)
     storage.read("_index.json")
-    fake_box.inject("callback", method="POST", path="/upload/",
-                    callback=lambda fb: fb.put(workspace_id, "_index.json", _index(_entry(99))))
+    fake_box.inject(
+        "callback",
+        method="POST",
+        path="/upload/",
+        callback=lambda fb: fb.put(workspace_id, "_index.json", _index(_entry(99))),
+    )
     storage.write("_index.json", _index(_entry(1)), expected_version=ANY_VERSION)
     assert sorted(_ids(fake_box.read(workspace_id, "_index.json"))) == [_entry(1)["id"], _entry(99)["id"]]
 
@@ -153,16 +167,21 @@ def test_concurrent_writer_412_on_index_is_merged(storage: CloudStorage, fake_bo
     # a memory file the caller changed is never merged: 412 -> ConflictError
     storage.write("note__m.md", b"mine", expected_version=CREATE)
     _, v = storage.read("note__m.md")
-    fake_box.inject("callback", method="POST", path="/upload/",
-                    callback=lambda fb: fb.put(workspace_id, "note__m.md", b"theirs"))
+    fake_box.inject(
+        "callback", method="POST", path="/upload/", callback=lambda fb: fb.put(workspace_id, "note__m.md", b"theirs")
+    )
     with pytest.raises(ConflictError):
         storage.write("note__m.md", b"mine again", expected_version=v)
     assert fake_box.read(workspace_id, "note__m.md") == b"theirs"
 
 
 def test_409_on_index_create_becomes_a_merged_version(storage: CloudStorage, fake_box: Any, workspace_id: str) -> None:
-    fake_box.inject("callback", method="POST", path="/upload/2.0/files/content$",
-                    callback=lambda fb: fb.put(workspace_id, "_index.json", _index(_entry(7))))
+    fake_box.inject(
+        "callback",
+        method="POST",
+        path="/upload/2.0/files/content$",
+        callback=lambda fb: fb.put(workspace_id, "_index.json", _index(_entry(7))),
+    )
     storage.write("_index.json", _index(_entry(8)), expected_version=ANY_VERSION)
     assert sorted(_ids(fake_box.read(workspace_id, "_index.json"))) == [_entry(7)["id"], _entry(8)["id"]]
 
@@ -201,7 +220,8 @@ def test_long_lived_writer_keeps_others_entries(box_env: dict[str, str], fake_bo
             view["entries"].append(_entry(n))
             a.write("_index.json", (json.dumps(view, indent=2) + "\n").encode(), expected_version=ANY_VERSION)
         assert sorted(_ids(fake_box.read(workspace_id, "_index.json"))) == sorted(
-            [_entry(50)["id"]] + [_entry(n)["id"] for n in range(3)])
+            [_entry(50)["id"]] + [_entry(n)["id"] for n in range(3)]
+        )
     finally:
         a.close()
 
@@ -229,8 +249,9 @@ print(store.stats["merges"])
 
 
 @pytest.mark.slow
-def test_processes_racing_on_one_index_lose_nothing(box_env: dict[str, str], fake_box: Any, workspace_id: str,
-                                                    tmp_path: Any) -> None:
+def test_processes_racing_on_one_index_lose_nothing(
+    box_env: dict[str, str], fake_box: Any, workspace_id: str, tmp_path: Any
+) -> None:
     go = tmp_path / "go"
     seed = CloudStorage(workspace_id)
     seed.write("_index.json", _index(), expected_version=CREATE)
@@ -238,8 +259,12 @@ def test_processes_racing_on_one_index_lose_nothing(box_env: dict[str, str], fak
     env = {**os.environ, "MEMCORE_BOX_CONFLICT_RETRIES": "200"}
     listed = len(fake_box.requests("GET", r"/items$"))
     procs = [
-        subprocess.Popen([sys.executable, "-c", _CHILD, workspace_id, p, "25", str(go)], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, workspace_id, p, "25", str(go)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for p in ("a", "b", "c")
     ]
     while len(fake_box.requests("GET", r"/items$")) < listed + 3 and all(p.poll() is None for p in procs):

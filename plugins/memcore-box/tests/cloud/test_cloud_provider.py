@@ -30,16 +30,24 @@ def provider(workspace: str) -> Iterator[BoxCloudProvider]:
 
 
 def _entry(n: int, **kw: Any) -> MemoryEntry:
-    return MemoryEntry(kind=kw.pop("kind", Kind.FACT), title=f"Memory {n}", body=f"Body {n}.\n",
-                       tags=kw.pop("tags", [f"t{n % 3}"]), **kw)
+    return MemoryEntry(
+        kind=kw.pop("kind", Kind.FACT),
+        title=f"Memory {n}",
+        body=f"Body {n}.\n",
+        tags=kw.pop("tags", [f"t{n % 3}"]),
+        **kw,
+    )
 
 
 def _assert_all_present(fake: Any, folder_id: str, ids: list[str]) -> None:
     """Every acknowledged id is in a memory file AND in memories/_index.json (and the rollup)."""
     files = fake.walk_files(folder_id)
     in_files = {
-        m[1] for path, data in files.items() if path.endswith(".md")
-        for m in [re.search(rb"^id: (\S+)$", data, re.M)] if m
+        m[1]
+        for path, data in files.items()
+        if path.endswith(".md")
+        for m in [re.search(rb"^id: (\S+)$", data, re.M)]
+        if m
     }
     indexed = {e["id"] for e in json.loads(files["memories/_index.json"])["entries"]}
     rollup = {e["id"] for e in json.loads(files["_index.json"])["entries"]}
@@ -94,8 +102,9 @@ def test_concurrent_writer_412_loses_nothing(provider: BoxCloudProvider, fake_bo
                 busy.clear()
 
         for n in range(1, 4):
-            fake_box.inject("callback", method="POST", path=r"/upload/2.0/files/\d+/content$",
-                            callback=other_process_adds, times=1)
+            fake_box.inject(
+                "callback", method="POST", path=r"/upload/2.0/files/\d+/content$", callback=other_process_adds, times=1
+            )
             acked.append(str(provider.add(_entry(n)).id))
         assert len(theirs) == 3
         assert provider.storage.stats["merges"] >= 1
@@ -133,8 +142,12 @@ def test_metadata_template_applied_and_queried(box_env: dict[str, str], fake_box
         assert values["title"] == "Memory one" and values["tags"] == ["auth"]
         assert fake_box.requests("PUT", "/metadata/enterprise/boxMemory$")
         # searches with filters are answered by the metadata query, equal to a full scan
-        for query in (Query(tags_any=["auth"]), Query(kinds=[Kind.TASK]), Query(statuses=[Status.DRAFT]),
-                      Query(kinds=[Kind.DECISION, Kind.FACT], tags_any=["auth"], text="memory")):
+        for query in (
+            Query(tags_any=["auth"]),
+            Query(kinds=[Kind.TASK]),
+            Query(statuses=[Status.DRAFT]),
+            Query(kinds=[Kind.DECISION, Kind.FACT], tags_any=["auth"], text="memory"),
+        ):
             before = len(fake_box.requests("POST", "metadata_queries"))
             got = [e.id for e in store.search(query)]
             assert len(fake_box.requests("POST", "metadata_queries")) == before + 1
@@ -144,8 +157,9 @@ def test_metadata_template_applied_and_queried(box_env: dict[str, str], fake_box
         assert store.storage.stats["metadata_failures"] == 0
 
 
-def test_without_template_search_uses_the_indexes(provider: BoxCloudProvider, fake_box: Any,
-                                                  box_env: dict[str, str], workspace_id: str) -> None:
+def test_without_template_search_uses_the_indexes(
+    provider: BoxCloudProvider, fake_box: Any, box_env: dict[str, str], workspace_id: str
+) -> None:
     provider.add(_entry(1, tags=["x"]))
     assert [e.title for e in provider.search(Query(tags_any=["x"]))] == ["Memory 1"]
     assert fake_box.requests("POST", "metadata_queries") == []

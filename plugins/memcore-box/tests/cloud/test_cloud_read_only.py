@@ -16,8 +16,9 @@ def _fact(title: str) -> MemoryEntry:
 
 
 @pytest.mark.parametrize("operation", ["add", "update", "delete", "archive", "supersede", "reindex"])
-def test_read_only_cloud_store_refuses_each_write(box_env: dict[str, str], fake_box: Any, workspace_id: str,
-                                                  operation: str) -> None:
+def test_read_only_cloud_store_refuses_each_write(
+    box_env: dict[str, str], fake_box: Any, workspace_id: str, operation: str
+) -> None:
     BoxCloudProvider.init_store(workspace_id)
     with BoxCloudProvider(workspace_id) as store:
         stored = store.add(_fact("First"))

@@ -160,8 +160,9 @@ def test_proxies_are_ignored(storage: CloudStorage) -> None:
     assert storage._session is not None and storage._session.trust_env is False
 
 
-def test_client_credentials(box_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, fake_box: Any,
-                            workspace_id: str) -> None:
+def test_client_credentials(
+    box_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, fake_box: Any, workspace_id: str
+) -> None:
     monkeypatch.delenv("BOX_DEVELOPER_TOKEN")
     monkeypatch.setenv("BOX_CLIENT_ID", "fake-client-id")
     monkeypatch.setenv("BOX_CLIENT_SECRET", "fake-client-s3cr3t")
@@ -184,9 +185,9 @@ def test_client_credentials(box_env: dict[str, str], monkeypatch: pytest.MonkeyP
         bad.close()
 
 
-def test_bad_token_is_a_config_error_without_the_token(box_env: dict[str, str], workspace_id: str,
-                                                       monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_token_is_a_config_error_without_the_token(
+    box_env: dict[str, str], workspace_id: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("BOX_DEVELOPER_TOKEN", "expired-t0ken-value")
     caplog.set_level(logging.DEBUG)
     store = CloudStorage(workspace_id)
