@@ -38,6 +38,7 @@ import pytest
 from memcore.errors import InvalidEntryError
 from memcore.models import Kind, MemoryEntry, Relation, require_unicode
 from memcore.provider import StoreSnapshot, read_all
+from memcore_conformance import assert_equivalent
 from memcore_rightmemory import RightMemoryProvider
 from memcore_rightmemory import _parse as parse_module
 from memcore_rightmemory import _render as render_module
@@ -224,14 +225,13 @@ def test_add_returns_what_the_pydantic_path_reads(tmp_path: Path, monkeypatch: p
     ],
 )
 def test_source_from_lines_equals_from_bytes(lines: list[str]) -> None:
-    text = "\n".join(lines) + "\n"
-    expected = Source.from_bytes("X.md", text.encode("utf-8"))
-    got = Source.from_lines("X.md", lines)
-    assert (got.data, got.bom, got.newline, got.lines) == (
-        expected.data,
-        expected.bom,
-        expected.newline,
-        expected.lines,
+    def view(source: Source) -> tuple[Any, ...]:
+        return source.data, source.bom, source.newline, source.lines
+
+    assert_equivalent(
+        lambda given: view(Source.from_lines("X.md", given)),
+        lambda given: view(Source.from_bytes("X.md", ("\n".join(given) + "\n").encode("utf-8"))),
+        [lines],
     )
 
 
