@@ -90,17 +90,19 @@ class MakaProvider(BaseProvider):
 
     Args:
         location: Path of MEMORY.md (or of its folder).
-        enabled: Maka's ``enabled`` setting (default on). Off: reads yield nothing, writes
-            raise :class:`ReadOnlyStoreError`, the file is not touched.
-        agent_read_enabled: Maka's ``agentReadEnabled`` (default off; only a true value turns it
-            on; on/off read as :func:`memcore_maka._state.switch`). Gates :meth:`render_prompt`.
-        incognito: Workspace privacy context (:func:`~memcore.provider.option_flag`: any value
-            but a false one turns it on). On: every read and write raises
-            :class:`IncognitoBlockedError` before touching the disk.
-        read_only: Refuse every write (and the decay rewrite): memcore's own option.
-        apply_decay: Archive expired entries (``createdAt + decayTtlMs`` passed) on load, as a
-            visible rewrite of their comment (default on).
-        **options: Ignored provider options (kept in ``self.options``).
+        **options: Maka's settings, and memcore's own (kept in ``self.options``):
+
+            - ``enabled``: Maka's ``enabled`` setting (default on). Off: reads yield nothing,
+              writes raise :class:`ReadOnlyStoreError`, the file is not touched.
+            - ``agent_read_enabled``: Maka's ``agentReadEnabled`` (default off; only a true value
+              turns it on; on/off read as :func:`memcore_maka._state.switch`). Gates
+              :meth:`render_prompt`.
+            - ``incognito``: workspace privacy context (:func:`~memcore.provider.option_flag`: any
+              value but a false one turns it on). On: every read and write raises
+              :class:`IncognitoBlockedError` before touching the disk.
+            - ``read_only``: refuse every write (and the decay rewrite): memcore's own option.
+            - ``apply_decay``: archive expired entries (``createdAt + decayTtlMs`` passed) on
+              load, as a visible rewrite of their comment (default on).
     """
 
     format_name: ClassVar[str] = FORMAT
