@@ -23,6 +23,11 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert _commands()[1] in ci.splitlines()
 
 
+def test_ci_runs_the_readme_main_job() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert _commands()[0] in ci.splitlines()
+
+
 def test_ci_runs_every_readme_check_in_order() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = re.search(r"\*\*3\. The checks CI runs.*?```bash\n(.*?)```", readme, re.S)
