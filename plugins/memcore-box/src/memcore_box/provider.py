@@ -49,9 +49,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_n
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import (
     Item,
-    LocalStorage,
     join,
-    temp_file_diagnostics,
 )
 from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
@@ -640,9 +638,7 @@ class BoxMemoryProvider(WorkspaceState):
                     message=f"{reason}; left out of the workspace",
                 )
             )
-        if isinstance(self.storage, LocalStorage):
-            diags += temp_file_diagnostics(self.storage.root, "box")
-        return diags
+        return diags  # leftover temp files: core's validate/read_all reports them
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild every folder's ``_index.json`` and the rollup from the memory files.

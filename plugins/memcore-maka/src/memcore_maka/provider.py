@@ -36,7 +36,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Status, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, option_flag
-from memcore.storage import CREATE, Storage, WriteSession, safe_join, temp_file_diagnostics
+from memcore.storage import CREATE, Storage, WriteSession, safe_join
 from memcore_maka import _render, codec, validate
 from memcore_maka import pending as _pending
 from memcore_maka._parse import MAX_BYTES, Document, looks_like_maka, parse_document, parse_finite_number
@@ -395,11 +395,10 @@ class MakaProvider(BaseProvider):
         return self._load(self.path).diagnostics + self._other_diagnostics()
 
     def _other_diagnostics(self) -> list[Diagnostic]:
-        """PENDING.md's findings, then the folder's: leftover temp files, symlinked backups."""
+        """PENDING.md's findings, then symlinked backups (core's validate reports leftover temp files)."""
         out: list[Diagnostic] = []
         if os.path.lexists(self.pending_path):
             out.extend(self._load(self.pending_path, pending=True).diagnostics)
-        out.extend(temp_file_diagnostics(self.path, "maka"))
         for path in (self.path, self.pending_path):
             try:
                 backup = safe_join(self.folder, path.name + ".bak")
