@@ -23,6 +23,7 @@ from memcore.cli.helpers import (
     json_option,
     open_from_cli,
     parse_options,
+    read_text_arg,
     resolve_for_cli,
     store_options,
 )
@@ -217,7 +218,7 @@ def search(
 @cli.command()
 @store_options
 @click.option("--title", default="", help="One-line title.")
-@click.option("--body", default=None, help="Body text (default: read stdin).")
+@click.option("--body", default=None, help="Body text; - reads stdin (default: stdin when piped, else empty).")
 @click.option("--kind", type=_kind_choice, default=None, help="Kind (default: the format's own default).")
 @click.option("--status", type=_status_choice, default=None, help="Status.")
 @click.option("--tag", multiple=True, help="Tag (repeatable).")
@@ -245,6 +246,7 @@ def add(
     """Add one entry and print it (JSON: the created entry)."""
     if body is None:
         body = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    body = read_text_arg(body)
     relations = []
     for item in relation:
         rtype, sep, target = item.partition(":")

@@ -12,7 +12,7 @@ import click
 
 __all__ = ["register"]
 
-_MODULES = ("memcore.cli.migrate", "memcore.cli.serve", "memcore.cli.index")
+_MODULES = ("memcore.cli.migrate", "memcore.cli.serve", "memcore.cli.index", "memcore.cli.entries")
 
 
 def register(cli: click.Group) -> None:

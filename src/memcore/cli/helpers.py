@@ -21,11 +21,34 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from memcore.config import open_store, resolve_store
-from memcore.errors import ConfigError, MemcoreError, UnknownFormatError
+from memcore.errors import (
+    AmbiguousIdError,
+    ConfigError,
+    ConflictError,
+    EntryNotFoundError,
+    ImmutableEntryError,
+    InvalidEntryError,
+    MemcoreError,
+    ParseError,
+    ReadOnlyStoreError,
+    StoreBusyError,
+    UnknownFormatError,
+    UnsafePathError,
+    UnsupportedOperationError,
+)
+from memcore.ops import EditMatchError
 from memcore.provider import MemoryProvider
 from memcore.registry import get_registry
 
-__all__ = ["dump_json", "handle_errors", "json_option", "open_from_cli", "store_options"]
+__all__ = [
+    "dump_json",
+    "error_payload",
+    "handle_errors",
+    "json_option",
+    "open_from_cli",
+    "read_text_arg",
+    "store_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,35 +136,116 @@ def dump_json(data: Any) -> None:
     click.echo(json.dumps(data, default=default, ensure_ascii=False, indent=2))
 
 
+#: ``--json`` error codes, most specific class first (see :func:`error_payload`).
+_ERROR_CODES: tuple[tuple[type[BaseException], str, str], ...] = (
+    (ReadOnlyStoreError, "read_only", "open the store without -o read_only=true, or lift the gate the message names"),
+    (ImmutableEntryError, "immutable", "this entry may not change; the message names the format's rule"),
+    (
+        UnsupportedOperationError,
+        "unsupported",
+        "the format forbids this operation; `memcore formats` lists what each format supports",
+    ),
+    (AmbiguousIdError, "ambiguous_id", "make the ids distinct (the message names each place)"),
+    (ConflictError, "conflict", "read the entry again (memcore show) and retry"),
+    (EntryNotFoundError, "not_found", "list the ids with `memcore ls`"),
+    (StoreBusyError, "busy", "another process holds the store's lock; retry when it is done"),
+    (ParseError, "parse_error", "fix the file at the place the message names; memcore will not rewrite it"),
+    (UnknownFormatError, "unknown_format", "`memcore formats` lists the installed formats"),
+    (ConfigError, "config", "check --store, -o options, MEMCORE_STORE and memcore.toml"),
+    (EditMatchError, "edit_mismatch", "give text that occurs exactly once in the body (`memcore show` prints it)"),
+    (InvalidEntryError, "invalid_entry", "change the value the message names"),
+    (UnsafePathError, "unsafe_path", "choose an id, slug or title that stays inside the store"),
+    (MemcoreError, "error", ""),
+)
+
+
+def error_payload(exc: BaseException) -> dict[str, Any]:
+    """Return ``{"error": {"code", "message", "hint"}}`` for an error a command stops on.
+
+    ``code`` is a stable snake_case name of the error's kind: ``read_only``, ``immutable``,
+    ``unsupported``, ``ambiguous_id``, ``conflict``, ``not_found``, ``busy``, ``parse_error``,
+    ``unknown_format``, ``config``, ``edit_mismatch`` (:func:`memcore.ops.edit`'s text occurs 0 or 2+ times), ``invalid_entry``, ``unsafe_path``, ``error`` (another memcore
+    error), ``invalid_value`` (values that make no valid entry or query), ``usage`` (a wrong
+    command line), ``os_error`` (the file system). ``message`` is the line the command prints
+    without ``--json`` (without the ``memcore: error:`` prefix); ``hint`` says what to do next
+    (may be empty).
+
+    Args:
+        exc: The error.
+
+    Returns:
+        The JSON-compatible payload.
+    """
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors())
+        return {
+            "error": {
+                "code": "invalid_value",
+                "message": f"invalid {exc.title}: {problems}",
+                "hint": "change the value the message names",
+            }
+        }
+    if isinstance(exc, click.UsageError):
+        return {"error": {"code": "usage", "message": exc.format_message(), "hint": "see the command's --help"}}
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return {"error": {"code": "os_error", "message": f"{where}{exc.strerror or exc}", "hint": ""}}
+    for cls, code, hint in _ERROR_CODES:
+        if isinstance(exc, cls):
+            return {"error": {"code": code, "message": str(exc), "hint": hint}}
+    return {"error": {"code": "error", "message": str(exc), "hint": ""}}  # pragma: no cover - MemcoreError matches
+
+
+def _exit_code(exc: BaseException) -> int:
+    if isinstance(exc, (ValidationError, click.UsageError, *USAGE_ERRORS)):
+        return 2
+    return 1
+
+
 def handle_errors(func: F) -> F:
-    """Turn expected errors into one clear line on stderr and the documented exit code.
+    """Turn expected errors into one clear report and the documented exit code.
 
     Exit 2 for usage and configuration errors (and values that do not make a valid entry), 1 for
     other memcore errors and file-system errors; tracebacks only with ``MEMCORE_DEBUG=1``.
+    Without ``--json`` the report is one ``memcore: error: …`` line on stderr. With ``--json``
+    (a command whose ``as_json`` argument is true) it is :func:`error_payload` as JSON on
+    **stdout**, like every other ``--json`` output, and stderr stays empty; a usage error the
+    command body raises (``click.UsageError``) is reported the same way.
     """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (MemcoreError, ValidationError, OSError) as exc:
+        except (MemcoreError, ValidationError, OSError, click.UsageError) as exc:
             if os.environ.get("MEMCORE_DEBUG"):
                 raise
-            if isinstance(exc, ValidationError):
-                # Values given on the command line did not make a valid entry or query.
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors()
-                )
-                click.echo(f"memcore: error: invalid {exc.title}: {problems}", err=True)
-                sys.exit(2)
-            if isinstance(exc, OSError):
-                where = f"{exc.filename}: " if exc.filename else ""
-                click.echo(f"memcore: error: {where}{exc.strerror or exc}", err=True)
-                sys.exit(1)
-            click.echo(f"memcore: error: {exc}", err=True)
-            sys.exit(2 if isinstance(exc, USAGE_ERRORS) else 1)
+            if kwargs.get("as_json"):
+                click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2))
+                sys.exit(_exit_code(exc))
+            if isinstance(exc, click.UsageError):
+                raise
+            click.echo(f"memcore: error: {error_payload(exc)['error']['message']}", err=True)
+            sys.exit(_exit_code(exc))
 
     return wrapper  # type: ignore[return-value]
+
+
+def read_text_arg(value: str, *, what: str = "--body") -> str:
+    """Return ``value``, or all of stdin when it is ``-`` (the CLI's convention for "stdin").
+
+    Args:
+        value: The option's value.
+        what: The option's name, for the error.
+
+    Raises:
+        click.UsageError: ``-`` was given but stdin is a terminal (nothing was piped in).
+    """
+    if value != "-":
+        return value
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError(f"{what} - reads stdin, but nothing is piped in")
+    return sys.stdin.read()
 
 
 def resolve_for_cli(store: str | None) -> tuple[str, str]:

@@ -219,9 +219,10 @@ def register(cli: click.Group) -> None:
     @click.option(
         "--report",
         "report_file",
-        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        type=click.Path(dir_okay=False, writable=True, allow_dash=True, path_type=Path),
         default=None,
-        help="Write the full report (every entry and field) as JSON to FILE.",
+        help="Write the full report (every entry and field) as JSON to FILE; - writes it to stdout "
+        "(the summary then goes to stderr).",
     )
     @click.option("--src-option", "src_options", multiple=True, metavar="KEY=VALUE", help="Source provider option.")
     @click.option("--dst-option", "dst_options", multiple=True, metavar="KEY=VALUE", help="Target provider option.")
@@ -259,14 +260,15 @@ def register(cli: click.Group) -> None:
                 source_options=parse_options(src_options),
                 target_options=parse_options(dst_options),
             )
-        if report_file is not None:
+        to_stdout = report_file is not None and str(report_file) == "-"
+        if report_file is not None and not to_stdout:
             report_file.parent.mkdir(parents=True, exist_ok=True)
             report_file.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        if as_json:
+        if as_json or to_stdout:
             click.echo(report.model_dump_json(indent=2))
-        else:
-            console = Console(highlight=False, soft_wrap=True)
+        if not as_json:
+            console = Console(highlight=False, soft_wrap=True, stderr=to_stdout)
             render_report(report, console)
-            if report_file is not None:
+            if report_file is not None and not to_stdout:
                 console.print(f"full report: {report_file}", markup=False)
         sys.exit(0 if report.ok else 1)
