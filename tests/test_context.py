@@ -123,7 +123,7 @@ def test_gates_and_limits(store: Path, tmp_path: Path) -> None:
     with JsonlProvider(str(store), agent_read_enabled=False) as provider:
         assert agent_read_denied(provider) == (
             f"jsonl-test: agent read is off for {store}; nothing is served to agents until the store's "
-            "agent-read switch is turned on"
+            "agent-read switch is turned on (-o agent_read_enabled=true)"
         )
         assert build_context(provider, query="deploy") == ""
     with JsonlProvider(str(store)) as provider:
@@ -144,7 +144,8 @@ def test_gates_and_limits(store: Path, tmp_path: Path) -> None:
 
     with Incognito(str(store)) as provider:
         assert agent_read_denied(provider) == (
-            f"jsonl-test: incognito is active for {store}; agents can neither read nor write it"
+            f"jsonl-test: incognito is active for {store}; agents can neither read nor write it "
+            "(open it without -o incognito=true)"
         )
         assert build_context(provider) == ""
     with Hooked(str(store)) as provider:

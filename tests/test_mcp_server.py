@@ -116,15 +116,36 @@ async def call(client: Client | ClientSession, name: str, args: dict[str, Any]) 
 
 # -- tools follow the store's capabilities and --read-only -----------------------------------
 
+ALL_TOOLS = [
+    "remember",
+    "recall",
+    "get",
+    "list",
+    "update",
+    "edit",
+    "insert",
+    "rename",
+    "move",
+    "relate",
+    "unrelate",
+    "supersede",
+    "archive",
+    "delete",
+    "graph",
+    "recent",
+    "validate",
+]
+READ_TOOLS = ["recall", "get", "list", "graph", "recent", "validate"]
+
 
 async def test_tools_listed_follow_capabilities_and_read_only(store: Path) -> None:
     async with inproc(store) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-    assert names == ["remember", "recall", "get", "list", "update", "supersede", "archive", "validate"]
+    assert names == ALL_TOOLS
 
     async with inproc(store, read_only=True) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["recall", "get", "list", "validate"]
+        assert names == READ_TOOLS
         err, text = await call(client, "remember", {"title": "x", "body": "y"})
     assert err and text == "memcore: error: `remember`: not available: the server runs with --read-only"
     assert len(lines(store)) == 4
@@ -135,7 +156,7 @@ async def test_tools_listed_follow_capabilities_and_read_only(store: Path) -> No
     server = create_server(MemoryToolbox(lambda: AddOnly(str(store)).open()))
     async with Client(server) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["remember", "recall", "get", "list", "validate"]
+        assert names == ["remember", "recall", "get", "list", "graph", "recent", "validate"]
         err, text = await call(client, "archive", {"id": "p-1"})
     assert err and "lacks the archive capability" in text
 
@@ -293,19 +314,20 @@ async def test_scope_gate_nothing_from_sensitive_through_any_tool_or_resource(st
         assert not err and data["entry"]["body"] == "the PIN is 4711"
 
 
-async def test_agent_read_off_serves_nothing(store: Path) -> None:
+async def test_agent_read_off_offers_nothing_and_names_the_option(store: Path) -> None:
     before = store.read_bytes()
-    async with inproc(store, agent_read_enabled=False) as client:
-        names = [t.name for t in (await client.list_tools()).tools]
-        for name in names:
-            args = {"id": "p-1"} if name in ("get", "archive", "update") else {}
-            args = {"old_id": "p-1"} if name == "supersede" else args
+    denied = (
+        f"jsonl-test: agent read is off for {store}; nothing is served to agents "
+        "until the store's agent-read switch is turned on (-o agent_read_enabled=true)"
+    )
+    async with Client(create_server(toolbox(store, agent_read_enabled=False))) as client:
+        assert client.instructions is not None
+        assert client.instructions.endswith(f"\nGate: no tool, prompt or resource is offered: {denied}")
+        assert (await client.list_tools()).tools == []
+        assert (await client.list_prompts()).prompts == []
+        for name, args in [("recall", {"text": "vim"}), ("get", {"id": "p-1"}), ("delete", {"id": "p-1"})]:
             err, text = await call(client, name, args)
-            assert err, name
-            assert text == (
-                f"memcore: error: jsonl-test: agent read is off for {store}; nothing is served to agents "
-                "until the store's agent-read switch is turned on"
-            )
+            assert err and text == f"memcore: error: `{name}`: not available: {denied}", name
         assert (await client.list_resources()).resources == []
         for uri in (CONTEXT_URI, entry_uri("p-1")):
             with pytest.raises(MCPError, match="agent read is off"):
@@ -347,7 +369,7 @@ async def test_stdio_subprocess_with_the_real_sdk_client(store: Path) -> None:
             init = await session.initialize()
             assert init.server_info.name == "memcore"
             tools = [t.name for t in (await session.list_tools()).tools]
-            assert tools == ["remember", "recall", "get", "list", "update", "supersede", "archive", "validate"]
+            assert tools == ALL_TOOLS
             err, data = await call(session, "remember", {"title": "Standup", "body": "Standup is at 9:30 CET."})
             assert not err
             err, found = await call(session, "recall", {"text": "when is standup"})
@@ -363,7 +385,7 @@ async def test_stdio_subprocess_read_only_and_options(store: Path) -> None:
     async with stdio_client(launch_params(*args)) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            assert [t.name for t in (await session.list_tools()).tools] == ["recall", "get", "list", "validate"]
+            assert [t.name for t in (await session.list_tools()).tools] == READ_TOOLS
             err, data = await call(session, "recall", {"text": "pin"})
             assert [e["id"] for e in data["entries"]] == ["s-1", "p-3"]
     args = ("serve", "--store", f"jsonl-test:{store}", "-o", "agent_read_enabled=false")

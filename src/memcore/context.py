@@ -99,10 +99,13 @@ def agent_read_denied(provider: MemoryProvider) -> str | None:
     if getattr(provider, "agent_read_enabled", True) is False:
         return (
             f"{name}: agent read is off for {where}; nothing is served to agents until the "
-            "store's agent-read switch is turned on"
+            "store's agent-read switch is turned on (-o agent_read_enabled=true)"
         )
     if getattr(provider, "incognito", False) is True:
-        return f"{name}: incognito is active for {where}; agents can neither read nor write it"
+        return (
+            f"{name}: incognito is active for {where}; agents can neither read nor write it "
+            "(open it without -o incognito=true)"
+        )
     return None
 
 

@@ -43,6 +43,8 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from types import GenericAlias
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -52,7 +54,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from memcore import __version__
+from memcore import __version__, ops
 from memcore.context import (
     DEFAULT_BUDGET,
     agent_entries,
@@ -71,6 +73,9 @@ __all__ = [
     "DEFAULT_SOURCE",
     "ENTRY_URI_PREFIX",
     "MemoryToolbox",
+    "PROMPTS",
+    "PromptSpec",
+    "TOOLS",
     "ToolOutcome",
     "ToolSpec",
     "create_server",
@@ -194,6 +199,163 @@ SupersedeInput = _model(
 )
 ArchiveInput = _model("ArchiveInput", {"id": _id_field("Id of the entry to archive.")})
 ValidateInput = _model("ValidateInput", {})
+DeleteInput = _model("DeleteInput", {"id": _id_field("Id of the entry to remove.")})
+_EXPECTED = (
+    str | None,
+    Field(default=None, description="Version token from get/recall; refused if the entry changed since."),
+)
+EditInput = _model(
+    "EditInput",
+    {
+        "id": _id_field("Id of the entry to change."),
+        "old": (str, Field(min_length=1, description="The exact text to replace; it must occur once in the body.")),
+        "new": (str, Field(default="", description="The text to put in its place (empty: remove it).")),
+        "expected_version": _EXPECTED,
+    },
+)
+InsertInput = _model(
+    "InsertInput",
+    {
+        "id": _id_field("Id of the entry to change."),
+        "text": (str, Field(min_length=1, description="The lines to insert.")),
+        "line": (
+            int | None,
+            Field(default=None, ge=0, description="Insert before this 0-based line of the body (default: at the end)."),
+        ),
+        "expected_version": _EXPECTED,
+    },
+)
+RenameInput = _model(
+    "RenameInput",
+    {"id": _id_field("Id of the entry to rename."), "title": (str, Field(min_length=1, description="The new title."))},
+)
+MoveInput = _model(
+    "MoveInput",
+    {
+        "id": _id_field("Id of the entry to move."),
+        "parent": (str | None, Field(description="Id of the entry to move it under; null: the top level.")),
+    },
+)
+
+
+class RelationArg(BaseModel):
+    """One typed edge to add or remove: ``source -type-> target``."""
+
+    model_config = _CONFIG
+    source: str = Field(min_length=1, description="Id of the entry the edge starts from.")
+    type: str = Field(min_length=1, description="Relation type (related, depends_on, … or the format's own).")
+    target: str = Field(min_length=1, description="Id of the entry it points at.")
+
+
+_RELATIONS = (list[RelationArg], Field(min_length=1, max_length=100, description="The edges, applied in order."))
+RelateInput = _model("RelateInput", {"relations": _RELATIONS})
+UnrelateInput = _model("UnrelateInput", {"relations": _RELATIONS})
+GraphInput = _model(
+    "GraphInput",
+    {
+        "id": (
+            str | None,
+            Field(default=None, min_length=1, description="Start entry; omit it to read the whole graph."),
+        ),
+        "depth": (
+            int,
+            Field(default=1, ge=0, le=ops.MAX_DEPTH, description="Levels of edges to follow (both directions)."),
+        ),
+    },
+)
+RecentInput = _model(
+    "RecentInput",
+    {
+        "since": (
+            datetime | None,
+            Field(default=None, description="Only entries changed at or after this time (ISO 8601 with timezone)."),
+        ),
+        "limit": (int, Field(default=20, ge=1, le=500, description="At most this many entries.")),
+    },
+)
+
+# -- tool output models: the structured content each tool returns ---------------------------
+
+def _optional(annotation: Any) -> Any:
+    return annotation | None
+
+
+#: An entry as tools return it: every :class:`MemoryEntry` field, each left out when empty.
+EntryOut = _model(
+    "EntryOut",
+    {
+        name: (_optional(info.annotation), Field(default=None, description=_DESCRIPTIONS.get(name, info.description)))
+        for name, info in MemoryEntry.model_fields.items()
+    },
+)
+_ENTRY_LIST: Any = GenericAlias(list, (EntryOut,))
+
+
+class SummaryOut(BaseModel):
+    """One line of a listing."""
+
+    id: str | None
+    kind: str
+    status: str
+    title: str
+    tags: list[str] | None = None
+    updated_at: str | None = None
+
+
+class NodeOut(SummaryOut):
+    """An entry of a graph read, with its distance from the start entry."""
+
+    depth: int = Field(description="Edges between this entry and the start entry (0: the start).")
+
+
+class EdgeOut(BaseModel):
+    """A typed edge; ``parent`` edges are containment (child -> parent)."""
+
+    source: str
+    type: str
+    target: str
+
+
+class DiagnosticOut(BaseModel):
+    """A finding of ``validate``."""
+
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    code: str
+    severity: str
+    message: str
+    entry_id: str | None = None
+
+
+EntryResult = _model(
+    "EntryResult",
+    {
+        "entry": (EntryOut, Field(description="The entry as stored.")),
+        "proposed": (bool | None, Field(default=None, description="True: filed as a proposal for review.")),
+    },
+)
+EntriesResult = _model(
+    "EntriesResult",
+    {"entries": (_ENTRY_LIST, ...), "total": (int, Field(description="Matches before the limit."))},
+)
+ListResult = _model(
+    "ListResult",
+    {
+        "entries": (list[SummaryOut], ...),
+        "total": (int, ...),
+        "next_offset": (int | None, Field(default=None, description="Offset of the next page, if any.")),
+    },
+)
+DeleteResult = _model("DeleteResult", {"deleted": (str, Field(description="Id of the entry removed."))})
+RelationsResult = _model(
+    "RelationsResult", {"entries": (_ENTRY_LIST, Field(description="Each changed entry as stored, in order."))}
+)
+GraphResult = _model("GraphResult", {"entries": (list[NodeOut], ...), "edges": (list[EdgeOut], ...)})
+ValidateResult = _model(
+    "ValidateResult",
+    {"diagnostics": (list[DiagnosticOut], ...), "errors": (int, Field(description="How many are errors."))},
+)
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -224,6 +386,7 @@ class ToolSpec:
         name: Tool name.
         description: What it does, for the model.
         input_model: Pydantic model of its arguments; the JSON Schema is derived from it.
+        output_model: Pydantic model of its structured result (the tool's output schema).
         capability: Capability the store needs for the tool to be listed, or ``None``.
         writes: Whether it changes the store (dropped by ``--read-only``).
     """
@@ -231,6 +394,7 @@ class ToolSpec:
     name: str
     description: str
     input_model: type[BaseModel]
+    output_model: type[BaseModel]
     capability: Capability | None = None
     writes: bool = False
 
@@ -238,6 +402,12 @@ class ToolSpec:
         """Return the tool's JSON Schema (``$ref``s inlined, ``additionalProperties: false``)."""
         return _inline_refs(self.input_model.model_json_schema())
 
+    def output_schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of the tool's structured content (``$ref``s inlined)."""
+        return _inline_refs(self.output_model.model_json_schema(mode="serialization"))
+
+
+_WRITE_RULES = " The format's own rules apply (append-only or held entries refuse it, naming the rule)."
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -245,6 +415,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Store a new memory. The store's own rules apply (e.g. WhiteBox may record a proposal "
         "instead of changing a stable fact). Returns the entry as stored, with its id.",
         RememberInput,
+        EntryResult,
         Capability.ADD,
         writes=True,
     ),
@@ -252,18 +423,72 @@ TOOLS: tuple[ToolSpec, ...] = (
         "recall",
         "Search memories by words and filters; best matches first. Returns full entries.",
         RecallInput,
+        EntriesResult,
     ),
-    ToolSpec("get", "Return one memory by id, in full.", GetInput),
+    ToolSpec("get", "Return one memory by id, in full.", GetInput, EntryResult),
     ToolSpec(
         "list",
         "List memories (id, kind, status, title, tags, updated_at) with filters and paging.",
         ListInput,
+        ListResult,
     ),
     ToolSpec(
         "update",
         "Change fields of an existing memory; give only the fields to change. Pass "
-        "expected_version from get/recall to refuse overwriting a newer change.",
+        "expected_version from get/recall to refuse overwriting a newer change." + _WRITE_RULES,
         UpdateInput,
+        EntryResult,
+        Capability.UPDATE,
+        writes=True,
+    ),
+    ToolSpec(
+        "edit",
+        "Replace one exact string in a memory's body (like str_replace): `old` must occur exactly "
+        "once, else nothing is written and the error says how often it occurs." + _WRITE_RULES,
+        EditInput,
+        EntryResult,
+        Capability.UPDATE,
+        writes=True,
+    ),
+    ToolSpec(
+        "insert",
+        "Insert lines into a memory's body, before a 0-based line or at the end." + _WRITE_RULES,
+        InsertInput,
+        EntryResult,
+        Capability.UPDATE,
+        writes=True,
+    ),
+    ToolSpec(
+        "rename",
+        "Give a memory a new title (where the format derives ids from titles, use the returned id)." + _WRITE_RULES,
+        RenameInput,
+        EntryResult,
+        Capability.UPDATE,
+        writes=True,
+    ),
+    ToolSpec(
+        "move",
+        "Move a memory under another one (its parent), or to the top level with parent null. A "
+        "format whose containment is its file structure may refuse it, naming the rule.",
+        MoveInput,
+        EntryResult,
+        Capability.UPDATE,
+        writes=True,
+    ),
+    ToolSpec(
+        "relate",
+        "Add typed edges between memories ({source, type, target}; both must exist); an edge "
+        "already there is left as it is." + _WRITE_RULES,
+        RelateInput,
+        RelationsResult,
+        Capability.UPDATE,
+        writes=True,
+    ),
+    ToolSpec(
+        "unrelate",
+        "Remove typed edges between memories ({source, type, target}).",
+        UnrelateInput,
+        RelationsResult,
         Capability.UPDATE,
         writes=True,
     ),
@@ -271,6 +496,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "supersede",
         "Add a new memory that replaces old_id; the old one is kept, marked superseded.",
         SupersedeInput,
+        EntryResult,
         Capability.SUPERSEDE,
         writes=True,
     ),
@@ -278,10 +504,35 @@ TOOLS: tuple[ToolSpec, ...] = (
         "archive",
         "Mark a memory archived (kept, no longer active).",
         ArchiveInput,
+        EntryResult,
         Capability.ARCHIVE,
         writes=True,
     ),
-    ToolSpec("validate", "Check the store against its format's rules; returns diagnostics.", ValidateInput),
+    ToolSpec(
+        "delete",
+        "Remove a memory for good (prefer archive or supersede to keep its history).",
+        DeleteInput,
+        DeleteResult,
+        Capability.DELETE,
+        writes=True,
+    ),
+    ToolSpec(
+        "graph",
+        "Read the memories around one memory to a depth (edges and parent links followed both "
+        "ways), or the whole graph without an id: entries (summaries with their depth) and edges.",
+        GraphInput,
+        GraphResult,
+    ),
+    ToolSpec(
+        "recent",
+        "List the memories changed most recently (updated, else created), newest first; `since` "
+        "keeps those changed at or after a time.",
+        RecentInput,
+        ListResult,
+    ),
+    ToolSpec(
+        "validate", "Check the store against its format's rules; returns diagnostics.", ValidateInput, ValidateResult
+    ),
 )
 
 
@@ -335,6 +586,87 @@ def _summary(entry: MemoryEntry) -> dict[str, Any]:
     return data
 
 
+@dataclass(frozen=True)
+class PromptSpec:
+    """One prompt the server offers (a common flow, as a user message to the model).
+
+    Attributes:
+        name: Prompt name.
+        description: What it is for.
+        arguments: ``{name: (description, required)}``.
+        template: The message, a :meth:`str.format` template over the arguments.
+        tools: The tools it relies on; it is offered only when all of them are.
+    """
+
+    name: str
+    description: str
+    arguments: dict[str, tuple[str, bool]]
+    template: str
+    tools: tuple[str, ...]
+
+
+PROMPTS: tuple[PromptSpec, ...] = (
+    PromptSpec(
+        "recall",
+        "Answer a question from memory: search first, then answer citing the entries used.",
+        {"question": ("What to answer.", True)},
+        "Before answering, search my memory with the `recall` tool for what bears on this question "
+        "(try a few wordings; read an entry in full with `get`). Answer from what you find and name "
+        "the ids of the entries you used; say so if memory has nothing on it.\n\nQuestion: {question}",
+        ("recall", "get"),
+    ),
+    PromptSpec(
+        "remember",
+        "Store something durable, updating what is already there instead of duplicating it.",
+        {"content": ("What to remember.", True)},
+        "Keep this in memory. First `recall` whether memory already holds it: if an entry says the "
+        "same, leave it; if one says something older or different, change it with `edit` or "
+        "`update` (or `supersede` it). Otherwise store it with `remember`, with a short title, the "
+        "right kind (fact, decision, preference, task, note…) and a few tags. Link it to related "
+        "entries with `relate` where that helps.\n\nTo remember: {content}",
+        ("recall", "remember"),
+    ),
+    PromptSpec(
+        "continue",
+        "Pick up earlier work on a topic: the memory block for it, then the graph around the key entries.",
+        {"topic": ("The topic to continue (optional: the most recent memories).", False)},
+        "We are continuing earlier work{topic_suffix}. Below is what memory holds, most relevant first. "
+        "Use `graph` on the key entries to see what they connect to and `recent` for what changed "
+        "lately, then summarise where things stand before going on.",
+        ("graph", "recent"),
+    ),
+    PromptSpec(
+        "review",
+        "Tidy the store: what changed lately, what is stale or duplicated, what the format reports.",
+        {"since": ("Look at changes since this time (ISO 8601; optional).", False)},
+        "Review my memory. List what changed with `recent` (since {since_or_all}), run `validate`, "
+        "and propose (do not apply without asking) which entries to archive, supersede, merge or "
+        "relate, and why.",
+        ("recent", "validate"),
+    ),
+)
+
+
+def _write_notes(provider: MemoryProvider) -> list[str]:
+    """Return what the provider's gates do to agent writes, each naming the option that changes it.
+
+    Read from the optional contract attributes: ``as_user`` false (WhiteBox: edits of stable
+    files become proposals), :attr:`Capability.APPEND_ONLY`, and an active ``scope``.
+    """
+    notes = []
+    if getattr(provider, "as_user", None) is False:
+        notes.append(
+            f"{provider.format_name}: changes to a stable file are filed as a proposal for the user to "
+            "review, not applied (start the server with -o as_user=true to change files in place)."
+        )
+    if Capability.APPEND_ONLY in provider.capabilities:
+        notes.append(
+            f"{provider.format_name}: some entries are append-only (e.g. observations) and refuse every "
+            "change; add a new entry instead."
+        )
+    return notes
+
+
 class MemoryToolbox:
     """What ``memcore serve`` does, independent of MCP: tools and resources over one store.
 
@@ -370,18 +702,55 @@ class MemoryToolbox:
                     f"{self.format_name}: this format has no review queue for proposals; "
                     "drop --propose (agent writes then follow the format's own rules)"
                 )
+            #: Why agents may not read this store (:func:`agent_read_denied`), or ``None``. The
+            #: gate comes from the options the server was started with, so no tool is offered.
+            self.denied: str | None = agent_read_denied(provider)
+            self.write_notes: list[str] = _write_notes(provider)
         finally:
             provider.close()
+
+    def gate_notes(self) -> list[str]:
+        """Return what the store's gates refuse, each naming the option that changes it.
+
+        Printed by ``memcore serve`` at start-up and sent as part of the server's instructions.
+        """
+        if self.denied is not None:
+            return [f"no tool, prompt or resource is offered: {self.denied}"]
+        notes = []
+        if self.read_only:
+            notes.append("write tools are not offered: the server runs with --read-only (start it without to write)")
+        missing = [s.name for s in TOOLS if s.capability is not None and s.capability not in self.capabilities]
+        if missing:
+            lacks = sorted({s.capability.value for s in TOOLS if s.name in missing and s.capability is not None})
+            notes.append(
+                f"not offered, the {self.format_name} format cannot do them: {', '.join(missing)} "
+                f"(it lacks the {', '.join(repr(c) for c in lacks)} capability)"
+            )
+        if not self.read_only:
+            notes.extend(self.write_notes)
+        if self.propose:
+            notes.append(
+                "remember files a proposal for the user to review (--propose); start without it to add entries"
+            )
+        return notes
 
     # -- tools ------------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
         """Return the tools this store and mode allow, in a stable order."""
+        if self.denied is not None:
+            return []
         return [
             spec
             for spec in TOOLS
             if not (spec.writes and self.read_only)
             and (spec.capability is None or spec.capability in self.capabilities)
         ]
+
+    def description(self, spec: ToolSpec) -> str:
+        """Return ``spec``'s description with what this store's gates do to writes."""
+        if spec.writes and spec.name != "remember" and self.write_notes:
+            return spec.description + " Here: " + " ".join(self.write_notes)
+        return spec.description
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolOutcome:
         """Run tool ``name`` with ``arguments``; every failure becomes an error outcome.
@@ -395,7 +764,9 @@ class MemoryToolbox:
         if spec is None:
             why = "unknown tool"
             known = next((s for s in TOOLS if s.name == name), None)
-            if known is not None and known.writes and self.read_only:
+            if known is not None and self.denied is not None:
+                why = f"not available: {self.denied}"
+            elif known is not None and known.writes and self.read_only:
                 why = "not available: the server runs with --read-only"
             elif known is not None:
                 why = f"not available: the {self.format_name} store lacks the {known.capability} capability"
@@ -499,6 +870,97 @@ class MemoryToolbox:
         self._visible(provider, args.id)
         return {"entry": self._shown(provider, provider.archive(args.id))}
 
+    def _tool_delete(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        self._visible(provider, args.id)
+        provider.delete(args.id)
+        return {"deleted": args.id}
+
+    def _tool_edit(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        self._visible(provider, args.id)
+        stored = ops.edit(provider, args.id, args.old, args.new, expected_version=args.expected_version)
+        return {"entry": self._shown(provider, stored)}
+
+    def _tool_insert(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        self._visible(provider, args.id)
+        stored = ops.insert(provider, args.id, args.text, line=args.line, expected_version=args.expected_version)
+        return {"entry": self._shown(provider, stored)}
+
+    def _tool_rename(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        self._visible(provider, args.id)
+        return {"entry": self._shown(provider, ops.rename(provider, args.id, args.title))}
+
+    def _tool_move(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        self._visible(provider, args.id)
+        if args.parent is not None:
+            self._visible(provider, args.parent)
+        return {"entry": self._shown(provider, ops.move(provider, args.id, args.parent))}
+
+    def _relations(self, provider: MemoryProvider, args: Any, change: Callable[..., MemoryEntry]) -> dict[str, Any]:
+        for rel in args.relations:  # every end visible before anything is written
+            self._visible(provider, rel.source)
+            self._visible(provider, rel.target)
+        changed = [change(provider, rel.source, rel.type, rel.target) for rel in args.relations]
+        return {"entries": [self._shown(provider, e) for e in changed]}
+
+    def _tool_relate(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        return self._relations(provider, args, ops.relate)
+
+    def _tool_unrelate(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        return self._relations(provider, args, ops.unrelate)
+
+    def _tool_graph(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        everything = list(provider.iter_entries())
+        visible = agent_entries(provider, everything)
+        hidden = {e.id for e in everything} - {e.id for e in visible}
+        found = ops.graph(provider, args.id, depth=args.depth, entries=visible)
+        nodes = [{**_summary(e), "depth": found.depth.get(e.id or "", 0)} for e in found.entries]
+        edges = [{"source": a, "type": t, "target": b} for a, t, b in found.edges if b not in hidden]
+        return {"entries": nodes, "edges": edges}
+
+    def _tool_recent(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
+        found = ops.recent(provider, args.since, entries=agent_entries(provider, provider.iter_entries()))
+        return {"entries": [_summary(e) for e in found[: args.limit]], "total": len(found)}
+
+    # -- prompts ----------------------------------------------------------------------------
+    def prompts(self) -> list[PromptSpec]:
+        """Return the prompts whose tools this server offers (none when the gate is closed)."""
+        offered = {s.name for s in self.tools()}
+        return [p for p in PROMPTS if set(p.tools) <= offered]
+
+    def get_prompt(self, name: str, arguments: dict[str, str] | None) -> tuple[str, str]:
+        """Return ``(description, user message)`` of prompt ``name`` filled with ``arguments``.
+
+        ``continue`` embeds the memory block (:func:`build_context`) for its topic.
+
+        Raises:
+            ValueError: Unknown prompt, or a required argument is missing.
+            memcore.errors.MemcoreError: The store could not be read.
+        """
+        spec = next((p for p in self.prompts() if p.name == name), None)
+        if spec is None:
+            offered = ", ".join(p.name for p in self.prompts()) or "none"
+            raise ValueError(f"unknown prompt {name!r}; offered: {offered}")
+        args = dict(arguments or {})
+        for arg_name, (_, required) in spec.arguments.items():
+            if required and not args.get(arg_name, "").strip():
+                raise ValueError(f"prompt {name!r} needs the argument {arg_name!r}")
+            args.setdefault(arg_name, "")
+        derived = {
+            "topic_suffix": f" on {args['topic']}" if args.get("topic") else "",
+            "since_or_all": args.get("since") or "the start",
+        }
+        text = spec.template.format(**args, **derived)
+        if name == "continue":
+            provider = self.opener()
+            try:
+                denied = agent_read_denied(provider)
+                if denied is not None:
+                    raise ReadOnlyStoreError(denied)
+                text += "\n\n" + build_context(provider, query=args["topic"] or None, budget=DEFAULT_BUDGET)
+            finally:
+                provider.close()
+        return spec.description, text
+
     def _tool_validate(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
         diagnostics: list[Diagnostic] = provider.validate()
         return {
@@ -569,7 +1031,9 @@ class MemoryToolbox:
 
 # -- the MCP server ------------------------------------------------------------------------
 
-_READ_ONLY_HINTS = {"recall", "get", "list", "validate"}
+_READ_ONLY_HINTS = {"recall", "get", "list", "validate", "graph", "recent"}
+#: Tools that only add (never change or remove what is there).
+_ADDITIVE = {"remember", "relate", "insert"}
 
 
 def create_server(toolbox: MemoryToolbox, *, name: str = "memcore") -> Server[Any]:
@@ -588,16 +1052,28 @@ def create_server(toolbox: MemoryToolbox, *, name: str = "memcore") -> Server[An
         tools.append(
             types.Tool(
                 name=spec.name,
-                description=spec.description,
+                description=toolbox.description(spec),
                 input_schema=spec.input_schema(),
+                output_schema=spec.output_schema(),
                 annotations=types.ToolAnnotations(
                     read_only_hint=read_only,
-                    destructive_hint=False if read_only or spec.name == "remember" else None,
-                    idempotent_hint=True if read_only else None,
+                    destructive_hint=False if read_only or spec.name in _ADDITIVE else spec.name == "delete" or None,
+                    idempotent_hint=True if read_only or spec.name in ("relate", "unrelate") else None,
                     open_world_hint=False,
                 ),
             )
         )
+    prompts = [
+        types.Prompt(
+            name=p.name,
+            description=p.description,
+            arguments=[
+                types.PromptArgument(name=n, description=d, required=required)
+                for n, (d, required) in p.arguments.items()
+            ],
+        )
+        for p in toolbox.prompts()
+    ]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -610,6 +1086,21 @@ def create_server(toolbox: MemoryToolbox, *, name: str = "memcore") -> Server[An
             content=[types.TextContent(type="text", text=outcome.text)],
             structured_content=None if outcome.is_error else outcome.data,
             is_error=outcome.is_error,
+        )
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=list(prompts))
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        try:
+            description, text = toolbox.get_prompt(params.name, params.arguments)
+        except (MemcoreError, ValueError) as exc:
+            raise MCPError(types.INVALID_PARAMS, f"memcore: error: {exc}") from exc
+        return types.GetPromptResult(
+            description=description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
         )
 
     async def list_resources(
@@ -664,9 +1155,12 @@ def create_server(toolbox: MemoryToolbox, *, name: str = "memcore") -> Server[An
             "questions that may depend on what was learned earlier, and `remember` (when offered) "
             "to keep durable facts, decisions and preferences. Read `memcore://context` for the "
             "most relevant memories at once."
+            + "".join(f"\nGate: {note}" for note in toolbox.gate_notes())
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,

@@ -26,7 +26,14 @@ from memcore.storage import atomic_write
 class JsonlProvider(BaseProvider):
     format_name = "jsonl-test"
     capabilities = frozenset(
-        {Capability.ADD, Capability.UPDATE, Capability.SUPERSEDE, Capability.ARCHIVE, Capability.SCOPES}
+        {
+            Capability.ADD,
+            Capability.UPDATE,
+            Capability.DELETE,
+            Capability.SUPERSEDE,
+            Capability.ARCHIVE,
+            Capability.SCOPES,
+        }
     )
 
     @classmethod
@@ -89,6 +96,16 @@ class JsonlProvider(BaseProvider):
                 assert entry.id is not None
                 return self.get(entry.id)
         raise EntryNotFoundError(f"{self.format_name}: no entry {entry.id!r} in {self.location}")
+
+
+    def delete(self, entry_id: str) -> None:
+        entries = self._all()
+        kept = [e for e in entries if not (e.id == entry_id and self._visible(e))]
+        if len(kept) == len(entries):
+            raise EntryNotFoundError(f"{self.format_name}: no entry {entry_id!r} in {self.location}")
+        if any(e.status is Status.HELD for e in entries if e.id == entry_id):
+            raise ImmutableEntryError(f"{self.format_name}: entry {entry_id!r} is held and cannot change")
+        self._write(kept)
 
 
 @hookimpl

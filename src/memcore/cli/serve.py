@@ -60,10 +60,13 @@ def serve(
 ) -> None:
     """Serve a store to MCP clients (stdio by default; --http for streamable HTTP).
 
-    Tools: remember, recall, get, list, update, supersede, archive (only those the format
-    allows; none that write with --read-only), validate. Resources: memcore://context and
-    memcore://entries/<id>. Every request goes through the store's provider with --scope and
-    -o options, so the format's rules and gates hold (see docs/mcp.md).
+    Tools: remember, recall, get, list, update, edit, insert, rename, move, relate, unrelate,
+    supersede, archive, delete, graph, recent, validate (only those the format allows; none that
+    write with --read-only; none when agents may not read the store). Prompts: recall, remember,
+    continue, review. Resources: memcore://context and memcore://entries/<id>. Every request
+    goes through the store's provider with --scope and -o options, so the format's rules and
+    gates hold; what they refuse is printed at start-up on stderr, naming the option that
+    changes it (see docs/mcp.md).
     """
     try:
         import anyio
@@ -88,6 +91,8 @@ def serve(
         return provider.open()
 
     toolbox = mcp_server.MemoryToolbox(opener, read_only=read_only, scope=scope, propose=propose)
+    for note in toolbox.gate_notes():  # what the gates refuse, and the option that changes it
+        click.echo(f"memcore: note: {note}", err=True)
     server = mcp_server.create_server(toolbox)
     if use_http:
         click.echo(f"memcore: serving {spec.url} at http://{host}:{port}{http_path}", err=True)
