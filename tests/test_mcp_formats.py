@@ -32,7 +32,10 @@ pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO.parent / "shared" / "samples"
-ALL_TOOLS = ["remember", "recall", "get", "list", "update", "supersede", "archive", "validate"]
+READ_TOOLS = ["recall", "get", "list", "graph", "recent", "validate"]
+#: Tools that change one entry in place, offered wherever the format has update.
+UPDATE_TOOLS = ["update", "edit", "insert", "rename", "move", "relate", "unrelate"]
+ALL_TOOLS = ["remember", *READ_TOOLS[:3], *UPDATE_TOOLS, "supersede", "archive", "delete", *READ_TOOLS[3:]]
 
 
 @pytest.fixture
@@ -114,7 +117,7 @@ async def test_whitebox_remember_appends_a_fenced_observation(vault: Path) -> No
     identity = (vault / "identity.md").read_bytes()
     async with serve("whitebox", "--store", f"whitebox:{vault}", "--scope", "work") as session:
         # WhiteBox has no supersede/archive: not even listed
-        assert await tool_names(session) == ["remember", "recall", "get", "list", "update", "validate"]
+        assert await tool_names(session) == ["remember", *READ_TOOLS[:3], *UPDATE_TOOLS, *READ_TOOLS[3:]]
         err, data = await call(
             session,
             "remember",
@@ -289,8 +292,9 @@ async def test_maka_serves_nothing_unless_agent_read_is_on(maka_file: Path, opti
     )
     before = maka_file.read_bytes()
     async with serve("maka", "--store", f"maka:{maka_file}", *options) as session:
-        names = await tool_names(session)
-        for name in names:
+        assert await tool_names(session) == []  # every call would be refused: none is offered
+        assert (await session.list_prompts()).prompts == []
+        for name in ALL_TOOLS:
             args: dict[str, Any] = {"id": "mem-0123456789abcdef"} if name in ("get", "update", "archive") else {}
             if name == "supersede":
                 args = {"old_id": "mem-0123456789abcdef", "title": "x", "body": "y"}
@@ -298,7 +302,8 @@ async def test_maka_serves_nothing_unless_agent_read_is_on(maka_file: Path, opti
                 args = {"title": "x", "body": "y"}
             err, text = await call(session, name, args)
             assert err, name
-            assert text.startswith("memcore: error: maka: ") and ("agent read is off" in text or "incognito" in text)
+            assert text.startswith(f"memcore: error: `{name}`: not available: maka: "), text
+            assert "-o agent_read_enabled=true" in text or "-o incognito=true" in text
             assert "surprise" not in text
         assert (await session.list_resources()).resources == []
         with pytest.raises(MCPError):
@@ -355,7 +360,7 @@ async def test_maka_read_only_server_does_not_even_archive_expired_entries(maka_
     maka_file.write_text(text, encoding="utf-8")
     url = f"maka:{maka_file}"
     async with serve("maka", "--store", url, "-o", "agent_read_enabled=true", "--read-only") as session:
-        assert await tool_names(session) == ["recall", "get", "list", "validate"]
+        assert await tool_names(session) == READ_TOOLS
         err, data = await call(session, "get", {"id": "mem-00000000000000aa"})
         assert not err and data["entry"]["expires_at"] == "2023-11-14T22:13:21Z"
         context = (await session.read_resource(CONTEXT_URI)).contents[0].text  # type: ignore[union-attr]
