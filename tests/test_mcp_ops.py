@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -279,3 +281,18 @@ async def test_prompts_fill_their_arguments_and_continue_embeds_the_memory_block
             await client.get_prompt("nope", {})
     async with Client(create_server(MemoryToolbox(lambda: JsonlProvider(str(store)).open(), read_only=True))) as client:
         assert {p.name for p in (await client.list_prompts()).prompts} == {"recall", "continue", "review"}
+
+
+def test_serve_prints_the_gates_at_start_up(store: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(FIXTURES / "launch.py"), "serve", "--store", f"jsonl-test:{store}", "--read-only"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,  # the client goes away at once: the server exits
+        env={**os.environ, "MEMCORE_LOAD_PLUGINS": "jsonl-test"},
+    )
+    assert proc.returncode == 0
+    assert proc.stderr == (
+        "memcore: note: write tools are not offered: the server runs with --read-only (start it without to write)\n"
+    )

@@ -97,7 +97,6 @@ class JsonlProvider(BaseProvider):
                 return self.get(entry.id)
         raise EntryNotFoundError(f"{self.format_name}: no entry {entry.id!r} in {self.location}")
 
-
     def delete(self, entry_id: str) -> None:
         entries = self._all()
         kept = [e for e in entries if not (e.id == entry_id and self._visible(e))]
