@@ -4,20 +4,34 @@ Built on the official ``mcp`` Python SDK (2.x, low-level :class:`mcp.server.Serv
 or, with ``--http``, streamable HTTP bound to 127.0.0.1. docs/mcp.md shows how to register it in
 an MCP client.
 
-Tools (only those the store can do are listed; ``--read-only`` drops every write tool):
+Tools (only those the store can do are listed; ``--read-only`` drops every write tool; none
+at all when :func:`memcore.context.agent_read_denied` says agents may not read the store). Each
+has an input schema and an output schema (its structured content), both from pydantic models:
 
-============  ===========================  ==========================================
+============  ===========================  ==============================================
 tool          needs                        does
-============  ===========================  ==========================================
+============  ===========================  ==============================================
 remember      ``Capability.ADD``           ``provider.add``
 recall        -                            ranked search with filters
 get           -                            ``provider.get``
 list          -                            ``provider.iter_entries`` (summaries, paged)
 update        ``Capability.UPDATE``        ``provider.update`` (read, change, write)
+edit          ``Capability.UPDATE``        :func:`memcore.ops.edit` (str_replace in the body)
+insert        ``Capability.UPDATE``        :func:`memcore.ops.insert`
+rename        ``Capability.UPDATE``        :func:`memcore.ops.rename`
+move          ``Capability.UPDATE``        :func:`memcore.ops.move` (new parent)
+relate        ``Capability.UPDATE``        :func:`memcore.ops.relate`, several edges
+unrelate      ``Capability.UPDATE``        :func:`memcore.ops.unrelate`, several edges
 supersede     ``Capability.SUPERSEDE``     ``provider.supersede``
 archive       ``Capability.ARCHIVE``       ``provider.archive``
+delete        ``Capability.DELETE``        ``provider.delete``
+graph         -                            :func:`memcore.ops.graph` (around an entry, or all)
+recent        -                            :func:`memcore.ops.recent`
 validate      -                            ``provider.validate``
-============  ===========================  ==========================================
+============  ===========================  ==============================================
+
+Prompts (:data:`PROMPTS`, offered when their tools are): ``recall``, ``remember``, ``continue``
+(embeds the context block), ``review``.
 
 Resources: ``memcore://context`` (the :func:`memcore.context.build_context` block) and
 ``memcore://entries/<percent-encoded id>`` (one entry as Markdown), with the template
@@ -29,7 +43,10 @@ provider (with the ``--scope`` and ``-o`` options given at start), so the provid
 memories, Maka's 128 KiB safe mode…). Before anything else each request asks
 :func:`memcore.context.agent_read_denied`; when the provider says agents may not read (Maka
 with agent read off, incognito), every tool answers with that reason as a tool error and no
-resource is listed or read. Every entry handed out passes :func:`memcore.context.agent_view`
+resource is listed or read, and no tool or prompt is offered.
+:meth:`MemoryToolbox.gate_notes` says what the gates refuse, naming the option that changes
+each; ``memcore serve`` prints it at start-up and the server sends it in its instructions. Every
+entry handed out passes :func:`memcore.context.agent_view`
 (a provider may hide or redact single entries for agents); a hidden entry is "not found" to
 every tool, writes included. Errors come back as tool results with ``isError`` set and the CLI's
 message (``memcore: error: …``).

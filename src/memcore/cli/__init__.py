@@ -47,6 +47,10 @@ def cli() -> None:
     Point a command at a store with --store <format>:<location> (e.g. whitebox:./vault,
     box:./workspace, rightmemory:./rm, maka:./MEMORY.md), or set MEMCORE_STORE, or write
     `store = "..."` in a memcore.toml.
+
+    With --json, errors are JSON on stdout too: {"error": {"code", "message", "hint"}}, with
+    the same exit codes (1 failed, 2 usage or configuration). `-` means stdin (or stdout)
+    wherever a command takes a text or a file: --body -, --report -.
     """
 
 
