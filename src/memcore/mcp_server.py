@@ -293,6 +293,7 @@ RecentInput = _model(
 
 # -- tool output models: the structured content each tool returns ---------------------------
 
+
 def _optional(annotation: Any) -> Any:
     return annotation | None
 
@@ -1171,8 +1172,7 @@ def create_server(toolbox: MemoryToolbox, *, name: str = "memcore") -> Server[An
             f"Long-term memory kept in a {toolbox.format_name} store. Use `recall` before answering "
             "questions that may depend on what was learned earlier, and `remember` (when offered) "
             "to keep durable facts, decisions and preferences. Read `memcore://context` for the "
-            "most relevant memories at once."
-            + "".join(f"\nGate: {note}" for note in toolbox.gate_notes())
+            "most relevant memories at once." + "".join(f"\nGate: {note}" for note in toolbox.gate_notes())
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

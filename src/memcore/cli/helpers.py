@@ -164,7 +164,8 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
 
     ``code`` is a stable snake_case name of the error's kind: ``read_only``, ``immutable``,
     ``unsupported``, ``ambiguous_id``, ``conflict``, ``not_found``, ``busy``, ``parse_error``,
-    ``unknown_format``, ``config``, ``edit_mismatch`` (:func:`memcore.ops.edit`'s text occurs 0 or 2+ times), ``invalid_entry``, ``unsafe_path``, ``error`` (another memcore
+    ``unknown_format``, ``config``, ``edit_mismatch`` (the text :func:`memcore.ops.edit` replaces
+    occurs 0 or 2+ times), ``invalid_entry``, ``unsafe_path``, ``error`` (another memcore
     error), ``invalid_value`` (values that make no valid entry or query), ``usage`` (a wrong
     command line), ``os_error`` (the file system). ``message`` is the line the command prints
     without ``--json`` (without the ``memcore: error:`` prefix); ``hint`` says what to do next
