@@ -7,7 +7,6 @@ read what a tool wrote straight from the file.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from tests.test_mcp_server import JsonlProvider  # the test-only provider, loaded once there
 
 from memcore import Capability, MemoryEntry, Relation
 from memcore.mcp_server import TOOLS, MemoryToolbox, create_server
@@ -26,12 +26,6 @@ pytestmark = pytest.mark.anyio
 
 FIXTURES = Path(__file__).resolve().parent / "mcp_fixtures"
 REPO = Path(__file__).resolve().parents[1]
-
-_spec = importlib.util.spec_from_file_location("memcore_mcp_ops_jsonl", FIXTURES / "jsonl_provider.py")
-assert _spec is not None and _spec.loader is not None
-jsonl = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(jsonl)
-JsonlProvider = jsonl.JsonlProvider
 
 
 @pytest.fixture

@@ -296,11 +296,10 @@ def relate(provider: MemoryProvider, entry_id: str, type: str, target: str) -> M
         UnsupportedOperationError: The format forbids changing this entry.
     """
     provider.get(target)
-    for name in ("relate", "add_edge"):
-        native = _native(provider, name)
-        if native is not None:
-            result: MemoryEntry = native(entry_id, type, target)
-            return result
+    native = _native(provider, "relate") or _native(provider, "add_edge")
+    if native is not None:
+        result: MemoryEntry = native(entry_id, type, target)
+        return result
     entry = provider.get(entry_id)
     if any(r.type == type and r.target == target for r in entry.relations):
         return entry
@@ -320,11 +319,10 @@ def unrelate(provider: MemoryProvider, entry_id: str, type: str, target: str) ->
         EntryNotFoundError: No such entry, or it has no such edge.
         UnsupportedOperationError: The format forbids changing this entry.
     """
-    for name in ("unrelate", "remove_edge"):
-        native = _native(provider, name)
-        if native is not None:
-            result: MemoryEntry = native(entry_id, type, target)
-            return result
+    native = _native(provider, "unrelate") or _native(provider, "remove_edge")
+    if native is not None:
+        result: MemoryEntry = native(entry_id, type, target)
+        return result
     entry = provider.get(entry_id)
     kept = [r for r in entry.relations if not (r.type == type and r.target == target)]
     if len(kept) == len(entry.relations):

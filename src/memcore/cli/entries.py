@@ -307,36 +307,33 @@ def move(
     _done("moved", stored, as_json)
 
 
-@click.command()
-@store_options
-@click.argument("entry_id")
-@click.argument("relation", metavar="TYPE:TARGET")
-@json_option
-@handle_errors
-def relate(
-    store: str | None, scope: str | None, options: tuple[str, ...], entry_id: str, relation: str, as_json: bool
-) -> None:
-    """Add the typed edge TYPE:TARGET to entry ENTRY_ID (the target must exist)."""
-    rel = _relation(relation, "relation")
-    with open_from_cli(store, options, scope) as provider:
-        stored = ops.relate(provider, entry_id, rel.type, rel.target)
-    _done("related", stored, as_json)
+def _edge_command(name: str, change: Callable[..., MemoryEntry], doc: str) -> click.Command:
+    """Make ``relate`` or ``unrelate``: ENTRY_ID TYPE:TARGET through ``change`` (an :mod:`memcore.ops` function)."""
+
+    @click.command(name, help=doc)
+    @store_options
+    @click.argument("entry_id")
+    @click.argument("relation", metavar="TYPE:TARGET")
+    @json_option
+    @handle_errors
+    def command(
+        store: str | None, scope: str | None, options: tuple[str, ...], entry_id: str, relation: str, as_json: bool
+    ) -> None:
+        rel = _relation(relation, "relation")
+        with open_from_cli(store, options, scope) as provider:
+            stored = change(provider, entry_id, rel.type, rel.target)
+        _done(f"{name}d", stored, as_json)
+
+    return command
 
 
-@click.command()
-@store_options
-@click.argument("entry_id")
-@click.argument("relation", metavar="TYPE:TARGET")
-@json_option
-@handle_errors
-def unrelate(
-    store: str | None, scope: str | None, options: tuple[str, ...], entry_id: str, relation: str, as_json: bool
-) -> None:
-    """Remove the typed edge TYPE:TARGET from entry ENTRY_ID."""
-    rel = _relation(relation, "relation")
-    with open_from_cli(store, options, scope) as provider:
-        stored = ops.unrelate(provider, entry_id, rel.type, rel.target)
-    _done("unrelated", stored, as_json)
+relate = _edge_command(
+    "relate",
+    ops.relate,
+    "Add the typed edge TYPE:TARGET to entry ENTRY_ID (the target must exist; the type is the "
+    "format's: RightMemory takes its own edge types, dep, rel, …).",
+)
+unrelate = _edge_command("unrelate", ops.unrelate, "Remove the typed edge TYPE:TARGET from entry ENTRY_ID.")
 
 
 @click.command()
