@@ -5,6 +5,8 @@ on real Box-memory, WhiteBox and RightMemory stores."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +157,21 @@ def test_migrate_report_dash_writes_the_report_to_stdout(tmp_path: Path) -> None
     assert report["counts"]["written"] == 1
     assert "→" in result.stderr  # the human summary moved to stderr
     assert not Path("-").exists()
+
+
+def test_a_usage_error_click_finds_is_json_under_json_too() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcore", "edit", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (proc.returncode, proc.stderr) == (2, "")
+    assert json.loads(proc.stdout) == {
+        "error": {"code": "usage", "message": "Missing argument 'ENTRY_ID'.", "hint": "see the command's --help"}
+    }
+    plain = subprocess.run(
+        [sys.executable, "-m", "memcore", "edit"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert plain.returncode == 2 and "Error: Missing argument 'ENTRY_ID'." in plain.stderr and plain.stdout == ""

@@ -25,6 +25,7 @@ from memcore.cli.helpers import (
     parse_options,
     read_text_arg,
     resolve_for_cli,
+    run_cli,
     store_options,
 )
 from memcore.errors import UnsupportedOperationError
@@ -349,4 +350,4 @@ def _load_plugin_commands() -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Run the ``memcore`` command (console-script entry point)."""
     _load_plugin_commands()
-    return cli.main(args=argv, prog_name="memcore")
+    return run_cli(cli, argv)

@@ -47,6 +47,7 @@ __all__ = [
     "json_option",
     "open_from_cli",
     "read_text_arg",
+    "run_cli",
     "store_options",
 ]
 
@@ -230,6 +231,34 @@ def handle_errors(func: F) -> F:
             sys.exit(_exit_code(exc))
 
     return wrapper  # type: ignore[return-value]
+
+
+def run_cli(group: click.Group, argv: list[str] | None) -> Any:
+    """Run ``group`` as the ``memcore`` program; with ``--json`` its usage errors are JSON too.
+
+    Without ``--json`` this is ``group.main(argv)``. With it, the command line is parsed without
+    click's standalone mode, so that a usage error click finds itself (a missing argument, a bad
+    option value) is printed as :func:`error_payload` on stdout, exit 2, like the errors
+    :func:`handle_errors` reports.
+
+    Args:
+        group: The command group.
+        argv: The arguments (default: ``sys.argv[1:]``).
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    if "--json" not in args:
+        return group.main(args=args, prog_name="memcore")
+    try:
+        return group.main(args=args, prog_name="memcore", standalone_mode=False)
+    except click.UsageError as exc:
+        click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2))
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
 
 
 def read_text_arg(value: str, *, what: str = "--body") -> str:
