@@ -100,11 +100,16 @@ def test_archive_delete_move_relate_graph_recent_on_box(box: str) -> None:
     assert result.exit_code == 2 and "give exactly one of --parent ID and --top" in result.output
 
 
-def test_json_errors_are_json_on_stdout_with_the_exit_codes(box: str, tmp_path: Path) -> None:
+def errors(result: Result) -> Any:
+    assert result.stdout == ""  # a failed command prints no result
+    return json.loads(result.stderr)
+
+
+def test_json_errors_are_json_on_stderr_with_the_exit_codes(box: str, tmp_path: Path) -> None:
     eid = add(box, "Days", "Friday, Friday")
     result = run("edit", eid, "--store", box, "--old", "Friday", "--json")
-    assert result.exit_code == 1 and result.stderr == ""
-    assert as_json(result) == {
+    assert result.exit_code == 1
+    assert errors(result) == {
         "error": {
             "code": "edit_mismatch",
             "message": f"box: edit of {eid!r}: the text to replace occurs 2 times in the body; "
@@ -113,12 +118,12 @@ def test_json_errors_are_json_on_stdout_with_the_exit_codes(box: str, tmp_path: 
         }
     }
     result = run("show", "mem_nope", "--store", box, "--json")
-    assert result.exit_code == 1 and as_json(result)["error"]["code"] == "not_found"
+    assert result.exit_code == 1 and errors(result)["error"]["code"] == "not_found"
     result = run("ls", "--store", "nope:x", "--json")
-    assert result.exit_code == 2 and as_json(result)["error"]["code"] == "unknown_format"
+    assert result.exit_code == 2 and errors(result)["error"]["code"] == "unknown_format"
     result = run("relate", eid, "no-colon", "--store", box, "--json")
     assert result.exit_code == 2
-    assert as_json(result)["error"] == {
+    assert errors(result)["error"] == {
         "code": "usage",
         "message": "relation 'no-colon' must be TYPE:TARGET",
         "hint": "see the command's --help",
@@ -134,17 +139,17 @@ def test_refusals_name_the_format_rule(tmp_path: Path) -> None:
     obs = as_json(result)["id"]
     result = run("edit", obs, "--store", vault, "--old", "Lyon", "--new", "Paris", "--json")
     assert result.exit_code == 1
-    error = as_json(result)["error"]
+    error = errors(result)["error"]
     assert error["code"] == "unsupported"
     assert error["message"].startswith(f"whitebox: observations are append-only; {obs} cannot be updated")
     result = run("delete", obs, "--store", vault, "--json")
-    assert as_json(result)["error"]["message"] == (
+    assert errors(result)["error"]["message"] == (
         "whitebox: `delete` is not supported by this format (provider WhiteBoxProvider lacks the 'delete' capability)"
     )
     rm = new_store(tmp_path, "rightmemory", "rm")
     a, b = add(rm, "A", "a"), add(rm, "B", "b")
     result = run("move", b, "--store", rm, "--parent", a, "--json")
-    assert result.exit_code == 1 and "is not supported by update; delete and add it instead" in result.stdout
+    assert result.exit_code == 1 and "is not supported by update; delete and add it instead" in result.stderr
 
 
 def test_migrate_report_dash_writes_the_report_to_stdout(tmp_path: Path) -> None:
@@ -167,8 +172,8 @@ def test_a_usage_error_click_finds_is_json_under_json_too() -> None:
         timeout=60,
         stdin=subprocess.DEVNULL,
     )
-    assert (proc.returncode, proc.stderr) == (2, "")
-    assert json.loads(proc.stdout) == {
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert json.loads(proc.stderr) == {
         "error": {"code": "usage", "message": "Missing argument 'ENTRY_ID'.", "hint": "see the command's --help"}
     }
     plain = subprocess.run(

@@ -49,7 +49,7 @@ def cli() -> None:
     box:./workspace, rightmemory:./rm, maka:./MEMORY.md), or set MEMCORE_STORE, or write
     `store = "..."` in a memcore.toml.
 
-    With --json, errors are JSON on stdout too: {"error": {"code", "message", "hint"}}, with
+    With --json, errors are JSON too, on stderr (stdout stays empty): {"error": {"code", "message", "hint"}}, with
     the same exit codes (1 failed, 2 usage or configuration). `-` means stdin (or stdout)
     wherever a command takes a text or a file: --body -, --report -.
     """

@@ -7,7 +7,7 @@ Each goes through the store's provider (:mod:`memcore.ops` for the ones the cont
 have itself), so a format's rules hold: a refused operation exits 1 with the provider's message,
 which names the rule (``whitebox: observations are append-only; …``). With ``--json`` a command
 prints the entry as stored (``delete``: ``{"deleted": id}``) and an error as
-``{"error": {"code", "message", "hint"}}`` on stdout (:func:`memcore.cli.helpers.error_payload`).
+``{"error": {"code", "message", "hint"}}`` on stderr (:func:`memcore.cli.helpers.error_payload`).
 Wherever a command takes a text (``--body``, ``--text``, ``--new``), ``-`` reads it from stdin.
 """
 

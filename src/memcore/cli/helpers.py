@@ -211,8 +211,9 @@ def handle_errors(func: F) -> F:
     other memcore errors and file-system errors; tracebacks only with ``MEMCORE_DEBUG=1``.
     Without ``--json`` the report is one ``memcore: error: …`` line on stderr. With ``--json``
     (a command whose ``as_json`` argument is true) it is :func:`error_payload` as JSON on
-    **stdout**, like every other ``--json`` output, and stderr stays empty; a usage error the
-    command body raises (``click.UsageError``) is reported the same way.
+    **stderr**, so that stdout holds only a result (nothing at all when the command failed: a
+    script reads stdout as the result and the exit code, and stderr as the error); a usage error
+    the command body raises (``click.UsageError``) is reported the same way.
     """
 
     @functools.wraps(func)
@@ -223,7 +224,7 @@ def handle_errors(func: F) -> F:
             if os.environ.get("MEMCORE_DEBUG"):
                 raise
             if kwargs.get("as_json"):
-                click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2))
+                click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2), err=True)
                 sys.exit(_exit_code(exc))
             if isinstance(exc, click.UsageError):
                 raise
@@ -238,7 +239,7 @@ def run_cli(group: click.Group, argv: list[str] | None) -> Any:
 
     Without ``--json`` this is ``group.main(argv)``. With it, the command line is parsed without
     click's standalone mode, so that a usage error click finds itself (a missing argument, a bad
-    option value) is printed as :func:`error_payload` on stdout, exit 2, like the errors
+    option value) is printed as :func:`error_payload` on stderr, exit 2, like the errors
     :func:`handle_errors` reports.
 
     Args:
@@ -251,7 +252,7 @@ def run_cli(group: click.Group, argv: list[str] | None) -> Any:
     try:
         return group.main(args=args, prog_name="memcore", standalone_mode=False)
     except click.UsageError as exc:
-        click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2), err=True)
         sys.exit(2)
     except click.ClickException as exc:
         exc.show()
