@@ -8,6 +8,7 @@ failed), 2 usage or configuration error. Plugins add commands through the
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -26,7 +27,7 @@ from memcore.cli.helpers import (
     resolve_for_cli,
     store_options,
 )
-from memcore.errors import UnsupportedOperationError
+from memcore.errors import PluginLoadError, UnsupportedOperationError
 from memcore.models import Kind, MemoryEntry, Query, Relation, Severity, Status
 from memcore.plugins import get_plugin_manager, plugin_infos
 from memcore.registry import get_registry
@@ -40,13 +41,16 @@ def _console(err: bool = False) -> Console:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memcore")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors (as MEMCORE_DEBUG=1).")
+def cli(debug: bool) -> None:
     """memcore: read, write, check and migrate AI-agent memory kept in files.
 
     Point a command at a store with --store <format>:<location> (e.g. whitebox:./vault,
     box:./workspace, rightmemory:./rm, maka:./MEMORY.md), or set MEMCORE_STORE, or write
     `store = "..."` in a memcore.toml.
     """
+    if debug:
+        os.environ["MEMCORE_DEBUG"] = "1"
 
 
 @cli.command()
@@ -341,6 +345,17 @@ def _load_plugin_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Run the ``memcore`` command (console-script entry point)."""
-    _load_plugin_commands()
+    """Run the ``memcore`` command (console-script entry point).
+
+    A plugin that fails to load ends the command with exit status 2 and one line naming the plugin
+    and its error; ``--debug`` (before the command name) or ``MEMCORE_DEBUG=1`` shows the traceback.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        _load_plugin_commands()
+    except PluginLoadError as exc:
+        if os.environ.get("MEMCORE_DEBUG") or "--debug" in args[: args.index("--") if "--" in args else None]:
+            raise
+        click.echo(f"memcore: error: {exc}", err=True)
+        sys.exit(2)
     return cli.main(args=argv, prog_name="memcore")
