@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -42,3 +43,32 @@ def test_a_plugin_that_fails_to_load_gives_exit_2_and_one_line_naming_it(tmp_pat
     assert "import a_module_that_is_not_installed" in debug.stderr
     blocked = _memcore(["formats", "--json"], {**env, "MEMCORE_DISABLE_PLUGINS": "memcore-broken-demo"})
     assert blocked.returncode == 0, blocked.stderr
+
+
+def test_show_prints_tags_as_a_list_of_names(tmp_path: Path) -> None:
+    store = f"maka:{tmp_path / 'MEMORY.md'}"
+    env = {k: v for k, v in os.environ.items() if k not in {"MEMCORE_STORE", "MEMCORE_LOAD_PLUGINS"}}
+    assert _memcore(["init", "--store", store], env).returncode == 0
+    added = _memcore(
+        [
+            "add",
+            "--store",
+            store,
+            "--title",
+            "Prefers tea",
+            "--body",
+            "Green.",
+            "--tag",
+            "food",
+            "--tag",
+            "morning",
+            "--json",
+        ],
+        env,
+    )
+    assert added.returncode == 0, added.stderr
+    entry_id = json.loads(added.stdout)["id"]
+    shown = _memcore(["show", entry_id, "--store", store], env)
+    assert shown.returncode == 0, shown.stderr
+    assert "tags: food, morning" in shown.stdout.splitlines()
+    assert "[" not in shown.stdout

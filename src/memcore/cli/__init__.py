@@ -182,7 +182,8 @@ def show(store: str | None, scope: str | None, options: tuple[str, ...], entry_i
     for field in ("id", "tags", "confidence", "source", "created_at", "updated_at", "scope", "parent"):
         value = getattr(entry, field)
         if value not in (None, [], ""):
-            console.print(f"{field}: {value}", markup=False)
+            shown = ", ".join(value) if field == "tags" else value
+            console.print(f"{field}: {shown}", markup=False)
     for rel in entry.relations:
         console.print(f"-> {rel.type}:{rel.target}", markup=False)
     console.print()
