@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memcore.migrate import migrate
+from memcore.models import Kind, MemoryEntry
+from memcore.registry import get_registry
+
 
 def _site_with_broken_plugin(tmp_path: Path) -> Path:
     """A folder for PYTHONPATH holding a distribution whose ``memcore`` entry point fails to import."""
@@ -72,3 +76,36 @@ def test_show_prints_tags_as_a_list_of_names(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "tags: food, morning" in shown.stdout.splitlines()
     assert "[" not in shown.stdout
+
+
+def _maka_with_observation(tmp_path: Path) -> tuple[str, str]:
+    """A Maka source holding one observation; its URL and the observation's id."""
+    maka = get_registry().get("maka")
+    location = str(tmp_path / "src" / "MEMORY.md")
+    maka.init_store(location)
+    with maka(location) as src:
+        entry = src.add(MemoryEntry(kind=Kind.OBSERVATION, title="Deploy", body="The deploy took 5 minutes."))
+    return f"maka:{location}", entry.id or ""
+
+
+def test_a_source_edit_an_append_only_target_cannot_take_is_not_updatable_and_exits_1(tmp_path: Path) -> None:
+    src_url, obs_id = _maka_with_observation(tmp_path)
+    dst_url = f"whitebox:{tmp_path / 'vault'}"
+    assert migrate(src_url, dst_url).counts["written"] == 1
+    with get_registry().get("maka")(src_url.split(":", 1)[1]) as src:
+        entry = src.get(obs_id)
+        entry.body = "The deploy took 7 minutes."
+        src.update(entry, expected_version=entry.version)
+    report = migrate(src_url, dst_url)
+    row = report.entry(obs_id)
+    assert (row.action, row.losses) == ("not_updatable", [])
+    assert row.error is not None and row.error.startswith("changed in the source (body, updated_at) but not applied")
+    assert report.counts["not_updatable"] == 1 and report.counts["lossy"] == 0
+    assert not report.ok and not report.lossless
+    with get_registry().get("whitebox")(str(tmp_path / "vault")) as vault:
+        assert [e.body for e in vault.iter_entries()] == ["The deploy took 5 minutes."]
+    env = {k: v for k, v in os.environ.items() if k != "MEMCORE_LOAD_PLUGINS"}
+    proc = _memcore(["migrate", src_url, dst_url], env)
+    assert proc.returncode == 1
+    assert "1 entry changed in the source cannot be updated in the target (not updatable)" in proc.stdout
+    assert "losses" not in proc.stdout
