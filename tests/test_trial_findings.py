@@ -109,3 +109,14 @@ def test_a_source_edit_an_append_only_target_cannot_take_is_not_updatable_and_ex
     assert proc.returncode == 1
     assert "1 entry changed in the source cannot be updated in the target (not updatable)" in proc.stdout
     assert "losses" not in proc.stdout
+
+
+def test_a_failure_list_longer_than_20_says_how_many_more_the_report_holds(tmp_path: Path) -> None:
+    source = tmp_path / "MEMORY.md"  # 25 sections read under one id: each one fails
+    source.write_text("# Maka Memory\n\n" + "".join(f"## Same\nBody {i}.\n\n" for i in range(25)), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "MEMCORE_LOAD_PLUGINS"}
+    proc = _memcore(["migrate", f"maka:{source}", f"box:{tmp_path / 'workspace'}"], env)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert sum(1 for line in lines if line.startswith("failed same: AmbiguousIdError")) == 20
+    assert "  … and 5 more (see --report FILE, or --json)" in lines
