@@ -120,3 +120,17 @@ def test_a_failure_list_longer_than_20_says_how_many_more_the_report_holds(tmp_p
     lines = proc.stdout.splitlines()
     assert sum(1 for line in lines if line.startswith("failed same: AmbiguousIdError")) == 20
     assert "  … and 5 more (see --report FILE, or --json)" in lines
+
+
+def test_migrate_into_an_existing_empty_folder_initialises_it(tmp_path: Path) -> None:
+    src_url, obs_id = _maka_with_observation(tmp_path)
+    for fmt in ("whitebox", "box", "rightmemory"):
+        target = tmp_path / f"empty-{fmt}"
+        target.mkdir()
+        dry = migrate(src_url, f"{fmt}:{target}", dry_run=True)
+        assert dry.ok and dry.counts["written"] == 1 and list(target.iterdir()) == []
+        report = migrate(src_url, f"{fmt}:{target}")
+        assert report.ok and report.counts["written"] == 1, (fmt, report.entries)
+        assert report.notes[:1] == [f"created a new {fmt} store at {target}"]
+        with get_registry().get(fmt)(str(target)) as store:
+            assert [e.body for e in store.iter_entries()] == ["The deploy took 5 minutes."]

@@ -310,7 +310,9 @@ class _Run(_IdPlanning, _ReadBack):
                         # an earlier run left its links to write and the source did not change:
                         # the links it cannot take are losses, listed on every run
                         rep.action, rep.losses = "unchanged", changes
-                        rep.error = f"the target cannot update this entry ({type(exc).__name__}); differences are losses"
+                        rep.error = (
+                            f"the target cannot update this entry ({type(exc).__name__}); differences are losses"
+                        )
                     else:
                         # the source's change was not applied: reported on every run (like a
                         # conflict) until the source holds what the target does
