@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from memcore.errors import ConfigError
 from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry
 from memcore.registry import get_registry
@@ -134,3 +137,33 @@ def test_migrate_into_an_existing_empty_folder_initialises_it(tmp_path: Path) ->
         assert report.notes[:1] == [f"created a new {fmt} store at {target}"]
         with get_registry().get(fmt)(str(target)) as store:
             assert [e.body for e in store.iter_entries()] == ["The deploy took 5 minutes."]
+
+
+def test_maka_refuses_a_folder_that_holds_anything_but_a_maka_store(tmp_path: Path) -> None:
+    maka = get_registry().get("maka")
+    vault = tmp_path / "vault"
+    get_registry().get("whitebox").init_store(str(vault))
+    before = sorted(p.name for p in vault.iterdir())
+    for attempt in (lambda: maka.init_store(str(vault)), lambda: maka(str(vault)).open()):
+        with pytest.raises(ConfigError) as refused:
+            attempt()
+        message = str(refused.value)
+        assert message.startswith(f"maka: {vault} is a folder that holds no Maka store (it holds 'AGENTS.md'")
+        assert f"name that file (`maka:{vault / 'MEMORY.md'}`)" in message
+    assert sorted(p.name for p in vault.iterdir()) == before
+    env = {k: v for k, v in os.environ.items() if k != "MEMCORE_LOAD_PLUGINS"}
+    proc = _memcore(["migrate", f"whitebox:{vault}", f"maka:{vault}"], env)
+    assert proc.returncode == 2 and "MEMORY.md" not in os.listdir(vault)
+    # an empty folder, and a folder holding a Maka store (with its backup), are Maka stores
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    maka.init_store(str(empty))
+    (empty / "MEMORY.md.bak").write_text("# Maka Memory\n", encoding="utf-8")
+    with maka(str(empty)) as store:
+        assert list(store.iter_entries()) == []
+    workspace = tmp_path / "workspace"  # Maka's file in a workspace with other files: taken
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("other files\n", encoding="utf-8")
+    maka.init_store(str(workspace / "MEMORY.md"))
+    with maka(str(workspace)) as store:
+        assert list(store.iter_entries()) == []
