@@ -167,3 +167,27 @@ def test_maka_refuses_a_folder_that_holds_anything_but_a_maka_store(tmp_path: Pa
     maka.init_store(str(workspace / "MEMORY.md"))
     with maka(str(workspace)) as store:
         assert list(store.iter_entries()) == []
+
+
+def test_rightmemory_ids_transliterate_accented_letters_and_existing_ids_stay(tmp_path: Path) -> None:
+    rm = get_registry().get("rightmemory")
+    location = tmp_path / "rm"
+    rm.init_store(str(location))
+    memory = location / "MEMORY.md"  # an item an older memcore named with the accents dropped
+    memory.write_text(
+        memory.read_text(encoding="utf-8") + "\n# Café préféré — Zürich {#caf-pr-f-r-z-rich}\n\nThe old one.\n",
+        encoding="utf-8",
+    )
+    with rm(str(location)) as store:
+        new = store.add(MemoryEntry(title="Café préféré — Zürich", body="Flat white, oat milk."))
+        straße = store.add(MemoryEntry(title="Straße Ünïcödé", body="Another."))
+        old = store.get("caf-pr-f-r-z-rich")
+        old.body = "The old one, edited."
+        store.update(old, expected_version=old.version)
+    assert (new.id, straße.id) == ("cafe-prefere-zurich", "strasse-unicode")
+    with rm(str(location)) as store:
+        assert {e.id: e.body for e in store.iter_entries()} == {
+            "caf-pr-f-r-z-rich": "The old one, edited.",
+            "cafe-prefere-zurich": "Flat white, oat milk.",
+            "strasse-unicode": "Another.",
+        }
