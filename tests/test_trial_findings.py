@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import REPO
 
 from memcore.errors import ConfigError
 from memcore.migrate import migrate
@@ -191,3 +193,39 @@ def test_rightmemory_ids_transliterate_accented_letters_and_existing_ids_stay(tm
             "cafe-prefere-zurich": "Flat white, oat milk.",
             "strasse-unicode": "Another.",
         }
+
+
+def _example_stores() -> dict[str, Path]:
+    """The stores shipped in examples/: examples/generate.py's table, format -> location."""
+    spec = importlib.util.spec_from_file_location("memcore_examples_generate", REPO / "examples" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {fmt: REPO / "examples" / rel for fmt, rel in module.STORES.items()}
+
+
+def test_every_shipped_example_store_validates_with_no_error_and_no_warning() -> None:
+    stores = _example_stores()
+    assert sorted(stores) == ["box", "maka", "rightmemory", "whitebox"]
+    for fmt, location in stores.items():
+        with get_registry().get(fmt)(str(location), read_only=True) as store:
+            assert [str(d) for d in store.validate()] == [], fmt
+
+
+def test_memcores_own_writes_of_every_kind_validate_with_no_warning(tmp_path: Path) -> None:
+    for fmt in ("whitebox", "box", "rightmemory", "maka"):
+        cls = get_registry().get(fmt)
+        location = str(tmp_path / fmt / ("MEMORY.md" if fmt == "maka" else "store"))
+        cls.init_store(location)
+        with cls(location) as store:
+            for kind in Kind:
+                if kind is Kind.COMPANION and fmt == "box":
+                    continue  # Box refuses a companion without the memory it belongs to
+                store.add(MemoryEntry(kind=kind, title=f"A {kind.value}", body=f"What the {kind.value} says."))
+            assert [str(d) for d in store.validate()] == [], fmt
+    with get_registry().get("whitebox")(str(tmp_path / "whitebox" / "store")) as vault:
+        observations = [e for e in vault.iter_entries() if e.kind is Kind.OBSERVATION]
+    # the spec's required confidence is written, and an entry given none reads back with none
+    assert [e.confidence for e in observations] == [None]
+    [month] = (tmp_path / "whitebox" / "store" / "observations").iterdir()
+    assert "\nconfidence: medium\n" in month.read_text(encoding="utf-8")
