@@ -128,7 +128,7 @@ def test_a_failure_list_longer_than_20_says_how_many_more_the_report_holds(tmp_p
 
 
 def test_migrate_into_an_existing_empty_folder_initialises_it(tmp_path: Path) -> None:
-    src_url, obs_id = _maka_with_observation(tmp_path)
+    src_url, _ = _maka_with_observation(tmp_path)
     for fmt in ("whitebox", "box", "rightmemory"):
         target = tmp_path / f"empty-{fmt}"
         target.mkdir()

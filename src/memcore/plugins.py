@@ -69,7 +69,7 @@ def _load_entrypoints(pm: pluggy.PluginManager) -> list[PluginInfo]:
         try:
             plugin = ep.load()
             pm.register(plugin, name=ep.name)
-        except Exception as exc:  # noqa: BLE001 - any error of a third party's import is reported as one
+        except Exception as exc:  # any error of a third party's import or registration is reported as one
             raise PluginLoadError(ep.name, dist, exc) from exc
         infos.append(
             PluginInfo(

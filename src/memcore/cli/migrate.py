@@ -159,24 +159,22 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
     _print_more(console, len(failed), max_rows)
     if conflicts:
-        console.print(
+        _print_left_alone(
+            console,
             f"[yellow]{_count(len(conflicts), 'entry', 'entries')} changed in the source "
             f"{'was' if len(conflicts) == 1 else 'were'} also edited in the target since the last run: left as "
             "in the target[/yellow] (--overwrite replaces them with the source's):",
-            highlight=False,
+            [f"  {e.source_id} → {e.target_id} {e.title[:40]!r}" for e in conflicts],
+            max_rows,
         )
-        for entry in conflicts[:max_rows]:
-            console.print(f"  {entry.source_id} → {entry.target_id} {entry.title[:40]!r}", markup=False)
-        _print_more(console, len(conflicts), max_rows)
     if not_updatable:
-        console.print(
+        _print_left_alone(
+            console,
             f"[yellow]{_count(len(not_updatable), 'entry', 'entries')} changed in the source cannot be updated "
             "in the target (not updatable): left as in the target[/yellow]:",
-            highlight=False,
+            [f"  {e.source_id} → {e.target_id}: {e.error}" for e in not_updatable],
+            max_rows,
         )
-        for entry in not_updatable[:max_rows]:
-            console.print(f"  {entry.source_id} → {entry.target_id}: {entry.error}", markup=False)
-        _print_more(console, len(not_updatable), max_rows)
     if report.unresolved_links:
         console.print(f"unresolved links: {len(report.unresolved_links)}", markup=False)
         for link in report.unresolved_links[:max_rows]:
@@ -204,6 +202,14 @@ def _print_diagnostics(console: Console, diagnostics: list[Diagnostic], heading:
     for diag in diagnostics[:max_rows]:
         console.print(f"  {diag}", markup=False)
     _print_more(console, len(diagnostics), max_rows)
+
+
+def _print_left_alone(console: Console, heading: str, lines: list[str], max_rows: int) -> None:
+    """Print ``heading`` (rich markup), then up to ``max_rows`` of ``lines`` (plain text) and how many more."""
+    console.print(heading, highlight=False)
+    for line in lines[:max_rows]:
+        console.print(line, markup=False)
+    _print_more(console, len(lines), max_rows)
 
 
 def _print_more(console: Console, total: int, shown: int) -> None:

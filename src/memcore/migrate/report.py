@@ -186,7 +186,7 @@ class ConversionReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """Nothing failed, no conflict or not-updatable entry was left alone, nothing unreadable, ``strict`` did not refuse."""
+        """Nothing failed, no conflict or not-updatable entry was left alone, nothing unreadable, no strict refusal."""
         return (
             not self.refused
             and not self.source_errors

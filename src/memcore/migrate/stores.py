@@ -1,4 +1,4 @@
-"""Store guards and scratch copies: overlap refusal, a target created when missing (or an empty folder), dry runs' copies."""
+"""Store guards and scratch copies: overlap refusal, a target created when missing or empty, dry runs' copies."""
 
 from __future__ import annotations
 
