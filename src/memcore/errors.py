@@ -16,6 +16,7 @@ __all__ = [
     "ImmutableEntryError",
     "MemcoreError",
     "ParseError",
+    "PluginLoadError",
     "ReadOnlyStoreError",
     "StoreBusyError",
     "StoreLimitError",
@@ -33,6 +34,28 @@ class MemcoreError(Exception):
 
 class ConfigError(MemcoreError, ValueError):
     """A store URL, environment variable or ``memcore.toml`` could not be used."""
+
+
+class PluginLoadError(ConfigError):
+    """A plugin of the ``memcore`` entry-point group failed to import or register.
+
+    The message names the entry point, its distribution, the error, and how to block the plugin
+    (``MEMCORE_DISABLE_PLUGINS``) until it is fixed.
+
+    Attributes:
+        plugin: The entry-point name.
+        distribution: The distribution that ships it, or ``None``.
+    """
+
+    def __init__(self, plugin: str, distribution: str | None, error: BaseException) -> None:
+        self.plugin = plugin
+        self.distribution = distribution
+        shipped = f" (distribution {distribution!r})" if distribution else ""
+        first_line = (str(error).strip().splitlines() or [""])[0]
+        super().__init__(
+            f"plugin {plugin!r}{shipped} failed to load: {type(error).__name__}: {first_line}; "
+            f"fix or uninstall it, or block it with MEMCORE_DISABLE_PLUGINS={distribution or plugin}"
+        )
 
 
 class UnknownFormatError(MemcoreError, LookupError):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pluggy
 
 from memcore import hookspecs
+from memcore.errors import PluginLoadError
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginInfo", "get_plugin_manager", "plugin_infos", "reset_plugin_manager"]
 
@@ -65,8 +66,11 @@ def _load_entrypoints(pm: pluggy.PluginManager) -> list[PluginInfo]:
             continue
         if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
             continue
-        plugin = ep.load()
-        pm.register(plugin, name=ep.name)
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # any error of a third party's import or registration is reported as one
+            raise PluginLoadError(ep.name, dist, exc) from exc
         infos.append(
             PluginInfo(
                 name=ep.name,

@@ -8,6 +8,7 @@ failed), 2 usage or configuration error. Plugins add commands through the
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -20,6 +21,7 @@ from memcore import __version__
 from memcore.cli.helpers import (
     dump_json,
     handle_errors,
+    error_payload,
     json_option,
     open_from_cli,
     parse_options,
@@ -28,7 +30,7 @@ from memcore.cli.helpers import (
     run_cli,
     store_options,
 )
-from memcore.errors import UnsupportedOperationError
+from memcore.errors import PluginLoadError, UnsupportedOperationError
 from memcore.models import Kind, MemoryEntry, Query, Relation, Severity, Status
 from memcore.plugins import get_plugin_manager, plugin_infos
 from memcore.registry import get_registry
@@ -42,7 +44,8 @@ def _console(err: bool = False) -> Console:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memcore")
-def cli() -> None:
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors (as MEMCORE_DEBUG=1).")
+def cli(debug: bool) -> None:
     """memcore: read, write, check and migrate AI-agent memory kept in files.
 
     Point a command at a store with --store <format>:<location> (e.g. whitebox:./vault,
@@ -53,6 +56,8 @@ def cli() -> None:
     the same exit codes (1 failed, 2 usage or configuration). `-` means stdin (or stdout)
     wherever a command takes a text or a file: --body -, --report -.
     """
+    if debug:
+        os.environ["MEMCORE_DEBUG"] = "1"
 
 
 @cli.command()
@@ -184,7 +189,8 @@ def show(store: str | None, scope: str | None, options: tuple[str, ...], entry_i
     for field in ("id", "tags", "confidence", "source", "created_at", "updated_at", "scope", "parent"):
         value = getattr(entry, field)
         if value not in (None, [], ""):
-            console.print(f"{field}: {value}", markup=False)
+            shown = ", ".join(value) if field == "tags" else value
+            console.print(f"{field}: {shown}", markup=False)
     for rel in entry.relations:
         console.print(f"-> {rel.type}:{rel.target}", markup=False)
     console.print()
@@ -348,6 +354,20 @@ def _load_plugin_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Run the ``memcore`` command (console-script entry point)."""
-    _load_plugin_commands()
+    """Run the ``memcore`` command (console-script entry point).
+
+    A plugin that fails to load ends the command with exit status 2 and one line naming the plugin
+    and its error; ``--debug`` (before the command name) or ``MEMCORE_DEBUG=1`` shows the traceback.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        _load_plugin_commands()
+    except PluginLoadError as exc:
+        if os.environ.get("MEMCORE_DEBUG") or "--debug" in args[: args.index("--") if "--" in args else None]:
+            raise
+        if "--json" in args:
+            click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2), err=True)
+        else:
+            click.echo(f"memcore: error: {exc}", err=True)
+        sys.exit(2)
     return run_cli(cli, argv)

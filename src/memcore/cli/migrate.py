@@ -1,7 +1,8 @@
 """``memcore migrate SRC DST``: move a store into another format and print what could not move.
 
 Exit codes: 0 every entry was written (losses, if any, are listed), 1 some entries could not be
-written, the source reported errors (unreadable files, ``source_errors``) or ``--strict`` refused,
+written, were left alone (a conflict, or a change the target cannot take: not updatable), the source
+reported errors (unreadable files, ``source_errors``) or ``--strict`` refused,
 2 usage or configuration error (including a target that overlaps the source).
 """
 
@@ -82,9 +83,10 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     mode = "dry run (scratch copy) — " if report.dry_run and not report.refused else ""
     console.print(f"[bold]{mode}{report.source} → {report.target}[/bold]  ({report.converter} converter)")
     columns = ["read", "written", "updated", "unchanged", "lossy", "failed"]
-    if report.counts["conflict"]:
-        columns.insert(4, "conflict")
-    table = Table("kind", *columns, title="entries")
+    for extra in ("not_updatable", "conflict"):
+        if report.counts[extra]:
+            columns.insert(4, extra)
+    table = Table("kind", *(c.replace("_", " ") for c in columns), title="entries")
     table.columns[0].no_wrap = True
     for kind, row in report.by_kind.items():
         table.add_row(kind, *(str(row[c]) for c in columns))
@@ -131,17 +133,16 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
                     markup=False,
                 )
                 shown += 1
-        total = sum(len(e.losses) for e in report.entries)
-        if total > shown:
-            console.print(f"  … {total - shown} more in the full report (--report FILE or --json)", markup=False)
+        _print_more(console, sum(len(e.losses) for e in report.entries), shown)
     failed = [e for e in report.entries if e.action == "failed"]
     conflicts = [e for e in report.entries if e.action == "conflict"]
+    not_updatable = [e for e in report.entries if e.action == "not_updatable"]
     if not report.lost_fields:
-        if failed or conflicts or report.source_errors or report.unread_text:
+        if failed or conflicts or not_updatable or report.source_errors or report.unread_text:
             console.print(
                 "no field lost in the entries written, but not everything moved: "
                 f"{_count(len(failed), 'entry', 'entries')} failed, "
-                f"{_count(len(conflicts), 'conflict', 'conflicts')} left alone, "
+                f"{_count(len(conflicts) + len(not_updatable), 'change', 'changes')} not applied, "
                 f"{_count(len(report.source_errors), 'source error', 'source errors')}, "
                 f"{_count(len(report.unread_text), 'passage', 'passages')} of text outside every entry",
                 markup=False,
@@ -156,19 +157,29 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
             console.print("nothing lost: every field written was read back the same", markup=False)
     for entry in failed[:max_rows]:
         console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
+    _print_more(console, len(failed), max_rows)
     if conflicts:
-        console.print(
+        _print_left_alone(
+            console,
             f"[yellow]{_count(len(conflicts), 'entry', 'entries')} changed in the source "
             f"{'was' if len(conflicts) == 1 else 'were'} also edited in the target since the last run: left as "
             "in the target[/yellow] (--overwrite replaces them with the source's):",
-            highlight=False,
+            [f"  {e.source_id} → {e.target_id} {e.title[:40]!r}" for e in conflicts],
+            max_rows,
         )
-        for entry in conflicts[:max_rows]:
-            console.print(f"  {entry.source_id} → {entry.target_id} {entry.title[:40]!r}", markup=False)
+    if not_updatable:
+        _print_left_alone(
+            console,
+            f"[yellow]{_count(len(not_updatable), 'entry', 'entries')} changed in the source cannot be updated "
+            "in the target (not updatable): left as in the target[/yellow]:",
+            [f"  {e.source_id} → {e.target_id}: {e.error}" for e in not_updatable],
+            max_rows,
+        )
     if report.unresolved_links:
         console.print(f"unresolved links: {len(report.unresolved_links)}", markup=False)
         for link in report.unresolved_links[:max_rows]:
             console.print(f"  {link.source_id} → {link.type}:{link.target} ({link.reason})", markup=False)
+        _print_more(console, len(report.unresolved_links), max_rows)
     errors = [d for d in report.diagnostics if d.severity.value == "error"]
     if report.diagnostics:
         console.print(
@@ -177,6 +188,7 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         )
         for diag in report.diagnostics[:max_rows]:
             console.print(f"  {diag}", markup=False)
+        _print_more(console, len(report.diagnostics), max_rows)
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print(f"took {report.duration_ms / 1000:.2f} s", markup=False)
@@ -189,8 +201,21 @@ def _print_diagnostics(console: Console, diagnostics: list[Diagnostic], heading:
     console.print(heading, highlight=False)
     for diag in diagnostics[:max_rows]:
         console.print(f"  {diag}", markup=False)
-    if len(diagnostics) > max_rows:
-        console.print(f"  … {len(diagnostics) - max_rows} more in the full report", markup=False)
+    _print_more(console, len(diagnostics), max_rows)
+
+
+def _print_left_alone(console: Console, heading: str, lines: list[str], max_rows: int) -> None:
+    """Print ``heading`` (rich markup), then up to ``max_rows`` of ``lines`` (plain text) and how many more."""
+    console.print(heading, highlight=False)
+    for line in lines[:max_rows]:
+        console.print(line, markup=False)
+    _print_more(console, len(lines), max_rows)
+
+
+def _print_more(console: Console, total: int, shown: int) -> None:
+    """Say how many of ``total`` rows were left out after the first ``shown`` (nothing when none were)."""
+    if total > shown:
+        console.print(f"  … and {total - shown} more (see --report FILE, or --json)", markup=False)
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -244,8 +269,9 @@ def register(cli: click.Group) -> None:
         SRC and DST are store URLs, e.g. whitebox:./vault box:./workspace. DST is created when
         it does not exist. SRC is only read. Running the same migration again writes nothing
         new; entries changed in SRC since are updated, except those also edited in DST since
-        the last run (conflicts, left alone: --overwrite replaces them). Exit code 1 when an
-        entry failed or was left alone for a conflict.
+        the last run (conflicts, left alone: --overwrite replaces them), and those the target
+        cannot update (append-only entries: not updatable). Exit code 1 when an entry failed or
+        was left alone for a conflict or as not updatable.
         """
         show_bar = not as_json and sys.stderr.isatty()
         with _progress(show_bar) as progress:

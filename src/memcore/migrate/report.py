@@ -25,7 +25,7 @@ __all__ = [
 #: ``"verify"``.
 ProgressCallback = Callable[[str, int, int], None]
 
-Action = Literal["written", "updated", "unchanged", "conflict", "failed"]
+Action = Literal["written", "updated", "unchanged", "conflict", "not_updatable", "failed"]
 
 
 class FieldChange(BaseModel):
@@ -57,10 +57,13 @@ class EntryReport(BaseModel):
         action: ``written`` (added), ``updated`` (source changed since the last run),
             ``unchanged`` (already migrated, nothing written), ``conflict`` (the source
             changed, but so did the target entry since the last run: left alone, see
-            :mod:`memcore.migrate.journal`) or ``failed``.
+            :mod:`memcore.migrate.journal`), ``not_updatable`` (the source changed, but the target
+            cannot update its entry, e.g. an append-only WhiteBox observation: left as it was,
+            :attr:`error` names what differs) or ``failed``.
         losses: Fields the target could not hold and that were not kept elsewhere.
         kept: Fields the target could not hold natively but kept in free data.
-        error: Why the entry failed, for ``failed``; what was left alone, for ``conflict``.
+        error: Why the entry failed, for ``failed``; what was left alone, for ``conflict`` and
+            ``not_updatable``.
     """
 
     source_id: str
@@ -138,11 +141,13 @@ class ConversionReport(BaseModel):
     def counts(self) -> dict[str, int]:
         """Totals by action and outcome.
 
-        Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``conflict``, ``failed``, ``lossy``, ``kept``,
+        Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``conflict``, ``not_updatable``, ``failed``,
+        ``lossy``, ``kept``,
         ``unresolved_links``, ``unreadable`` (source error diagnostics, :attr:`source_errors`)
         and ``unread_text`` (passages of source text in no entry, :attr:`unread_text`).
         """
-        out = {"read": len(self.entries), "written": 0, "updated": 0, "unchanged": 0, "conflict": 0, "failed": 0}
+        out = dict.fromkeys(("written", "updated", "unchanged", "conflict", "not_updatable", "failed"), 0)
+        out["read"] = len(self.entries)
         for entry in self.entries:
             out[entry.action] += 1
         out["lossy"] = sum(1 for e in self.entries if e.losses)
@@ -160,7 +165,9 @@ class ConversionReport(BaseModel):
         for entry in self.entries:
             row = out.setdefault(
                 entry.kind.value,
-                {"read": 0, "written": 0, "updated": 0, "unchanged": 0, "conflict": 0, "failed": 0, "lossy": 0},
+                dict.fromkeys(
+                    ("read", "written", "updated", "unchanged", "conflict", "not_updatable", "failed", "lossy"), 0
+                ),
             )
             row["read"] += 1
             row[entry.action] += 1
@@ -179,11 +186,11 @@ class ConversionReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """Nothing failed, no conflict was left alone, nothing unreadable, ``strict`` did not refuse."""
+        """Nothing failed, no conflict or not-updatable entry was left alone, nothing unreadable, no strict refusal."""
         return (
             not self.refused
             and not self.source_errors
-            and not any(e.action in ("failed", "conflict") for e in self.entries)
+            and not any(e.action in ("failed", "conflict", "not_updatable") for e in self.entries)
         )
 
     @property

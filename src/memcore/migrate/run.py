@@ -303,11 +303,24 @@ class _Run(_IdPlanning, _ReadBack):
                 try:
                     stored = self.target.update(entry, expected_version=existing.version)
                 except (UnsupportedOperationError, ImmutableEntryError) as exc:
-                    # an append-only entry: what differs from the source stays a loss, listed on
-                    # every run (not a failure: nothing this run could do)
-                    rep.action, rep.target_id = "unchanged", existing.id
-                    rep.error = f"the target cannot update this entry ({type(exc).__name__}); differences are losses"
-                    rep.losses = compare_entries(entry, restore_kept(existing))
+                    rep.target_id = existing.id
+                    changes = compare_entries(entry, restore_kept(existing))
+                    differs = sorted({c.field for c in changes})
+                    if origin.get("sha256") == "pending" and set(differs) <= {"relations", "updated_at"}:
+                        # an earlier run left its links to write and the source did not change:
+                        # the links it cannot take are losses, listed on every run
+                        rep.action, rep.losses = "unchanged", changes
+                        rep.error = (
+                            f"the target cannot update this entry ({type(exc).__name__}); differences are losses"
+                        )
+                    else:
+                        # the source's change was not applied: reported on every run (like a
+                        # conflict) until the source holds what the target does
+                        rep.action = "not_updatable"
+                        rep.error = (
+                            f"changed in the source ({', '.join(differs) or 'content'}) but not applied, "
+                            f"the target cannot update this entry: {type(exc).__name__}: {exc}"
+                        )
                     self.pending.pop(src.id, None)
                     self._keep_version(existing.id, existing.version)
                     return

@@ -1,4 +1,4 @@
-"""Store guards and scratch copies: overlap refusal, a target created when missing, dry runs' copies."""
+"""Store guards and scratch copies: overlap refusal, a target created when missing or empty, dry runs' copies."""
 
 from __future__ import annotations
 
@@ -20,7 +20,17 @@ def _exists(location: str) -> bool:
     return os.path.exists(location)
 
 
+def _empty_folder(location: str) -> bool:
+    """Whether ``location`` is a folder with nothing in it (a target made ready by hand: initialised)."""
+    return os.path.isdir(location) and not os.listdir(location)
+
+
 def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> bool:
+    """Create the store at ``location`` when there is none: nothing there, or an empty folder.
+
+    Returns:
+        Whether a store was created.
+    """
     if Capability.REMOTE in getattr(cls, "capabilities", frozenset()):
         # A remote location (a Box folder id) always "exists": ask the provider whether it holds
         # a store, and set one up only when opening says it does not.
@@ -32,7 +42,7 @@ def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> 
             return True
         probe.close()
         return False
-    if _exists(location):
+    if _exists(location) and not _empty_folder(location):
         return False
     parent = os.path.dirname(os.path.abspath(location))
     os.makedirs(parent, exist_ok=True)

@@ -38,7 +38,7 @@ from memcore.storage._paths import (
     safe_join,
 )
 from memcore.storage._session import WriteSession
-from memcore.storage._temps import TempSweeper, find_temp_files, sweep_temp_files, temp_file_diagnostics
+from memcore.storage._temps import TEMP_NAME, TempSweeper, find_temp_files, sweep_temp_files, temp_file_diagnostics
 from memcore.storage._text import TextFile
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "version_token",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "TEMP_NAME",
     "TempSweeper",
     "TextFile",
     "append_record",

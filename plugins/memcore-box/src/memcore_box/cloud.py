@@ -60,6 +60,7 @@ import re
 import threading
 import time
 import unicodedata
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -568,6 +569,7 @@ class CloudStorage:
         last = ""
         step = what
         status: int | None = None
+        unreachable: str | None = None  # the host of the last attempt when it could not connect
         for n in range(1, policy.attempts + 1):
             self.stats["requests"] += 1
             try:
@@ -586,6 +588,7 @@ class CloudStorage:
                 retry_after = {k.lower(): v for k, v in headers.items()}.get("retry-after")
                 step = "authenticate" if token_step else what
                 last = f"HTTP {status} ({_code(exc) or 'no code'})"
+                unreachable = None
             except BoxSDKError as exc:
                 import requests
 
@@ -599,6 +602,7 @@ class CloudStorage:
                     attempt.uncertain = True
                 status, retry_after, step = None, None, what
                 timed_out = isinstance(exc.error, requests.Timeout)
+                unreachable = None if timed_out else self._host_of(exc.error)
                 last = (
                     f"no answer within {self.config.timeout:g} s (option timeout / MEMCORE_BOX_TIMEOUT)"
                     if timed_out
@@ -610,6 +614,14 @@ class CloudStorage:
             wait = policy.delay(n, retry_after)
             log.info("box+cloud: %s: %s; retry %d/%d in %.2fs", what, last, n, policy.attempts - 1, wait)
             time.sleep(wait)
+        if unreachable is not None:
+            raise BoxCloudError(
+                f"{self.description}: {what}: could not reach {unreachable} ({last}, {policy.attempts} "
+                "attempt(s)); check the network connection (and MEMCORE_BOX_API_URL / MEMCORE_BOX_UPLOAD_URL / "
+                "MEMCORE_BOX_OAUTH_URL if set)",
+                status=None,
+                step=what,
+            )
         if step == "authenticate":
             raise BoxCloudError(
                 f"{self.description}: authentication failed: Box's token endpoint "
@@ -624,6 +636,16 @@ class CloudStorage:
             status=status,
             step=what,
         )
+
+    def _host_of(self, error: BaseException) -> str:
+        """Return ``host[:port]`` of the request ``error`` (a ``requests`` exception) was raised for.
+
+        Falls back to the API endpoint's when the exception carries no request.
+        """
+        request = getattr(error, "request", None)
+        parts = urllib.parse.urlsplit(str(getattr(request, "url", "") or "") or self.config.api_url)
+        host = parts.hostname or "Box's API"
+        return f"{host}:{parts.port}" if parts.port else host
 
     def _auth_error(self, what: str, *, token_step: bool = False) -> ConfigError:
         """The error for credentials Box refused, naming the variables of the kind in use."""

@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from anyascii import anyascii
+
 from memcore.errors import InvalidEntryError
 from memcore.models import Kind, MemoryEntry, Relation, require_unicode
 from memcore.storage import version_token
@@ -55,6 +57,7 @@ FORMAT = "rightmemory"
 COMPUTED_KEYS = ("item", "marker", "module", "file", "backing", "depth", "sections", "fields", "uncertain")
 _EDGE_TYPES = frozenset(EDGE_TYPES)
 _SLUG_RE = re.compile(r"[^a-z0-9_.-]+")
+_DASHES_RE = re.compile(r"-{2,}")
 _NODE_LINE_RE = re.compile(r"^\s*-\s+`")
 _HEADING_LINE = re.compile(r"^#+\s+")
 _TITLE_SYNTAX = re.compile(r"\{[A-Za-z]*#|(?:\u2192|->)\s*\[")
@@ -430,7 +433,13 @@ def meta_line(
 
 
 def _slug(text: str) -> str:
-    slug = _SLUG_RE.sub("-", text.casefold()).strip("-._")
+    """Return the id made from ``text`` for a new item (ids already in a file are never changed).
+
+    ``text`` is transliterated to ASCII (anyascii: ``Café préféré — Zürich`` → ``cafe-prefere-zurich``),
+    lower-cased, every run of anything but letters, digits, ``_`` and ``.`` made one ``-``,
+    and cut to 60 characters.
+    """
+    slug = _DASHES_RE.sub("-", _SLUG_RE.sub("-", anyascii(text).lower())).strip("-._")
     return slug[:60].strip("-._")
 
 

@@ -62,6 +62,9 @@ _WB_OBS_HANDLED = frozenset({"confidence_label", "fields", "date", "file", "layo
 #: Frontmatter keys of stable files that memcore manages (and may remove).
 _FILE_MANAGED = ("title", "tags", "source", "confidence", "scope", "memcore")
 _BASE_KEYS = frozenset({"date", "source", "tags", "confidence"})
+#: The label written for an observation given no confidence (the spec requires one); with
+#: ``memcore: {"no_confidence": true}`` beside it, read back as none.
+NO_CONFIDENCE_LABEL = "medium"
 _DATE_CACHE: dict[str, datetime] = {}
 _OBS_TEMPLATE = MemoryEntry(kind=Kind.OBSERVATION)
 
@@ -420,8 +423,13 @@ def observation_lines(entry: MemoryEntry, date: str, default_source: str, active
         memcore["no_source"] = True
     lines = [f"date: {date}", f"source: {yaml_scalar(source)}", f"tags: {render_tags(entry.tags)}"]
     label = _write_confidence(entry.confidence, wb.get("confidence_label"))
-    if label is not None:
-        lines.append(f"confidence: {yaml_scalar(label)}")
+    if label is None:
+        # the spec requires a confidence on every observation: an entry without one is written
+        # with the grade the reference tools give a missing one (promotion.ts: .5, medium), and
+        # memcore reads it back as none
+        label = NO_CONFIDENCE_LABEL
+        memcore["no_confidence"] = True
+    lines.append(f"confidence: {yaml_scalar(label)}")
     if entry.confidence is not None and _label_value(label) != entry.confidence:
         memcore["confidence"] = entry.confidence
     for key in V11_KEYS:
@@ -684,6 +692,8 @@ def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label
             kw["confidence"] = float(exact)
     if memcore.get("no_source") is True:
         kw["source"] = None
+    if memcore.get("no_confidence") is True and written_label == NO_CONFIDENCE_LABEL:
+        kw["confidence"] = None
     extra = memcore.get("extra")
     merged: dict[str, Any] = dict(kw.get("extra") or {})
     if isinstance(extra, dict):
