@@ -20,8 +20,8 @@ from rich.table import Table
 from memcore import __version__
 from memcore.cli.helpers import (
     dump_json,
-    handle_errors,
     error_payload,
+    handle_errors,
     json_option,
     open_from_cli,
     parse_options,
