@@ -15,15 +15,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel, ValidationError
 
-from memcore.config import open_store, resolve_store
 from memcore.errors import ConfigError, MemcoreError, UnknownFormatError
-from memcore.provider import MemoryProvider
-from memcore.registry import get_registry
+
+if TYPE_CHECKING:
+    from memcore.provider import MemoryProvider
 
 __all__ = ["dump_json", "handle_errors", "json_option", "open_from_cli", "store_options"]
 
@@ -93,6 +92,8 @@ def open_from_cli(
     store: str | None, options: tuple[str, ...] = (), scope: str | None = None, **extra: Any
 ) -> Iterator[MemoryProvider]:
     """Open the store the CLI was pointed at, closing it afterwards."""
+    from memcore.config import open_store
+
     provider = open_store(store, **parse_options(options, scope), **extra)
     try:
         yield provider
@@ -102,6 +103,7 @@ def open_from_cli(
 
 def dump_json(data: Any) -> None:
     """Print ``data`` (pydantic models allowed, nested) as indented JSON on stdout."""
+    from pydantic import BaseModel
 
     def default(obj: Any) -> Any:
         if isinstance(obj, BaseModel):
@@ -124,8 +126,11 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (MemcoreError, ValidationError, OSError) as exc:
-            if os.environ.get("MEMCORE_DEBUG"):
+        except Exception as exc:
+            # pydantic is imported here, on the way out of a failed command, not at start-up.
+            from pydantic import ValidationError
+
+            if not isinstance(exc, (MemcoreError, ValidationError, OSError)) or os.environ.get("MEMCORE_DEBUG"):
                 raise
             if isinstance(exc, ValidationError):
                 # Values given on the command line did not make a valid entry or query.
@@ -146,5 +151,8 @@ def handle_errors(func: F) -> F:
 
 def resolve_for_cli(store: str | None) -> tuple[str, str]:
     """Return ``(format name, location)`` for ``--store`` without opening it."""
+    from memcore.config import resolve_store
+    from memcore.registry import get_registry
+
     spec = resolve_store(store, registry=get_registry())
     return spec.format_name, spec.location
