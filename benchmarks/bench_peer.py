@@ -338,7 +338,7 @@ def render(result: dict[str, Any]) -> str:
     for key, label in labels:
         line = f"| {label} | {mem[key]:.2f} s |"
         if peer:
-            line += f" {peer[key]:.2f} s | {peer[key] / mem[key]:.1f}× |"
+            line += f" {peer[key]:.2f} s | {peer[key] / mem[key]:.1f}x |"
         lines.append(line)
     line = (
         f"| in-process search p50 / p95, {result['queries']} queries | `store.search()` "
@@ -348,7 +348,7 @@ def render(result: dict[str, Any]) -> str:
     if peer:
         if "api_search_p50_ms" in peer:
             ratio = peer["api_search_p50_ms"] / mem["api_search_p50_ms"]
-            line += f" {peer['api_search_p50_ms']:.2f} / {peer['api_search_p95_ms']:.2f} ms | {ratio:.1f}× (p50) |"
+            line += f" {peer['api_search_p50_ms']:.2f} / {peer['api_search_p95_ms']:.2f} ms | {ratio:.1f}x (p50) |"
         else:
             line += " not measured | |"
     lines.append(line)
