@@ -20,7 +20,9 @@ reading the corpus as a WhiteBox vault (``whitebox:DIR``):
 With ``--peer-python PATH`` (an interpreter that has basic-memory installed; never the
 project's venv), the same rows for basic-memory's ``bm`` command beside it, on a copy of the
 corpus registered as a project in a private ``HOME`` (so the user's own basic-memory
-configuration is never read or written), and its in-process search service's p50 / p95.
+configuration is never read or written): cold index = ``bm project add`` on a fresh database,
+refresh = ``bm project index``, search = ``bm tool search-notes``; and the p50 / p95 of its
+``search_notes`` tool called in one process.
 """
 
 from __future__ import annotations
@@ -104,10 +106,13 @@ def queries(count: int, seed: int = 150) -> list[str]:
 
 def _wall(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr[-800:]}")
+        raise SystemExit(
+            f"{' '.join(argv)} exited {proc.returncode} after {elapsed:.0f} s: "
+            f"stdout: {proc.stdout[-800:]!r} stderr: {proc.stderr[-800:]!r}"
+        )
     return elapsed
 
 
@@ -189,28 +194,18 @@ class BasicMemory(Subject):
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "BASIC_MEMORY_CONFIG_DIR"):
             self.env.pop(var, None)
         self.bm = str(Path(python).with_name("bm"))
-        subprocess.run(
-            [self.bm, "project", "add", "bench", str(root)],
-            env=self.env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
 
     @property
     def corpus(self) -> Path:
         return self.root
 
-    def _db(self) -> Path:
-        return self.home / ".basic-memory"
-
     def cold_index(self) -> float:
-        for db in self._db().glob("memory.db*"):
-            db.unlink()
-        return _wall([self.bm, "sync", "--project", "bench"], self.env)
+        """``bm project add`` (which indexes every file) on a fresh database."""
+        shutil.rmtree(self.home / ".basic-memory", ignore_errors=True)
+        return _wall([self.bm, "project", "add", "bench", str(self.root)], self.env)
 
     def refresh(self) -> float:
-        return _wall([self.bm, "sync", "--project", "bench"], self.env)
+        return _wall([self.bm, "project", "index", "bench"], self.env)
 
     def search(self, word: str) -> float:
         return _wall([self.bm, "tool", "search-notes", word, "--project", "bench"], self.env)
