@@ -149,3 +149,17 @@ class StoreLimitError(InvalidEntryError):
 
 class UnsafePathError(MemcoreError, ValueError):
     """A path built from an id, slug, title or tag would leave the store, or is not portable."""
+
+
+class EditMatchError(InvalidEntryError):
+    """The string an :func:`edit` replaces does not occur exactly once in the entry's body.
+
+    Attributes:
+        entry_id: The entry edited.
+        occurrences: How often the old string occurs (0, or 2 and more).
+    """
+
+    def __init__(self, message: str, *, entry_id: str, occurrences: int) -> None:
+        super().__init__(message)
+        self.entry_id = entry_id
+        self.occurrences = occurrences

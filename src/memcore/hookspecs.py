@@ -62,9 +62,10 @@ def memcore_register_converters() -> list[Any]:
 def memcore_register_commands(cli: click.Group) -> None:
     """Add commands to the ``memcore`` CLI.
 
-    Called once when the CLI starts, with the root :class:`click.Group`. Add commands or groups
-    with ``cli.add_command(...)``; use a group named after your format for format-specific
-    commands (``memcore whitebox promote``).
+    Called once, with the root :class:`click.Group`, the first time the CLI looks up a command
+    that is not one of core's or lists every command (``memcore --version`` and core's own
+    commands never call it). Add commands or groups with ``cli.add_command(...)``; use a group
+    named after your format for format-specific commands (``memcore whitebox promote``).
 
     Args:
         cli: The root ``memcore`` command group.

@@ -8,7 +8,6 @@ Datetimes are always timezone-aware UTC. Ids and titles are NFC-normalised.
 from __future__ import annotations
 
 import copy
-import enum
 import hashlib
 import json
 import re
@@ -18,6 +17,8 @@ from datetime import UTC, date, datetime
 from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+
+from memcore._vocabulary import Kind, Severity, Status
 
 __all__ = [
     "Diagnostic",
@@ -80,38 +81,6 @@ def _to_utc(value: datetime | date | str | None) -> datetime | None:
             "pass e.g. datetime(..., tzinfo=UTC) or an ISO string ending in 'Z'"
         )
     return value.astimezone(UTC)
-
-
-class Kind(enum.StrEnum):
-    """What an entry is. Each format's own kinds map onto these (docs/mapping.md)."""
-
-    FACT = "fact"
-    OBSERVATION = "observation"
-    DECISION = "decision"
-    TASK = "task"
-    REFERENCE = "reference"
-    NOTE = "note"
-    COMPANION = "companion"
-    PURSUIT = "pursuit"
-    SKILL = "skill"
-    CORRECTION = "correction"
-    PREFERENCE = "preference"
-    PROPOSAL = "proposal"
-
-
-class Status(enum.StrEnum):
-    """Where an entry is in its lifecycle. Each format's statuses map onto these."""
-
-    ACTIVE = "active"
-    DRAFT = "draft"
-    PROPOSED = "proposed"
-    REVIEW_REQUIRED = "review_required"
-    SUPERSEDED = "superseded"
-    ARCHIVED = "archived"
-    HELD = "held"
-    REJECTED = "rejected"
-    DONE = "done"
-    UNKNOWN = "unknown"
 
 
 def json_copy(value: Any) -> Any:
@@ -340,14 +309,6 @@ class MemoryEntry(BaseModel):
             fmt: Format name, e.g. ``"box"``.
         """
         return self.extra.setdefault(fmt, {})
-
-
-class Severity(enum.StrEnum):
-    """How serious a :class:`Diagnostic` is. ``error`` makes ``memcore validate`` exit 1."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
 
 
 class Diagnostic(BaseModel):

@@ -46,7 +46,7 @@ from datetime import datetime
 from typing import Any
 
 from memcore.contract import MemoryProvider
-from memcore.errors import EntryNotFoundError, InvalidEntryError
+from memcore.errors import EditMatchError, EntryNotFoundError, InvalidEntryError
 from memcore.models import MemoryEntry, Relation, utc_now
 
 __all__ = [
@@ -65,20 +65,6 @@ __all__ = [
 
 #: The most levels :func:`graph` walks from its start entry.
 MAX_DEPTH = 10
-
-
-class EditMatchError(InvalidEntryError):
-    """The string an :func:`edit` replaces does not occur exactly once in the entry's body.
-
-    Attributes:
-        entry_id: The entry edited.
-        occurrences: How often the old string occurs (0, or 2 and more).
-    """
-
-    def __init__(self, message: str, *, entry_id: str, occurrences: int) -> None:
-        super().__init__(message)
-        self.entry_id = entry_id
-        self.occurrences = occurrences
 
 
 def _native(provider: MemoryProvider, name: str) -> Callable[..., Any] | None:

@@ -6,6 +6,11 @@ distribution names:
 
 - ``MEMCORE_LOAD_PLUGINS``: load only these (allow list).
 - ``MEMCORE_DISABLE_PLUGINS``: never load these (block list; wins over the allow list).
+
+A distribution may also name the formats its plugin serves, in the ``memcore.formats``
+entry-point group (``<format name> = <the plugin's own entry-point value>``), so that the
+registry imports a plugin's providers only when one of its formats is used (see
+:func:`declared_formats`).
 """
 
 from __future__ import annotations
@@ -20,13 +25,24 @@ import pluggy
 from memcore import hookspecs
 from memcore.errors import PluginLoadError
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginInfo", "get_plugin_manager", "plugin_infos", "reset_plugin_manager"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FORMATS_ENTRY_POINT_GROUP",
+    "PluginInfo",
+    "declared_formats",
+    "get_plugin_manager",
+    "plugin_infos",
+    "reset_plugin_manager",
+]
 
 ENTRY_POINT_GROUP = "memcore"
+#: Entry points ``<format name> = <plugin entry-point value>``: the formats a plugin declares.
+FORMATS_ENTRY_POINT_GROUP = "memcore.formats"
 
 _lock = threading.Lock()
 _default: pluggy.PluginManager | None = None
 _infos: dict[int, list[PluginInfo]] = {}
+_declared: dict[int, dict[str, tuple[str, ...]]] = {}
 
 
 @dataclass(frozen=True)
@@ -55,11 +71,16 @@ def _names(var: str) -> set[str] | None:
     return {n.strip().lower() for n in raw.split(",") if n.strip()}
 
 
-def _load_entrypoints(pm: pluggy.PluginManager) -> list[PluginInfo]:
+def _load_entrypoints(pm: pluggy.PluginManager) -> tuple[list[PluginInfo], dict[str, tuple[str, ...]]]:
     allow = _names("MEMCORE_LOAD_PLUGINS")
     block = _names("MEMCORE_DISABLE_PLUGINS") or set()
     infos: list[PluginInfo] = []
-    for ep in sorted(md.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    declared: dict[str, tuple[str, ...]] = {}
+    everything = md.entry_points()  # one scan of the installed distributions for both groups
+    formats: dict[tuple[str | None, str], list[str]] = {}
+    for fep in everything.select(group=FORMATS_ENTRY_POINT_GROUP):
+        formats.setdefault((fep.dist.name if fep.dist is not None else None, fep.value.strip()), []).append(fep.name)
+    for ep in sorted(everything.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         dist = ep.dist.name if ep.dist is not None else None
         keys = {ep.name.lower()} | ({dist.lower(), dist.lower().replace("_", "-")} if dist else set())
         if keys & block or (allow is not None and not keys & allow):
@@ -80,7 +101,10 @@ def _load_entrypoints(pm: pluggy.PluginManager) -> list[PluginInfo]:
                 hooks=_hooks_of(pm, plugin),
             )
         )
-    return infos
+        names = formats.get((dist, ep.value.strip()))
+        if names:
+            declared[ep.name] = tuple(sorted(names))
+    return infos, declared
 
 
 def _hooks_of(pm: pluggy.PluginManager, plugin: object) -> tuple[str, ...]:
@@ -107,7 +131,7 @@ def get_plugin_manager(load_entrypoints: bool = True) -> pluggy.PluginManager:
         if _default is None:
             pm = pluggy.PluginManager("memcore")
             pm.add_hookspecs(hookspecs)
-            _infos[id(pm)] = _load_entrypoints(pm)
+            _infos[id(pm)], _declared[id(pm)] = _load_entrypoints(pm)
             _default = pm
         return _default
 
@@ -133,10 +157,31 @@ def plugin_infos(pm: pluggy.PluginManager | None = None) -> list[PluginInfo]:
     return out
 
 
+def declared_formats(pm: pluggy.PluginManager) -> dict[str, tuple[str, ...]]:
+    """Return, for each plugin loaded from an entry point, the formats its distribution declares.
+
+    A declaration is a ``memcore.formats`` entry point of the plugin's distribution whose value
+    is the plugin's own ``memcore`` entry-point value, e.g. for ``memcore-unified-box``::
+
+        [project.entry-points."memcore.formats"]
+        box = "memcore_box.plugin"
+        "box+cloud" = "memcore_box.plugin"
+
+    Args:
+        pm: A plugin manager from :func:`get_plugin_manager`.
+
+    Returns:
+        Plugin (entry-point) name -> its declared format names, sorted; plugins that declare
+        none, and plugins registered by hand, are absent.
+    """
+    return dict(_declared.get(id(pm), {}))
+
+
 def reset_plugin_manager() -> None:
     """Forget the process-wide manager so the next call reloads entry points (for tests)."""
     global _default
     with _lock:
         if _default is not None:
             _infos.pop(id(_default), None)
+            _declared.pop(id(_default), None)
         _default = None

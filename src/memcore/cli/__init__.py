@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
-from rich.console import Console
-from rich.table import Table
 
 from memcore import __version__
+from memcore._vocabulary import Kind, Severity, Status
 from memcore.cli.helpers import (
     dump_json,
     error_payload,
@@ -31,18 +29,49 @@ from memcore.cli.helpers import (
     store_options,
 )
 from memcore.errors import PluginLoadError, UnsupportedOperationError
-from memcore.models import Kind, MemoryEntry, Query, Relation, Severity, Status
-from memcore.plugins import get_plugin_manager, plugin_infos
-from memcore.registry import get_registry
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from rich.console import Console
+
+    from memcore.models import MemoryEntry, Query
 
 __all__ = ["cli", "main"]
 
 
 def _console(err: bool = False) -> Console:
+    from rich.console import Console
+
     return Console(stderr=err, highlight=False, soft_wrap=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _MemcoreGroup(click.Group):
+    """The root group: core commands at once, the others only when asked for.
+
+    The commands defined in this module are registered as the module loads. Those of the core
+    command modules (:data:`memcore.cli._builtin_commands.COMMANDS`) are added when one of
+    their names is looked up, and the plugins' (``memcore_register_commands``) when a name is
+    neither, or when every command is listed (``memcore --help``, the docs). So ``memcore
+    --version`` and ``memcore search`` import neither the plugins' command modules nor the
+    MCP SDK or the migration code.
+    """
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from memcore.cli import _builtin_commands
+
+        if cmd_name not in self.commands:
+            if cmd_name in _builtin_commands.COMMANDS:
+                _builtin_commands.register(self, cmd_name)
+            else:
+                _load_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _load_plugin_commands()
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_MemcoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memcore")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors (as MEMCORE_DEBUG=1).")
 def cli(debug: bool) -> None:
@@ -65,6 +94,11 @@ def cli(debug: bool) -> None:
 @handle_errors
 def formats(as_json: bool) -> None:
     """List installed formats with their distribution, version and capabilities."""
+    from rich.table import Table
+
+    from memcore.plugins import plugin_infos
+    from memcore.registry import get_registry
+
     reg = get_registry()
     infos = {i.name: i for i in plugin_infos(reg.pm)}
     rows: list[dict[str, Any]] = []
@@ -93,6 +127,11 @@ def formats(as_json: bool) -> None:
 @handle_errors
 def plugins(as_json: bool) -> None:
     """List loaded plugins with their versions and the hooks each implements."""
+    from rich.table import Table
+
+    from memcore.plugins import plugin_infos
+    from memcore.registry import get_registry
+
     infos = plugin_infos(get_registry().pm)
     if as_json:
         dump_json([info.__dict__ for info in infos])
@@ -109,6 +148,8 @@ def plugins(as_json: bool) -> None:
 @handle_errors
 def init(store: str | None, scope: str | None, options: tuple[str, ...], as_json: bool) -> None:
     """Create a new, empty store at --store."""
+    from memcore.registry import get_registry
+
     fmt, location = resolve_for_cli(store)
     get_registry().get(fmt).init_store(location, **parse_options(options, scope))
     if as_json:
@@ -118,6 +159,8 @@ def init(store: str | None, scope: str | None, options: tuple[str, ...], as_json
 
 
 def _print_entries(entries: list[MemoryEntry]) -> None:
+    from rich.table import Table
+
     table = Table()
     # Ids are never shortened: they are what `memcore show` takes.
     table.add_column("id", no_wrap=True, min_width=max((len(e.id or "") for e in entries), default=2))
@@ -132,6 +175,8 @@ def _print_entries(entries: list[MemoryEntry]) -> None:
 def _query(
     kind: tuple[str, ...], status: tuple[str, ...], tag: tuple[str, ...], limit: int | None, text: str | None = None
 ) -> Query:
+    from memcore.models import Query
+
     return Query(
         text=text,
         kinds=[Kind(k) for k in kind] or None,
@@ -255,6 +300,8 @@ def add(
     as_json: bool,
 ) -> None:
     """Add one entry and print it (JSON: the created entry)."""
+    from memcore.models import MemoryEntry, Relation
+
     if body is None:
         body = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     body = read_text_arg(body)
@@ -336,7 +383,7 @@ def reindex(store: str | None, scope: str | None, options: tuple[str, ...], as_j
 @json_option
 def schema(model: str, as_json: bool) -> None:
     """Print the JSON Schema of MemoryEntry (or Query, Diagnostic)."""
-    from memcore.models import Diagnostic
+    from memcore.models import Diagnostic, MemoryEntry, Query
 
     models: dict[str, type[BaseModel]] = {"entry": MemoryEntry, "query": Query, "diagnostic": Diagnostic}
     cls = models[model]
@@ -344,10 +391,12 @@ def schema(model: str, as_json: bool) -> None:
 
 
 def _load_plugin_commands() -> None:
+    """Register every command now: the core command modules', then the plugins'."""
     if getattr(cli, "_memcore_plugins_loaded", False):
         return
     cli._memcore_plugins_loaded = True  # type: ignore[attr-defined]
     from memcore.cli import _builtin_commands
+    from memcore.plugins import get_plugin_manager
 
     _builtin_commands.register(cli)
     get_plugin_manager().hook.memcore_register_commands(cli=cli)
@@ -358,10 +407,12 @@ def main(argv: list[str] | None = None) -> Any:
 
     A plugin that fails to load ends the command with exit status 2 and one line naming the plugin
     and its error; ``--debug`` (before the command name) or ``MEMCORE_DEBUG=1`` shows the traceback.
+    Commands are registered as they are looked up (see :class:`_MemcoreGroup`), so start-up
+    imports only what the command run needs.
     """
-    args = sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        _load_plugin_commands()
+        return run_cli(cli, args)
     except PluginLoadError as exc:
         if os.environ.get("MEMCORE_DEBUG") or "--debug" in args[: args.index("--") if "--" in args else None]:
             raise
@@ -370,4 +421,3 @@ def main(argv: list[str] | None = None) -> Any:
         else:
             click.echo(f"memcore: error: {exc}", err=True)
         sys.exit(2)
-    return run_cli(cli, argv)

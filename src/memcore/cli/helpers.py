@@ -15,16 +15,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import click
-from pydantic import BaseModel, ValidationError
 
-from memcore.config import open_store, resolve_store
 from memcore.errors import (
     AmbiguousIdError,
     ConfigError,
     ConflictError,
+    EditMatchError,
     EntryNotFoundError,
     ImmutableEntryError,
     InvalidEntryError,
@@ -36,9 +35,11 @@ from memcore.errors import (
     UnsafePathError,
     UnsupportedOperationError,
 )
-from memcore.ops import EditMatchError
-from memcore.provider import MemoryProvider
-from memcore.registry import get_registry
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from memcore.provider import MemoryProvider
 
 __all__ = [
     "dump_json",
@@ -117,6 +118,8 @@ def open_from_cli(
     store: str | None, options: tuple[str, ...] = (), scope: str | None = None, **extra: Any
 ) -> Iterator[MemoryProvider]:
     """Open the store the CLI was pointed at, closing it afterwards."""
+    from memcore.config import open_store
+
     provider = open_store(store, **parse_options(options, scope), **extra)
     try:
         yield provider
@@ -126,6 +129,7 @@ def open_from_cli(
 
 def dump_json(data: Any) -> None:
     """Print ``data`` (pydantic models allowed, nested) as indented JSON on stdout."""
+    from pydantic import BaseModel
 
     def default(obj: Any) -> Any:
         if isinstance(obj, BaseModel):
@@ -160,6 +164,16 @@ _ERROR_CODES: tuple[tuple[type[BaseException], str, str], ...] = (
 )
 
 
+def _is_validation_error(exc: BaseException) -> TypeGuard[ValidationError]:
+    # pydantic is not imported at start-up; an error can only be its ValidationError once it is.
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(exc, pydantic.ValidationError)
+
+
+def _is_expected(exc: BaseException) -> bool:
+    return isinstance(exc, (MemcoreError, OSError, click.UsageError)) or _is_validation_error(exc)
+
+
 def error_payload(exc: BaseException) -> dict[str, Any]:
     """Return ``{"error": {"code", "message", "hint"}}`` for an error a command stops on.
 
@@ -178,7 +192,7 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     Returns:
         The JSON-compatible payload.
     """
-    if isinstance(exc, ValidationError):
+    if _is_validation_error(exc):
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors())
         return {
             "error": {
@@ -199,7 +213,7 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
 
 
 def _exit_code(exc: BaseException) -> int:
-    if isinstance(exc, (ValidationError, click.UsageError, *USAGE_ERRORS)):
+    if _is_validation_error(exc) or isinstance(exc, (click.UsageError, *USAGE_ERRORS)):
         return 2
     return 1
 
@@ -220,8 +234,8 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (MemcoreError, ValidationError, OSError, click.UsageError) as exc:
-            if os.environ.get("MEMCORE_DEBUG"):
+        except Exception as exc:
+            if not _is_expected(exc) or os.environ.get("MEMCORE_DEBUG"):
                 raise
             if kwargs.get("as_json"):
                 click.echo(json.dumps(error_payload(exc), ensure_ascii=False, indent=2), err=True)
@@ -281,5 +295,8 @@ def read_text_arg(value: str, *, what: str = "--body") -> str:
 
 def resolve_for_cli(store: str | None) -> tuple[str, str]:
     """Return ``(format name, location)`` for ``--store`` without opening it."""
+    from memcore.config import resolve_store
+    from memcore.registry import get_registry
+
     spec = resolve_store(store, registry=get_registry())
     return spec.format_name, spec.location
