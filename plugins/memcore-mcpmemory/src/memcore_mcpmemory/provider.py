@@ -53,6 +53,7 @@ class _View:
         names: Entity id -> exact entity name.
         triples: Every relation ``(from, to, relationType)`` in the file.
         notes: Line -> why the ``memcore`` key of that entity was ignored.
+        position: Entry id -> its index in ``entries``.
     """
 
     entries: list[MemoryEntry] = field(default_factory=list)
@@ -61,6 +62,18 @@ class _View:
     names: dict[str, str] = field(default_factory=dict)
     triples: set[tuple[str, str, str]] = field(default_factory=set)
     notes: dict[int, str] = field(default_factory=dict)
+    position: dict[str, int] = field(default_factory=dict)
+
+    def put(self, record: Record, entry: MemoryEntry) -> None:
+        """Set (or add, last) the entry of ``record``, whose id is ``entry.id``."""
+        assert entry.id is not None
+        if entry.id in self.position:
+            self.entries[self.position[entry.id]] = entry
+        else:
+            self.position[entry.id] = len(self.entries)
+            self.entries.append(entry)
+        self.by_id[entry.id] = (record, entry)
+        self.names[entry.id] = record.name
 
 
 def _entry_of(record: Record, entry_id: str, owned: list[Record], view: _View) -> tuple[MemoryEntry, str | None]:
@@ -85,9 +98,7 @@ def build_view(graph: Graph) -> _View:
         entry, note = _entry_of(record, entry_id, mine, view)
         if note is not None:
             view.notes[record.number] = note
-        view.entries.append(entry)
-        view.by_id[entry_id] = (record, entry)
-        view.names[entry_id] = record.name
+        view.put(record, entry)
     return view
 
 
@@ -282,11 +293,9 @@ class McpMemoryProvider(BaseProvider):
                 state.changed()  # earlier links to this name resolve now: read everything again
                 return state.view().by_id[entry.id][1].model_copy(deep=True)
             view.first[name] = entry.id
-            view.names[entry.id] = name
             view.triples.update(r.triple for r in rels)
             stored, _ = _entry_of(record, entry.id, rels, view)
-            view.entries.append(stored)
-            view.by_id[entry.id] = (record, stored)
+            view.put(record, stored)
             return stored.model_copy(deep=True)
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
@@ -324,12 +333,17 @@ class McpMemoryProvider(BaseProvider):
                     f"({view.first[name]!r}), which the relations from that name belong to; update that one"
                 )
             new = read_record(encode_entity(entry, name), self.path.name)
-            records = state.graph.records
-            records[next(i for i, r in enumerate(records) if r is record)] = new
-            if owner:
-                self._relink(state.graph, name, [read_record(t, self.path.name) for t in wanted])
-            state.changed()
-            return state.view().by_id[entry_id][1].model_copy(deep=True)
+            graph = state.graph
+            graph.records[next(i for i, r in enumerate(graph.records) if r is record)] = new
+            graph.dirty = True
+            mine: list[Record] = []
+            if owner:  # the name stays, so no other entry reads differently: only this one is read again
+                self._relink(graph, name, [read_record(t, self.path.name) for t in wanted])
+                mine = [r for r in graph.records if r.type == "relation" and r.name == name]
+                view.triples = {r.triple for r in graph.relations()}
+            stored, _ = _entry_of(new, entry_id, mine, view)
+            view.put(new, stored)
+            return stored.model_copy(deep=True)
 
     @staticmethod
     def _relink(graph: Graph, name: str, wanted: list[Record]) -> None:
