@@ -42,7 +42,7 @@ def test_readme_john_smith(sample_copy: Callable[[str], Path]) -> None:
         ("John_Smith", "person", ["Speaks fluent Spanish", "Graduated in 2019", "Prefers morning meetings"])
     ]
     (john,) = entries
-    assert john.id == "John_Smith" and john.kind is Kind.FACT
+    assert john.id == "John_Smith" and john.kind is Kind.NOTE
     assert john.body == "- Speaks fluent Spanish\n- Graduated in 2019\n- Prefers morning meetings\n"
     # Anthropic is no entity in the file: a ghost node, read as an unresolved link
     assert john.relations == [Relation(type="works_at", target="Anthropic", resolved=False)]
@@ -104,7 +104,7 @@ def test_anoblet_copilot_memory_pre_2025_key_order(sample_copy: Callable[[str], 
         "The developer lived in Puerto Rico.",
     ]
     assert standards[0] == "Prefers minimal, composable, and reusable components."
-    assert all(e.kind is Kind.FACT and e.relations == [] for e in entries) and found == []
+    assert all(e.kind is Kind.NOTE and e.relations == [] for e in entries) and found == []
 
 
 def test_oshliaer_duplicates_ghosts_and_cyrillic(sample_copy: Callable[[str], Path]) -> None:

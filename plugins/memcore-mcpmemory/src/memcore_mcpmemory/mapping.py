@@ -12,7 +12,7 @@ MemoryEntry            memory.jsonl
                        entity with a name already used gets ``<name>#2``, ``#3``… and its
                        exact name in ``extra["mcpmemory"]["name"]``
 ``title``              the entity's ``name``
-``kind``               ``entityType`` when it names a memcore kind (any case), else ``fact``;
+``kind``               ``entityType`` when it names a memcore kind (any case), else ``note``;
                        the exact ``entityType`` is always in ``extra["mcpmemory"]["entityType"]``
 ``body``               the ``observations``, one markdown list item each (``- text``; the
                        lines of a multi-line observation after the first indented by two
@@ -67,8 +67,9 @@ LEGACY_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 #: The kind of an entity whose ``entityType`` names no memcore kind (``person``, ``company``…):
-#: its observations are facts about it.
-KIND_FOR_UNKNOWN_TYPE = Kind.FACT
+#: memcore's default kind, so that an entry given only ``extra["mcpmemory"]["entityType"]`` is
+#: written with that type (a kind set to anything else writes the kind's name instead).
+KIND_FOR_UNKNOWN_TYPE = Kind.NOTE
 
 _KINDS = {kind.value: kind for kind in Kind}
 
