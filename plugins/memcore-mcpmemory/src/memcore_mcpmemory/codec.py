@@ -34,18 +34,11 @@ __all__ = [
 
 #: ``extra["mcpmemory"]`` keys the codec reads and writes itself (never kept in ``memcore``).
 _OWN_KEYS = frozenset({"entityType", "name", "fields"})
-#: Fields compared with a blank entry's to decide what the ``memcore`` key must keep.
-_KEPT_FIELDS = (
-    "status",
-    "tags",
-    "confidence",
-    "source",
-    "created_at",
-    "updated_at",
-    "date_only",
-    "scope",
-    "parent",
-    "expires_at",
+#: Fields without a native slot: compared with a blank entry's to decide what ``memcore`` keeps.
+_KEPT_FIELDS = tuple(
+    name
+    for name in MemoryEntry.model_fields
+    if name not in {"id", "kind", "title", "body", "relations", "extra", "version"}
 )
 _BLANK = MemoryEntry().content_dict()
 
