@@ -96,6 +96,16 @@ def test_one_entity_per_name_and_each_relation_once(store: Path) -> None:
     assert json.loads(lines[1])["memcore"] == {"title": "Alice"}  # the title differs from the name
 
 
+def test_an_added_entity_takes_over_the_relations_from_its_ghost_name(store: Path) -> None:
+    store.write_text('{"type":"relation","from":"Hal","to":"Ivy","relationType":"knows"}', encoding="utf-8")
+    with McpMemoryProvider(str(store)) as p:
+        assert [d.code for d in p.validate()] == ["mcpmemory.ghost-source"]
+        hal = p.add(person("Hal"))
+        assert hal.relations == [Relation(type="knows", target="Ivy", resolved=False)]
+        assert p.get("Hal").relations == hal.relations
+    assert store.read_text(encoding="utf-8").split("\n")[0].startswith('{"type":"entity","name":"Hal"')
+
+
 def test_repeated_observations_are_stored_once_and_the_body_kept_exactly(store: Path) -> None:
     with McpMemoryProvider(str(store)) as p:
         stored = p.add(person("Dana", "likes tea", "likes tea", "runs"))

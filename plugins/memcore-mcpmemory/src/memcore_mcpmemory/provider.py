@@ -289,8 +289,8 @@ class McpMemoryProvider(BaseProvider):
             state.graph.records.append(record)
             state.graph.records.extend(rels)
             state.graph.dirty = True
-            if any(to == name for _, to, _ in view.triples) or name in view.first:
-                state.changed()  # earlier links to this name resolve now: read everything again
+            if name in view.first or any(name in (source, to) for source, to, _ in view.triples):
+                state.changed()  # links to or from this name resolve now: read everything again
                 return state.view().by_id[entry.id][1].model_copy(deep=True)
             view.first[name] = entry.id
             view.triples.update(r.triple for r in rels)
