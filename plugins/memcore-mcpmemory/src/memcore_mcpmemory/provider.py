@@ -272,7 +272,7 @@ class McpMemoryProvider(BaseProvider):
                 would skip it).
             ParseError: The file has an unreadable line (nothing is written).
         """
-        entry = entry.model_copy(deep=True)
+        entry = entry.model_copy()  # only its id is set here: the caller's entry stays as given
         with self._editing("add") as state:
             view = state.view()
             if entry.id is not None:
@@ -313,7 +313,7 @@ class McpMemoryProvider(BaseProvider):
         """
         if entry.id is None:
             raise InvalidEntryError("mcpmemory: update needs an entry with an id")
-        entry_id, entry = entry.id, entry.model_copy(deep=True)
+        entry_id = entry.id  # ``entry`` is only read: no copy
         with self._editing("update") as state:
             view = state.view()
             record, current = self._find(view, entry_id)
