@@ -58,6 +58,7 @@ _DOC_LAYOUT = {
     "workspace": "examples/box-workspace",
     "rm": "examples/rightmemory",
     "memory": "examples/maka",
+    "mcpmemory": "examples/mcpmemory",
 }
 _SHELL_TIMEOUT_S = 120
 

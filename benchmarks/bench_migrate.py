@@ -17,7 +17,7 @@ Maka target, 95 % of what a trial migration into Maka could hold.
 
 Run::
 
-    python benchmarks/bench_migrate.py                    # N = 10000, all 16 pairs
+    python benchmarks/bench_migrate.py                    # N = 10000, all 25 pairs
     python benchmarks/bench_migrate.py --entries 1000 --pairs whitebox:box maka:rightmemory
     python benchmarks/bench_migrate.py --json out.json --repeat 3     # best of 3 runs per measure
     python benchmarks/bench_migrate.py --render out.json   # the docs/migration.md table
@@ -45,14 +45,18 @@ from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.registry import get_registry
 from memcore.storage import atomic_write
 
-FORMATS = ("whitebox", "box", "rightmemory", "maka")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory")
 MAKA_LIMIT = 131072
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
 _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "update", "validate", "open", "close")
 
 
+#: format -> the file name of a store that is one file
+SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}
+
+
 def location(fmt: str, root: Path) -> str:
-    return str(root / "MEMORY.md") if fmt == "maka" else str(root / "store")
+    return str(root / SINGLE_FILE[fmt]) if fmt in SINGLE_FILE else str(root / "store")
 
 
 def entries(n: int, *, compact: bool = False) -> Iterator[MemoryEntry]:
@@ -274,7 +278,7 @@ def render(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=10_000, help="entries per source store (default 10000)")
-    parser.add_argument("--pairs", nargs="*", default=None, help="pairs as A:B (default: all 16)")
+    parser.add_argument("--pairs", nargs="*", default=None, help="pairs as A:B (default: all 25)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
     parser.add_argument(
         "--repeat", type=int, default=1, help="measure each pair N times side by side, report the best (default 1)"

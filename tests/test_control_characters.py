@@ -50,11 +50,11 @@ def test_control_char_diagnostics_give_line_and_column() -> None:
     assert control_char_diagnostics(b"tab\there\r\n", "b.md") == []
 
 
-@pytest.mark.parametrize("fmt", ["whitebox", "box", "rightmemory", "maka"])
+@pytest.mark.parametrize("fmt", ["whitebox", "box", "rightmemory", "maka", "mcpmemory"])
 def test_update_refuses_a_nul_in_any_format_and_leaves_the_file(tmp_path: Path, fmt: str) -> None:
     if fmt not in get_registry().names():
         pytest.skip(f"{fmt} is not installed")
-    location = tmp_path / "MEMORY.md" if fmt == "maka" else tmp_path
+    location = {"maka": tmp_path / "MEMORY.md", "mcpmemory": tmp_path / "memory.jsonl"}.get(fmt, tmp_path)
     get_registry().get(fmt).init_store(str(location))
     options = {"as_user": True} if fmt == "whitebox" else {}
     with get_registry().get(fmt)(str(location), **options) as store:
@@ -67,12 +67,12 @@ def test_update_refuses_a_nul_in_any_format_and_leaves_the_file(tmp_path: Path, 
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
-@pytest.mark.parametrize("fmt", ["whitebox", "box", "rightmemory", "maka"])
+@pytest.mark.parametrize("fmt", ["whitebox", "box", "rightmemory", "maka", "mcpmemory"])
 def test_an_unvalidated_model_copy_is_refused_in_any_format_and_leaves_the_file(tmp_path: Path, fmt: str) -> None:
     """``model_copy(update=...)`` skips validation; every provider's write validates it first."""
     if fmt not in get_registry().names():
         pytest.skip(f"{fmt} is not installed")
-    location = tmp_path / "MEMORY.md" if fmt == "maka" else tmp_path
+    location = {"maka": tmp_path / "MEMORY.md", "mcpmemory": tmp_path / "memory.jsonl"}.get(fmt, tmp_path)
     get_registry().get(fmt).init_store(str(location))
     options = {"as_user": True} if fmt == "whitebox" else {}
     with get_registry().get(fmt)(str(location), **options) as store:

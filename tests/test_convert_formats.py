@@ -1,4 +1,4 @@
-"""The 16 ordered pairs of the four real formats, over examples/ and the authors' samples.
+"""Every ordered pair of the real formats, over examples/ and the authors' samples.
 
 For every source store A (the example store of each format, and the authors' sample stores
 copied into tmp_path) and every format B (same-format copies included):
@@ -31,10 +31,10 @@ from memcore.registry import get_registry
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 SAMPLES = REPO.parent / "shared" / "samples"
-FORMATS = ("whitebox", "box", "rightmemory", "maka")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory")
 
 pytestmark = pytest.mark.skipif(
-    not set(FORMATS) <= set(get_registry().names()), reason="the four format plugins are not all installed"
+    not set(FORMATS) <= set(get_registry().names()), reason="the format plugins are not all installed"
 )
 
 
@@ -60,13 +60,17 @@ def _copy_files(files: dict[str, Path], subdir: str = "store") -> Callable[[Path
     return make
 
 
-def _maka_file(src: Path) -> Callable[[Path], str]:
+def _maka_file(src: Path, name: str = "MEMORY.md") -> Callable[[Path], str]:
     def make(dest: Path) -> str:
         (dest / "store").mkdir()
-        shutil.copyfile(src, dest / "store" / "MEMORY.md")
-        return str(dest / "store" / "MEMORY.md")
+        shutil.copyfile(src, dest / "store" / name)
+        return str(dest / "store" / name)
 
     return make
+
+
+#: format -> the file name of a store that is one file
+SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}
 
 
 _BOX = SAMPLES / "box-memory"
@@ -103,6 +107,18 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
         for p in sorted((SAMPLES / "maka").glob("*.md"))
         if "default-template" in p.name or "statuses" in p.name or "session-scope" in p.name
     },
+    "examples/mcpmemory": ("mcpmemory", _maka_file(EXAMPLES / "mcpmemory" / "memory.jsonl", "memory.jsonl")),
+    **{
+        f"samples/mcpmemory/{p.stem}": ("mcpmemory", _maka_file(p, "memory.jsonl"))
+        for p in sorted((SAMPLES / "mcp-memory-jsonl").glob("*/*.jsonl"))
+        if p.stem
+        in (
+            "readme-john-smith",
+            "test-searchNodes-fixture",
+            "anoblet-copilot-memory",
+            "oshliaer-server-memory-editor-memory",
+        )
+    },
 }
 
 #: (source name, target format) -> reason: known provider bugs (strict xfail)
@@ -114,7 +130,7 @@ KNOWN_BUGS: dict[tuple[str, str], str] = {
 
 
 def _target(fmt: str, where: Path) -> str:
-    return f"{fmt}:{where / 'MEMORY.md'}" if fmt == "maka" else f"{fmt}:{where / 'store'}"
+    return f"{fmt}:{where / SINGLE_FILE[fmt]}" if fmt in SINGLE_FILE else f"{fmt}:{where / 'store'}"
 
 
 def _hashes(location: str) -> dict[str, str]:
@@ -299,6 +315,7 @@ def test_relation_types_survive_as_types() -> None:
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"whitebox:{EXAMPLES / 'whitebox-vault'}",
+        f"mcpmemory:{EXAMPLES / 'mcpmemory' / 'memory.jsonl'}",
     ):
         entries = {e.title: e for e in _read(url)}
         helix, vim = entries["Editor: helix"], entries["Editor: vim"]
@@ -314,6 +331,7 @@ def test_relation_types_survive_as_types() -> None:
         f"box:{EXAMPLES / 'box-workspace'}",
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
+        f"mcpmemory:{EXAMPLES / 'mcpmemory' / 'memory.jsonl'}",
     ],
 )
 def test_example_stores_are_valid_and_realistic(url: str) -> None:

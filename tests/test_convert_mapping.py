@@ -24,7 +24,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "mapping.md"
 
 def test_every_installed_format_has_a_documented_mapping_module() -> None:
     found = format_mappings()
-    for name in ("whitebox", "box", "rightmemory", "maka"):
+    for name in ("whitebox", "box", "rightmemory", "maka", "mcpmemory"):
         if name not in get_registry().names():
             pytest.skip(f"{name} is not installed")
         module = found[name]
