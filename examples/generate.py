@@ -1,8 +1,8 @@
-"""Write the four example stores from examples/dataset.yaml through memcore's providers.
+"""Write the example stores from examples/dataset.yaml through memcore's providers.
 
 Run from the repository root (rewrites the example stores in place)::
 
-    python examples/generate.py            # all four
+    python examples/generate.py            # all of them
     python examples/generate.py box maka   # some
 
 Each store is written by its own format's provider, entry by entry, the way a host app
@@ -37,6 +37,7 @@ STORES: dict[str, str] = {
     "box": "box-workspace",
     "rightmemory": "rightmemory",
     "maka": "maka/MEMORY.md",
+    "claudecode": "claudecode-memory",
 }
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -192,7 +193,7 @@ def _proposed_id(fmt: str, entry: MemoryEntry) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """Regenerate the example stores named in ``argv`` (default: all four)."""
+    """Regenerate the example stores named in ``argv`` (default: all)."""
     wanted = argv or list(STORES)
     entries = dataset_entries()
     for fmt in wanted:

@@ -1,4 +1,4 @@
-"""The 16 ordered pairs of the four real formats, over examples/ and the authors' samples.
+"""The ordered pairs of the real formats (each to each, same-format copies included), over examples/ and the authors' samples.
 
 For every source store A (the example store of each format, and the authors' sample stores
 copied into tmp_path) and every format B (same-format copies included):
@@ -31,10 +31,10 @@ from memcore.registry import get_registry
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 SAMPLES = REPO.parent / "shared" / "samples"
-FORMATS = ("whitebox", "box", "rightmemory", "maka")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "claudecode")
 
 pytestmark = pytest.mark.skipif(
-    not set(FORMATS) <= set(get_registry().names()), reason="the four format plugins are not all installed"
+    not set(FORMATS) <= set(get_registry().names()), reason="the format plugins are not all installed"
 )
 
 
@@ -71,6 +71,7 @@ def _maka_file(src: Path) -> Callable[[Path], str]:
 
 _BOX = SAMPLES / "box-memory"
 _RM = SAMPLES / "rightmemory"
+_CC = SAMPLES / "claude-code-memory"
 
 #: name -> (format, maker of a writable copy)
 SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
@@ -78,6 +79,7 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
     "examples/box-workspace": ("box", _copy_dir(EXAMPLES / "box-workspace")),
     "examples/rightmemory": ("rightmemory", _copy_dir(EXAMPLES / "rightmemory")),
     "examples/maka": ("maka", _maka_file(EXAMPLES / "maka" / "MEMORY.md")),
+    "examples/claudecode-memory": ("claudecode", _copy_dir(EXAMPLES / "claudecode-memory")),
     "samples/whitebox": ("whitebox", _copy_dir(SAMPLES / "whitebox" / "vault-example")),
     "samples/box": (
         "box",
@@ -103,6 +105,8 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
         for p in sorted((SAMPLES / "maka").glob("*.md"))
         if "default-template" in p.name or "statuses" in p.name or "session-scope" in p.name
     },
+    **{f"samples/claudecode/{p.name}": ("claudecode", _copy_dir(p)) for p in sorted((_CC / "auto-memory").iterdir())},
+    "samples/claudecode/anthropic-claude-md": ("claudecode", _copy_dir(_CC / "anthropic-claude-md")),
 }
 
 #: (source name, target format) -> reason: known provider bugs (strict xfail)
@@ -299,6 +303,7 @@ def test_relation_types_survive_as_types() -> None:
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"whitebox:{EXAMPLES / 'whitebox-vault'}",
+        f"claudecode:{EXAMPLES / 'claudecode-memory'}",
     ):
         entries = {e.title: e for e in _read(url)}
         helix, vim = entries["Editor: helix"], entries["Editor: vim"]
@@ -314,6 +319,7 @@ def test_relation_types_survive_as_types() -> None:
         f"box:{EXAMPLES / 'box-workspace'}",
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
+        f"claudecode:{EXAMPLES / 'claudecode-memory'}",
     ],
 )
 def test_example_stores_are_valid_and_realistic(url: str) -> None:

@@ -279,12 +279,21 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
 
 
 def _description(entry: MemoryEntry) -> str:
-    """A one-line description for a new topic: the body's first line of text (at most 150 characters)."""
+    """A one-line description for a new topic: the body's first sentence (at most 150 characters), else the title."""
+    paragraph: list[str] = []
     for raw in entry.body.split("\n"):
         text = raw.strip().lstrip("#>*- ").strip()
         if text:
-            return text if len(text) <= 150 else text[:149].rstrip() + "…"
-    return entry.title
+            paragraph.append(text)
+        elif paragraph:
+            break
+    text = " ".join(paragraph)
+    end = text.find(". ")
+    if end >= 20:
+        text = text[: end + 1]
+    if len(text) > 150:
+        text = text[:149].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return text or entry.title
 
 
 def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None) -> str:

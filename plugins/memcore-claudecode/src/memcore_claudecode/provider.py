@@ -36,7 +36,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import WriteSession, check_component, join
+from memcore.storage import WriteSession, atomic_write, check_component, join
 from memcore_claudecode._parse import role_of
 from memcore_claudecode._render import index_bytes, remove_line, set_line
 from memcore_claudecode._store import Reader, Snapshot
@@ -109,8 +109,11 @@ class ClaudeCodeProvider(BaseProvider):
 
     @classmethod
     def init_store(cls, location: str, **options: Any) -> None:
-        """Create the memory folder (and its parents); ``MEMORY.md`` comes with the first memory."""
-        Path(location).mkdir(parents=True, exist_ok=True)
+        """Create the memory folder (and its parents) with an empty ``MEMORY.md``; leave an existing one alone."""
+        root = Path(location)
+        root.mkdir(parents=True, exist_ok=True)
+        if not (root / INDEX_FILE).exists():
+            atomic_write(root / INDEX_FILE, b"")
 
     def open(self) -> ClaudeCodeProvider:
         """Check that the folder exists and return ``self``.
@@ -306,7 +309,8 @@ class ClaudeCodeProvider(BaseProvider):
         path = str(entry.id)
         if cc.get("indexed") is False and (new or path not in snap.index.links):
             return
-        description = cc.get("description")
+        doc = snap.docs.get(path)
+        description = (doc.meta or {}).get("description") if doc is not None else cc.get("description")
         title = str(cc["index_title"]) if "index_title" in cc else entry.title
         hook = str(cc["hook"]) if "hook" in cc else description if isinstance(description, str) else ""
         line = snap.index.links.get(path)
