@@ -117,7 +117,7 @@ def test_anthropic_claude_md_files_are_stable_memory_without_imports(sample_stor
         "claude-code-action/CLAUDE.md": "CLAUDE.md",
         "claude-code-action/base-action/CLAUDE.md": "CLAUDE.md",
         "claude-quickstarts/CLAUDE.md": "Claude Quickstarts Development Guide",
-        "claude-quickstarts/managed-agents/chat-sdk/CLAUDE.md": "Chat SDK × Claude Managed Agents analyst",
+        "claude-quickstarts/managed-agents/chat-sdk/CLAUDE.md": "Chat SDK \u00d7 Claude Managed Agents analyst",
         "claude-cookbooks/claude_code_sdk/chief_of_staff_agent/CLAUDE.md": "CLAUDE.md - Chief of Staff Context",
     }
     # broadest first: shallower folders before deeper ones

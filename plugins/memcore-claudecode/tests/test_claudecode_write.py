@@ -79,7 +79,9 @@ def test_fields_without_a_slot_go_to_the_memcore_key_and_come_back(tmp_path: Pat
 def test_update_that_changes_nothing_writes_no_byte_on_every_sample(
     sample_store: Callable[[str], Path], files_of: Files
 ) -> None:
-    for n, folder in enumerate(("auto-memory/mpechner-jenkins_lab", "auto-memory/0WAQ-gsim-ops", "anthropic-claude-md")):
+    for n, folder in enumerate(
+        ("auto-memory/mpechner-jenkins_lab", "auto-memory/0WAQ-gsim-ops", "anthropic-claude-md")
+    ):
         root = sample_store(folder)
         before = files_of(root)
         stamps = {p: os.stat(root / p).st_mtime_ns for p in before}
@@ -198,6 +200,25 @@ def test_an_id_that_is_no_memory_file_path_is_refused(tmp_path: Path) -> None:
             with pytest.raises(InvalidEntryError):
                 store.add(MemoryEntry(id=bad, title="x", body="y\n"))
         assert store.add(MemoryEntry(id="notes.md", title="x", body="y\n")).id == "notes.md"
-        assert store.add(MemoryEntry(id="pkg/CLAUDE.md", kind=Kind.FACT, title="Pkg", body="# Pkg\n")).extra["claudecode"]["role"] == "instructions"
+        assert (
+            store.add(MemoryEntry(id="pkg/CLAUDE.md", kind=Kind.FACT, title="Pkg", body="# Pkg\n")).extra["claudecode"][
+                "role"
+            ]
+            == "instructions"
+        )
     assert list(os.listdir(tmp_path / "pkg")) == ["CLAUDE.md"]
     assert (tmp_path / "pkg" / "CLAUDE.md").read_text(encoding="utf-8") == "# Pkg\n"  # fields all fit: no comment
+
+
+def test_unreadable_free_data_is_reported_and_the_file_never_rewritten(tmp_path: Path) -> None:
+    raw = b"---\nname: x\nmemcore:\n  confidence: 7\n---\nBody.\n"
+    (tmp_path / "x.md").write_bytes(raw)
+    with ClaudeCodeProvider(tmp_path) as store:
+        entry = store.get("x.md")
+        assert (entry.title, entry.confidence) == ("x", None)
+        assert [(d.path, d.code) for d in store.validate() if d.severity.value == "error"] == [
+            ("x.md", "claudecode.free-data")
+        ]
+        with pytest.raises(ParseError):
+            store.update(entry.model_copy(update={"body": "New.\n"}))
+    assert (tmp_path / "x.md").read_bytes() == raw

@@ -1,4 +1,4 @@
-"""memcore-unified-claudecode: Claude Code's memory files (CLAUDE.md files and the auto-memory folder) as a memcore store."""
+"""memcore-unified-claudecode: Claude Code's memory files (CLAUDE.md files, the auto-memory folder) as a store."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
 _INDEX_LINE = re.compile(
     r"^(?P<lead>[ \t]*[-*+][ \t]+)\[(?P<title>(?:\\.|[^\]\\])*)\]\((?P<target><[^>\n]*>|[^)\s]*)\)(?P<rest>.*)$"
 )
-_HOOK_SEP = re.compile(r"^([ \t]*(?:—|–|-|:)[ \t]*|[ \t]+)")
+_HOOK_SEP = re.compile(r"^([ \t]*(?:—|\u2013|-|:)[ \t]*|[ \t]+)")
 
 
 def _problem(path: str, code: str, message: str, *, line: int | None = None, warning: bool = False) -> Diagnostic:

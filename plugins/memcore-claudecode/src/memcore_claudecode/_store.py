@@ -1,6 +1,6 @@
 """The memory folder read once: its entry files, ``MEMORY.md``, the ``@imports`` followed inside it.
 
-A :class:`Snapshot` is built from three callables (read a file, does a path exist, is a path a
+A :class:`Snapshot` is built from two callables (read a file, ``None`` when absent; is a path a
 symbolic link), so the same code reads the disk and a write session's staged view. Imports are
 followed from every instruction and rule file, up to :data:`~memcore_claudecode.mapping.IMPORT_HOPS`
 hops; an import that is absolute, goes through the home folder, leaves the store or passes a
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_claudecode._parse import Doc, ImportRef, Index, import_tokens, parse_doc, parse_index, resolve_token
 from memcore_claudecode.codec import Context, decode
 from memcore_claudecode.mapping import FORMAT, IMPORT_HOPS, INDEX_FILE
 
-__all__ = ["Reader", "Snapshot"]
+__all__ = ["Snapshot"]
 
+WARNING = Severity.WARNING
 _ROLE_RANK = {"instructions": 0, "local": 1, "rule": 2}
 _REFUSALS = {
     "home": "goes through the home folder (~/), outside the store",
@@ -29,20 +29,12 @@ _REFUSALS = {
 }
 
 
-@dataclass(frozen=True)
-class Reader:
-    """How a snapshot sees the store: ``read(path)`` (``None``: absent), ``exists``, ``is_link``."""
-
-    read: Callable[[str], bytes | None]
-    exists: Callable[[str], bool]
-    is_link: Callable[[str], bool]
-
-
 class Snapshot:
     """Every entry file of the store, parsed; entries decoded on demand.
 
     Args:
-        reader: How files are read.
+        read: ``read(path)`` -> the file's bytes, ``None`` when there is none.
+        is_link: ``is_link(path)`` -> whether the path is a symbolic link.
         roles: Path -> role of every file of the store that is an entry by its name
             (:func:`~memcore_claudecode._parse.role_of`; store-relative, NFC).
 
@@ -55,20 +47,22 @@ class Snapshot:
         taken: Lower-cased paths of every memory file (a new file name must not be one).
     """
 
-    def __init__(self, reader: Reader, roles: dict[str, str]) -> None:
-        self.reader = reader
+    def __init__(
+        self, read: Callable[[str], bytes | None], is_link: Callable[[str], bool], roles: dict[str, str]
+    ) -> None:
+        self.read, self.is_link = read, is_link
         self.docs: dict[str, Doc] = {}
         self.roles: dict[str, str] = {}
         self.unreadable: list[Doc] = []
         self.import_problems: list[Diagnostic] = []
-        self.index: Index = parse_index(reader.read(INDEX_FILE))
+        self.index: Index = parse_index(read(INDEX_FILE))
         self._entries: dict[str, tuple[MemoryEntry, list[Diagnostic]]] = {}
         self._names: dict[str, str] | None = None
         self._order: list[str] | None = None
         self._imported: list[str] = []
         self.taken: set[str] = set()
         for path, role in sorted(roles.items()):
-            data = reader.read(path)
+            data = read(path)
             if data is not None:
                 self._put(parse_doc(path, data), role)
         self._follow()
@@ -89,9 +83,9 @@ class Snapshot:
             target, refusal = resolve_token(path, token)
             if target is not None and refusal is None:
                 parts = target.split("/")
-                if any(self.reader.is_link("/".join(parts[: i + 1])) for i in range(len(parts))):
+                if any(self.is_link("/".join(parts[: i + 1])) for i in range(len(parts))):
                     refusal = "symlink"
-                elif target not in self.docs and not self.reader.exists(target):
+                elif target not in self.docs and self.read(target) is None:
                     refusal = "missing"
             refs.append(ImportRef(line, token, target, refusal))
         return refs
@@ -110,33 +104,34 @@ class Snapshot:
                     continue
                 seen.add(target)
                 if depth + 1 > IMPORT_HOPS:
-                    self.import_problems.append(
-                        self._diag(path, ref, f"imports {ref.token}, more than {IMPORT_HOPS} hops from an instruction file; not followed")
-                    )
+                    self._report(path, ref, deep=True)
                     continue
                 if target in self.docs:
                     continue
-                data = self.reader.read(target)
+                data = self.read(target)
                 if data is None:
                     continue
                 self._put(parse_doc(target, data, frontmatter=False), "import")
                 self._imported.append(target)
                 queue.append((target, depth + 1))
 
-    def _report(self, path: str, ref: ImportRef) -> None:
-        if ref.problem == "missing":
-            self.import_problems.append(self._diag(path, ref, f"imports {ref.token}, which does not exist"))
+    def _report(self, path: str, ref: ImportRef, *, deep: bool = False) -> None:
+        if deep:
+            code, why = "import-depth", f"is more than {IMPORT_HOPS} hops from an instruction file: not followed"
+        elif ref.problem == "missing":
+            code, why = "import-missing", "does not exist"
         elif ref.problem is not None:
-            why = _REFUSALS[ref.problem]
-            self.import_problems.append(
-                self._diag(path, ref, f"imports {ref.token}, which {why}: refused, never read (memcore follows imports inside the store only)")
+            code, why = (
+                "import-refused",
+                f"{_REFUSALS[ref.problem]}: refused, never read (imports stay inside the store)",
             )
-
-    @staticmethod
-    def _diag(path: str, ref: ImportRef, message: str) -> Diagnostic:
-        code = "import-missing" if ref.problem == "missing" else "import-refused" if ref.problem else "import-depth"
-        return Diagnostic(
-            path=path, line=ref.line, code=f"{FORMAT}.{code}", message=message, severity=Severity.WARNING, entry_id=path
+        else:
+            return
+        message = f"imports {ref.token}, which {why}"
+        self.import_problems.append(
+            Diagnostic(
+                path=path, line=ref.line, code=f"{FORMAT}.{code}", message=message, severity=WARNING, entry_id=path
+            )
         )
 
     # -- changes ------------------------------------------------------------------------
@@ -195,15 +190,17 @@ class Snapshot:
         return Context(ids=ids, names=self._names, index=self.index.links, imports=self.imports_of)
 
     def order(self) -> list[str]:
-        """Return the entry paths in store order: instruction and rule files (broadest first), topics in
-        ``MEMORY.md`` order then by name, imported files in the order they were reached."""
+        """Return the entry paths in store order.
+
+        Instruction and rule files first (broadest first: shallower folders, then ``CLAUDE.md``
+        before ``CLAUDE.local.md`` before rules), then topics in ``MEMORY.md`` order and the
+        unlisted ones by name, then imported files in the order they were reached.
+        """
         if self._order is None:
             others = [p for p in self.docs if self.roles[p] in _ROLE_RANK]
             others.sort(key=lambda p: (p.count("/"), posixpath.dirname(p), _ROLE_RANK[self.roles[p]], p))
             listed = sorted(
-                (line.number, target)
-                for target, line in self.index.links.items()
-                if self.roles.get(target) == "topic"
+                (line.number, target) for target, line in self.index.links.items() if self.roles.get(target) == "topic"
             )
             topics = [target for _, target in listed]
             topics += sorted(p for p in self.docs if self.roles[p] == "topic" and p not in self.index.links)

@@ -37,20 +37,8 @@ from memcore_claudecode.mapping import (
 __all__ = ["FREE_FIELDS", "Context", "decode", "encode", "format_time", "same_content"]
 
 #: Core fields the free data may hold (``id`` and ``body`` are always native).
-FREE_FIELDS: tuple[str, ...] = (
-    "kind",
-    "title",
-    "status",
-    "tags",
-    "confidence",
-    "source",
-    "created_at",
-    "updated_at",
-    "date_only",
-    "scope",
-    "relations",
-    "parent",
-    "expires_at",
+FREE_FIELDS: tuple[str, ...] = tuple(
+    "kind title status tags confidence source created_at updated_at date_only scope relations parent expires_at".split()
 )
 _MISSING = object()
 
@@ -154,8 +142,7 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
             fields.update(_split_native(doc.meta, cc))
         links = wikilinks(doc.body)
         fields["relations"] = [
-            Relation(type=RELATION_LINK, target=ctx.names.get(name, name), resolved=name in ctx.names)
-            for name in links
+            Relation(type=RELATION_LINK, target=ctx.names.get(name, name), resolved=name in ctx.names) for name in links
         ]
         if line is None:
             cc["indexed"] = False
@@ -170,9 +157,11 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
             cc["frontmatter"] = dict(doc.meta)
         relations: dict[tuple[str, str], Relation] = {}
         for ref in ctx.imports(doc.path, doc.body):
-            target = ref.target if ref.target is not None and ref.problem is None else ref.token
+            target = ref.target if ref.target is not None and ref.problem in (None, "missing") else ref.token
             resolved = ref.problem is None and target in ctx.ids
-            relations.setdefault((RELATION_IMPORTS, target), Relation(type=RELATION_IMPORTS, target=target, resolved=resolved))
+            relations.setdefault(
+                (RELATION_IMPORTS, target), Relation(type=RELATION_IMPORTS, target=target, resolved=resolved)
+            )
         fields["relations"] = list(relations.values())
     extra: dict[str, Any] = {FORMAT: cc}
     problems: list[Diagnostic] = []
@@ -353,4 +342,3 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
             f"{FORMAT}: {path} would not read back as the entry ({', '.join(fields)} would differ); nothing was written"
         )
     return text
-

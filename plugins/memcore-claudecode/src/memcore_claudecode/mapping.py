@@ -84,7 +84,11 @@ INDEX_MAX_BYTES = 25 * 1024
 #: Recursion limit of ``@imports`` in the current docs (A.2: four hops; older docs said five).
 IMPORT_HOPS = 4
 #: File name -> role of instruction files, at any depth (A.1).
-INSTRUCTION_NAMES: dict[str, str] = {"CLAUDE.md": "instructions", "AGENTS.md": "instructions", "CLAUDE.local.md": "local"}
+INSTRUCTION_NAMES: dict[str, str] = {
+    "CLAUDE.md": "instructions",
+    "AGENTS.md": "instructions",
+    "CLAUDE.local.md": "local",
+}
 #: The frontmatter key, and comment label, of memcore's free data.
 FREE_KEY = "memcore"
 
@@ -98,26 +102,15 @@ KIND_OF_TYPE: dict[str, Kind] = {
 #: Kind -> the ``type`` written for it; a kind not in :data:`KIND_OF_TYPE` keeps its own name in
 #: the free data (``memcore: {kind: decision}`` beside ``type: project``).
 TYPE_OF_KIND: dict[Kind, str] = {
-    Kind.FACT: "user",
-    Kind.PREFERENCE: "feedback",
-    Kind.CORRECTION: "feedback",
-    Kind.NOTE: "project",
-    Kind.DECISION: "project",
-    Kind.TASK: "project",
-    Kind.OBSERVATION: "project",
-    Kind.PURSUIT: "project",
-    Kind.PROPOSAL: "project",
-    Kind.REFERENCE: "reference",
-    Kind.SKILL: "reference",
-    Kind.COMPANION: "reference",
+    **{kind: type_ for type_, kind in KIND_OF_TYPE.items()},
+    **dict.fromkeys([Kind.CORRECTION], "feedback"),
+    **dict.fromkeys([Kind.DECISION, Kind.TASK, Kind.OBSERVATION, Kind.PURSUIT, Kind.PROPOSAL], "project"),
+    **dict.fromkeys([Kind.SKILL, Kind.COMPANION], "reference"),
 }
 #: Role -> the kind its files read as (topics: by their ``type``).
 ROLE_KINDS: dict[str, Kind] = {
     "topic": Kind.NOTE,
-    "instructions": Kind.FACT,
-    "local": Kind.FACT,
-    "rule": Kind.FACT,
-    "import": Kind.FACT,
+    **dict.fromkeys(["instructions", "local", "rule", "import"], Kind.FACT),
 }
 
 #: Relation type of an ``@path`` import (instruction, rule and import files).

@@ -39,7 +39,7 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import WriteSession, atomic_write, check_component, join
 from memcore_claudecode._parse import role_of
 from memcore_claudecode._render import index_bytes, remove_line, set_line
-from memcore_claudecode._store import Reader, Snapshot
+from memcore_claudecode._store import Snapshot
 from memcore_claudecode.codec import encode, same_content
 from memcore_claudecode.mapping import FORMAT, INDEX_FILE, RELATION_TYPES, TYPE_OF_KIND
 from memcore_claudecode.validate import check
@@ -70,16 +70,7 @@ class ClaudeCodeProvider(BaseProvider):
     option_names: ClassVar[frozenset[str] | None] = frozenset()
     relation_types: ClassVar[dict[str, str]] = RELATION_TYPES
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {
-            Capability.ADD,
-            Capability.UPDATE,
-            Capability.DELETE,
-            Capability.ARCHIVE,
-            Capability.SUPERSEDE,
-            Capability.GRAPH,
-            Capability.BATCH,
-            Capability.CONCURRENT,
-        }
+        map(Capability, ["add", "update", "delete", "archive", "supersede", "graph", "batch", "concurrent"])
     )
 
     def __init__(self, location: str | os.PathLike[str], **options: Any) -> None:
@@ -90,8 +81,11 @@ class ClaudeCodeProvider(BaseProvider):
     # -- life cycle -------------------------------------------------------------------
     @classmethod
     def sniff(cls, path: Path) -> bool:
-        """Return whether ``path`` is a folder with a ``CLAUDE.md``, a ``.claude/`` folder, or a
-        ``MEMORY.md`` of ``- [Title](file.md)`` lines (and no RightMemory ``{#id}`` anchors). Never raises."""
+        """Return whether ``path`` looks like a Claude Code memory folder; never raises.
+
+        True for a folder with a ``CLAUDE.md`` or a ``.claude/`` folder, or a ``MEMORY.md`` of
+        ``- [Title](file.md)`` lines (and no RightMemory ``{#id}`` anchors).
+        """
         try:
             path = Path(path)
             if not path.is_dir():
@@ -123,7 +117,8 @@ class ClaudeCodeProvider(BaseProvider):
         """
         if not self.root.is_dir():
             raise ConfigError(
-                f"{FORMAT}: {self.location} is not a folder; create it with `memcore init --store {FORMAT}:{self.location}`"
+                f"{FORMAT}: {self.location} is not a folder; "
+                f"create it with `memcore init --store {FORMAT}:{self.location}`"
             )
         super().open()
         return self
@@ -150,34 +145,17 @@ class ClaudeCodeProvider(BaseProvider):
                     roles[rel] = role
         return roles
 
-    def _disk_read(self, path: str) -> bytes | None:
-        try:
-            return self.storage.read(path)[0]
-        except (OSError, UnsafePathError):
-            return None
-
-    def _exists(self, path: str) -> bool:
-        try:
-            return self.storage.exists(path)
-        except (OSError, UnsafePathError):
-            return False
-
-    def _is_link(self, path: str) -> bool:
-        return os.path.islink(self.root / path)
-
     def _snapshot(self, session: WriteSession | None = None) -> Snapshot:
-        if session is None:
-            reader = Reader(self._disk_read, self._exists, self._is_link)
-        else:
+        """The store read through ``session`` (its staged writes seen), else from storage."""
+        source = session.read if session is not None else (lambda path: self.storage.read(path)[0])
 
-            def read(path: str) -> bytes | None:
-                try:
-                    return session.read(path)
-                except (OSError, UnsafePathError):
-                    return None
+        def read(path: str) -> bytes | None:
+            try:
+                return source(path)
+            except (OSError, UnsafePathError):
+                return None
 
-            reader = Reader(read, lambda path: read(path) is not None, self._is_link)
-        return Snapshot(reader, self._walk())
+        return Snapshot(read, lambda path: os.path.islink(self.root / path), self._walk())
 
     def _read(self) -> Snapshot:
         """Return the store as the caller sees it: inside a write session, with its writes."""
@@ -236,15 +214,12 @@ class ClaudeCodeProvider(BaseProvider):
             session.write(INDEX_FILE, index_bytes(pending.index))
 
     def _refuse_broken(self, snap: Snapshot, path: str) -> None:
-        doc = snap.docs[path]
-        if doc.broken:
-            first = doc.problems[0] if doc.problems else None
-            why = str(first) if first else "it holds control characters"
-            raise ParseError(
-                f"{FORMAT}: {self.location}/{path} is left untouched because {why}; fix the file first",
-                path=path,
-                line=first.line if first else None,
-            )
+        """Raise :class:`ParseError` when ``path`` could not be parsed (it is never rewritten)."""
+        problems = [*snap.docs[path].problems, *snap.decoded(path)[1]]
+        if snap.docs[path].broken or problems:
+            why = str(problems[0]) if problems else "it holds control characters"
+            line = problems[0].line if problems else None
+            raise ParseError(f"{FORMAT}: {path} is left untouched because {why}; fix it first", path=path, line=line)
 
     def _index_writable(self, snap: Snapshot) -> None:
         if snap.index.broken:

@@ -17,84 +17,59 @@ from memcore_claudecode.mapping import FORMAT, INDEX_FILE, INDEX_MAX_BYTES, INDE
 
 __all__ = ["check"]
 
-
-def _warn(path: str, code: str, message: str, *, line: int | None = None, entry_id: str | None = None) -> Diagnostic:
-    return Diagnostic(
-        path=path, line=line, code=f"{FORMAT}.{code}", message=message, severity=Severity.WARNING, entry_id=entry_id
-    )
+WARNING, INFO = Severity.WARNING, Severity.INFO
 
 
 def _line_of(text: str, key: str) -> int | None:
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.lstrip().startswith(f"{key}:"):
-            return number
-    return None
+    found = [n for n, line in enumerate(text.split("\n"), start=1) if line.lstrip().startswith(f"{key}:")]
+    return found[0] if found else None
 
 
 def check(snap: Snapshot) -> list[Diagnostic]:
     """Return every finding of the store ``snap`` holds (see the module docstring)."""
     found: list[Diagnostic] = [*snap.index.problems]
+
+    def warn(path: str, code: str, message: str, line: int | None = None, severity: Severity = WARNING) -> None:
+        entry_id = None if path == INDEX_FILE else path
+        found.append(
+            Diagnostic(
+                path=path, line=line, code=f"{FORMAT}.{code}", message=message, severity=severity, entry_id=entry_id
+            )
+        )
+
     for doc in [*snap.unreadable, *(snap.docs[p] for p in snap.order())]:
         found.extend(doc.problems)
     found.extend(snap.import_problems)
     index = snap.index
     for target, line in sorted(index.links.items(), key=lambda item: item[1].number):
         if snap.roles.get(target) != "topic":
-            found.append(
-                _warn(INDEX_FILE, "index-missing-file", f"links to {target}, which is not a memory file here", line=line.number)
-            )
-    if index.lines and len(index.lines) > INDEX_MAX_LINES:
-        found.append(
-            _warn(
-                INDEX_FILE,
-                "index-too-long",
-                f"{len(index.lines)} lines: Claude Code loads only the first {INDEX_MAX_LINES}; shorten the hooks",
-                line=INDEX_MAX_LINES + 1,
-            )
-        )
+            warn(INDEX_FILE, "index-missing-file", f"links to {target}, which is not a memory file here", line.number)
+    if len(index.lines) > INDEX_MAX_LINES:
+        why = f"{len(index.lines)} lines: Claude Code loads only the first {INDEX_MAX_LINES}; shorten the hooks"
+        warn(INDEX_FILE, "index-too-long", why, INDEX_MAX_LINES + 1)
     size = len(index.file.text.encode("utf-8")) if index.file is not None else 0
     if size > INDEX_MAX_BYTES:
-        found.append(_warn(INDEX_FILE, "index-too-large", f"{size} bytes: Claude Code loads only the first 25 KB"))
-    ids = set(snap.docs)
+        warn(INDEX_FILE, "index-too-large", f"{size} bytes: Claude Code loads only the first 25 KB")
     for path in snap.order():
         entry, problems = snap.decoded(path)
         found.extend(problems)
-        doc = snap.docs[path]
-        if snap.roles[path] == "topic":
-            if path not in index.links:
-                found.append(
-                    _warn(path, "not-indexed", f"{INDEX_FILE} does not list this memory; Claude Code may not see it", entry_id=path)
-                )
-            cc = entry.extra.get(FORMAT, {})
-            if "type" in cc:
-                found.append(
-                    _warn(
-                        path,
-                        "unknown-type",
-                        f"type {cc['type']!r} is none of {', '.join(KIND_OF_TYPE)}; read as a note",
-                        line=_line_of(doc.text, "type"),
-                        entry_id=path,
-                    )
-                )
-            frontmatter = cc.get("frontmatter")
-            nested = frontmatter.get("metadata") if isinstance(frontmatter, dict) else None
-            if isinstance(frontmatter, dict) and ("modified" in frontmatter or (isinstance(nested, dict) and "modified" in nested)):
-                found.append(
-                    _warn(path, "modified", "modified is not an ISO 8601 time with a zone", line=_line_of(doc.text, "modified"), entry_id=path)
-                )
+        text, cc = snap.docs[path].text, entry.extra.get(FORMAT, {})
+        if snap.roles[path] == "topic" and path not in index.links:
+            warn(path, "not-indexed", f"{INDEX_FILE} does not list this memory; Claude Code may not see it")
+        if snap.roles[path] == "topic" and "type" in cc:
+            why = f"type {cc['type']!r} is none of {', '.join(KIND_OF_TYPE)}; read as a note"
+            warn(path, "unknown-type", why, _line_of(text, "type"))
+        frontmatter = cc.get("frontmatter") if snap.roles[path] == "topic" else None
+        nested = frontmatter.get("metadata") if isinstance(frontmatter, dict) else None
+        if isinstance(frontmatter, dict) and "modified" in {
+            *frontmatter,
+            *(nested if isinstance(nested, dict) else ()),
+        }:
+            warn(path, "modified", "modified is not an ISO 8601 time with a zone", _line_of(text, "modified"))
         for relation in entry.relations:
-            if relation.resolved and relation.target not in ids:
-                found.append(
-                    _warn(path, "dangling-relation", f"relation {relation.type!r} points at {relation.target!r}, which is not in the store", entry_id=path)
-                )
+            if relation.resolved and relation.target not in snap.docs:
+                why = f"relation {relation.type!r} points at {relation.target!r}, which is not in the store"
+                warn(path, "dangling-relation", why)
             elif not relation.resolved and relation.type == RELATION_LINK:
-                found.append(
-                    Diagnostic(
-                        path=path,
-                        code=f"{FORMAT}.unresolved-link",
-                        message=f"[[{relation.target}]] names no memory of this folder",
-                        severity=Severity.INFO,
-                        entry_id=path,
-                    )
-                )
+                warn(path, "unresolved-link", f"[[{relation.target}]] names no memory of this folder", None, INFO)
     return found
