@@ -24,19 +24,8 @@ from memcore.models import Diagnostic, Severity
 from memcore.storage import TextFile, control_char_diagnostics
 from memcore_claudecode.mapping import FORMAT, FREE_KEY, INDEX_FILE, INSTRUCTION_NAMES
 
-__all__ = [
-    "Doc",
-    "ImportRef",
-    "Index",
-    "IndexLine",
-    "first_heading",
-    "import_tokens",
-    "parse_doc",
-    "parse_index",
-    "resolve_token",
-    "role_of",
-    "wikilinks",
-]
+__all__ = ["Doc", "ImportRef", "Index", "IndexLine", "first_heading", "import_tokens", "parse_doc", "parse_index"]
+__all__ += ["resolve_token", "role_of", "wikilinks"]
 
 _COMMENT = re.compile(r"<!-- memcore: (.*?) -->\n")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -177,13 +166,8 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
 class IndexLine:
     """One ``- [Title](target) — hook`` line of ``MEMORY.md``.
 
-    Attributes:
-        number: 1-based line number.
-        lead: The list marker and its blanks (``"- "``).
-        title: The link text (unescaped).
-        target: The linked file, store-relative and normalised (``user_role.md``).
-        sep: What separates the link from the hook (``" — "``); ``""`` without a hook.
-        hook: The one-line hook after the link.
+    Its 1-based ``number``, ``lead`` (the list marker and blanks), link ``title`` (unescaped),
+    ``target`` (store-relative, normalised), ``sep`` (``""`` without a hook) and ``hook``.
     """
 
     number: int
@@ -198,12 +182,9 @@ class IndexLine:
 class Index:
     """``MEMORY.md`` as lines, with the index lines found in it.
 
-    Attributes:
-        file: The decoded file (``None``: absent or not UTF-8).
-        lines: The text's lines, without line endings.
-        links: Target path -> its first index line.
-        problems: Unreadable file, repeated links.
-        broken: Not UTF-8: never rewritten.
+    Its decoded ``file`` (``None``: absent or not UTF-8, then ``broken``: never rewritten), its
+    ``lines`` (no line endings), ``links`` (target -> first index line), the ``problems`` found,
+    and whether an edit ``changed`` it.
     """
 
     file: TextFile | None = None
@@ -245,7 +226,13 @@ def parse_index(raw: bytes | None) -> Index:
         if target in index.links:
             first = index.links[target].number
             index.problems.append(
-                _problem(INDEX_FILE, "index-repeated", f"{target} is listed again (first on line {first})", line=number)
+                _problem(
+                    INDEX_FILE,
+                    "index-repeated",
+                    f"{target} is listed again (first on line {first})",
+                    line=number,
+                    warning=True,
+                )
             )
             continue
         rest = match.group("rest")
@@ -314,11 +301,9 @@ def first_heading(text: str) -> str | None:
 class ImportRef:
     """One ``@path`` import of a file, resolved.
 
-    Attributes:
-        line: Its line in the importing file's text.
-        token: The path as written.
-        target: Store-relative path it names (``None``: it leaves the store, so it is never read).
-        problem: Why it is not followed (``None``: it is), e.g. ``"absolute"``, ``"missing"``.
+    Its ``line``, the ``token`` as written, the store-relative ``target`` (``None``: outside the
+    store, never read) and the ``problem`` that keeps it from being followed (``None``: followed;
+    ``"home"``, ``"absolute"``, ``"outside"``, ``"symlink"``, ``"missing"``).
     """
 
     line: int

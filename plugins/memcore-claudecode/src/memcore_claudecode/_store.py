@@ -35,6 +35,9 @@ class Snapshot:
     Args:
         read: ``read(path)`` -> the file's bytes, ``None`` when there is none.
         is_link: ``is_link(path)`` -> whether the path is a symbolic link.
+        stat: ``stat(path)`` -> a key that changes whenever the file does (``None``: unknown).
+        cache: ``(path, frontmatter) -> (stat key, Doc)``: parses of earlier snapshots, reused while
+            the file's key is the same (a provider keeps one across sessions); updated in place.
         roles: Path -> role of every file of the store that is an entry by its name
             (:func:`~memcore_claudecode._parse.role_of`; store-relative, NFC).
 
@@ -48,9 +51,15 @@ class Snapshot:
     """
 
     def __init__(
-        self, read: Callable[[str], bytes | None], is_link: Callable[[str], bool], roles: dict[str, str]
+        self,
+        read: Callable[[str], bytes | None],
+        is_link: Callable[[str], bool],
+        roles: dict[str, str],
+        stat: Callable[[str], object | None] = lambda path: None,
+        cache: dict[tuple[str, bool], tuple[object, Doc]] | None = None,
     ) -> None:
-        self.read, self.is_link = read, is_link
+        self.read, self.is_link, self.stat = read, is_link, stat
+        self.cache = {} if cache is None else cache
         self.docs: dict[str, Doc] = {}
         self.roles: dict[str, str] = {}
         self.unreadable: list[Doc] = []
@@ -62,12 +71,25 @@ class Snapshot:
         self._imported: list[str] = []
         self.taken: set[str] = set()
         for path, role in sorted(roles.items()):
-            data = read(path)
-            if data is not None:
-                self._put(parse_doc(path, data), role)
+            doc = self._load(path, True)
+            if doc is not None:
+                self._put(doc, role)
         self._follow()
 
     # -- building ---------------------------------------------------------------------
+    def _load(self, path: str, frontmatter: bool) -> Doc | None:
+        """Parse a file (``None``: absent), reusing an earlier snapshot's parse while its ``stat`` is the same."""
+        key = self.stat(path)
+        hit = self.cache.get((path, frontmatter))
+        if key is not None and hit is not None and hit[0] == key:
+            return hit[1]
+        data = self.read(path)
+        if data is None:
+            return None
+        doc = parse_doc(path, data, frontmatter=frontmatter)
+        self.cache[(path, frontmatter)] = (key, doc)
+        return doc
+
     def _put(self, doc: Doc, role: str) -> None:
         self.taken.add(doc.path.lower())
         if doc.file is None:
@@ -108,10 +130,10 @@ class Snapshot:
                     continue
                 if target in self.docs:
                     continue
-                data = self.read(target)
-                if data is None:
+                doc = self._load(target, False)
+                if doc is None:
                     continue
-                self._put(parse_doc(target, data, frontmatter=False), "import")
+                self._put(doc, "import")
                 self._imported.append(target)
                 queue.append((target, depth + 1))
 

@@ -180,15 +180,8 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        problems.append(
-            Diagnostic(
-                path=doc.path,
-                line=1,
-                code=f"{FORMAT}.free-data",
-                message=f"memcore's free data holds an invalid {where} ({first['msg']}); it is ignored",
-                entry_id=doc.path,
-            )
-        )
+        why = f"memcore's free data holds an invalid {where} ({first['msg']}); it is ignored"
+        problems.append(Diagnostic(path=doc.path, line=1, code=f"{FORMAT}.free-data", message=why, entry_id=doc.path))
         base = {k: v for k, v in fields.items() if k not in doc.free}
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
     entry.version = version
@@ -231,9 +224,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     """Return the frontmatter the native slots give (``None``: the file has no frontmatter)."""
     rest = dict(cc.get("frontmatter") or {}) if isinstance(cc.get("frontmatter"), dict) else {}
     if role != "topic":
-        if old is not None and old.meta is not None:
-            return rest
-        return rest or None
+        return rest if old is not None and old.meta is not None else rest or None
     if old is not None and old.meta is None:
         return None  # Claude Code never gives a file frontmatter it did not have
     meta: dict[str, Any] = {"name": entry.title}
@@ -244,18 +235,11 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
         meta["description"] = description
     type_ = cc["type"] if "type" in cc and entry.kind == Kind.NOTE else TYPE_OF_KIND[entry.kind]
     stamp = plain_text(format_time(entry.updated_at)) if entry.updated_at is not None else None
-    if cc.get("shape") == "top-level":
-        meta["type"] = type_
-        if stamp is not None:
-            meta["modified"] = stamp
-        meta.update({k: v for k, v in rest.items() if k not in meta})
-    else:
-        nested = rest.pop("metadata", None)
-        block: dict[str, Any] = {"type": type_, **(nested if isinstance(nested, dict) else {})}
-        if stamp is not None:
-            block["modified"] = stamp
-        meta["metadata"] = block
-        meta.update({k: v for k, v in rest.items() if k not in meta})
+    holder: dict[str, Any] = meta if cc.get("shape") == "top-level" else meta.setdefault("metadata", {})
+    nested = rest.pop("metadata", None) if holder is not meta else None
+    holder.update({"type": type_, **(nested if isinstance(nested, dict) else {})})
+    holder.update({"modified": stamp} if stamp is not None else {})
+    meta.update({k: v for k, v in rest.items() if k not in meta})
     if old is not None and old.meta is not None:
         order = list(old.meta)
         ordered = {k: meta[k] for k in order if k in meta}

@@ -56,23 +56,9 @@ from __future__ import annotations
 
 from memcore.models import Kind
 
-__all__ = [
-    "FORMAT",
-    "FREE_KEY",
-    "IMPORT_HOPS",
-    "INDEX_FILE",
-    "INDEX_MAX_BYTES",
-    "INDEX_MAX_LINES",
-    "INSTRUCTION_NAMES",
-    "KIND_OF_TYPE",
-    "LOCATION_KEYS",
-    "NATIVE_KEYS",
-    "RELATION_IMPORTS",
-    "RELATION_LINK",
-    "RELATION_TYPES",
-    "ROLE_KINDS",
-    "TYPE_OF_KIND",
-]
+__all__ = ["FORMAT", "FREE_KEY", "IMPORT_HOPS", "INDEX_FILE", "INDEX_MAX_BYTES", "INDEX_MAX_LINES"]
+__all__ += ["INSTRUCTION_NAMES", "KIND_OF_TYPE", "LOCATION_KEYS", "NATIVE_KEYS", "RELATION_IMPORTS", "RELATION_LINK"]
+__all__ += ["RELATION_TYPES", "ROLE_KINDS", "TYPE_OF_KIND"]
 
 #: The format name (``extra`` namespace, URL scheme).
 FORMAT = "claudecode"

@@ -6,14 +6,10 @@ any depth and ``.claude/rules/**/*.md`` (Part A), and the markdown files their `
 inside the folder. Each file is one entry, its id the file's store-relative path; the field
 table is :mod:`memcore_claudecode.mapping`.
 
-Writes run in memcore's write session (:meth:`~memcore.provider.BaseProvider.session`: the
-store's lock held, each file read once, replaced atomically at the end unless it changed on disk
-meanwhile; ``read_only`` refused by core). As Claude Code does, ``add`` writes a topic file
-``<type>_<slug>.md`` and a line at the end of ``MEMORY.md``; ``update`` rewrites the file
-(touching only the frontmatter keys that changed) and the entry's index line when its title or
-hook changed; ``delete`` removes the file and its index line. ``MEMORY.md`` is written once per
-session. A file that could not be parsed (invalid frontmatter, not UTF-8, control characters)
-is read as text and never rewritten; an update that changes nothing writes no byte.
+Writes run in memcore's write session (lock, one read per file, atomic replacement, read-only
+refused by core); ``MEMORY.md`` is kept in step with the topics, as Claude Code keeps it, and
+written once per session. A file that could not be parsed is read as text and never rewritten;
+an update that changes nothing writes no byte.
 """
 
 from __future__ import annotations
@@ -37,7 +33,7 @@ from memcore.errors import (
 from memcore.models import Diagnostic, MemoryEntry, Query, lf_body, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import WriteSession, atomic_write, check_component, join
-from memcore_claudecode._parse import role_of
+from memcore_claudecode._parse import Doc, role_of
 from memcore_claudecode._render import index_bytes, remove_line, set_line
 from memcore_claudecode._store import Snapshot
 from memcore_claudecode.codec import encode, same_content
@@ -77,6 +73,7 @@ class ClaudeCodeProvider(BaseProvider):
         super().__init__(location, **options)
         self.root = Path(self.location)  #: the memory folder
         self._pending: Snapshot | None = None  # the write session's view of the store
+        self._parsed: dict[tuple[str, bool], tuple[object, Doc]] = {}  # parses, reused while a file's stat holds
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -155,7 +152,14 @@ class ClaudeCodeProvider(BaseProvider):
             except (OSError, UnsafePathError):
                 return None
 
-        return Snapshot(read, lambda path: os.path.islink(self.root / path), self._walk())
+        def stat(path: str) -> tuple[int, int, int] | None:
+            try:
+                st = os.stat(self.root / path)
+            except OSError:
+                return None
+            return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+        return Snapshot(read, lambda path: os.path.islink(self.root / path), self._walk(), stat, self._parsed)
 
     def _read(self) -> Snapshot:
         """Return the store as the caller sees it: inside a write session, with its writes."""
