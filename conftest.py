@@ -59,6 +59,7 @@ _DOC_LAYOUT = {
     "rm": "examples/rightmemory",
     "memory": "examples/maka",
     "mcpmemory": "examples/mcpmemory",
+    "claude-memory": "examples/claudecode-memory",
 }
 _SHELL_TIMEOUT_S = 120
 

@@ -17,7 +17,7 @@ Maka target, 95 % of what a trial migration into Maka could hold.
 
 Run::
 
-    python benchmarks/bench_migrate.py                    # N = 10000, all 25 pairs
+    python benchmarks/bench_migrate.py                    # N = 10000, every ordered pair
     python benchmarks/bench_migrate.py --entries 1000 --pairs whitebox:box maka:rightmemory
     python benchmarks/bench_migrate.py --json out.json --repeat 3     # best of 3 runs per measure
     python benchmarks/bench_migrate.py --render out.json   # the docs/migration.md table
@@ -45,7 +45,7 @@ from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.registry import get_registry
 from memcore.storage import atomic_write
 
-FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode")
 MAKA_LIMIT = 131072
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
 _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "update", "validate", "open", "close")

@@ -38,6 +38,7 @@ STORES: dict[str, str] = {
     "rightmemory": "rightmemory",
     "maka": "maka/MEMORY.md",
     "mcpmemory": "mcpmemory/memory.jsonl",
+    "claudecode": "claudecode-memory",
 }
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -31,7 +31,7 @@ from memcore.registry import get_registry
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 SAMPLES = REPO.parent / "shared" / "samples"
-FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode")
 
 pytestmark = pytest.mark.skipif(
     not set(FORMATS) <= set(get_registry().names()), reason="the format plugins are not all installed"
@@ -75,6 +75,7 @@ SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}
 
 _BOX = SAMPLES / "box-memory"
 _RM = SAMPLES / "rightmemory"
+_CC = SAMPLES / "claude-code-memory"
 
 #: name -> (format, maker of a writable copy)
 SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
@@ -82,6 +83,7 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
     "examples/box-workspace": ("box", _copy_dir(EXAMPLES / "box-workspace")),
     "examples/rightmemory": ("rightmemory", _copy_dir(EXAMPLES / "rightmemory")),
     "examples/maka": ("maka", _maka_file(EXAMPLES / "maka" / "MEMORY.md")),
+    "examples/claudecode-memory": ("claudecode", _copy_dir(EXAMPLES / "claudecode-memory")),
     "samples/whitebox": ("whitebox", _copy_dir(SAMPLES / "whitebox" / "vault-example")),
     "samples/box": (
         "box",
@@ -119,6 +121,8 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
             "oshliaer-server-memory-editor-memory",
         )
     },
+    **{f"samples/claudecode/{p.name}": ("claudecode", _copy_dir(p)) for p in sorted((_CC / "auto-memory").iterdir())},
+    "samples/claudecode/anthropic-claude-md": ("claudecode", _copy_dir(_CC / "anthropic-claude-md")),
 }
 
 #: (source name, target format) -> reason: known provider bugs (strict xfail)
@@ -316,6 +320,7 @@ def test_relation_types_survive_as_types() -> None:
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"whitebox:{EXAMPLES / 'whitebox-vault'}",
         f"mcpmemory:{EXAMPLES / 'mcpmemory' / 'memory.jsonl'}",
+        f"claudecode:{EXAMPLES / 'claudecode-memory'}",
     ):
         entries = {e.title: e for e in _read(url)}
         helix, vim = entries["Editor: helix"], entries["Editor: vim"]
@@ -332,6 +337,7 @@ def test_relation_types_survive_as_types() -> None:
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
         f"mcpmemory:{EXAMPLES / 'mcpmemory' / 'memory.jsonl'}",
+        f"claudecode:{EXAMPLES / 'claudecode-memory'}",
     ],
 )
 def test_example_stores_are_valid_and_realistic(url: str) -> None:

@@ -25,6 +25,7 @@ BUILTIN_DISTRIBUTIONS: dict[str, tuple[str, str]] = {
     "rightmemory": ("memcore-unified-rightmemory", "rightmemory"),
     "maka": ("memcore-unified-maka", "maka"),
     "mcpmemory": ("memcore-unified-mcpmemory", "mcpmemory"),
+    "claudecode": ("memcore-unified-claudecode", "claudecode"),
 }
 
 

@@ -1,0 +1,328 @@
+"""Bytes -> Claude Code memory documents, fail-open, every problem with its file and line.
+
+- :func:`role_of`: which files of the folder are entries, and as what (:mod:`.mapping`).
+- :func:`parse_doc`: one memory file -> :class:`Doc` (frontmatter, body, memcore's free data).
+  Invalid YAML makes the whole file the body, as Claude Code reads it (B.5 rule 2), and marks the
+  file ``broken``: readable, never rewritten.
+- :func:`parse_index`: ``MEMORY.md`` -> its ``- [Title](file.md) — hook`` lines (B.3).
+- :func:`import_tokens` / :func:`wikilinks` / :func:`first_heading`: what the prose says, outside
+  fenced code blocks, inline code spans and HTML comments (A.2).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from memcore.errors import ParseError
+from memcore.frontmatter import read_frontmatter
+from memcore.models import Diagnostic, Severity
+from memcore.storage import TextFile, control_char_diagnostics
+from memcore_claudecode.mapping import FORMAT, FREE_KEY, INDEX_FILE, INSTRUCTION_NAMES
+
+__all__ = ["Doc", "ImportRef", "Index", "IndexLine", "first_heading", "import_tokens", "parse_doc", "parse_index"]
+__all__ += ["resolve_token", "role_of", "wikilinks"]
+
+_COMMENT = re.compile(r"<!-- memcore: (.*?) -->\n")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
+_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:\\ |[^\s])+)")
+_TRAILING = ".,;:!?)]}'\""
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\]")
+_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
+_INDEX_LINE = re.compile(
+    r"^(?P<lead>[ \t]*[-*+][ \t]+)\[(?P<title>(?:\\.|[^\]\\])*)\]\((?P<target><[^>\n]*>|[^)\s]*)\)(?P<rest>.*)$"
+)
+_HOOK_SEP = re.compile(r"^([ \t]*(?:—|\u2013|-|:)[ \t]*|[ \t]+)")
+
+
+def _problem(path: str, code: str, message: str, *, line: int | None = None, warning: bool = False) -> Diagnostic:
+    return Diagnostic(
+        path=path,
+        line=line,
+        code=f"{FORMAT}.{code}",
+        message=message,
+        severity=Severity.WARNING if warning else Severity.ERROR,
+    )
+
+
+def _bare(exc: ParseError) -> str:
+    """The message of ``exc`` without the ``path:line:`` it starts with (a diagnostic carries those)."""
+    text = str(exc)
+    where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else f"{exc.path}: " if exc.path else ""
+    return text.removeprefix(where)
+
+
+def role_of(path: str) -> str | None:
+    """Return the role of the store-relative ``path`` (see :mod:`.mapping`), or ``None``.
+
+    ``"index"`` for the root ``MEMORY.md``; ``None`` for a file that is an entry only when an
+    ``@import`` reaches it (a markdown file in a sub-folder) or never (anything else).
+    """
+    folder, _, name = path.rpartition("/")
+    if not name.endswith(".md"):
+        return None
+    if name in INSTRUCTION_NAMES:
+        return INSTRUCTION_NAMES[name]
+    if f"/{folder}/".find("/.claude/rules/") >= 0 or folder == ".claude/rules":
+        return "rule"
+    if folder:
+        return None
+    return "index" if name == INDEX_FILE else "topic"
+
+
+@dataclass
+class Doc:
+    """One memory file as read.
+
+    Attributes:
+        path: Store-relative path (NFC), the entry's id.
+        raw: The file's bytes.
+        file: The decoded text (BOM and line endings remembered); ``None`` when not UTF-8.
+        meta: The frontmatter as plain data; ``None`` when the file has none (or it is invalid).
+        body: The text after the frontmatter (and after memcore's comment line), byte for byte.
+        free: memcore's free data (``memcore:`` key or first-line comment), ``{}`` when absent.
+        problems: What the reader found (file:line).
+        broken: The file could not be read exactly: it is read as text, never rewritten.
+    """
+
+    path: str
+    raw: bytes
+    file: TextFile | None
+    meta: dict[str, Any] | None
+    body: str
+    free: dict[str, Any] = field(default_factory=dict)
+    problems: list[Diagnostic] = field(default_factory=list)
+    broken: bool = False
+
+    @property
+    def text(self) -> str:
+        """The file's text with ``\\n`` line endings (``""`` when not UTF-8)."""
+        return self.file.text if self.file is not None else ""
+
+
+def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
+    """Read one memory file; never raises for a bad file.
+
+    Args:
+        path: Store-relative path, for the id and the diagnostics.
+        raw: The file's bytes.
+        frontmatter: Whether a leading ``---`` block is frontmatter (markdown memory files: yes).
+    """
+    try:
+        file = TextFile.decode(raw, path=path)
+    except ParseError as exc:
+        doc = Doc(path, raw, None, None, raw.decode("utf-8", "replace"), broken=True)
+        doc.problems.append(_problem(path, "encoding", _bare(exc), line=exc.line))
+        return doc
+    text = file.text
+    doc = Doc(path, raw, file, None, text)
+    if control_char_diagnostics(raw, path):
+        doc.broken = True  # core reports each such line; no write may touch the file
+    if frontmatter and text.startswith("---"):
+        try:
+            found = read_frontmatter(text, path=path)
+        except ParseError as exc:
+            doc.broken = True
+            doc.problems.append(
+                _problem(
+                    path,
+                    "frontmatter",
+                    f"{_bare(exc)}; the file is read as text (as Claude Code does) and not rewritten until fixed",
+                    line=exc.line,
+                )
+            )
+            return doc
+        if found.has_frontmatter:
+            doc.meta, doc.body = dict(found.metadata), found.body
+            free = doc.meta.pop(FREE_KEY, None)
+            if isinstance(free, dict):
+                doc.free = free
+            elif free is not None:
+                doc.broken = True
+                doc.problems.append(_problem(path, "free-data", f"`{FREE_KEY}:` must be a mapping; fix or remove it"))
+            return doc
+    match = _COMMENT.match(text)
+    if match is not None:
+        try:
+            data = json.loads(match.group(1))
+        except json.JSONDecodeError as exc:
+            data = exc
+        if isinstance(data, dict):
+            doc.free, doc.body = data, text[match.end() :]
+        else:
+            doc.broken = True
+            doc.problems.append(
+                _problem(path, "free-data", "the memcore comment is not a JSON object; fix or remove it", line=1)
+            )
+    return doc
+
+
+@dataclass
+class IndexLine:
+    """One ``- [Title](target) — hook`` line of ``MEMORY.md``.
+
+    Its 1-based ``number``, ``lead`` (the list marker and blanks), link ``title`` (unescaped),
+    ``target`` (store-relative, normalised), ``sep`` (``""`` without a hook) and ``hook``.
+    """
+
+    number: int
+    lead: str
+    title: str
+    target: str
+    sep: str
+    hook: str
+
+
+@dataclass
+class Index:
+    """``MEMORY.md`` as lines, with the index lines found in it.
+
+    Its decoded ``file`` (``None``: absent or not UTF-8, then ``broken``: never rewritten), its
+    ``lines`` (no line endings), ``links`` (target -> first index line), the ``problems`` found,
+    and whether an edit ``changed`` it.
+    """
+
+    file: TextFile | None = None
+    lines: list[str] = field(default_factory=list)
+    links: dict[str, IndexLine] = field(default_factory=dict)
+    problems: list[Diagnostic] = field(default_factory=list)
+    broken: bool = False
+    changed: bool = False
+
+
+def _link_target(raw: str) -> str | None:
+    target = raw[1:-1] if raw.startswith("<") else raw
+    target = urllib.parse.unquote(target.partition("#")[0]).strip()
+    if not target or "://" in target or target.startswith(("/", "~", "mailto:")):
+        return None
+    norm = posixpath.normpath(target)
+    return None if norm.startswith("..") else norm
+
+
+def parse_index(raw: bytes | None) -> Index:
+    """Read ``MEMORY.md`` (``None``: absent); never raises."""
+    index = Index()
+    if raw is None:
+        return index
+    try:
+        index.file = TextFile.decode(raw, path=INDEX_FILE)
+    except ParseError as exc:
+        index.broken = True
+        index.problems.append(_problem(INDEX_FILE, "encoding", _bare(exc), line=exc.line))
+        return index
+    index.lines = index.file.text.split("\n")
+    if index.lines and index.lines[-1] == "":
+        index.lines.pop()
+    for number, text in enumerate(index.lines, start=1):
+        match = _INDEX_LINE.match(text)
+        target = _link_target(match.group("target")) if match else None
+        if match is None or target is None:
+            continue
+        if target in index.links:
+            first = index.links[target].number
+            index.problems.append(
+                _problem(
+                    INDEX_FILE,
+                    "index-repeated",
+                    f"{target} is listed again (first on line {first})",
+                    line=number,
+                    warning=True,
+                )
+            )
+            continue
+        rest = match.group("rest")
+        sep_match = _HOOK_SEP.match(rest) if rest.strip() else None
+        sep = sep_match.group(1) if sep_match else ""
+        title = re.sub(r"\\(.)", r"\1", match.group("title"))
+        index.links[target] = IndexLine(number, match.group("lead"), title, target, sep, rest[len(sep) :].rstrip())
+    return index
+
+
+def _prose(text: str) -> list[tuple[int, str]]:
+    """Return ``(line number, text)`` of the lines outside code fences and HTML comments, code spans blanked."""
+    out: list[tuple[int, str]] = []
+    fence: str | None = None
+    in_comment = False
+    for number, line in enumerate(text.split("\n"), start=1):
+        opening = _FENCE.match(line)
+        if fence is not None:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        if in_comment or line.lstrip().startswith("<!--"):
+            in_comment = "-->" not in line
+            continue
+        out.append((number, _CODE_SPAN.sub(lambda m: " " * len(m.group()), line)))
+    return out
+
+
+def import_tokens(text: str) -> list[tuple[int, str]]:
+    """Return ``(line, path)`` of each ``@path`` import in ``text`` (A.2).
+
+    The path ends at the first unescaped space (``\\ `` is a space in it); trailing punctuation
+    is not part of it; a quoted path and ``@`` inside a word (an e-mail address) are no import.
+    """
+    found: list[tuple[int, str]] = []
+    for number, line in _prose(text):
+        for match in _IMPORT.finditer(line):
+            token = match.group(1).rstrip(_TRAILING).replace("\\ ", " ")
+            if token and token[0] not in "\"'":
+                found.append((number, token))
+    return found
+
+
+def wikilinks(text: str) -> list[str]:
+    """Return the targets of ``[[slug]]`` links in ``text``, in order, each once (B.4)."""
+    seen: dict[str, None] = {}
+    for _, line in _prose(text):
+        for match in _WIKILINK.finditer(line):
+            seen.setdefault(match.group(1).strip(), None)
+    return [name for name in seen if name]
+
+
+def first_heading(text: str) -> str | None:
+    """Return the text of the first ``# `` heading outside code, or ``None``."""
+    for _, line in _prose(text):
+        match = _HEADING.match(line)
+        if match:
+            return match.group(1)
+    return None
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """One ``@path`` import of a file, resolved.
+
+    Its ``line``, the ``token`` as written, the store-relative ``target`` (``None``: outside the
+    store, never read) and the ``problem`` that keeps it from being followed (``None``: followed;
+    ``"home"``, ``"absolute"``, ``"outside"``, ``"symlink"``, ``"missing"``).
+    """
+
+    line: int
+    token: str
+    target: str | None
+    problem: str | None = None
+
+
+def resolve_token(importer: str, token: str) -> tuple[str | None, str | None]:
+    """Return ``(store-relative target, refusal)`` of ``token`` imported by ``importer``.
+
+    Relative paths resolve against the importing file's folder (A.2). Refused, never read:
+    absolute paths, ``~/`` (home) paths, and paths that leave the store.
+    """
+    if token.startswith("~"):
+        return None, "home"
+    if token.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", token):
+        return None, "absolute"
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), token.replace("\\", "/")))
+    if joined == ".." or joined.startswith("../") or joined == ".":
+        return None, "outside"
+    return joined, None
