@@ -24,6 +24,7 @@ BUILTIN_DISTRIBUTIONS: dict[str, tuple[str, str]] = {
     "box+cloud": ("memcore-unified-box[cloud]", "box"),
     "rightmemory": ("memcore-unified-rightmemory", "rightmemory"),
     "maka": ("memcore-unified-maka", "maka"),
+    "basicmemory": ("memcore-unified-basicmemory", "basicmemory"),
 }
 
 

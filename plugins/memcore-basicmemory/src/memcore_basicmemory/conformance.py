@@ -1,0 +1,51 @@
+"""The basic-memory knobs for the memcore conformance suite (imported only by the suite).
+
+Declared in the ``memcore_conformance`` entry-point group, so
+``pytest --pyargs memcore_conformance.suite --memcore-provider=basicmemory`` runs the suite with
+these settings; the plugin's own tests subclass :class:`BasicMemoryConformance`.
+
+- Entries come back in path order (one note per file), not insertion order.
+- Reading adds what the format derives from the body: ``extra.basicmemory.observations`` (and
+  ``relations`` contexts), and the ``links_to`` relations of ``[[links]]`` in prose;
+  :meth:`BasicMemoryConformance.normalize_expected` computes them with the format's own parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from memcore.models import MemoryEntry, Relation, lf_body
+from memcore_basicmemory._parse import parse_body
+from memcore_basicmemory.mapping import NAMESPACE
+from memcore_basicmemory.provider import BasicMemoryProvider
+from memcore_conformance import ProviderConformance
+
+__all__ = ["BasicMemoryConformance"]
+
+
+class BasicMemoryConformance(ProviderConformance):
+    """Conformance knobs for :class:`BasicMemoryProvider`."""
+
+    provider_cls: ClassVar[type[Any] | None] = BasicMemoryProvider
+    insertion_ordered: ClassVar[bool] = False
+
+    def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:
+        """Return ``entry`` with LF line breaks and what the body's grammar adds on read."""
+        entry = lf_body(entry)
+        observations, relations = parse_body(entry.body)
+        own = dict(entry.extra.get(NAMESPACE, {}))
+        if observations:
+            own["observations"] = [o.as_dict() for o in observations]
+        if any(r.context for r in relations):
+            own["relations"] = [r.as_dict() for r in relations]
+        extra = dict(entry.extra)
+        if own:
+            extra[NAMESPACE] = own
+        have = set(entry.relations)
+        added = [Relation(type=r.type, target=r.target, resolved=False) for r in relations]
+        extra_rels = [
+            r
+            for r in dict.fromkeys(added)
+            if r not in have and (r.type, r.target) not in {(h.type, h.target) for h in have}
+        ]
+        return entry.model_copy(update={"extra": extra, "relations": [*entry.relations, *extra_rels]})
