@@ -1,8 +1,8 @@
-"""Write the four example stores from examples/dataset.yaml through memcore's providers.
+"""Write the example stores from examples/dataset.yaml through memcore's providers.
 
 Run from the repository root (rewrites the example stores in place)::
 
-    python examples/generate.py            # all four
+    python examples/generate.py            # all of them
     python examples/generate.py box maka   # some
 
 Each store is written by its own format's provider, entry by entry, the way a host app
@@ -37,6 +37,7 @@ STORES: dict[str, str] = {
     "box": "box-workspace",
     "rightmemory": "rightmemory",
     "maka": "maka/MEMORY.md",
+    "basicmemory": "basicmemory-project",
 }
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -137,6 +138,8 @@ def write_store(
             key = entry.id or ""
             out = entry.model_copy(deep=True)
             out.id = _proposed_id(fmt, entry)
+            if fmt == "basicmemory":  # a project keeps its notes in folders; one per kind here
+                out.extra = {"basicmemory": {"folder": f"{entry.kind.value}s"}}
             now = [
                 Relation(type=r.type, target=ids.get(r.target) or known[r.target])
                 for r in entry.relations
@@ -192,7 +195,7 @@ def _proposed_id(fmt: str, entry: MemoryEntry) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """Regenerate the example stores named in ``argv`` (default: all four)."""
+    """Regenerate the example stores named in ``argv`` (default: all)."""
     wanted = argv or list(STORES)
     entries = dataset_entries()
     for fmt in wanted:

@@ -1,4 +1,4 @@
-"""The 16 ordered pairs of the four real formats, over examples/ and the authors' samples.
+"""Every ordered pair of the real formats, over examples/ and the authors' samples.
 
 For every source store A (the example store of each format, and the authors' sample stores
 copied into tmp_path) and every format B (same-format copies included):
@@ -31,7 +31,7 @@ from memcore.registry import get_registry
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 SAMPLES = REPO.parent / "shared" / "samples"
-FORMATS = ("whitebox", "box", "rightmemory", "maka")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "basicmemory")
 
 pytestmark = pytest.mark.skipif(
     not set(FORMATS) <= set(get_registry().names()), reason="the four format plugins are not all installed"
@@ -78,6 +78,8 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
     "examples/box-workspace": ("box", _copy_dir(EXAMPLES / "box-workspace")),
     "examples/rightmemory": ("rightmemory", _copy_dir(EXAMPLES / "rightmemory")),
     "examples/maka": ("maka", _maka_file(EXAMPLES / "maka" / "MEMORY.md")),
+    "examples/basicmemory": ("basicmemory", _copy_dir(EXAMPLES / "basicmemory-project")),
+    "samples/basicmemory": ("basicmemory", _copy_dir(SAMPLES / "basic-memory")),
     "samples/whitebox": ("whitebox", _copy_dir(SAMPLES / "whitebox" / "vault-example")),
     "samples/box": (
         "box",
@@ -299,6 +301,7 @@ def test_relation_types_survive_as_types() -> None:
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"whitebox:{EXAMPLES / 'whitebox-vault'}",
+        f"basicmemory:{EXAMPLES / 'basicmemory-project'}",
     ):
         entries = {e.title: e for e in _read(url)}
         helix, vim = entries["Editor: helix"], entries["Editor: vim"]
@@ -314,6 +317,7 @@ def test_relation_types_survive_as_types() -> None:
         f"box:{EXAMPLES / 'box-workspace'}",
         f"rightmemory:{EXAMPLES / 'rightmemory'}",
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
+        f"basicmemory:{EXAMPLES / 'basicmemory-project'}",
     ],
 )
 def test_example_stores_are_valid_and_realistic(url: str) -> None:

@@ -24,7 +24,7 @@ from ruamel.yaml.comments import CommentedMap
 from unidecode import unidecode
 
 from memcore.errors import ParseError
-from memcore.frontmatter import load_yaml
+from memcore.frontmatter import load_plain_yaml, load_yaml
 from memcore.models import Diagnostic, Severity
 from memcore.storage import TextFile
 
@@ -119,8 +119,7 @@ class Note:
         file: The decoded text (BOM and line endings remembered).
         state: ``present``, ``absent`` or ``malformed`` (basic-memory's ``frontmatter_state``).
         yaml_text: The frontmatter's YAML text (``None`` unless ``present``).
-        fm: That YAML read by memcore's round-trip loader (``None`` when it cannot be; a
-            writer then refuses the file).
+        plain: That YAML read with YAML 1.2 semantics as plain data (``{}`` unless ``present``).
         bm_metadata: The frontmatter as basic-memory normalises it (strings, lists, dicts).
         head: The text up to and including the closing fence line (``""`` without frontmatter).
         body: The rest of the file.
@@ -135,7 +134,7 @@ class Note:
     file: TextFile
     state: str
     yaml_text: str | None
-    fm: CommentedMap | None
+    plain: dict[str, Any]
     bm_metadata: dict[str, Any]
     head: str
     body: str
@@ -143,6 +142,15 @@ class Note:
     observations: list[Observation] = field(default_factory=list)
     relations: list[ParsedRelation] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
+    _fm: CommentedMap | None = field(default=None, repr=False)
+
+    @property
+    def fm(self) -> CommentedMap | None:
+        """The frontmatter read by memcore's round-trip loader (line numbers, written text), on first use."""
+        if self._fm is None and self.state == "present" and self.yaml_text is not None:
+            text = self.yaml_text
+            self._fm = load_yaml(text, path=self.path, first_line=2) if text.strip() else CommentedMap()
+        return self._fm
 
     @property
     def stem(self) -> str:
@@ -158,11 +166,7 @@ class Note:
     @property
     def writable(self) -> bool:
         """Whether a writer may rewrite this file (it parsed, with no error)."""
-        return (
-            self.state != "malformed"
-            and (self.state == "absent" or self.fm is not None)
-            and not any(d.severity == Severity.ERROR for d in self.problems)
-        )
+        return self.state != "malformed" and not any(d.severity == Severity.ERROR for d in self.problems)
 
 
 # -- frontmatter ---------------------------------------------------------------------------------
@@ -274,7 +278,7 @@ def parse_note(path: str, data: bytes) -> Note:
         )
     text = file.text.replace("\x00", "")
     split = _split(text)
-    state, yaml_text, fm, meta, head, body, body_line = "absent", None, None, {}, "", text, 1
+    state, yaml_text, plain, meta, head, body, body_line = "absent", None, {}, {}, "", text, 1
     if split is not None:
         head, yaml_text, rest, rest_line = split
         try:
@@ -290,10 +294,11 @@ def parse_note(path: str, data: bytes) -> Note:
         if loaded is not None:
             state, meta, body, body_line = "present", loaded, rest, rest_line
             try:
-                round_trip = load_yaml(yaml_text, path=path, first_line=2) if yaml_text.strip() else CommentedMap()
-                fm = round_trip if isinstance(round_trip, CommentedMap) else None
+                loaded_plain = load_plain_yaml(yaml_text, path=path, first_line=2) if yaml_text.strip() else {}
+                if not isinstance(loaded_plain, dict):
+                    raise ParseError("not a mapping in YAML 1.2", path=path, line=2)
+                plain = loaded_plain
             except ParseError as exc:
-                fm = None
                 problems.append(
                     Diagnostic(
                         path=path,
@@ -311,7 +316,7 @@ def parse_note(path: str, data: bytes) -> Note:
         file=file,
         state=state,
         yaml_text=yaml_text if state == "present" else None,
-        fm=fm,
+        plain=plain,
         bm_metadata=bm_view(meta, _stem(path)),
         head=head,
         body=body,

@@ -13,7 +13,8 @@ from typing import Any
 
 from memcore.frontmatter import FLUSH, to_plain
 from memcore.storage import TextFile
-from memcore_basicmemory._parse import Note
+from memcore_basicmemory._parse import Note, parse_tags
+from memcore_basicmemory.codec import parse_time
 from memcore_basicmemory.mapping import KEY_ORDER
 
 __all__ = ["render", "render_new"]
@@ -23,6 +24,17 @@ def render_new(meta: dict[str, Any], body: str) -> bytes:
     """Return the bytes of a new note."""
     yaml_text = FLUSH.dump_mapping(meta)
     return f"---\n{yaml_text}---\n{chr(10) if body else ''}{body}".encode()
+
+
+def _same(key: str, old: Any, new: Any) -> bool:
+    """Whether an old frontmatter value reads as ``new`` (then its written text is kept)."""
+    if to_plain(new) == old:
+        return True
+    if key == "tags":
+        return bool(parse_tags(old) == to_plain(new))
+    if key in ("created", "modified"):
+        return parse_time(old) is not None and bool(parse_time(old) == parse_time(new))
+    return False
 
 
 def render(note: Note, meta: dict[str, Any], body: str, old_body: str) -> bytes:
@@ -37,10 +49,12 @@ def render(note: Note, meta: dict[str, Any], body: str, old_body: str) -> bytes:
     Returns:
         The new bytes; equal to ``note.raw`` when nothing changed.
     """
-    old = to_plain(note.fm) if note.fm is not None and note.state == "present" else {}
+    old = note.plain
     merged: dict[str, Any] = {}
     for key, value in meta.items():
-        merged[key] = note.fm[key] if key in old and to_plain(value) == old[key] and note.fm is not None else value
+        merged[key] = note.fm[key] if key in old and note.fm is not None and _same(key, old[key], value) else value
+    if note.state == "absent" and not merged:
+        return note.raw if body == old_body else note.file.encode(body)
     if note.state == "present" and note.fm is not None and note.yaml_text is not None:
         if to_plain(merged) == old and list(merged) == list(old):
             head = note.head

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from memcore.frontmatter import plain_text, to_plain
+from memcore.frontmatter import plain_text
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
 from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags
 from memcore_basicmemory.mapping import (
@@ -104,10 +104,9 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
         The entry and what was wrong with its values (warnings, file:line).
     """
     problems: list[Diagnostic] = []
-    fm = to_plain(note.fm) if note.fm is not None else {}
-    if note.state != "present":
-        fm = {}
-    free = fm.get(FREE_KEY) if isinstance(fm.get(FREE_KEY), dict) else {}
+    fm = note.plain
+    found = fm.get(FREE_KEY)
+    free: dict[str, Any] = found if isinstance(found, dict) else {}
     meta = note.bm_metadata
     own: dict[str, Any] = {}
     note_type = str(meta["type"])
@@ -164,7 +163,7 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
         "title": str(free["title"]) if isinstance(free.get("title"), str) else str(meta["title"]),
         "body": body_of(note, free),
         "status": status or Status.ACTIVE,
-        "tags": [str(t) for t in tags],
+        "tags": [str(t) for t in tags or []],
         "created_at": created[0] if created else None,
         "updated_at": modified[0] if modified else None,
         "date_only": bool(created and created[1]),
@@ -214,7 +213,7 @@ def _quoted_type(rel_type: str) -> str | None:
 def fields_for(
     entry: MemoryEntry, *, title_fallback: str, folder: str, resolve: Resolver
 ) -> tuple[dict[str, Any], str]:
-    """Return the frontmatter values (in :data:`KEY_ORDER`, then metadata, then ``memcore:``) and body text of ``entry``.
+    """Return the frontmatter values (:data:`KEY_ORDER`, metadata, ``memcore:``) and body text of ``entry``.
 
     Relations the body does not already spell are appended as a ``## Relations`` list when a
     ``- type [[target]]`` line reads back as the same relation, else kept in ``memcore.relations``.

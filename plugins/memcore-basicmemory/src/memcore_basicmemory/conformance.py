@@ -41,11 +41,7 @@ class BasicMemoryConformance(ProviderConformance):
         extra = dict(entry.extra)
         if own:
             extra[NAMESPACE] = own
-        have = set(entry.relations)
-        added = [Relation(type=r.type, target=r.target, resolved=False) for r in relations]
-        extra_rels = [
-            r
-            for r in dict.fromkeys(added)
-            if r not in have and (r.type, r.target) not in {(h.type, h.target) for h in have}
-        ]
-        return entry.model_copy(update={"extra": extra, "relations": [*entry.relations, *extra_rels]})
+        have = {(r.type, r.target) for r in entry.relations}
+        found = dict.fromkeys(Relation(type=r.type, target=r.target, resolved=False) for r in relations)
+        derived = [r for r in found if (r.type, r.target) not in have]
+        return entry.model_copy(update={"extra": extra, "relations": [*entry.relations, *derived]})

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -48,6 +49,7 @@ IGNORED_FOLDERS = frozenset(
 )
 _FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
 _MAX_NAME = 120
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -230,10 +232,8 @@ class BasicMemoryProvider(BaseProvider):
         return entry_from_note(note, project.ids[path], project.resolve, version_token(note.raw))
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
-        """Yield every note's entry in path order (malformed notes too: read as their body)."""
-        project = self._project()
-        entries = [self._entry(project, path)[0] for path in project.notes]
-        yield from (query or Query()).apply(entries)
+        """Yield every note's entry, by ``created`` then path (malformed notes too: read as their body)."""
+        yield from (query or Query()).apply(self._snapshot(diagnose=False).entries)
 
     def get(self, entry_id: str) -> MemoryEntry:
         """Return the entry whose permalink is ``entry_id``.
@@ -268,15 +268,21 @@ class BasicMemoryProvider(BaseProvider):
 
     def read_all(self) -> StoreSnapshot:
         """Return every entry and every diagnostic from one read of each note."""
+        return self._snapshot(diagnose=True)
+
+    def _snapshot(self, *, diagnose: bool) -> StoreSnapshot:
         project = self._project()
         entries: list[MemoryEntry] = []
         diagnostics: list[Diagnostic] = []
         for path, note in project.notes.items():
             entry, problems = self._entry(project, path)
             entries.append(entry)
+            if not diagnose:
+                continue
             unresolved = [(r.line, r.target) for r in note.relations if project.resolve(r.target, note.folder) is None]
             diagnostics += note_diagnostics(note, duplicate_of=project.duplicates.get(path), unresolved=unresolved)
             diagnostics += problems
+        entries.sort(key=lambda entry: (entry.created_at or _EPOCH, project.paths[entry.id or ""]))
         return StoreSnapshot(entries, diagnostics)
 
     # -- writing ----------------------------------------------------------------------
@@ -317,12 +323,12 @@ class BasicMemoryProvider(BaseProvider):
             )
 
     def _stored(self, project: _Project, path: str, data: bytes) -> MemoryEntry:
-        note = parse_note(path, data)
+        note = self._parse(path, data)
         project.notes[path] = note
         return self._entry(project, path)[0]
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
-        """Write a new note (file name from its title, §4.1; permalink = the id; ``created``/``modified`` stamped when unset).
+        """Write a new note: file name from its title (§4.1), permalink = the id, times stamped when unset.
 
         Raises:
             ConflictError: A note with that permalink exists.
@@ -363,10 +369,10 @@ class BasicMemoryProvider(BaseProvider):
         """
         if entry.id is None:
             raise InvalidEntryError("basicmemory: update() needs an entry with an id; use add() for new notes")
-        entry = entry.model_copy(deep=True)
+        entry_id, entry = entry.id, entry.model_copy(deep=True)
         with self.session("update") as session:
             project = self._project()
-            path = project.paths.get(entry.id)
+            path = project.paths.get(entry_id)
             if path is None:
                 raise EntryNotFoundError(f"basicmemory: no note with permalink {entry.id!r} in {self.location}")
             note = project.notes[path]
@@ -377,6 +383,10 @@ class BasicMemoryProvider(BaseProvider):
                 )
             self._refuse(note, "update")
             meta, body = fields_for(entry, title_fallback=note.stem, folder=note.folder, resolve=project.resolve)
+            defaults = {"title": note.bm_metadata["title"], "type": "note", "permalink": project.ids[path]}
+            for key, value in defaults.items():
+                if key not in note.plain and meta.get(key) == value:
+                    del meta[key]  # basic-memory reads it so without the key: leave the file as it is
             old_body = note.body[1:] if note.state == "present" and note.body.startswith("\n") else note.body
             data = render(note, meta, body, old_body)
             if data != note.raw:
