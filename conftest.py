@@ -58,6 +58,7 @@ _DOC_LAYOUT = {
     "workspace": "examples/box-workspace",
     "rm": "examples/rightmemory",
     "memory": "examples/maka",
+    "project": "examples/basicmemory-project",
 }
 _SHELL_TIMEOUT_S = 120
 

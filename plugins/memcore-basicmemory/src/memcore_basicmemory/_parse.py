@@ -53,6 +53,8 @@ _TEMPORAL = re.compile(
     r"|(?P<bare>\d{4}-\d{2}-\d{2}\S*))(?:\s+|\Z)"
 )
 _MD = MarkdownIt("commonmark")
+#: PyYAML's ``safe_load`` loader, libyaml's C one where PyYAML has it (same values, 10x faster).
+_SAFE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,7 @@ def parse_note(path: str, data: bytes) -> Note:
     if split is not None:
         head, yaml_text, rest, rest_line = split
         try:
-            loaded = yaml.safe_load(yaml_text) if yaml_text.strip() else {}
+            loaded = yaml.load(yaml_text, Loader=_SAFE) if yaml_text.strip() else {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = (mark.line + 2) if mark is not None else 2

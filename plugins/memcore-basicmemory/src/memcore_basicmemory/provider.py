@@ -15,6 +15,8 @@ no byte; one that changes a value rewrites only that key's lines (:mod:`._render
 
 from __future__ import annotations
 
+import contextlib
+import os
 import posixpath
 import re
 import unicodedata
@@ -34,7 +36,7 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
-from memcore.storage import check_component, join, version_token
+from memcore.storage import WriteSession, check_component, join, version_token
 from memcore_basicmemory._parse import Note, generate_permalink, parse_note
 from memcore_basicmemory._render import render, render_new
 from memcore_basicmemory.codec import entry_from_note, fields_for
@@ -108,7 +110,8 @@ class BasicMemoryProvider(BaseProvider):
         super().__init__(location, **options)
         project = str(options.get("project") or "")
         self._prefix = generate_permalink(project) if project else ""
-        self._cache: dict[str, tuple[bytes, Note]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int] | None, bytes, Note]] = {}
+        self._live: _Project | None = None  # the write session's project, kept up to date by add()
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -172,30 +175,66 @@ class BasicMemoryProvider(BaseProvider):
                     paths.add(path)
         return sorted(paths)
 
-    def _read_bytes(self, path: str) -> bytes | None:
-        session = self.active_session()
-        if session is not None:
-            return session.read(path)
+    def _stamp(self, path: str) -> tuple[int, int, int] | None:
+        """``(inode, size, mtime ns)`` of a local note: an atomic replace always changes it."""
         try:
-            return self.storage.read(path)[0]
+            found = os.stat(os.path.join(self.location, path))
+        except OSError:
+            return None
+        return (found.st_ino, found.st_size, found.st_mtime_ns)
+
+    def _note(self, path: str) -> Note | None:
+        """Return the parsed note at ``path`` as this thread sees it (a session's staged bytes win).
+
+        A note whose file did not change since it was last parsed (same inode, size and mtime)
+        is not read again: a write under the lock replaces files atomically, which changes them.
+        """
+        session = self.active_session()
+        if session is not None and path in session.staged:
+            data = session.staged[path]
+            return None if data is None else self._parse(path, data)
+        stamp = self._stamp(path)
+        cached = self._cache.get(path)
+        if stamp is not None and cached is not None and cached[0] == stamp:
+            return cached[2]
+        try:
+            data = session.read(path) if session is not None else self.storage.read(path)[0]
         except (FileNotFoundError, IsADirectoryError, UnsafePathError):
             return None
+        if data is None:
+            return None
+        return self._parse(path, data, stamp)
 
-    def _parse(self, path: str, data: bytes) -> Note:
+    def _parse(self, path: str, data: bytes, stamp: tuple[int, int, int] | None = None) -> Note:
         cached = self._cache.get(path)
-        if cached is not None and cached[0] == data:
-            return cached[1]
+        if cached is not None and cached[1] == data:
+            if stamp is not None:
+                self._cache[path] = (stamp, data, cached[2])
+            return cached[2]
         note = parse_note(path, data)
-        self._cache[path] = (data, note)
+        self._cache[path] = (stamp, data, note)
         return note
 
+    def _session_started(self, session: WriteSession) -> None:
+        self._live = None
+
+    def _session_ended(self, session: WriteSession, ok: bool) -> None:
+        self._live = None
+
     def _project(self) -> _Project:
-        """Read every note and assign ids: own permalinks first (path order), then generated ones (§4.3)."""
+        """Read every note and assign ids: own permalinks first (path order), then generated ones (§4.3).
+
+        Inside a write session the project is read once (the lock keeps other writers out) and
+        kept up to date by :meth:`add`; an update or delete reads it again at the next write.
+        """
+        in_session = self.active_session() is not None
+        if in_session and self._live is not None:
+            return self._live
         project = _Project()
         for path in self._listing():
-            data = self._read_bytes(path)
-            if data is not None:
-                project.notes[path] = self._parse(path, data)
+            note = self._note(path)
+            if note is not None:
+                project.notes[path] = note
         for path in sorted(set(self._cache) - set(project.notes)):
             del self._cache[path]
         owners: dict[str, str] = {}
@@ -213,6 +252,8 @@ class BasicMemoryProvider(BaseProvider):
             note = project.notes[path]
             base = (project.duplicates.get(path) and str(note.bm_metadata["permalink"])) or self._permalink_for(path)
             project.claim(path, self._free_id(project, base), str(note.bm_metadata["title"]))
+        if in_session:
+            self._live = project
         return project
 
     def _permalink_for(self, path: str) -> str:
@@ -312,6 +353,15 @@ class BasicMemoryProvider(BaseProvider):
             check_component(part)
         return "/".join(parts)
 
+    @contextlib.contextmanager
+    def _forget_on_error(self) -> Iterator[None]:
+        """Drop the session's project when a write fails half-way (it may hold a claim with no file)."""
+        try:
+            yield
+        except BaseException:
+            self._live = None
+            raise
+
     def _refuse(self, note: Note, operation: str) -> None:
         if not note.writable:
             first = next((d for d in note.problems if d.severity == Severity.ERROR), None)
@@ -336,7 +386,7 @@ class BasicMemoryProvider(BaseProvider):
             UnsafePathError: ``extra.basicmemory.folder`` would leave the project.
         """
         entry = entry.model_copy(deep=True)
-        with self.session("add") as session:
+        with self.session("add") as session, self._forget_on_error():
             project = self._project()
             folder = self._folder_of(entry)
             path = self._file_name(project, entry, folder)
@@ -392,6 +442,7 @@ class BasicMemoryProvider(BaseProvider):
             if data != note.raw:
                 session.write(path, data)
                 session.count()
+            self._live = None
             return self._stored(project, path, data)
 
     def delete(self, entry_id: str) -> None:
@@ -409,3 +460,4 @@ class BasicMemoryProvider(BaseProvider):
             self._refuse(project.notes[path], "delete")
             session.delete(path)
             session.count()
+            self._live = None
