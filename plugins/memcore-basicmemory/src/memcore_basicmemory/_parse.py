@@ -15,7 +15,7 @@ import mimetypes
 import posixpath
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import yaml
@@ -79,13 +79,7 @@ class Observation:
 
     def as_dict(self) -> dict[str, Any]:
         """Return the observation as basic-memory's parser gives it (no line)."""
-        return {
-            "category": self.category,
-            "content": self.content,
-            "tags": self.tags,
-            "context": self.context,
-            "temporal": self.temporal,
-        }
+        return {k: v for k, v in asdict(self).items() if k != "line"}
 
 
 @dataclass(frozen=True)
@@ -154,6 +148,13 @@ class Note:
             self._fm = load_yaml(text, path=self.path, first_line=2) if text.strip() else CommentedMap()
         return self._fm
 
+    def key_line(self, key: str) -> int:
+        """The file line of a top-level frontmatter key (1 when unknown)."""
+        try:
+            return int(self.fm.lc.key(key)[0]) + 2 if self.fm is not None else 1
+        except (KeyError, TypeError, AttributeError, ParseError):
+            return 1
+
     @property
     def stem(self) -> str:
         """The file name without ``.md``."""
@@ -194,28 +195,11 @@ def parse_tags(value: Any) -> list[str]:
 
     Each item is split on ``,``, trimmed, a leading ``#`` stripped; empty and ``null`` items dropped.
     """
-    if value is None:
-        return []
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("[") and text.endswith("]"):
-            text = text[1:-1]
-            items: list[Any] = [part.strip().strip("'\"") for part in text.split(",")]
-        else:
-            items = [text]
-    elif isinstance(value, list | tuple):
-        items = list(value)
-    else:
-        items = [value]
-    out: list[str] = []
-    for item in items:
-        if item is None:
-            continue
-        for part in str(item).split(","):
-            tag = part.strip().lstrip("#").strip()
-            if tag:
-                out.append(tag)
-    return out
+    if isinstance(value, str) and value.strip().startswith("[") and value.strip().endswith("]"):
+        value = [part.strip().strip("'\"") for part in value.strip()[1:-1].split(",")]
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    parts = (part.strip().lstrip("#").strip() for item in items if item is not None for part in str(item).split(","))
+    return [tag for tag in parts if tag]
 
 
 def _joined(value: Any) -> str | None:
@@ -261,23 +245,13 @@ def _split(text: str) -> tuple[str, str, str, int] | None:
 
 
 def parse_note(path: str, data: bytes) -> Note:
-    """Read one note; never raises for bad content (problems become diagnostics).
-
-    Args:
-        path: Project-relative POSIX path, for messages and the title fallback.
-        data: The file's bytes.
-
-    Returns:
-        The :class:`Note`; ``state`` says how its frontmatter read.
-    """
+    """Read the note at project-relative ``path``; never raises for bad content (problems become diagnostics)."""
     problems: list[Diagnostic] = []
     try:
         file = TextFile.decode(data, path=path)
     except ParseError as exc:
         file = TextFile(text=data.decode("utf-8", "replace"))
-        problems.append(
-            Diagnostic(path=path, line=exc.line, code="basicmemory.encoding", severity=Severity.ERROR, message=str(exc))
-        )
+        problems.append(problem(path, exc.line, "encoding", str(exc)))
     text = file.text.replace("\x00", "")
     split = _split(text)
     state, yaml_text, plain, meta, head, body, body_line = "absent", None, {}, {}, "", text, 1
@@ -301,15 +275,8 @@ def parse_note(path: str, data: bytes) -> Note:
                     raise ParseError("not a mapping in YAML 1.2", path=path, line=2)
                 plain = loaded_plain
             except ParseError as exc:
-                problems.append(
-                    Diagnostic(
-                        path=path,
-                        line=exc.line or 2,
-                        code="basicmemory.yaml",
-                        severity=Severity.ERROR,
-                        message=f"the frontmatter reads differently in YAML 1.2 ({exc}); memcore will not rewrite it",
-                    )
-                )
+                why = f"the frontmatter reads differently in YAML 1.2 ({exc}); memcore will not rewrite it"
+                problems.append(problem(path, exc.line or 2, "yaml", why))
         else:
             state, head = "malformed", ""
     note = Note(
@@ -331,15 +298,14 @@ def parse_note(path: str, data: bytes) -> Note:
     return note
 
 
+def problem(path: str, line: int | None, code: str, message: str, severity: Severity = Severity.ERROR) -> Diagnostic:
+    """A diagnostic ``basicmemory.<code>`` at ``path:line``."""
+    return Diagnostic(path=path, line=line, code=f"basicmemory.{code}", severity=severity, message=message)
+
+
 def _malformed(path: str, line: int, why: str) -> Diagnostic:
-    return Diagnostic(
-        path=path,
-        line=line,
-        code="basicmemory.malformed-frontmatter",
-        severity=Severity.ERROR,
-        message=f"{why}; basic-memory reads the whole file as body and neither it nor memcore rewrites it "
-        "(fix the YAML between the '---' lines)",
-    )
+    fix = "basic-memory reads the whole file as body and neither it nor memcore rewrites it (fix the YAML)"
+    return problem(path, line, "malformed-frontmatter", f"{why}; {fix}")
 
 
 def _stem(path: str) -> str:
@@ -483,14 +449,9 @@ def _path_links(children: list[Any], folder_depth: int, line: int) -> list[Parse
 
 
 def parse_body(body: str, *, first_line: int = 1) -> tuple[list[Observation], list[ParsedRelation]]:
-    """Return the observations and relations of a note body, basic-memory's way (§3).
+    """Return ``(observations, relations)`` of a note body in document order, basic-memory's way (§3).
 
-    Args:
-        body: The markdown after the frontmatter.
-        first_line: The file line ``body`` starts on (for each item's ``line``).
-
-    Returns:
-        ``(observations, relations)`` in document order.
+    ``first_line`` is the file line ``body`` starts on (for each item's ``line``).
     """
     observations: list[Observation] = []
     relations: list[ParsedRelation] = []

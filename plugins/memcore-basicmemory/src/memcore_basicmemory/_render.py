@@ -38,16 +38,10 @@ def _same(key: str, old: Any, new: Any) -> bool:
 
 
 def render(note: Note, meta: dict[str, Any], body: str, old_body: str) -> bytes:
-    """Return the bytes of ``note`` rewritten with ``meta`` and ``body``.
+    """Return ``note`` (writable) rewritten with ``meta`` and ``body``; ``note.raw`` when nothing changed.
 
-    Args:
-        note: The note as read (``note.writable`` is true).
-        meta: The frontmatter wanted; values equal to the old ones keep their written text.
-        body: The body wanted (entry body plus memcore's relation list).
-        old_body: What the old file's body reads as by the same rule, to keep its bytes when equal.
-
-    Returns:
-        The new bytes; equal to ``note.raw`` when nothing changed.
+    Values equal to the old ones keep their written text; the body keeps its bytes when it equals
+    ``old_body`` (the old file's body after the separator line).
     """
     old = note.plain
     merged: dict[str, Any] = {}

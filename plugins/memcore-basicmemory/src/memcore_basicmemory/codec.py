@@ -14,7 +14,7 @@ from typing import Any
 
 from memcore.frontmatter import plain_text
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
-from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags
+from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags, problem
 from memcore_basicmemory.mapping import (
     DERIVED_EXTRA,
     FREE_KEY,
@@ -92,31 +92,16 @@ def relations_of(found: list[ParsedRelation], folder: str, resolve: Resolver) ->
 
 
 def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) -> tuple[MemoryEntry, list[Diagnostic]]:
-    """Build the entry of one note.
-
-    Args:
-        note: The parsed file.
-        entry_id: Its id (permalink, or the one the provider assigned).
-        resolve: Target text -> id.
-        version: The file's version token.
-
-    Returns:
-        The entry and what was wrong with its values (warnings, file:line).
-    """
+    """Return the entry of ``note`` (id ``entry_id``, relations through ``resolve``) and its value warnings."""
     problems: list[Diagnostic] = []
     fm = note.plain
     found = fm.get(FREE_KEY)
     free: dict[str, Any] = found if isinstance(found, dict) else {}
     meta = note.bm_metadata
-    own: dict[str, Any] = {}
     note_type = str(meta["type"])
     kind = kind_of_type(note_type)
-    if note_type != kind.value:
-        own["type"] = note_type
-    if note.folder:
-        own["folder"] = note.folder
-    if note.state != "present":
-        own["frontmatter"] = note.state
+    given = {"type": note_type != kind.value and note_type, "folder": note.folder, "frontmatter": note.state}
+    own: dict[str, Any] = {k: v for k, v in given.items() if v and v != "present"}
     times: dict[str, tuple[datetime, bool]] = {}
     for key in ("created", "modified"):
         if key in fm and fm[key] is not None:
@@ -147,13 +132,9 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
     if own:
         extra[NAMESPACE] = own
     relations = relations_of(note.relations, note.folder, resolve)
-    for item in free.get("relations") or []:
-        if isinstance(item, dict) and item.get("type") and item.get("target"):
-            rel = Relation(
-                type=str(item["type"]), target=str(item["target"]), resolved=bool(item.get("resolved", True))
-            )
-            if rel not in relations:
-                relations.append(rel)
+    kept = [r for r in free.get("relations") or [] if isinstance(r, dict) and r.get("type") and r.get("target")]
+    for rel in (Relation(type=str(r["type"]), target=str(r["target"]), resolved=r.get("resolved", True)) for r in kept):
+        relations += [] if rel in relations else [rel]
     tags = free.get("tags") if isinstance(free.get("tags"), list) else meta.get("tags", [])
     created = times.get("created")
     modified = times.get("modified")
@@ -184,13 +165,7 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
 
 
 def _warn(note: Note, key: str, message: str) -> Diagnostic:
-    line = 2
-    if note.fm is not None:
-        try:
-            line = int(note.fm.lc.key(key)[0]) + 2
-        except (KeyError, TypeError, AttributeError):
-            pass
-    return Diagnostic(path=note.path, line=line, code="basicmemory.value", severity=Severity.WARNING, message=message)
+    return problem(note.path, note.key_line(key), "value", message, Severity.WARNING)
 
 
 def _native_key(key: Any, value: Any, meta: dict[str, Any]) -> bool:
@@ -218,11 +193,8 @@ def fields_for(
     Relations the body does not already spell are appended as a ``## Relations`` list when a
     ``- type [[target]]`` line reads back as the same relation, else kept in ``memcore.relations``.
 
-    Args:
-        entry: The entry to write (``id`` set: it is the permalink).
-        title_fallback: The ``title:`` written for an entry with an empty title (its file stem).
-        folder: The note's folder (relative links resolve from there).
-        resolve: Target text -> id, over the store as it will be.
+    ``title_fallback`` is the ``title:`` of an entry with an empty title (its file stem); ``folder``
+    the note's folder; ``resolve`` maps target text to ids over the store as it will be.
     """
     own = entry.extra.get(NAMESPACE, {})
     free: dict[str, Any] = {}

@@ -1,13 +1,7 @@
-"""The basic-memory knobs for the memcore conformance suite (imported only by the suite).
+"""The basic-memory knobs for the memcore conformance suite (entry point in ``memcore_conformance``).
 
-Declared in the ``memcore_conformance`` entry-point group, so
-``pytest --pyargs memcore_conformance.suite --memcore-provider=basicmemory`` runs the suite with
-these settings; the plugin's own tests subclass :class:`BasicMemoryConformance`.
-
-- Entries come back in path order (one note per file), not insertion order.
-- Reading adds what the format derives from the body: ``extra.basicmemory.observations`` (and
-  ``relations`` contexts), and the ``links_to`` relations of ``[[links]]`` in prose;
-  :meth:`BasicMemoryConformance.normalize_expected` computes them with the format's own parser.
+Entries come back by ``created`` then path; reading adds what the body's grammar derives
+(observations, ``links_to`` relations), which :meth:`BasicMemoryConformance.normalize_expected` computes.
 """
 
 from __future__ import annotations

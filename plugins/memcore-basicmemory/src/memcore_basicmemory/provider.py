@@ -1,16 +1,9 @@
 """The basic-memory project provider (format name ``basicmemory``, URL ``basicmemory:./project``).
 
 Spec: basic-memory.md. A project is a folder tree of markdown notes; each note is one entry whose
-id is its ``permalink``. The provider reads every ``.md`` file (dotfiles, ``node_modules``,
-``build``, ``dist``… skipped as basic-memory's indexer skips them, §1), never the derived SQLite
-index basic-memory keeps outside the project.
-
-All I/O goes through ``self.storage``; every write runs in memcore's write session
-(:meth:`~memcore.provider.BaseProvider.session`: lock, atomic replace, conflict check,
-``read_only`` refused by core). Reading fails open: a note whose frontmatter does not parse reads
-as basic-memory reads it (the whole file is body) and is reported by :meth:`validate`; writing
-fails closed: such a note is never rewritten or deleted. An update that changes nothing writes
-no byte; one that changes a value rewrites only that key's lines (:mod:`._render`).
+id is its ``permalink``. All I/O goes through ``self.storage``, every write through memcore's write
+session. Reading fails open (a malformed note reads as basic-memory reads it: all body); writing
+fails closed (such a note is never rewritten or deleted); an update that changes nothing writes no byte.
 """
 
 from __future__ import annotations
@@ -120,15 +113,10 @@ class BasicMemoryProvider(BaseProvider):
         root = Path(path)
         if not root.is_dir() or (root / "_box-memory.json").exists():
             return False
-        for number, note in enumerate(root.rglob("*.md")):
-            if number >= 50:
-                break
-            try:
-                head = note.read_text(encoding="utf-8", errors="replace")[:2000]
-            except OSError:
-                continue
-            if head.startswith("---") and re.search(r"^permalink:", head, re.MULTILINE):
-                return True
+        for _, note in zip(range(50), root.rglob("*.md"), strict=False):
+            with contextlib.suppress(OSError), note.open("rb") as handle:
+                if re.match(rb"---[ \t]*\r?\n(?:.*\n)*?permalink:", handle.read(2000)):
+                    return True
         return False
 
     @classmethod
@@ -268,6 +256,12 @@ class BasicMemoryProvider(BaseProvider):
             candidate = f"{base}-{n}"
         return candidate
 
+    def _path_of(self, project: _Project, entry_id: str) -> str:
+        path = project.paths.get(unicodedata.normalize("NFC", entry_id))
+        if path is None:
+            raise EntryNotFoundError(f"basicmemory: no note with permalink {entry_id!r} in {self.location}")
+        return path
+
     def _entry(self, project: _Project, path: str) -> tuple[MemoryEntry, list[Diagnostic]]:
         note = project.notes[path]
         return entry_from_note(note, project.ids[path], project.resolve, version_token(note.raw))
@@ -283,9 +277,7 @@ class BasicMemoryProvider(BaseProvider):
             EntryNotFoundError: No note has that id.
         """
         project = self._project()
-        path = project.paths.get(unicodedata.normalize("NFC", entry_id))
-        if path is None:
-            raise EntryNotFoundError(f"basicmemory: no note with permalink {entry_id!r} in {self.location}")
+        path = self._path_of(project, entry_id)
         return self._entry(project, path)[0]
 
     # memcore.provider.FileBackedProvider
@@ -422,9 +414,7 @@ class BasicMemoryProvider(BaseProvider):
         entry_id, entry = entry.id, entry.model_copy(deep=True)
         with self.session("update") as session:
             project = self._project()
-            path = project.paths.get(entry_id)
-            if path is None:
-                raise EntryNotFoundError(f"basicmemory: no note with permalink {entry.id!r} in {self.location}")
+            path = self._path_of(project, entry_id)
             note = project.notes[path]
             current = version_token(note.raw)
             if expected_version is not None and expected_version != current:
@@ -454,9 +444,7 @@ class BasicMemoryProvider(BaseProvider):
         """
         with self.session("delete") as session:
             project = self._project()
-            path = project.paths.get(unicodedata.normalize("NFC", entry_id))
-            if path is None:
-                raise EntryNotFoundError(f"basicmemory: no note with permalink {entry_id!r} in {self.location}")
+            path = self._path_of(project, entry_id)
             self._refuse(project.notes[path], "delete")
             session.delete(path)
             session.count()
