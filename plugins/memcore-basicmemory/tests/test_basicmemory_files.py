@@ -139,3 +139,13 @@ def test_two_notes_claiming_one_permalink_get_basic_memorys_suffix(tmp_path: Pat
         warnings = [(d.path, d.line, d.code) for d in store.validate() if d.severity.value == "warning"]
     assert ids == ["same", "same-1"]
     assert warnings == [("b.md", 3, "basicmemory.duplicate-permalink")]
+
+
+def test_validate_names_the_line_of_a_relation_basic_memory_demotes(tmp_path: Path) -> None:
+    text = "---\ntitle: T\ntype: note\npermalink: t\n---\n\n- depends_on [[T]] and more prose\n- uses [[T]] (fine)\n"
+    (tmp_path / "T.md").write_text(text, encoding="utf-8")
+    with BasicMemoryProvider(tmp_path) as store:
+        (entry,) = list(store.iter_entries())
+        found = [(d.path, d.line, d.code) for d in store.validate()]
+    assert found == [("T.md", 7, "basicmemory.prose-tail")]
+    assert sorted((r.type, r.target) for r in entry.relations) == [("links_to", "t"), ("uses", "t")]
