@@ -60,6 +60,7 @@ _DOC_LAYOUT = {
     "memory": "examples/maka",
     "mcpmemory": "examples/mcpmemory",
     "claude-memory": "examples/claudecode-memory",
+    "project": "examples/basicmemory-project",
 }
 _SHELL_TIMEOUT_S = 120
 

@@ -45,7 +45,7 @@ from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.registry import get_registry
 from memcore.storage import atomic_write
 
-FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode", "basicmemory")
 MAKA_LIMIT = 131072
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
 _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "update", "validate", "open", "close")

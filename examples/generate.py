@@ -39,6 +39,7 @@ STORES: dict[str, str] = {
     "maka": "maka/MEMORY.md",
     "mcpmemory": "mcpmemory/memory.jsonl",
     "claudecode": "claudecode-memory",
+    "basicmemory": "basicmemory-project",
 }
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -139,6 +140,8 @@ def write_store(
             key = entry.id or ""
             out = entry.model_copy(deep=True)
             out.id = _proposed_id(fmt, entry)
+            if fmt == "basicmemory":  # a project keeps its notes in folders; one per kind here
+                out.extra = {"basicmemory": {"folder": f"{entry.kind.value}s"}}
             now = [
                 Relation(type=r.type, target=ids.get(r.target) or known[r.target])
                 for r in entry.relations

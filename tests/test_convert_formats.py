@@ -31,7 +31,7 @@ from memcore.registry import get_registry
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 SAMPLES = REPO.parent / "shared" / "samples"
-FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode")
+FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode", "basicmemory")
 
 pytestmark = pytest.mark.skipif(
     not set(FORMATS) <= set(get_registry().names()), reason="the format plugins are not all installed"
@@ -84,6 +84,8 @@ SOURCES: dict[str, tuple[str, Callable[[Path], str]]] = {
     "examples/rightmemory": ("rightmemory", _copy_dir(EXAMPLES / "rightmemory")),
     "examples/maka": ("maka", _maka_file(EXAMPLES / "maka" / "MEMORY.md")),
     "examples/claudecode-memory": ("claudecode", _copy_dir(EXAMPLES / "claudecode-memory")),
+    "examples/basicmemory": ("basicmemory", _copy_dir(EXAMPLES / "basicmemory-project")),
+    "samples/basicmemory": ("basicmemory", _copy_dir(SAMPLES / "basic-memory")),
     "samples/whitebox": ("whitebox", _copy_dir(SAMPLES / "whitebox" / "vault-example")),
     "samples/box": (
         "box",
@@ -321,6 +323,7 @@ def test_relation_types_survive_as_types() -> None:
         f"whitebox:{EXAMPLES / 'whitebox-vault'}",
         f"mcpmemory:{EXAMPLES / 'mcpmemory' / 'memory.jsonl'}",
         f"claudecode:{EXAMPLES / 'claudecode-memory'}",
+        f"basicmemory:{EXAMPLES / 'basicmemory-project'}",
     ):
         entries = {e.title: e for e in _read(url)}
         helix, vim = entries["Editor: helix"], entries["Editor: vim"]
@@ -338,6 +341,7 @@ def test_relation_types_survive_as_types() -> None:
         f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}",
         f"mcpmemory:{EXAMPLES / 'mcpmemory' / 'memory.jsonl'}",
         f"claudecode:{EXAMPLES / 'claudecode-memory'}",
+        f"basicmemory:{EXAMPLES / 'basicmemory-project'}",
     ],
 )
 def test_example_stores_are_valid_and_realistic(url: str) -> None:

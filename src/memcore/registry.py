@@ -26,6 +26,7 @@ BUILTIN_DISTRIBUTIONS: dict[str, tuple[str, str]] = {
     "maka": ("memcore-unified-maka", "maka"),
     "mcpmemory": ("memcore-unified-mcpmemory", "mcpmemory"),
     "claudecode": ("memcore-unified-claudecode", "claudecode"),
+    "basicmemory": ("memcore-unified-basicmemory", "basicmemory"),
 }
 
 
