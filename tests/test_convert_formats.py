@@ -258,7 +258,7 @@ def test_round_trip(source_name: str, middle: str, tmp_path: Path) -> None:
     assert problems == {}, problems
     # the only other entries are those the middle format created on its own (WhiteBox's
     # identity.md and working-style.md templates), migrated back like any other
-    extra = {i: result[i].extra["memcore"]["migrated_from"]["id"] for i in set(result) - {e.id for e in originals}}  # type: ignore[index]
+    extra = {i: back_to_mid.get(i or "") for i in set(result) - {e.id for e in originals}}
     assert not set(extra.values()) & set(mid_to_original), extra
     assert middle == "whitebox" or not extra, extra
 
