@@ -44,7 +44,7 @@ from memcore.errors import (
 )
 from memcore.frontmatter import FrontmatterDocument
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, utc_now
-from memcore.provider import BaseProvider, Capability, StoreSnapshot
+from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import (
     LocalStorage,
     Storage,
@@ -579,6 +579,8 @@ class WhiteBoxProvider(BaseProvider):
                     "read it again and retry"
                 )
             self.check_in_scope(rel)
+            if unchanged_by(current, entry):
+                return current  # a no-change update writes no byte, and proposes nothing
             if not self.as_user and rel not in self._own_files:
                 raw = entry.extra.get(FORMAT, {}).get("rationale")
                 rationale = raw if isinstance(raw, str) else None
