@@ -527,9 +527,8 @@ class WhiteBoxProvider(BaseProvider):
 
     # stable files
     def _add_file(self, entry: MemoryEntry, session: WriteSession) -> MemoryEntry:
-        if entry.created_at is None or entry.updated_at is None:
-            created = entry.created_at or utc_now()
-            entry = entry.model_copy(update={"created_at": created, "updated_at": entry.updated_at or created})
+        # Stable files have no timestamps in WhiteBox 1.0: none is invented (a time the entry
+        # carries is kept under memcore:, like every field the format cannot hold).
         rel, explicit = self._fact_place(entry)
         rel = self._free_fact_path(rel, explicit)
         meta = file_meta(entry, rel, new=True, active_scope=self.active_scope)
