@@ -55,7 +55,9 @@ def memcore_pieces(text: str) -> list[int]:
             pieces.append(len(line.encode("utf-8")))
         elif (found := _KEY_LINE.match(line)) is not None:
             size, indent = len(line.encode("utf-8")), len(found.group(1))
-            while i + 1 < len(lines) and lines[i + 1].strip() and len(lines[i + 1]) - len(lines[i + 1].lstrip()) > indent:
+            while (
+                i + 1 < len(lines) and lines[i + 1].strip() and len(lines[i + 1]) - len(lines[i + 1].lstrip()) > indent
+            ):
                 i += 1
                 size += len(lines[i].encode("utf-8"))
             pieces.append(size)
@@ -119,7 +121,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("MEMCORE_STATE_DIR", str(Path(tmp) / "state"))
         base = Path(tmp)
-        print("| target | plain add (bytes) | " + " | ".join(f"from examples/{s}: median / max" for s in FORMATS) + " |")
+        sources = " | ".join(f"from examples/{s}: median / max" for s in FORMATS)
+        print(f"| target | plain add (bytes) | {sources} |")
         print("|---|---|" + "---|" * len(FORMATS))
         for fmt in FORMATS:
             cells = [str(plain_add_bytes(fmt, base / f"add-{fmt}"))]
