@@ -193,26 +193,32 @@ def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
     assert report.diagnostics[0].path == "./bigm/MEMORY.md" and report.diagnostics[0].message == "see ./bigm"
 
 
+@pytest.mark.parametrize(("fmt", "where"), [("whitebox", "T"), ("rightmemory", "T"), ("maka", "T/MEMORY.md")])
 def test_no_migrated_file_names_the_source_location_and_entries_carry_an_opaque_key(
-    stores: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stores: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, where: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    report = migrate("box:BOX", "whitebox:WB2")
+    if fmt == "maka":
+        (tmp_path / "T").mkdir()
+    report = migrate("box:BOX", f"{fmt}:{where}")
     assert report.ok
-    written = [p for p in (tmp_path / "WB2").rglob("*") if p.is_file()]
+    written = [p for p in (tmp_path / "T").rglob("*") if p.is_file()]
     leaks = [str(p) for p in written if str(tmp_path).encode() in p.read_bytes() or b"BOX" in p.read_bytes()]
     assert leaks == []
-    with get_registry().get("whitebox")(str(tmp_path / "WB2")) as target:
+    with get_registry().get(fmt)(str(tmp_path / where)) as target:
+        read = list(target.iter_entries())
+        # also what the files hold encoded (Maka's base64 mcData): no entry names the source
+        assert [e.id for e in read if str(tmp_path) in e.model_dump_json() or "BOX" in e.model_dump_json()] == []
         stamps = {
             e.extra["memcore"]["migrated_from"]  # type: ignore[index]
-            for e in target.iter_entries()
+            for e in read
             if "migrated_from" in e.extra.get("memcore", {})
         }
     assert len(stamps) == report.counts["written"]
     assert all(re.fullmatch(r"[0-9a-f]{12}\.[0-9a-f]{8}", str(s)) for s in stamps), stamps
     # the same migration without its journal (another machine) still recognises every entry
     monkeypatch.setenv("MEMCORE_STATE_DIR", str(tmp_path / "other-machine-state"))
-    again = migrate("box:BOX", "whitebox:WB2", validate=False)
+    again = migrate("box:BOX", f"{fmt}:{where}", validate=False)
     assert (again.counts["written"], again.counts["updated"]) == (0, 0)
 
 
