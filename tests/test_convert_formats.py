@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from memcore.errors import ImmutableEntryError, UnsupportedOperationError
 from memcore.migrate import ConversionReport, migrate, restore_kept
 from memcore.models import MemoryEntry, Relation
 from memcore.registry import get_registry
@@ -280,9 +281,30 @@ def test_round_trip(source_name: str, middle: str, tmp_path: Path) -> None:
     assert problems == {}, problems
     # the only other entries are those the middle format created on its own (WhiteBox's
     # identity.md and working-style.md templates), migrated back like any other
-    extra = {i: result[i].extra["memcore"]["migrated_from"]["id"] for i in set(result) - {e.id for e in originals}}  # type: ignore[index]
+    extra = {i: back_to_mid.get(i or "") for i in set(result) - {e.id for e in originals}}
     assert not set(extra.values()) & set(mid_to_original), extra
     assert middle == "whitebox" or not extra, extra
+
+
+@pytest.mark.parametrize("source_name", list(SOURCES))
+def test_updating_every_entry_with_itself_writes_no_byte(source_name: str, tmp_path: Path) -> None:
+    """The examples and the authors' own files: a no-change update leaves every file (indexes too) alone."""
+    fmt, make = SOURCES[source_name]
+    location = make(tmp_path)
+    root = Path(location).parent if Path(location).is_file() else Path(location)
+    before = _hashes(str(root))
+    updated = refused = 0
+    with get_registry().get(fmt)(location) as store:
+        for entry in list(store.iter_entries()):
+            try:
+                returned = store.update(entry, expected_version=entry.version)
+            except (UnsupportedOperationError, ImmutableEntryError):
+                refused += 1  # append-only (WhiteBox observations) or held: refused, nothing written
+                continue
+            assert returned.version == entry.version, entry.id
+            updated += 1
+    assert updated > 0, f"{source_name}: no entry could be updated"
+    assert _hashes(str(root)) == before
 
 
 def test_readme_first_command_prints_a_useful_report(tmp_path: Path) -> None:

@@ -125,10 +125,10 @@ def test_round_trip_differs_exactly_where_reported(middle: str, entries: list[Me
             lost.setdefault(field_set[0], set()).update(field_set[1])
         with cls(str(root / "c")) as store:
             result = list(store.iter_entries())
+        back_to_middle = {e.target_id: e.source_id for e in back.entries if e.target_id}
         by_origin: dict[str, MemoryEntry] = {}
         for got in result:
-            mid = got.extra["memcore"]["migrated_from"]["id"]  # type: ignore[index]
-            by_origin[middle_to_original[mid]] = got
+            by_origin[middle_to_original[back_to_middle[got.id or ""]]] = got
         assert set(by_origin) == {e.id for e in entries}
         for original in entries:
             assert original.id is not None

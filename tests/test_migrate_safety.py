@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -192,21 +193,33 @@ def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
     assert report.diagnostics[0].path == "./bigm/MEMORY.md" and report.diagnostics[0].message == "see ./bigm"
 
 
-def test_provenance_records_the_absolute_source_location_as_documented(
-    stores: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("fmt", "where"), [("whitebox", "T"), ("rightmemory", "T"), ("maka", "T/MEMORY.md")])
+def test_no_migrated_file_names_the_source_location_and_entries_carry_an_opaque_key(
+    stores: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, where: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    report = migrate("box:BOX", "whitebox:WB2")
+    if fmt == "maka":
+        (tmp_path / "T").mkdir()
+    report = migrate("box:BOX", f"{fmt}:{where}")
     assert report.ok
-    with get_registry().get("whitebox")(str(tmp_path / "WB2")) as target:
-        locations = {
-            e.extra["memcore"]["migrated_from"]["location"]  # type: ignore[index]
-            for e in target.iter_entries()
+    written = [p for p in (tmp_path / "T").rglob("*") if p.is_file()]
+    leaks = [str(p) for p in written if str(tmp_path).encode() in p.read_bytes() or b"BOX" in p.read_bytes()]
+    assert leaks == []
+    with get_registry().get(fmt)(str(tmp_path / where)) as target:
+        read = list(target.iter_entries())
+        # also what the files hold encoded (Maka's base64 mcData): no entry names the source
+        assert [e.id for e in read if str(tmp_path) in e.model_dump_json() or "BOX" in e.model_dump_json()] == []
+        stamps = {
+            e.extra["memcore"]["migrated_from"]  # type: ignore[index]
+            for e in read
             if "migrated_from" in e.extra.get("memcore", {})
         }
-    assert locations == {str(tmp_path / "BOX")}
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "migration.md").read_text(encoding="utf-8")
-    assert "Provenance records the source's absolute location" in docs
+    assert len(stamps) == report.counts["written"]
+    assert all(re.fullmatch(r"[0-9a-f]{12}\.[0-9a-f]{8}", str(s)) for s in stamps), stamps
+    # the same migration without its journal (another machine) still recognises every entry
+    monkeypatch.setenv("MEMCORE_STATE_DIR", str(tmp_path / "other-machine-state"))
+    again = migrate("box:BOX", f"{fmt}:{where}", validate=False)
+    assert (again.counts["written"], again.counts["updated"]) == (0, 0)
 
 
 @pytest.mark.parametrize(("target_fmt", "target_name"), [("maka", "y2.md"), ("box", "x4")])

@@ -38,6 +38,7 @@ __all__ = [
     "MemoryProvider",
     "StoreSnapshot",
     "read_all",
+    "unchanged_by",
 ]
 
 
@@ -51,6 +52,26 @@ class StoreSnapshot(NamedTuple):
 
     entries: list[MemoryEntry]
     diagnostics: list[Diagnostic]
+
+
+def unchanged_by(current: MemoryEntry, entry: MemoryEntry) -> bool:
+    """Whether updating ``current`` with ``entry`` would change nothing the store holds.
+
+    The provider contract's no-change rule: an update whose entry equals the stored one in
+    every field but ``updated_at`` and ``version`` (a ``created_at`` left ``None`` meaning
+    "keep it") writes no byte and returns the stored entry. Without the rule every
+    same-content update would stamp ``updated_at`` and rewrite the entry's file and indexes.
+
+    Args:
+        current: The entry as stored (read by the provider under its write lock).
+        entry: The entry given to ``update``, after the provider's own normalisation.
+    """
+    if entry.created_at is None and current.created_at is not None:
+        entry = entry.model_copy(update={"created_at": current.created_at})
+    mine, theirs = current.content_dict(), entry.content_dict()
+    mine.pop("updated_at", None)
+    theirs.pop("updated_at", None)
+    return mine == theirs
 
 
 def read_all(provider: MemoryProvider) -> StoreSnapshot:

@@ -41,6 +41,7 @@ class ConformanceBase:
     provider_cls: ClassVar[type[Any] | None] = None
     provider_options: ClassVar[dict[str, Any]] = {}
     roundtrip_fields: ClassVar[frozenset[str]] = frozenset(CONTENT_FIELDS)
+    stamps_times: ClassVar[bool] = True
     rejected_corpus: ClassVar[frozenset[str]] = frozenset()
     insertion_ordered: ClassVar[bool] = True
     index_files: ClassVar[tuple[str, ...]] = ()

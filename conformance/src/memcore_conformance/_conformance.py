@@ -25,6 +25,7 @@ from memcore_conformance._files import FileDisciplineTests
 from memcore_conformance._gates import GateTests
 from memcore_conformance._ids import IdCollisionTests
 from memcore_conformance._names import NamesConformance
+from memcore_conformance._no_change import NoChangeUpdateTests
 from memcore_conformance._private import PrivateFilesTests
 from memcore_conformance._read_only import ReadOnlyTests
 from memcore_conformance._robustness import RobustnessTests
@@ -36,6 +37,7 @@ class ProviderConformance(
     ContractTests,
     ApiTests,
     BatchTests,
+    NoChangeUpdateTests,
     ReadOnlyTests,
     CorpusTests,
     FileDisciplineTests,
@@ -62,6 +64,8 @@ class ProviderConformance(
     - :class:`~memcore_conformance._api.ApiTests`: add/get/iterate/query, update and version
       tokens, delete, archive, supersede;
     - :class:`~memcore_conformance._batch.BatchTests`: ``batch()`` and ``plan_ids``;
+    - :class:`~memcore_conformance._no_change.NoChangeUpdateTests`: updating every entry with
+      itself writes no byte (indexes included);
     - :class:`~memcore_conformance._read_only.ReadOnlyTests`: ``read_only=True`` refuses every
       write and changes no byte;
     - :class:`~memcore_conformance._corpus.CorpusTests`: the adversarial corpus, generated entries;
@@ -85,6 +89,10 @@ class ProviderConformance(
         roundtrip_fields: ``MemoryEntry`` fields that survive a write and a reopen exactly (after
             :meth:`normalize_expected`). Default: every content field. Must include ``id`` and
             ``body``. ``extra`` is compared as a subset (the provider may add keys).
+        stamps_times: ``add`` sets ``created_at`` and ``updated_at`` when they are in
+            ``roundtrip_fields`` and the entry has none (default ``True``). ``False`` for a
+            format with no timestamps of its own (RightMemory): a time given is kept, none is
+            invented, so a plain add writes nothing but the format's own syntax.
         rejected_corpus: Corpus case names (:data:`memcore_conformance.corpus.CORPUS_CASES`)
             the format cannot store; ``add`` must raise ``InvalidEntryError`` for each and write
             nothing. Every other case must round-trip. E.g. Maka drops empty sections, so it

@@ -168,10 +168,7 @@ def frozen_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every write stamps the same instant, so two runs write the same bytes."""
     from datetime import UTC, datetime
 
-    import memcore_rightmemory.provider as provider_module
-
     moment = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
-    monkeypatch.setattr(provider_module, "utc_now", lambda: moment)
     import memcore.provider as core_provider
 
     monkeypatch.setattr(core_provider, "utc_now", lambda: moment)

@@ -89,7 +89,7 @@ def test_update_keeps_keys_it_did_not_understand(tmp_path: Path) -> None:
     assert meta["created_at"] == "2026-07-01T00:00:00"
     assert meta["future_key"] == [1, {"z": None}]
     assert meta["source"] == "agent-7"
-    assert isinstance(meta["updated_at"], str)
+    assert "updated_at" not in meta  # RightMemory has no timestamps: an update stamps none
     assert again.title == "one, edited"
     assert again.source == "agent-7"
     # The node line and the untouched item are the only other text.
@@ -119,6 +119,8 @@ def test_non_finite_number_is_not_json_and_update_refuses(tmp_path: Path) -> Non
     with RightMemoryProvider(root) as provider:
         entry = provider.get("a")
         codes = [(d.code, d.line) for d in provider.validate()]
+        assert provider.update(entry).version == entry.version  # no change: nothing to write
+        entry.title = "one, edited"
         with pytest.raises(InvalidEntryError):
             provider.update(entry)
     assert codes == [("rm.bad-meta", 4)]

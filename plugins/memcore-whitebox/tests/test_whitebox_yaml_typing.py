@@ -1,9 +1,13 @@
-"""The WhiteBox writer quotes every scalar a YAML 1.1 or 1.2 reader would type (issue 17, item 13).
+"""Typed-looking scalars: each reader of a WhiteBox file reads the exact string back.
 
-Each value is written as a source, title and tag of an observation and of a stable fact, then
-the frontmatter is read with a YAML 1.2 reader (ruamel.yaml, safe: types numbers, bools,
-nulls and timestamps) and a YAML 1.1 reader (PyYAML, when installed): both must read the exact
-string back. memcore must read it back too.
+Each value is written as a source, title and tag of an observation and of a stable fact.
+
+- A stable fact's frontmatter is YAML: a YAML 1.2 reader (ruamel.yaml, safe: types numbers,
+  bools, nulls and timestamps) and a YAML 1.1 reader (PyYAML, when installed) must read the
+  exact string back, so the writer quotes what they would type (issue 17, item 13).
+- An observation's fields are read by the reference parser line by line (``key: value``, the
+  text as written, quotes kept): the writer writes them raw as the reference writer does
+  (issue 19), so that parser reads the exact string, and so does memcore.
 """
 
 from __future__ import annotations
@@ -104,12 +108,13 @@ def test_a_typed_looking_scalar_is_written_so_yaml_11_and_12_read_the_same_strin
         "fact": _frontmatters((vault / (fact.id or "")).read_text(encoding="utf-8"))[0],
     }
     for name, reader in _readers():
-        for where, front in written.items():
-            data = reader(front)
-            for key in ("source", "title"):
-                if key in data:
-                    assert data[key] == value and type(data[key]) is str, (name, where, key, front)
-            assert data["tags"] == [value], (name, where, front)
+        data = reader(written["fact"])
+        for key in ("source", "title"):
+            if key in data:
+                assert data[key] == value and type(data[key]) is str, (name, key, written["fact"])
+        assert data["tags"] == [value], (name, written["fact"])
+    lines = dict(line.split(": ", 1) for line in written["observation"].splitlines() if ": " in line)
+    assert (lines["source"], lines["title"], lines["tags"]) == (value, value, f'["{value}"]')  # the reference's reading
     with WhiteBoxProvider(str(vault), as_user=True) as store:
         again = store.get(obs.id or "")
         assert (again.source, again.tags) == (value, [value])

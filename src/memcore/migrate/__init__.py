@@ -23,18 +23,18 @@ What the conversion does, in order (docs/migration.md explains each step for use
    entry that does not exist yet; one that can neither plan ids nor update gets
    them from a **trial run** into a scratch copy of the target. If the target assigns another
    id than planned, the relations concerned are rewritten in the second pass.
-2. **Provenance.** Each written entry carries ``extra["memcore"]["migrated_from"] =
-   {"format", "location", "id", "sha256"}``: the source format, location (an absolute path
-   for file stores: it travels with the target; docs/migration.md says why it is absolute), id
-   and the sha256 of the source entry's
-   :meth:`~memcore.models.MemoryEntry.content_hash`. A second run finds the entry by
-   ``(format, location, id)`` (two sources migrated into one target never overwrite each
-   other; a moved source is a new source): same hash -> *unchanged* (nothing written),
-   another hash -> *updated*. An interrupted run resumes: what was written is found, the rest is written.
-   While an entry still waits for its second-pass relations its hash is ``"pending"``, so an
-   interruption between the passes is repaired by the next run. Where the target cannot keep
-   ``extra["memcore"]``, entries are matched by ``(title, body)`` (whitespace-trimmed)
-   instead, and the report says so.
+2. **Provenance.** Each written entry carries one short opaque stamp,
+   ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:mod:`memcore.migrate.journal`):
+   ``key`` hashes the source's format, location and the entry's id, ``digest`` is cut from the
+   sha256 of the source entry's :meth:`~memcore.models.MemoryEntry.content_hash`. No path of
+   the machine is written. A second run finds the entry by its key (two sources migrated into
+   one target never overwrite each other; a moved source is a new source): same digest ->
+   *unchanged* (nothing written), another digest -> *updated*. An interrupted run resumes: what
+   was written is found, the rest is written. While an entry still waits for its second-pass
+   relations its digest is ``pending``, so an interruption between the passes is repaired by
+   the next run. Where the target cannot keep ``extra["memcore"]``, entries are matched by
+   ``(title, body)`` (whitespace-trimmed) instead, and the report says so. Which format and id
+   an entry came from is recorded outside the store (the origins file beside the journal).
 3. **Read back.** After the writes, the target is read once and each written entry is compared
    with what was sent (id and version aside). A core field the target changed is then
    **kept in free data** when the target allows it: ``extra["memcore"]["kept"][field] =
@@ -44,7 +44,7 @@ What the conversion does, in order (docs/migration.md explains each step for use
    which most formats stamp on every write, comes back only while nothing else in the entry
    changed). A field neither held nor kept is a *loss*, listed per entry and field.
 4. **Ids.** Same-format copies propose the source id; an entry that came from the target's
-   format (``migrated_from.format``) gets its original id proposed back. A provider may assign
+   format (by the origins file of the store it is read from) gets its original id proposed back. A provider may assign
    its own id instead; relations are rewritten through the resulting id map either way. A
    relation to an entry that is not in the source (or was not written) is reported as an
    unresolved link and kept as unresolved link text.

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 import pluggy
 
 from memcore.errors import ConfigError
-from memcore.migrate.journal import EditCheck, journal_path, load_journal, save_journal
+from memcore.migrate.journal import EditCheck, journal_path, load_journal, load_origins, save_journal, save_origins
 from memcore.migrate.report import ConversionReport, ProgressCallback, _collect_source_diagnostics
 from memcore.migrate.run import _Run
 from memcore.migrate.stores import _exists, _init_if_missing, _refuse_overlap, _scratch_copy, _unscratch
@@ -255,9 +255,10 @@ def migrate(
     pm = reg.pm
     journal_key = (_journal_url(src_cls, src_loc), _journal_url(dst_cls, dst_loc))
     previous, journal_problem = load_journal(*journal_key)
+    homes = load_origins(journal_key[0])
 
     def edit_check() -> EditCheck:
-        return EditCheck(previous=previous, overwrite=overwrite)
+        return EditCheck(previous=previous, overwrite=overwrite, homes=homes)
 
     def noted(report: ConversionReport) -> ConversionReport:
         if journal_problem is not None:
@@ -305,6 +306,7 @@ def migrate(
             versions = edits.current if finished else {**previous, **edits.current}
             try:
                 save_journal(*journal_key, versions)
+                save_origins(journal_key[1], edits.origins)
             except OSError as exc:
                 report.notes.append(
                     f"the migration journal could not be written ({exc}): the next run cannot tell "

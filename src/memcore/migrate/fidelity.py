@@ -10,7 +10,7 @@ from pydantic import JsonValue
 
 from memcore.errors import MemcoreError
 from memcore.migrate.report import FieldChange
-from memcore.migrate.state import _batch, _RunState
+from memcore.migrate.state import _batch, _RunState, stamp_of
 from memcore.models import MemoryEntry, Severity, json_copy
 from memcore.provider import Capability, read_all
 
@@ -42,8 +42,21 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+#: hex digits of the sha256 a ``kept`` record holds (64 bits: it tells an edit, it secures nothing)
+_KEPT_DIGITS = 16
+
+
 def _sha(value: Any) -> str:
     return hashlib.sha256(_canon(value).encode("utf-8")).hexdigest()
+
+
+def _short_sha(value: Any) -> str:
+    return _sha(value)[:_KEPT_DIGITS]
+
+
+def _sha_matches(value: Any, recorded: object) -> bool:
+    """Whether ``recorded`` (a short or a full hex sha256, as earlier versions wrote) is ``value``'s."""
+    return isinstance(recorded, str) and len(recorded) >= _KEPT_DIGITS and _sha(value).startswith(recorded)
 
 
 def _field_json(entry: MemoryEntry, name: str) -> JsonValue:
@@ -132,7 +145,7 @@ def _fingerprint(entry: MemoryEntry) -> str:
     data.pop("updated_at", None)
     data.pop("id", None)
     data["extra"].pop(MEMCORE_NS, None)
-    return _sha(data)
+    return _short_sha(data)
 
 
 def _stash_for(change: FieldChange, stored_entry: MemoryEntry) -> dict[str, JsonValue]:
@@ -144,7 +157,7 @@ def _stash_for(change: FieldChange, stored_entry: MemoryEntry) -> dict[str, Json
     """
     if change.field == "updated_at":
         return {"if_entry_sha256": _fingerprint(stored_entry), "value": change.written}
-    record: dict[str, JsonValue] = {"if_sha256": _sha(change.stored)}
+    record: dict[str, JsonValue] = {"if_sha256": _short_sha(change.stored)}
     written, stored = change.written, change.stored
     if isinstance(written, str) and isinstance(stored, str) and stored and stored in written:
         start = written.find(stored)
@@ -185,9 +198,14 @@ def restore_kept(entry: MemoryEntry) -> MemoryEntry:
         if name not in CORE_FIELDS or not isinstance(record, dict):
             continue
         if "if_entry_sha256" in record:
-            if record["if_entry_sha256"] != fingerprint:
+            recorded = record["if_entry_sha256"]
+            if not (
+                isinstance(recorded, str)
+                and len(recorded) >= _KEPT_DIGITS
+                and fingerprint.startswith(recorded[:_KEPT_DIGITS])
+            ):
                 continue
-        elif _sha(data.get(name)) != record.get("if_sha256"):
+        elif not _sha_matches(data.get(name), record.get("if_sha256")):
             continue
         if "value" in record:
             data[name] = record["value"]
@@ -198,15 +216,6 @@ def restore_kept(entry: MemoryEntry) -> MemoryEntry:
     else:
         data["extra"][MEMCORE_NS] = meta
     return MemoryEntry.model_validate(data)
-
-
-def _provenance(entry: MemoryEntry) -> dict[str, Any] | None:
-    meta = entry.extra.get(MEMCORE_NS)
-    if isinstance(meta, dict) and isinstance(meta.get("migrated_from"), dict):
-        found = meta["migrated_from"]
-        assert isinstance(found, dict)
-        return dict(found)
-    return None
 
 
 def _content_key(entry: MemoryEntry) -> tuple[str, str]:
@@ -247,7 +256,7 @@ class _ReadBack(_RunState):
                 rep.losses = [FieldChange(field="*", written=None, stored=None)]
                 continue
             self._record_version(got.id or "", got.version)
-            if _provenance(got) is None:
+            if stamp_of(got) is None:
                 provenance_lost = True
             changes = self.returned_changes.get(src_id)
             if changes is None or src_id in kept or got != returned:
@@ -276,7 +285,7 @@ class _ReadBack(_RunState):
             return set()
         stash: dict[str, list[FieldChange]] = {}
         for src_id, (written, returned) in self.sent.items():
-            if _provenance(returned) is None:
+            if stamp_of(returned) is None:
                 continue
             changes = self.returned_changes[src_id] = compare_entries(written, returned)
             core = [c for c in changes if not c.field.startswith("extra.")]

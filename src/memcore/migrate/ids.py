@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import JsonValue
 
 from memcore.mapping import translate_relation_type
-from memcore.migrate.fidelity import MEMCORE_NS, _content_key, _copy_all_set, _provenance
+from memcore.migrate.fidelity import MEMCORE_NS, _content_key, _copy_all_set
+from memcore.migrate.journal import origin_stamp
 from memcore.migrate.state import _RunState
 from memcore.models import MemoryEntry, Relation
 from memcore.provider import BaseProvider
@@ -56,7 +55,7 @@ class _IdPlanning(_RunState):
     def rename_relations(
         self,
         relations: list[Relation],
-        origin: dict[str, Any] | None,
+        origin: tuple[str, str] | None,
         renamed: object,
         meta: dict[str, JsonValue],
     ) -> list[Relation]:
@@ -69,15 +68,15 @@ class _IdPlanning(_RunState):
         """
         assert self.relation_types is not None
         src_types, tgt_types = self.relation_types
-        home = origin is not None and origin.get("format") == self.tgt_fmt
+        home = origin is not None and origin[0] == self.tgt_fmt
         record = renamed if home and isinstance(renamed, dict) else {}
         out: list[Relation] = []
         record_out: dict[str, JsonValue] = {}
         for rel in relations:
             if home:  # rename back exactly what was renamed on the way out
                 linked = self.originals.get(rel.target)
-                came_from = _provenance(linked) if linked is not None else None
-                home_id = came_from.get("id") if came_from and came_from.get("format") == self.tgt_fmt else None
+                came_from = self.home_of(linked)
+                home_id = came_from[1] if came_from is not None and came_from[0] == self.tgt_fmt else None
                 if not rel.resolved:
                     home_id = rel.target  # link text: the same in every format
                 native = record.get(home_id) if isinstance(home_id, str) else None
@@ -97,26 +96,21 @@ class _IdPlanning(_RunState):
         """Return the entry to send for ``src`` (relations mapped where possible)."""
         assert src.id is not None
         entry = _copy_all_set(self.restored[src.id])
-        origin = _provenance(entry)
+        origin = self.home_of(entry)
         meta = dict(entry.extra.get(MEMCORE_NS, {}))
         meta.pop("migrated_from", None)
         meta.pop("kept", None)
         renamed = meta.pop(_RENAMED, None)
         if self.relation_types is not None:
             entry.relations = self.rename_relations(entry.relations, origin, renamed, meta)
-        origin_record: dict[str, JsonValue] = {
-            "format": self.src_fmt,
-            "location": self.src_loc,
-            "id": src.id,
-            "sha256": self.hashes[src.id],
-        }
-        meta["migrated_from"] = origin_record
+        key = self.keys[src.id]
+        meta["migrated_from"] = origin_stamp(key, self.hashes[src.id])
         entry.extra[MEMCORE_NS] = meta
         proposed: str | None = None
         if self.src_fmt == self.tgt_fmt:
             proposed = src.id
-        elif origin is not None and origin.get("format") == self.tgt_fmt and isinstance(origin.get("id"), str):
-            proposed = origin["id"]
+        elif origin is not None and origin[0] == self.tgt_fmt:
+            proposed = origin[1]
         entry.id = proposed if proposed is not None and proposed not in existing_ids else None
         if src.id in self.predicted and self.predicted[src.id] not in existing_ids:
             entry.id = self.predicted[src.id]  # what the trial run got: propose it again
@@ -152,7 +146,7 @@ class _IdPlanning(_RunState):
         entry.relations = mapped
         if waiting:
             self.pending[src.id] = full
-            origin_record["sha256"] = "pending"
+            meta["migrated_from"] = origin_stamp(key, None)
         elif predicted:
             self.used_predictions[src.id] = full
         return entry

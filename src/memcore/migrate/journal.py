@@ -15,6 +15,18 @@ the sha256 of the pair: the journal never adds a file to either store. Journals 
 0600 and the folders memcore creates for them 0700 (they name the entries of both stores).
 Without a journal (first run, another machine, a deleted state folder) nothing is compared and
 the run behaves as before.
+
+**Origin keys.** No file memcore writes names a place of the machine it ran on. A migrated entry
+carries only ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:func:`origin_stamp`):
+``key`` is 12 hex digits of the sha256 of ``"<source format>:<source location>\n<source id>"``
+(:func:`origin_key`; the location as the journal names it, a resolved real path for file
+stores), ``digest`` the first 8 hex digits of the source entry's
+:meth:`~memcore.models.MemoryEntry.content_hash` (``pending`` while its links wait for the
+second pass). A re-run computes the key of every source entry and finds its own entries by
+it, with or without a journal. What the key cannot say, which format and id an entry came from
+(a later migration *back* into that format proposes the original id), is recorded outside the
+store, in an origins file per target store (:func:`load_origins` / :func:`save_origins`,
+beside the journals, also 0600).
 """
 
 from __future__ import annotations
@@ -30,7 +42,21 @@ import platformdirs
 
 from memcore.storage import PRIVATE_FILE_MODE, atomic_write, make_private_dir
 
-__all__ = ["JOURNAL_VERSION", "EditCheck", "journal_dir", "journal_path", "load_journal", "save_journal"]
+__all__ = [
+    "JOURNAL_VERSION",
+    "EditCheck",
+    "journal_dir",
+    "journal_path",
+    "legacy_origin",
+    "load_journal",
+    "load_origins",
+    "origin_key",
+    "origin_stamp",
+    "origins_path",
+    "parse_stamp",
+    "save_journal",
+    "save_origins",
+]
 
 #: Format number written in each journal file; a file with another number is ignored.
 JOURNAL_VERSION = 1
@@ -55,6 +81,65 @@ class EditCheck:
     #: entries migrated before whose version the journal did not hold (their current state
     #: became the baseline: edits made in the target before this run could not be told)
     unknown: int = 0
+    #: ``{origin key: (format, id)}`` of the source store's entries that earlier runs migrated
+    #: into it (from its origins file): where an entry came from, to propose its id back home
+    homes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: Filled by the conversion: ``{origin key: (source format, source id)}`` of every entry it
+    #: left migrated in the target (saved in the target's origins file)
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+#: hex digits of an origin key (48 bits: a collision among a store's entries is negligible)
+KEY_DIGITS = 12
+#: hex digits of the content digest in a stamp
+DIGEST_DIGITS = 8
+#: the digest of an entry whose relations still wait for the second pass
+PENDING = "pending"
+
+
+def origin_key(source_url: str, source_id: str) -> str:
+    """Return the opaque key naming a source entry in the entries memcore migrated from it.
+
+    Args:
+        source_url: ``format:location`` of the source as the journal names it.
+        source_id: The entry's id in the source.
+
+    Returns:
+        :data:`KEY_DIGITS` hex digits of ``sha256(source_url + "\n" + source_id)``.
+    """
+    blob = f"{source_url}\n{source_id}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(blob).hexdigest()[:KEY_DIGITS]
+
+
+def origin_stamp(key: str, content_hash: str | None) -> str:
+    """Return the ``migrated_from`` value: ``"<key>.<digest>"`` (``"<key>.pending"`` for ``None``)."""
+    return f"{key}.{content_hash[:DIGEST_DIGITS] if content_hash is not None else PENDING}"
+
+
+def parse_stamp(value: object) -> tuple[str, str] | None:
+    """Return ``(key, digest)`` of a ``migrated_from`` value, ``None`` when it is not one.
+
+    Also reads the record earlier memcore versions wrote (``{"format", "location", "id",
+    "sha256"}``): its key is computed as :func:`origin_key` would have (the location made
+    real), its digest cut from its sha256.
+    """
+    if isinstance(value, str):
+        key, dot, digest = value.partition(".")
+        return (key, digest) if dot and key and digest else None
+    if isinstance(value, dict):
+        fmt, loc, src_id, sha = (value.get(k) for k in ("format", "location", "id", "sha256"))
+        if isinstance(fmt, str) and isinstance(loc, str) and isinstance(src_id, str):
+            real = loc if "://" in loc or not os.path.isabs(loc) else os.path.realpath(loc)
+            digest = sha[:DIGEST_DIGITS] if isinstance(sha, str) and sha != PENDING else PENDING
+            return origin_key(f"{fmt}:{real}", src_id), digest
+    return None
+
+
+def legacy_origin(value: object) -> tuple[str, str] | None:
+    """Return ``(format, id)`` from a record of earlier memcore versions, ``None`` otherwise."""
+    if isinstance(value, dict) and isinstance(value.get("format"), str) and isinstance(value.get("id"), str):
+        return value["format"], value["id"]
+    return None
 
 
 def journal_dir() -> Path:
@@ -79,6 +164,49 @@ def journal_path(source_url: str, target_url: str) -> Path:
     """
     key = hashlib.sha256(f"{source_url}\n{target_url}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return journal_dir() / f"{key}.json"
+
+
+def origins_path(store_url: str) -> Path:
+    """Return the origins file of a target store (``origins-<sha256 of its URL>.json``)."""
+    key = hashlib.sha256(store_url.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return journal_dir() / f"origins-{key}.json"
+
+
+def load_origins(store_url: str) -> dict[str, tuple[str, str]]:
+    """Return ``{origin key: (format, id)}`` recorded for the entries migrated into a store.
+
+    Never raises: a missing, unreadable or foreign file gives ``{}`` (a later migration out of
+    the store then proposes no original ids; nothing else depends on it).
+    """
+    try:
+        data = json.loads(origins_path(store_url).read_bytes())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    keys = data.get("keys") if isinstance(data, dict) and data.get("journal") == JOURNAL_VERSION else None
+    if not isinstance(keys, dict):
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for key, value in keys.items():
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+            out[key] = (value[0], value[1])
+    return out
+
+
+def save_origins(store_url: str, origins: Mapping[str, tuple[str, str]]) -> Path | None:
+    """Add ``{origin key: (format, id)}`` to the origins file of a store (``None``: nothing to add).
+
+    Raises:
+        OSError: The state folder or the file cannot be written.
+    """
+    known = load_origins(store_url)
+    merged = {**known, **origins}
+    if merged == known:
+        return None
+    path = origins_path(store_url)
+    make_private_dir(path.parent)
+    data = {"journal": JOURNAL_VERSION, "store": store_url, "keys": {k: list(v) for k, v in sorted(merged.items())}}
+    atomic_write(path, (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8"), mode=PRIVATE_FILE_MODE)
+    return path
 
 
 def load_journal(source_url: str, target_url: str) -> tuple[dict[str, str], str | None]:

@@ -11,13 +11,13 @@ from memcore.errors import AmbiguousIdError, ImmutableEntryError, MemcoreError, 
 from memcore.migrate.fidelity import (
     MEMCORE_NS,
     _content_key,
-    _provenance,
     _ReadBack,
     _same,
     compare_entries,
     restore_kept,
 )
 from memcore.migrate.ids import _forward_links, _IdPlanning, _parents_first
+from memcore.migrate.journal import DIGEST_DIGITS, origin_stamp
 from memcore.migrate.report import (
     ConversionReport,
     EntryReport,
@@ -25,7 +25,7 @@ from memcore.migrate.report import (
     UnresolvedLink,
     _collect_source_diagnostics,
 )
-from memcore.migrate.state import _batch
+from memcore.migrate.state import _batch, stamp_of
 from memcore.migrate.stores import _scratch_copy
 from memcore.models import MemoryEntry
 from memcore.provider import Capability, read_all
@@ -55,6 +55,7 @@ class _Run(_IdPlanning, _ReadBack):
             entries = list(self.source.iter_entries())
         self.progress("read", len(entries), len(entries))
         self.hashes = {e.id: e.content_hash() for e in entries if e.id is not None}
+        self.set_keys(list(self.hashes))
         return entries
 
     def ambiguous_ids(self, entries: list[MemoryEntry]) -> dict[str, list[EntryReport]]:
@@ -104,15 +105,10 @@ class _Run(_IdPlanning, _ReadBack):
         for entry in self.target.iter_entries():
             if entry.id is not None:
                 ids.add(entry.id)
-            origin = _provenance(entry)
-            if (
-                origin is not None
-                and origin.get("format") == self.src_fmt
-                and origin.get("location") == self.src_loc
-                and isinstance(origin.get("id"), str)
-            ):
-                by_origin[(self.src_fmt, origin["id"])] = entry
-            elif origin is None:
+            stamp = stamp_of(entry)
+            if stamp is not None and stamp[0] in self.by_key:
+                by_origin[(self.src_fmt, self.by_key[stamp[0]])] = entry
+            elif stamp is None:
                 by_content.setdefault(_content_key(entry), entry)
         return by_origin, by_content, ids
 
@@ -178,7 +174,7 @@ class _Run(_IdPlanning, _ReadBack):
             src.id
             for src in ordered
             if (self.src_fmt, src.id) not in by_origin
-            or (_provenance(by_origin[(self.src_fmt, src.id or "")]) or {}).get("sha256") != self.hashes[src.id or ""]
+            or not self._written_as_is(by_origin[(self.src_fmt, src.id or "")])
         }
         if self.predict and _forward_links(ordered, self.restored, to_write):
             # Relations that point forward in the write order: the ids the target will assign
@@ -247,6 +243,7 @@ class _Run(_IdPlanning, _ReadBack):
         ):
             trial = _Run(self.source, probe, ConversionReport(source="", target=""), None, predict=False)
             trial.hashes, trial.originals, trial.restored = self.hashes, self.originals, self.restored
+            trial.keys, trial.by_key, trial.edits.homes = self.keys, self.by_key, self.edits.homes
             trial.write_all(ordered, src_ids)
             return dict(trial.id_map)
 
@@ -277,8 +274,7 @@ class _Run(_IdPlanning, _ReadBack):
             else:
                 assert existing.id is not None
                 self.id_map[src.id] = existing.id
-                origin = _provenance(existing) or {}
-                if origin.get("sha256") == self.hashes[src.id]:
+                if self._written_as_is(existing):
                     # written completely by an earlier run (an unfinished one has "pending")
                     rep.action, rep.target_id = "unchanged", existing.id
                     self.pending.pop(src.id, None)
@@ -337,6 +333,7 @@ class _Run(_IdPlanning, _ReadBack):
         existing_ids.add(stored.id)
         self.sent[src.id] = (entry, stored)
         self._record_version(stored.id, stored.version)  # as returned; the read-back confirms it
+        self.edits.origins[self.keys[src.id]] = (self.src_fmt, src.id)
         if src.id in self.predicted and self.predicted[src.id] != stored.id:
             self._unpredict()
 
@@ -365,9 +362,7 @@ class _Run(_IdPlanning, _ReadBack):
                 continue  # its relations are the user's now
             if Capability.UPDATE in self.caps and existing.id in self.edits.previous:  # as memcore left it
                 entry.id, entry.relations = existing.id, wanted
-                meta = entry.extra[MEMCORE_NS]
-                assert isinstance(meta, dict) and isinstance(meta["migrated_from"], dict)
-                meta["migrated_from"]["sha256"] = self.hashes[src.id]
+                self._stamp_done(entry, src.id)
                 try:
                     stored = self.target.update(entry, expected_version=existing.version)
                 except (UnsupportedOperationError, ImmutableEntryError):
@@ -386,6 +381,18 @@ class _Run(_IdPlanning, _ReadBack):
                     stored=[r.model_dump(mode="json") for r in held.relations],
                 )
             )
+
+    def _written_as_is(self, existing: MemoryEntry) -> bool:
+        """Whether ``existing`` was written completely (not ``pending``) from the source entry as it is now."""
+        stamp = stamp_of(existing)
+        src_id = self.by_key.get(stamp[0]) if stamp is not None else None
+        return stamp is not None and src_id is not None and stamp[1] == self.hashes[src_id][:DIGEST_DIGITS]
+
+    def _stamp_done(self, entry: MemoryEntry, src_id: str) -> None:
+        """Mark ``entry`` (about to be written) as complete: its stamp carries the content digest."""
+        meta = entry.extra[MEMCORE_NS]
+        assert isinstance(meta, dict)
+        meta["migrated_from"] = origin_stamp(self.keys[src_id], self.hashes[src_id])
 
     def _edited_since(self, existing: MemoryEntry) -> bool:
         """Whether ``existing`` was edited in the target since the last run wrote it (and may not be overwritten)."""
@@ -421,9 +428,7 @@ class _Run(_IdPlanning, _ReadBack):
             parent = self.restored[src_id].parent
             if parent is not None and parent in self.id_map:
                 final.parent = self.id_map[parent]
-            meta = final.extra[MEMCORE_NS]
-            assert isinstance(meta, dict) and isinstance(meta["migrated_from"], dict)
-            meta["migrated_from"]["sha256"] = self.hashes[src_id]
+            self._stamp_done(final, src_id)
             if Capability.UPDATE not in self.caps:
                 self.sent[src_id] = (final, stored)  # verification reports the missing relations
                 continue

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from memcore.mapping import relation_types
-from memcore.migrate.journal import EditCheck
+from memcore.migrate.journal import EditCheck, legacy_origin, origin_key, parse_stamp
 from memcore.migrate.report import ConversionReport, EntryReport, FieldChange, ProgressCallback
 from memcore.models import MemoryEntry, Relation
 from memcore.provider import Capability, MemoryProvider
@@ -19,6 +19,17 @@ def _batch(provider: MemoryProvider) -> contextlib.AbstractContextManager[Any]:
         manager: contextlib.AbstractContextManager[Any] = batch()
         return manager
     return contextlib.nullcontext()
+
+
+def _meta(entry: MemoryEntry) -> dict[str, Any]:
+    """Return ``entry.extra["memcore"]`` (empty when absent or not a mapping)."""
+    meta = entry.extra.get("memcore")
+    return meta if isinstance(meta, dict) else {}
+
+
+def stamp_of(entry: MemoryEntry) -> tuple[str, str] | None:
+    """Return ``(origin key, digest)`` of an entry memcore migrated, ``None`` for any other."""
+    return parse_stamp(_meta(entry).get("migrated_from"))
 
 
 class _RunState:
@@ -57,7 +68,12 @@ class _RunState:
         tables = (relation_types(self.src_fmt), relation_types(self.tgt_fmt)) if self.src_fmt != self.tgt_fmt else None
         self.relation_types = tables if tables is not None and any(tables) else None
         loc = os.fspath(source.location)
-        self.src_loc = loc if Capability.REMOTE in source.capabilities else os.path.abspath(loc)
+        self.src_loc = loc if Capability.REMOTE in source.capabilities else os.path.realpath(loc)
+        #: ``format:location`` of the source as the journal names it (origin keys hash it)
+        self.src_url = f"{self.src_fmt}:{self.src_loc}"
+        #: source id -> its origin key, and back (filled as the source is read)
+        self.keys: dict[str, str] = {}
+        self.by_key: dict[str, str] = {}
         self.caps = target.capabilities
         self.id_map: dict[str, str] = {}
         self.reports: dict[str, EntryReport] = {}
@@ -75,6 +91,24 @@ class _RunState:
         #: source id -> entry as read / with kept fields restored
         self.originals: dict[str, MemoryEntry] = {}
         self.restored: dict[str, MemoryEntry] = {}
+
+    def set_keys(self, ids: list[str]) -> None:
+        """Compute the origin key of every source id (:func:`~memcore.migrate.journal.origin_key`)."""
+        self.keys = {i: origin_key(self.src_url, i) for i in ids}
+        self.by_key = {k: i for i, k in self.keys.items()}
+
+    def home_of(self, entry: MemoryEntry | None) -> tuple[str, str] | None:
+        """Return ``(format, id)`` a source entry was migrated from, when known.
+
+        From the origins file of the source store (an earlier migration into it recorded the
+        key), or from a record of an earlier memcore version that named them in the entry.
+        """
+        value = _meta(entry).get("migrated_from") if entry is not None else None
+        legacy = legacy_origin(value)
+        if legacy is not None:
+            return legacy
+        stamp = parse_stamp(value)
+        return self.edits.homes.get(stamp[0]) if stamp is not None else None
 
     def _record_version(self, target_id: str, version: str | None) -> None:
         if version is not None:

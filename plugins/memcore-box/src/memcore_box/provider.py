@@ -46,7 +46,7 @@ from memcore.errors import (
 from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
-from memcore.provider import BaseProvider, Capability, StoreSnapshot
+from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import (
     Item,
     join,
@@ -449,8 +449,11 @@ class BoxMemoryProvider(WorkspaceState):
                     f"box: memory {entry.id} ({current.path}) changed since version {token} was read; "
                     "get() it again and retry"
                 )
+            stored = self._entry_of(current)[0]
+            if unchanged_by(stored, entry):
+                return stored  # a no-change update writes no byte (file and indexes alone)
             if entry.created_at is None:
-                entry.created_at = self._entry_of(current)[0].created_at or utc_now()
+                entry.created_at = stored.created_at or utc_now()
             entry.updated_at = utc_now()
             slug = text_of(current.meta.get("slug")) or self._unique_slug(slugify(entry.title))
             meta, yaml_text = patched(current, entry, slug, title_of=self._title_of, resolve=self._resolve)

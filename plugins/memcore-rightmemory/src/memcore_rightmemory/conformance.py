@@ -19,6 +19,8 @@ __all__ = ["RightMemoryConformance"]
 class RightMemoryConformance(ProviderConformance):
     """Knobs: document order, titles stripped, a real edge in the every-field test.
 
+    - ``stamps_times = False``: items have no timestamps; add invents none (a plain add
+      writes no memcore comment).
     - ``insertion_ordered = False``: entries come in document order (a node is placed before
       its parent's child headings), which is stable but not always add order.
     - every corpus case round-trips: body lines that would be headings or nodes are escaped in
@@ -37,6 +39,7 @@ class RightMemoryConformance(ProviderConformance):
     # so no file name has an NFD spelling.
     entry_file_names: ClassVar[bool] = False
     insertion_ordered = False
+    stamps_times = False
     field_values: ClassVar[dict[str, Any]] = {"relation_type": "dep"}
 
     def normalize_expected(self, entry: MemoryEntry) -> MemoryEntry:

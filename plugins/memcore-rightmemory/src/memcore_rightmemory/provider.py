@@ -31,8 +31,8 @@ from memcore.errors import (
     UnsafePathError,
     UnsupportedOperationError,
 )
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, lf_body, utc_now
-from memcore.provider import BaseProvider, Capability, StoreSnapshot
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, lf_body
+from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import LocalStorage, WriteSession, temp_file_diagnostics
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
@@ -435,8 +435,12 @@ class RightMemoryProvider(BaseProvider):
         below its parent; under an F# heading the item goes into the detail file. The id is
         ``entry.id`` or derived from the title (``[A-Za-z0-9_.-]+``, made unique).
 
+        RightMemory items have no timestamps: none is stamped (a time the entry carries is kept
+        in the memcore comment, like every field RightMemory cannot hold), so a plain add of
+        a title and body writes exactly what RightMemory's own writer would.
+
         Returns:
-            The entry as stored (id, timestamps, version set).
+            The entry as stored (id and version set).
 
         Raises:
             UnusableRootError: MEMORY.md or PURSUITS.md is missing, irregular, not UTF-8 or
@@ -450,11 +454,6 @@ class RightMemoryProvider(BaseProvider):
         self.require(Capability.ADD, "add")
         require_unicode_fast(entry)
         entry = lf_body(entry)
-        stamps: dict[str, Any] = {}
-        if entry.created_at is None:
-            stamps["created_at"] = utc_now()
-        if entry.updated_at is None:
-            stamps["updated_at"] = stamps.get("created_at", entry.created_at)
         with self.session("add"):
             graph = self._write_graph()
             family = "pursuit" if entry.kind == Kind.PURSUIT else "memory"
@@ -474,7 +473,7 @@ class RightMemoryProvider(BaseProvider):
             # A shallow copy (the caller's entry is only read): add never changes the entry's
             # lists or dicts, and model_copy(update=) skips re-running the entry's validators
             # (the values set are already valid).
-            entry = entry.model_copy(update={**stamps, "id": ident})
+            entry = entry.model_copy(update={"id": ident})
             core, meta = render.body_lines(entry, family, marker, ident, self._md)
             parent = self._item(graph, entry.parent) if entry.parent is not None else None
             rel, index, level, create = render.target(graph, entry, family, as_heading, parent, self._chains, self.root)
@@ -504,7 +503,9 @@ class RightMemoryProvider(BaseProvider):
         """Rewrite an item's own lines: title, edges, heading body and the memcore comment.
 
         Only the item's line range changes (the heading line, its comment and its own body;
-        or the node line and its comment). ``updated_at`` is set to now.
+        or the node line and its comment). No ``updated_at`` is stamped (RightMemory has no
+        timestamps; the entry's own is kept). An update that changes nothing
+        (:func:`~memcore.provider.unchanged_by`) writes no byte and returns the item as stored.
 
         Raises:
             EntryNotFoundError: No such item.
@@ -523,7 +524,6 @@ class RightMemoryProvider(BaseProvider):
         if entry.id is None:
             raise EntryNotFoundError(f"{FORMAT}: update needs an entry id")
         ident: str = entry.id
-        entry = entry.model_copy(update={"updated_at": utc_now()})  # shallow: see add
         with self.session("update"):
             graph = self._write_graph()
             ref = self._graph_item(graph, ident)
@@ -533,6 +533,8 @@ class RightMemoryProvider(BaseProvider):
                     f"{FORMAT}: `{entry.id}` changed since it was read (version {expected_version} is stale); "
                     "re-read it and retry"
                 )
+            if unchanged_by(current, entry):
+                return current
             if entry.parent != current.parent:
                 raise InvalidEntryError(
                     f"{FORMAT}: moving `{entry.id}` from parent {current.parent!r} to {entry.parent!r} is "

@@ -29,6 +29,7 @@ from typing import Any
 import memcore.frontmatter as _yaml
 from memcore.errors import ParseError
 from memcore.frontmatter import load_plain_yaml, read_flow_list, read_scalar
+from memcore_whitebox._render import reference_reads_differently
 
 __all__ = ["Fields", "RawBlock", "parse_fields", "parse_inline_list", "scan_blocks", "to_json_value"]
 
@@ -344,6 +345,20 @@ def _line_fallback(frontmatter: str) -> Fields:
 
 
 _SLOW = object()
+
+#: Observation fields that are text to the reference parser (and to memcore's writer, which
+#: writes them raw where YAML allows): an unquoted value is the text written, even where YAML
+#: would type it (``source: yes``, ``context: 10:00``, ``date: 2026-04-12``).
+TEXT_FIELDS = frozenset({"date", "source", "source_ref", "context", "kind", "title", "scope"})
+
+
+def _as_written(key: str, raw: str, parsed: Any) -> Any:
+    """``raw`` for an unquoted text field YAML would type (as :func:`field_scalar` writes it), else ``parsed``."""
+    if key in TEXT_FIELDS and not isinstance(parsed, str | list | dict) and not reference_reads_differently(raw):
+        return raw
+    return parsed
+
+
 _LINE_CACHE: dict[str, tuple[str, Any]] = {}
 _LINE_CACHE_MAX = 50_000
 
@@ -370,7 +385,7 @@ def _read_line(line: str) -> tuple[str, Any]:
             return key, _SLOW
     if not value:
         return key, None
-    parsed = read_scalar(value)  # the fast loader's scalar reader; text only on this path
+    parsed = _as_written(key, value, read_scalar(value))  # the fast loader's scalar reader
     return key, (parsed if type(parsed) is str else _SLOW)
 
 
@@ -423,6 +438,11 @@ def parse_fields(frontmatter: str) -> Fields:
         fallback.yaml_error = f"frontmatter is a YAML {type(data).__name__}, not a mapping"
         return fallback
     result = Fields(frontmatter)
+    written: dict[str, Any] | None = None
     for key, value in data.items():
-        result.values[str(key)] = to_json_value(value)
+        name = str(key)
+        if name in TEXT_FIELDS and not isinstance(value, str | list | dict):
+            written = written if written is not None else _line_fallback(frontmatter).values
+            value = _as_written(name, str(written.get(name) or ""), value)
+        result.values[name] = to_json_value(value)
     return result

@@ -20,7 +20,15 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["json_line", "month_header", "render_block", "yaml_dq", "yaml_scalar"]
+__all__ = [
+    "field_scalar",
+    "json_line",
+    "month_header",
+    "reference_reads_differently",
+    "render_block",
+    "yaml_dq",
+    "yaml_scalar",
+]
 
 # What the reference writer writes raw and memcore too (yaml_scalar): text that YAML 1.1 and 1.2
 # readers both read back as the same string, in the shapes the reference writer produces.
@@ -70,6 +78,44 @@ def yaml_scalar(value: str) -> str:
     ):
         return value
     return yaml_dq(value)
+
+
+#: The first characters of a plain scalar that no YAML reader takes for syntax (an indicator,
+#: a quote, a flow collection, a comment, an alias or a tag would be).
+_PLAIN_START = re.compile(r"^(?:[A-Za-z0-9_(/.~+$^=<]|-[^\s])")
+
+
+def field_scalar(value: str) -> str:
+    """Return an observation field's value as the reference writer writes it, quoted only where YAML must.
+
+    The reference writer writes ``key: value`` raw and its parser reads the line's text back
+    as is (quotes kept). So a value is written raw whenever YAML can hold it as a plain scalar
+    (``source: yes``, ``date: 2026-04-12``, ``context: 10:00``; memcore's reader, like the
+    reference parser, reads these fields as the text written). Only where YAML requires quoting
+    (``: `` or `` #`` inside, a leading indicator, surrounding blanks, a line break, characters
+    YAML rejects) is it double-quoted; the reference parser then reads the quotes too, which
+    :func:`reference_reads_differently` tells.
+    """
+    if reference_reads_differently(value):
+        return yaml_dq(value)
+    return value
+
+
+def reference_reads_differently(value: str) -> bool:
+    """Whether :func:`field_scalar` must quote ``value`` (the reference parser keeps the quotes)."""
+    return not (
+        value
+        and value == value.strip()
+        and "\n" not in value
+        and "\r" not in value
+        and _PLAIN_START.match(value) is not None
+        and ": " not in value
+        and " #" not in value
+        and "\t#" not in value
+        and not value.endswith(":")
+        and not value.startswith("//")
+        and _YAML_UNSAFE.search(value) is None
+    )
 
 
 def render_tags(tags: Iterable[str]) -> str:

@@ -22,7 +22,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, St
 from memcore.storage import TextFile, check_component, version_token
 from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._parse import diag as _diag
-from memcore_whitebox._render import json_line, render_block, render_tags, yaml_scalar
+from memcore_whitebox._render import field_scalar, json_line, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope
 from memcore_whitebox._tags import registrable
 from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES, STATUS_FROM_WHITEBOX, V11_KEYS, kind_for_path
@@ -421,7 +421,7 @@ def observation_lines(entry: MemoryEntry, date: str, default_source: str, active
     if source is None:
         source = default_source
         memcore["no_source"] = True
-    lines = [f"date: {date}", f"source: {yaml_scalar(source)}", f"tags: {render_tags(entry.tags)}"]
+    lines = [f"date: {date}", f"source: {field_scalar(source)}", f"tags: {render_tags(entry.tags)}"]
     label = _write_confidence(entry.confidence, wb.get("confidence_label"))
     if label is None:
         # the spec requires a confidence on every observation: an entry without one is written
@@ -429,17 +429,17 @@ def observation_lines(entry: MemoryEntry, date: str, default_source: str, active
         # memcore reads it back as none
         label = NO_CONFIDENCE_LABEL
         memcore["no_confidence"] = True
-    lines.append(f"confidence: {yaml_scalar(label)}")
+    lines.append(f"confidence: {field_scalar(label)}")
     if entry.confidence is not None and _label_value(label) != entry.confidence:
         memcore["confidence"] = entry.confidence
     for key in V11_KEYS:
         value = wb.get(key)
         if value is not None:
-            lines.append(f"{key}: {_value(value)}")
+            lines.append(f"{key}: {field_scalar(value) if isinstance(value, str) else _value(value)}")
     if entry.title:
-        lines.append(f"title: {yaml_scalar(entry.title)}")
+        lines.append(f"title: {field_scalar(entry.title)}")
     if entry.scope is not None and entry.scope != active_scope:
-        lines.append(f"scope: {yaml_scalar(entry.scope)}")
+        lines.append(f"scope: {field_scalar(entry.scope)}")
     fields = wb.get("fields")
     if isinstance(fields, dict):
         for key, value in fields.items():

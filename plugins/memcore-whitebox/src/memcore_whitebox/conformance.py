@@ -35,6 +35,8 @@ class WhiteBoxConformance(ProviderConformance):
     provider_cls: ClassVar[type[Any] | None] = WhiteBoxProvider
     provider_options: ClassVar[dict[str, Any]] = {"as_user": True}
     insertion_ordered: ClassVar[bool] = False
+    # stable files have no timestamps in WhiteBox 1.0: add invents none (observations carry their date)
+    stamps_times: ClassVar[bool] = False
 
     def plant_gated_links(self, root: Path, marker: str) -> list[str] | None:
         """Link ``projects/gated.md`` into ``sensitive/`` and ``projects/away.md`` out of the vault."""

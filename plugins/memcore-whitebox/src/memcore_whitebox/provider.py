@@ -44,7 +44,7 @@ from memcore.errors import (
 )
 from memcore.frontmatter import FrontmatterDocument
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, Severity, lf_body, utc_now
-from memcore.provider import BaseProvider, Capability, StoreSnapshot
+from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import (
     LocalStorage,
     Storage,
@@ -527,9 +527,8 @@ class WhiteBoxProvider(BaseProvider):
 
     # stable files
     def _add_file(self, entry: MemoryEntry, session: WriteSession) -> MemoryEntry:
-        if entry.created_at is None or entry.updated_at is None:
-            created = entry.created_at or utc_now()
-            entry = entry.model_copy(update={"created_at": created, "updated_at": entry.updated_at or created})
+        # Stable files have no timestamps in WhiteBox 1.0: none is invented (a time the entry
+        # carries is kept under memcore:, like every field the format cannot hold).
         rel, explicit = self._fact_place(entry)
         rel = self._free_fact_path(rel, explicit)
         meta = file_meta(entry, rel, new=True, active_scope=self.active_scope)
@@ -579,6 +578,8 @@ class WhiteBoxProvider(BaseProvider):
                     "read it again and retry"
                 )
             self.check_in_scope(rel)
+            if unchanged_by(current, entry):
+                return current  # a no-change update writes no byte, and proposes nothing
             if not self.as_user and rel not in self._own_files:
                 raw = entry.extra.get(FORMAT, {}).get("rationale")
                 rationale = raw if isinstance(raw, str) else None
