@@ -16,6 +16,7 @@ __all__ = [
     "ImmutableEntryError",
     "MemcoreError",
     "ParseError",
+    "QuerySyntaxError",
     "ReadOnlyStoreError",
     "StoreBusyError",
     "StoreLimitError",
@@ -122,6 +123,10 @@ class InvalidEntryError(MemcoreError, ValueError):
 
 class StoreLimitError(InvalidEntryError):
     """A write would break a size or count limit of the format (e.g. Maka's 128 KiB)."""
+
+
+class QuerySyntaxError(MemcoreError, ValueError):
+    """A search query does not follow the query syntax (docs/search.md); names the column and the fix."""
 
 
 class UnsafePathError(MemcoreError, ValueError):

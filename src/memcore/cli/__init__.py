@@ -8,6 +8,7 @@ failed), 2 usage or configuration error. Plugins add commands through the
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ import click
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from memcore import __version__
 from memcore.cli.helpers import (
@@ -106,15 +108,24 @@ def init(store: str | None, scope: str | None, options: tuple[str, ...], as_json
         click.echo(f"created {fmt}:{location}")
 
 
-def _print_entries(entries: list[MemoryEntry]) -> None:
+def _snippet_text(snippet: str) -> Text:
+    """A snippet as rich text: its hits keep their brackets and are bold (never read as markup)."""
+    text = Text()
+    for i, part in enumerate(re.split(r"(\[[^\]]*\])", snippet)):
+        text.append(part, style="bold" if i % 2 else "")
+    return text
+
+
+def _print_entries(entries: list[MemoryEntry], snippets: list[str] | None = None) -> None:
     table = Table()
     # Ids are never shortened: they are what `memcore show` takes.
     table.add_column("id", no_wrap=True, min_width=max((len(e.id or "") for e in entries), default=2))
-    for name in ("kind", "status", "title", "tags"):
+    for name in ("kind", "status", "title", "tags", *(["match"] if snippets is not None else [])):
         table.add_column(name)
-    for e in entries:
+    for i, e in enumerate(entries):
         title = e.title or e.body.strip().splitlines()[0][:60] if (e.title or e.body.strip()) else ""
-        table.add_row(e.id or "", e.kind.value, e.status.value, title, ", ".join(e.tags))
+        shown = [_snippet_text(snippets[i])] if snippets is not None else []
+        table.add_row(e.id or "", e.kind.value, e.status.value, Text(title), Text(", ".join(e.tags)), *shown)
     _console().print(table)
 
 
@@ -205,13 +216,23 @@ def search(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Search entries by words and filters."""
+    """Search entries by words and filters, best first, with the matching fragment.
+
+    TEXT is memcore's query syntax (docs/search.md): words AND by default, OR, NOT (or -word),
+    "exact phrase", prefix*, (groups); case and accents ignored, words stemmed. JSON: a list of
+    entries, each with "score" and "snippet" (hits in [brackets]). Text with no searchable term
+    (symbols, emoji) finds nothing, with a note on stderr.
+    """
+    from memcore.index import search_hits
+
     with open_from_cli(store, options, scope) as provider:
-        results = provider.search(_query(kind, status, tag, limit, text))
+        hits = search_hits(provider, _query(kind, status, tag, limit, text))
+    if hits.note:
+        click.echo(f"memcore: note: {hits.note}", err=True)
     if as_json:
-        dump_json(results)
-    else:
-        _print_entries(results)
+        dump_json([{**h.entry.model_dump(mode="json"), "score": h.score, "snippet": h.snippet} for h in hits])
+        return
+    _print_entries([h.entry for h in hits], [h.snippet for h in hits] if text and text.strip() else None)
 
 
 @cli.command()

@@ -21,7 +21,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from memcore.config import open_store, resolve_store
-from memcore.errors import ConfigError, MemcoreError, UnknownFormatError
+from memcore.errors import ConfigError, MemcoreError, QuerySyntaxError, UnknownFormatError
 from memcore.provider import MemoryProvider
 from memcore.registry import get_registry
 
@@ -30,7 +30,7 @@ __all__ = ["dump_json", "handle_errors", "json_option", "open_from_cli", "store_
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Errors that mean the command line (or configuration) was wrong: exit code 2.
-USAGE_ERRORS = (ConfigError, UnknownFormatError)
+USAGE_ERRORS = (ConfigError, UnknownFormatError, QuerySyntaxError)
 
 
 def json_option(func: F) -> F:
