@@ -112,7 +112,7 @@ class SearchHit:
     Attributes:
         entry: The entry as indexed.
         score: BM25 rank (lower is better, as SQLite reports it; 0.0 without a text query).
-        snippet: The best matching fragment with hits in ``[`` ``]``, or the title.
+        snippet: The best matching fragment on one line, hits in ``[`` ``]``, or the title.
     """
 
     entry: MemoryEntry
@@ -705,7 +705,9 @@ def _search_rows(
             entry = MemoryEntry.model_validate_json(data)
             if rest is not None and not rest.matches(entry):
                 continue
-            hits.append(SearchHit(entry=entry, score=float(score), snippet=snippet or entry.title))
+            # One line: the fragment's line breaks and runs of blanks become single spaces.
+            shown = " ".join(snippet.split()) if snippet else entry.title
+            hits.append(SearchHit(entry=entry, score=float(score), snippet=shown))
             if limit is not None and len(hits) >= limit:
                 break
         return hits
