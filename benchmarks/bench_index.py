@@ -345,7 +345,8 @@ def main() -> None:
                 f"vs scan {row['scan_full_s'] * 1000:8.1f}ms = {row['search_ratio_pct']:.3f}% | "
                 f"refresh {row['refresh_one_s'] * 1000:7.1f}ms vs rebuild {row['rebuild_s'] * 1000:8.1f}ms "
                 f"= {row['refresh_ratio_pct']:.1f}% | store.search p50 {row['api_search_p50_ms']:.2f}ms "
-                f"p95 {row['api_search_p95_ms']:.2f}ms max {row['api_search_max_ms']:.1f}ms | bulk add {row['bulk_adds']} {row['bulk_add_s']:.2f}s "
+                f"p95 {row['api_search_p95_ms']:.2f}ms max {row['api_search_max_ms']:.1f}ms | "
+                f"bulk add {row['bulk_adds']} {row['bulk_add_s']:.2f}s "
                 f"(floor {row['bulk_floor_s']:.3f}s) | peak RSS iterating {row['iterate_rss_mb']:.0f} MB "
                 f"(whole run {row['peak_rss_mb']:.0f} MB)",
                 flush=True,
