@@ -68,6 +68,8 @@ __all__ = [
     "release",
     "search_hits",
     "search_if_indexed",
+    "start_watch_thread",
+    "watch_index",
 ]
 
 #: 2: ``entries.expires_at`` / ``entries.indexed_at`` (re-read a file once an entry in it expires).
@@ -688,29 +690,47 @@ def _search_rows(
         if query.parent is not None or query.created_after is not None or query.created_before is not None
         else None
     )
+    # Snippets are made for the hits kept only, in a second query: in the ranking query SQLite
+    # would make one for every match before the LIMIT applies (most of a common word's cost).
     sql = (
-        "SELECT e.data, "
-        + ("bm25(fts, 10.0, 1.0, 5.0), snippet(fts, -1, '[', ']', '…', 12)" if text else "0.0, ''")
+        "SELECT e.rowid, e.data, "
+        + ("bm25(fts, 10.0, 1.0, 5.0)" if text else "0.0")
         + " FROM entries e JOIN fts ON fts.rowid = e.rowid"
         + (" WHERE " + " AND ".join(where) if where else "")
-        + (" ORDER BY 2, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
+        + (" ORDER BY 3, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
         + (f" LIMIT {int(limit)}" if limit is not None and rest is None else "")
     )
 
     def run() -> list[SearchHit]:
-        hits: list[SearchHit] = []
         if limit == 0:
-            return hits
-        for data, score, snippet in conn.execute(sql, params):
+            return []
+        kept: list[tuple[int, MemoryEntry, float]] = []
+        for rowid, data, score in conn.execute(sql, params):
             entry = MemoryEntry.model_validate_json(data)
             if rest is not None and not rest.matches(entry):
                 continue
-            # One line: the fragment's line breaks and runs of blanks become single spaces.
-            shown = " ".join(snippet.split()) if snippet else entry.title
-            hits.append(SearchHit(entry=entry, score=float(score), snippet=shown))
-            if limit is not None and len(hits) >= limit:
+            kept.append((rowid, entry, float(score)))
+            if limit is not None and len(kept) >= limit:
                 break
-        return hits
+        snippets: dict[int, str] = {}
+        if text and kept:
+            marks = ",".join("?" * len(kept))
+            snippets = dict(
+                conn.execute(
+                    "SELECT rowid, snippet(fts, -1, '[', ']', '…', 12) FROM fts"
+                    f" WHERE fts MATCH ? AND rowid IN ({marks})",
+                    [text, *(rowid for rowid, _, _ in kept)],
+                )
+            )
+        # One line: the fragment's line breaks and runs of blanks become single spaces.
+        return [
+            SearchHit(
+                entry=entry,
+                score=score,
+                snippet=" ".join(snippets[rowid].split()) if snippets.get(rowid) else entry.title,
+            )
+            for rowid, entry, score in kept
+        ]
 
     return SearchResults(retry(run))
 
@@ -774,6 +794,74 @@ def read_denied(provider: MemoryProvider) -> str | None:
             "reads the store nor keeps a database for it (turn incognito off)"
         )
     return None
+
+
+def watch_index(
+    provider: MemoryProvider,
+    *,
+    on_refresh: Callable[[IndexStatus], None] | None = None,
+    on_ready: Callable[[IndexStatus], None] | None = None,
+    stop_event: threading.Event | None = None,
+    debounce_ms: int = 100,
+) -> None:
+    """Keep ``provider``'s search index current while its files change (``memcore watch``).
+
+    Builds or refreshes the index, calls ``on_ready`` with that status, then waits for file
+    changes under the store (the ``watchfiles`` library: inotify, FSEvents, ReadDirectoryChangesW)
+    and refreshes the index after each batch, calling ``on_refresh``. A single-file store's
+    folder is watched without its subfolders.
+
+    Args:
+        provider: An open local store.
+        on_refresh: Called with each refresh's status.
+        on_ready: Called once, when the first refresh is done and changes are being watched.
+        stop_event: Set it to return (``memcore serve --watch`` stops its thread so).
+        debounce_ms: How long changes are gathered into one batch.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (each refresh was committed whole before it).
+        UnsupportedOperationError: A remote store.
+        ReadOnlyStoreError: A store that may not be read at all (incognito).
+    """
+    import watchfiles
+
+    index = SearchIndex(provider)
+    try:
+        root = index._root()
+        status = index.refresh()
+        if on_ready is not None:
+            on_ready(status)
+        for _changes in watchfiles.watch(
+            root,
+            stop_event=stop_event,
+            debounce=debounce_ms,
+            step=min(50, max(debounce_ms, 1)),
+            recursive=Path(provider.location).is_dir(),
+        ):
+            status = index.refresh()
+            if on_refresh is not None:
+                on_refresh(status)
+    finally:
+        index.close()
+
+
+def start_watch_thread(open_provider: Callable[[], MemoryProvider]) -> threading.Event:
+    """Run :func:`watch_index` in a daemon thread on a provider of its own; set the event to stop.
+
+    ``memcore serve --watch`` uses it. A failure of the watcher (the store vanished) ends the
+    thread with one line on stderr; the server keeps serving, each search refreshing itself.
+    """
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            with open_provider() as provider:
+                watch_index(provider, stop_event=stop)
+        except Exception as exc:  # noqa: BLE001 - reported; searches still refresh themselves
+            print(f"memcore: watch stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    threading.Thread(target=run, name="memcore-watch", daemon=True).start()
+    return stop
 
 
 _CACHED = "_memcore_search_index"

@@ -28,7 +28,6 @@ from memcore.cli.helpers import (
     resolve_for_cli,
     store_options,
 )
-from memcore.errors import UnsupportedOperationError
 from memcore.models import Kind, MemoryEntry, Query, Relation, Severity, Status
 from memcore.plugins import get_plugin_manager, plugin_infos
 from memcore.registry import get_registry
@@ -324,19 +323,11 @@ def validate(store: str | None, scope: str | None, options: tuple[str, ...], as_
 @json_option
 @handle_errors
 def reindex(store: str | None, scope: str | None, options: tuple[str, ...], as_json: bool) -> None:
-    """Rebuild a store's derived indexes from its files."""
+    """Rebuild every index of a store (the same as `memcore index rebuild`)."""
+    from memcore.cli.index import rebuild_all
+
     with open_from_cli(store, options, scope) as provider:
-        try:
-            diagnostics = provider.reindex()
-        except UnsupportedOperationError:
-            diagnostics = []
-    if as_json:
-        dump_json(diagnostics)
-    else:
-        for diag in diagnostics:
-            click.echo(str(diag))
-        click.echo(f"reindexed {provider.format_name}:{provider.location}")
-    sys.exit(1 if any(d.severity is Severity.ERROR for d in diagnostics) else 0)
+        rebuild_all(provider, as_json)
 
 
 @cli.command()
