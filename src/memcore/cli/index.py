@@ -15,7 +15,6 @@ import click
 
 from memcore.cli.helpers import dump_json, handle_errors, json_option, open_from_cli, store_options
 from memcore.contract import Capability, MemoryProvider
-from memcore.errors import UnsupportedOperationError
 from memcore.index import IndexStatus, SearchIndex, watch_index
 from memcore.models import Severity
 
@@ -72,23 +71,20 @@ def rebuild_all(provider: MemoryProvider, as_json: bool) -> None:
     What ``memcore index rebuild`` and ``memcore reindex`` run. The format's part: rebuilt
     when the provider declares ``Capability.REINDEX`` (its diagnostics listed), "none"
     otherwise; refused (read-only store) is said, not hidden. The search index: rebuilt from
-    every file, or the reason it is not kept (remote store, incognito).
+    every file, or "none" for a remote store. A store that refuses (read-only for the format's
+    files, incognito for the search index) raises its error.
     """
     fmt: dict[str, Any] = {"format": provider.format_name, "rebuilt": False, "diagnostics": [], "note": None}
     if Capability.REINDEX in provider.capabilities:
-        try:
-            fmt["diagnostics"] = provider.reindex()
-            fmt["rebuilt"] = True
-        except UnsupportedOperationError as exc:
-            fmt["note"] = str(exc)
+        fmt["diagnostics"] = provider.reindex()  # a read-only store refuses: an error, exit 1
+        fmt["rebuilt"] = True
     else:
         fmt["note"] = f"{provider.format_name} keeps no derived files in the store: nothing to rebuild"
     search: dict[str, Any]
-    try:
-        index = SearchIndex(provider)
-    except UnsupportedOperationError as exc:
-        search = {"rebuilt": None, "note": str(exc)}
+    if Capability.REMOTE in provider.capabilities:
+        search = {"rebuilt": None, "note": "a remote store is searched through its provider; no local index"}
     else:
+        index = SearchIndex(provider)  # incognito refuses: an error, exit 1
         try:
             search = dataclasses.asdict(index.rebuild())
         finally:
