@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,9 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="in
 
 
 @pytest.fixture
-def box(tmp_path: Path) -> Iterator[Any]:
-    location = tmp_path / "box"
-    BoxMemoryProvider.init_store(str(location))
-    with memcore.open(f"box:{location}") as store:
-        store.add(MemoryEntry(title="Coffee", body="Espresso after lunch."))
-        store.add(MemoryEntry(title="Deploy window", body="We deploy on friday."))
-        SearchIndex(store).rebuild()
-        yield store
+def box(coffee_box: Any) -> Any:
+    SearchIndex(coffee_box).rebuild()
+    return coffee_box
 
 
 def _open_index(store: Any) -> SearchIndex:

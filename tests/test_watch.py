@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,8 @@ BOUND_S = 2.0
 
 
 @pytest.fixture
-def box(tmp_path: Path) -> Iterator[Any]:
-    location = tmp_path / "box"
-    BoxMemoryProvider.init_store(str(location))
-    with memcore.open(f"box:{location}") as store:
-        store.add(MemoryEntry(title="Coffee", body="Espresso after lunch."))
-        store.add(MemoryEntry(title="Deploy window", body="We deploy on friday."))
-        yield store
+def box(coffee_box: Any) -> Any:
+    return coffee_box
 
 
 def _indexed(store: Any, text: str) -> set[str]:
