@@ -113,7 +113,10 @@ _DESCRIPTIONS = {
     "relations": "Typed edges to other entries: [{type, target}].",
     "parent": "Id of the containing entry, for formats with containment.",
     "expires_at": "When the memory stops being valid (ISO 8601 with timezone).",
-    "text": "Words to look for in title, body and tags (case-insensitive).",
+    "text": (
+        "What to look for in title, body and tags: words (stemmed; case and accents ignored), "
+        'OR, NOT, "exact phrase", prefix*, (groups); see docs/search.md.'
+    ),
     "kinds": "Only these kinds.",
     "statuses": "Only these statuses.",
     "tags_any": "At least one of these tags.",
