@@ -86,3 +86,17 @@ class JsonDirProvider(BaseProvider):
 
     def delete(self, entry_id: str) -> None:
         (Path(self.location) / f"{entry_id}.json").unlink()
+
+
+@pytest.fixture
+def coffee_box(tmp_path: Path) -> Iterator[Any]:
+    """An open Box-memory workspace of two memories, "Coffee" (espresso) and "Deploy window" (friday)."""
+    import memcore
+    from memcore_box import BoxMemoryProvider
+
+    location = tmp_path / "box"
+    BoxMemoryProvider.init_store(str(location))
+    with memcore.open(f"box:{location}") as store:
+        store.add(MemoryEntry(title="Coffee", body="Espresso after lunch."))
+        store.add(MemoryEntry(title="Deploy window", body="We deploy on friday."))
+        yield store

@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import DictProvider, JsonDirProvider
 
 from memcore import Kind, MemoryEntry, Query, Status
+from memcore.errors import QuerySyntaxError
 from memcore.index import SearchIndex
 from memcore.provider import FileBackedProvider
 
@@ -60,10 +61,13 @@ def test_search_ranks_and_filters(store: JsonDirProvider, tmp_path: Path) -> Non
         assert _ids(index.search(Query(kinds=[Kind.FACT, Kind.PREFERENCE]))) == ["cafe", "tea"]
         assert _ids(index.search(Query(created_after="2026-03-01"))) == ["cafe", "old"]
         assert _ids(index.search("cafe")) == ["cafe"]  # diacritics folded
-        assert _ids(index.search("gre")) == ["tea"]  # prefix
+        assert _ids(index.search("gre*")) == ["tea"]  # prefix
+        assert _ids(index.search("gre")) == []  # a word without * is a whole (stemmed) word
         hit = index.search("green")[0]
         assert "[green]" in hit.snippet and hit.score < 0
-        assert index.search('"quoted" AND OR NEAR(') == []  # user text never breaks the FTS syntax
+        with pytest.raises(QuerySyntaxError, match="AND at column 10"):  # memcore's error, not SQLite's
+            index.search('"quoted" AND OR NEAR(')
+        assert index.search("NEAR green^ col:green") == []  # FTS5 syntax in user text is only words
 
 
 def test_refresh_rereads_only_changed_files(store: JsonDirProvider, tmp_path: Path) -> None:

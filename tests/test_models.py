@@ -110,7 +110,7 @@ def test_schema_is_json_schema() -> None:
     assert {"id", "kind", "title", "body", "relations", "extra"} <= set(schema["properties"])
 
 
-def test_text_matches_term_prefixes_like_the_index() -> None:
+def test_text_matches_stemmed_words_and_prefixes_like_the_index() -> None:
     from memcore.models import text_terms
 
     assert text_terms("Café-Übersicht_v2, DEPLOYS!") == ["cafe", "ubersicht", "v2", "deploys"]
@@ -121,8 +121,10 @@ def test_text_matches_term_prefixes_like_the_index() -> None:
     ]
     assert [e.id for e in Query(text="deploy").apply(entries)] == ["b"]
     assert [e.id for e in Query(text="case").apply(entries)] == ["c"]
-    assert [e.id for e in Query(text="FRI dep").apply(entries)] == ["b"]
-    assert [e.id for e in Query(text="?!").apply(entries)] == ["a", "b", "c"]
+    assert [e.id for e in Query(text="FRI* dep*").apply(entries)] == ["b"]
+    assert [e.id for e in Query(text="FRI dep").apply(entries)] == []  # whole words without *
+    assert [e.id for e in Query(text="?!").apply(entries)] == []  # no searchable term: nothing
+    assert [e.id for e in Query(text="  ").apply(entries)] == ["a", "b", "c"]  # no text: no filter
 
 
 @pytest.mark.parametrize("field", ["title", "body", "source", "scope", "id", "parent"])

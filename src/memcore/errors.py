@@ -17,6 +17,7 @@ __all__ = [
     "MemcoreError",
     "ParseError",
     "PluginLoadError",
+    "QuerySyntaxError",
     "ReadOnlyStoreError",
     "StoreBusyError",
     "StoreLimitError",
@@ -145,6 +146,10 @@ class InvalidEntryError(MemcoreError, ValueError):
 
 class StoreLimitError(InvalidEntryError):
     """A write would break a size or count limit of the format (e.g. Maka's 128 KiB)."""
+
+
+class QuerySyntaxError(MemcoreError, ValueError):
+    """A search query does not follow the query syntax (docs/search.md); names the column and the fix."""
 
 
 class UnsafePathError(MemcoreError, ValueError):

@@ -39,32 +39,43 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import platformdirs
 
 from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
-from memcore.models import MemoryEntry, Query, text_terms, utc_now
+from memcore.models import MemoryEntry, Query, utc_now
+from memcore.provider import option_flag
+from memcore.query_syntax import TOKENIZE, ParsedQuery, parse_query
 from memcore.storage import make_private_dir, touch_private_file
 
 __all__ = [
     "IndexStatus",
     "SearchHit",
     "SearchIndex",
+    "SearchResults",
     "default_cache_dir",
     "index_path_for",
     "read_denied",
+    "release",
+    "search_hits",
     "search_if_indexed",
+    "start_watch_thread",
+    "watch_index",
 ]
 
 #: 2: ``entries.expires_at`` / ``entries.indexed_at`` (re-read a file once an entry in it expires).
-SCHEMA_VERSION = 2
+#: 3: the ``fts`` table stems (``porter unicode61 remove_diacritics 2``); an older database is
+#: rebuilt, never read with the new query syntax.
+SCHEMA_VERSION = 3
 _BUSY_TIMEOUT_MS = 30_000
 _RETRIES = 20
 T = TypeVar("T")
@@ -103,12 +114,27 @@ class SearchHit:
     Attributes:
         entry: The entry as indexed.
         score: BM25 rank (lower is better, as SQLite reports it; 0.0 without a text query).
-        snippet: The best matching fragment with hits in ``[`` ``]``, or the title.
+        snippet: The best matching fragment on one line, hits in ``[`` ``]``, or the title.
     """
 
     entry: MemoryEntry
     score: float
     snippet: str
+
+
+class SearchResults(list[T]):
+    """A list of results with a note for the user (``None`` when there is nothing to say).
+
+    Attributes:
+        note: Why the list is empty when the query had no searchable term (``"🚀"``), else
+            ``None``. The CLI prints it on stderr, MCP ``recall`` returns it as ``note``.
+    """
+
+    note: str | None
+
+    def __init__(self, items: Iterable[T] = (), note: str | None = None) -> None:
+        super().__init__(items)
+        self.note = note
 
 
 @dataclass(frozen=True)
@@ -132,7 +158,7 @@ class IndexStatus:
     rebuilt: str | None
 
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL
@@ -149,9 +175,12 @@ CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
 CREATE INDEX IF NOT EXISTS tags_rowid ON tags(rowid);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, body, tags, tokenize = 'unicode61 remove_diacritics 2'
+    title, body, tags, tokenize = '{TOKENIZE}'
 );
 """
+
+#: The ranking: BM25 with a title hit worth 10 body hits and a tag hit 5 (kept in the table's config).
+_RANK = "INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25(10.0, 1.0, 5.0)')"
 
 _WHOLE_STORE = "*"
 
@@ -192,12 +221,18 @@ class SearchIndex:
         self._conn: sqlite3.Connection | None = None
         self.last_status: IndexStatus | None = None
         self._rebuild_reason: str | None = None
+        self._lock = threading.RLock()
+        self._changes: _ChangeWatch | None = None
+        self._next_expiry: str | None = None
+        self._db_id: tuple[int, int] | None = None
 
     # -- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         make_private_dir(self.path.parent)
         touch_private_file(self.path)  # 0600 before SQLite opens it: its -wal/-shm follow its mode
-        conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn = sqlite3.connect(
+            self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
         try:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -205,6 +240,7 @@ class SearchIndex:
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                conn.execute(_RANK)
             elif row[0] != str(SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"schema {row[0]} != {SCHEMA_VERSION}")
             check = conn.execute("PRAGMA quick_check").fetchone()
@@ -213,6 +249,7 @@ class SearchIndex:
         except sqlite3.DatabaseError:
             conn.close()
             raise
+        self._db_id = _file_id(self.path)
         return conn
 
     def _drop_database(self) -> None:
@@ -233,10 +270,43 @@ class SearchIndex:
         return self._conn
 
     def close(self) -> None:
-        """Close the database connection."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Close the database connection and stop watching the store's folders."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self._changes is not None:
+                self._changes.close()
+                self._changes = None
+
+    def database_replaced(self) -> bool:
+        """Return whether the database file was deleted or replaced since this index opened it.
+
+        One ``stat``: another process's ``memcore index rebuild`` (or a user deleting the cache)
+        leaves this connection on a file no one else sees.
+        """
+        return self._conn is not None and _file_id(self.path) != self._db_id
+
+    def refresh_if_changed(self) -> IndexStatus | None:
+        """Refresh only when something under the store may have changed; return what it did.
+
+        The freshness rule (docs/search.md): on Linux the store's folders are watched with
+        inotify, and a search reads the kernel's queue of events before it runs; events are
+        queued as each write returns, so an edit made before the call, by any process, is
+        seen, and a store with no change costs no ``stat`` of its files. The first call, an
+        event (or a lost event queue), an entry whose ``expires_at`` passed, or a platform or
+        folder count without inotify, means a :meth:`refresh`, which re-checks every file.
+
+        Returns:
+            The refresh's status, or ``None`` when nothing changed.
+        """
+        with self._lock:
+            if self._changes is None:
+                self._changes = _ChangeWatch()
+            due = self._next_expiry is not None and _utc_text(utc_now()) >= self._next_expiry
+            if self._changes.changed() or due or self.last_status is None:
+                return self.refresh()
+            return None
 
     def __enter__(self) -> SearchIndex:
         self.refresh()
@@ -320,8 +390,30 @@ class SearchIndex:
                 raise
             return status
 
-        self.last_status = self._retry(work)
+        with self._lock:
+            self.last_status = self._retry(work)
+            row = conn.execute(
+                "SELECT min(expires_at) FROM entries WHERE expires_at IS NOT NULL AND expires_at > indexed_at"
+            ).fetchone()
+            self._next_expiry = row[0] if row else None
+            if self._changes is not None:
+                self._changes.sync(self._watched_dirs(files))
         return self.last_status
+
+    def _watched_dirs(self, files: list[str]) -> set[str]:
+        """Return the folders whose events can change the index.
+
+        The root, every source file's folder and, for a store that is a folder, every folder in
+        it that is not hidden (new files land there).
+        """
+        root = self._root()
+        dirs = {str(root)}
+        dirs.update(os.path.dirname(os.path.join(root, rel)) for rel in files)
+        if Path(self.provider.location).is_dir():
+            for here, subdirs, _files in os.walk(root):
+                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+                dirs.update(os.path.join(here, d) for d in subdirs)
+        return dirs
 
     def _refresh_locked(
         self, conn: sqlite3.Connection, now: dict[str, tuple[int, int]], per_file: bool, reason: str | None
@@ -403,30 +495,7 @@ class SearchIndex:
     def _insert_entries(
         self, conn: sqlite3.Connection, rel: str | None, entries: Iterator[MemoryEntry], stamp: str
     ) -> None:
-        for seq, entry in enumerate(entries):
-            file = rel if rel is not None else self._file_of(entry)
-            cur = conn.execute(
-                "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data, expires_at, indexed_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    entry.id or "",
-                    file,
-                    seq,
-                    entry.kind.value,
-                    entry.status.value,
-                    entry.scope,
-                    entry.created_at.isoformat() if entry.created_at else None,
-                    entry.model_dump_json(),
-                    _utc_text(entry.expires_at) if entry.expires_at is not None else None,
-                    stamp,
-                ),
-            )
-            rowid = cur.lastrowid
-            conn.execute(
-                "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
-                (rowid, entry.title, entry.body, " ".join(entry.tags)),
-            )
-            conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in dict.fromkeys(entry.tags)])
+        _insert_rows(conn, entries, (lambda _e: rel) if rel is not None else self._file_of, stamp)
 
     def _file_of(self, entry: MemoryEntry) -> str:
         if isinstance(self.provider, FileBackedProvider):
@@ -434,58 +503,27 @@ class SearchIndex:
         return _WHOLE_STORE
 
     # -- search -------------------------------------------------------------------------
-    def search(self, query: Query | str, *, limit: int | None = None) -> list[SearchHit]:
-        """Search by BM25 with filters; returns hits best first.
+    def search(
+        self, query: Query | str, *, limit: int | None = None, default_operator: Literal["AND", "OR"] = "AND"
+    ) -> SearchResults[SearchHit]:
+        """Search by BM25 with filters; returns hits best first, each with a highlighted snippet.
 
         Args:
-            query: A :class:`Query` (``text``, kinds, statuses, tags any/all, scope, parent,
-                ids, created range) or a plain text query.
+            query: A :class:`Query` (``text`` in memcore's search syntax, docs/search.md; kinds,
+                statuses, tags any/all, scope, parent, ids, created range) or a text query.
             limit: Maximum hits (default: ``query.limit``, else all).
+            default_operator: How side-by-side terms combine (``"OR"``: MCP ``recall``'s
+                ``match="any"``).
 
         Returns:
-            Hits ordered by BM25 rank when there is text, else in store order.
+            Hits ordered by BM25 rank when there is text, else in store order; empty with a
+            ``note`` when the text has no searchable term.
+
+        Raises:
+            QuerySyntaxError: The text does not follow the query syntax.
         """
-        if isinstance(query, str):
-            query = Query(text=query)
-        limit = limit if limit is not None else query.limit
-        where: list[str] = []
-        params: list[Any] = []
-        text = _fts_query(query.text) if query.text else None
-        if text:
-            where.append("fts MATCH ?")
-            params.append(text)
-        for column, values in (("kind", query.kinds), ("status", query.statuses), ("id", query.ids)):
-            if values is not None:
-                where.append(f"e.{column} IN ({','.join('?' * len(values))})" if values else "0")
-                params.extend(str(v) for v in values)
-        if query.scope is not None:
-            where.append("e.scope = ?")
-            params.append(query.scope)
-        if query.tags_any is not None:
-            where.append(f"e.rowid IN (SELECT rowid FROM tags WHERE tag IN ({','.join('?' * len(query.tags_any))}))")
-            params.extend(query.tags_any)
-        for tag in query.tags_all or []:
-            where.append("e.rowid IN (SELECT rowid FROM tags WHERE tag = ?)")
-            params.append(tag)
-        sql = (
-            "SELECT e.data, "
-            + ("bm25(fts, 10.0, 1.0, 5.0), snippet(fts, 1, '[', ']', '…', 12)" if text else "0.0, ''")
-            + " FROM entries e JOIN fts ON fts.rowid = e.rowid"
-            + (" WHERE " + " AND ".join(where) if where else "")
-            + (" ORDER BY 2, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
-        )
-        hits: list[SearchHit] = []
-        for data, score, snippet in self._retry(lambda: self.conn.execute(sql, params).fetchall()):
-            entry = MemoryEntry.model_validate_json(data)
-            # Filters SQL does not express exactly (created range, parent) run on the entry.
-            if not Query(
-                parent=query.parent, created_after=query.created_after, created_before=query.created_before
-            ).matches(entry):
-                continue
-            hits.append(SearchHit(entry=entry, score=float(score), snippet=snippet or entry.title))
-            if limit is not None and len(hits) >= limit:
-                break
-        return hits
+        with self._lock:
+            return _search_rows(self.conn, query, limit, default_operator, self._retry)
 
     def status(self) -> IndexStatus:
         """Return what the index holds now (no refresh)."""
@@ -501,14 +539,249 @@ class SearchIndex:
         return self.refresh()
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class _ChangeWatch:
+    """Whether anything in a set of folders may have changed since the last look.
+
+    Linux: one inotify descriptor, read without blocking. Elsewhere, or when a watch cannot be
+    added (the user's inotify watch limit), every look answers "changed", so the caller
+    re-checks every file: slower, never stale.
+    """
+
+    def __init__(self) -> None:
+        self._inotify: Any = None
+        self._watches: dict[str, int] = {}
+        self._dirty = True
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(ImportError, OSError):
+                from inotify_simple import INotify, flags
+
+                self._inotify = INotify(nonblocking=True)
+                self._mask = (
+                    flags.MODIFY
+                    | flags.ATTRIB
+                    | flags.CLOSE_WRITE
+                    | flags.CREATE
+                    | flags.DELETE
+                    | flags.MOVED_FROM
+                    | flags.MOVED_TO
+                    | flags.DELETE_SELF
+                    | flags.MOVE_SELF
+                )
+
+    def changed(self) -> bool:
+        """Return whether an event arrived (or nothing is watched) since the last call."""
+        if self._inotify is None:
+            return True
+        try:
+            if self._inotify.read(timeout=0):
+                self._dirty = True
+        except OSError:
+            self.close()
+            return True
+        dirty, self._dirty = self._dirty, False
+        return dirty
+
+    def sync(self, dirs: set[str]) -> None:
+        """Watch exactly ``dirs``.
+
+        A folder newly watched marks a change: a file may have landed in it before its watch
+        existed.
+        """
+        if self._inotify is None:
+            return
+        for gone in set(self._watches) - dirs:
+            with contextlib.suppress(OSError):
+                self._inotify.rm_watch(self._watches.pop(gone))
+        for folder in dirs - set(self._watches):
+            try:
+                self._watches[folder] = self._inotify.add_watch(folder, self._mask)
+            except FileNotFoundError:
+                continue
+            except OSError:  # the watch limit: fall back to checking every file
+                self.close()
+                return
+            self._dirty = True
+
+    def close(self) -> None:
+        """Stop watching; from now on every look answers "changed"."""
+        if self._inotify is not None:
+            with contextlib.suppress(OSError):
+                self._inotify.close()
+            self._inotify = None
+            self._watches.clear()
+
+
+def _insert_rows(
+    conn: sqlite3.Connection, entries: Iterable[MemoryEntry], file_of: Callable[[MemoryEntry], str], stamp: str
+) -> None:
+    for seq, entry in enumerate(entries):
+        cur = conn.execute(
+            "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data, expires_at, indexed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.id or "",
+                file_of(entry),
+                seq,
+                entry.kind.value,
+                entry.status.value,
+                entry.scope,
+                entry.created_at.isoformat() if entry.created_at else None,
+                entry.model_dump_json(),
+                _utc_text(entry.expires_at) if entry.expires_at is not None else None,
+                stamp,
+            ),
+        )
+        rowid = cur.lastrowid
+        conn.execute(
+            "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+            (rowid, entry.title, entry.body, " ".join(entry.tags)),
+        )
+        conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in dict.fromkeys(entry.tags)])
+
+
+def _parsed_text(query: Query, default_operator: Literal["AND", "OR"]) -> ParsedQuery | None:
+    """The query's text parsed, or ``None`` when it has none (blank text filters nothing)."""
+    if query.text is None or not query.text.strip():
+        return None
+    return parse_query(query.text, default_operator=default_operator)
+
+
+def _search_rows(
+    conn: sqlite3.Connection,
+    query: Query | str,
+    limit: int | None,
+    default_operator: Literal["AND", "OR"],
+    retry: Callable[[Callable[[], list[Any]]], list[Any]],
+) -> SearchResults[SearchHit]:
+    """Run ``query`` on an index database (a store's, or a scan's in memory); see :meth:`SearchIndex.search`."""
+    if isinstance(query, str):
+        query = Query(text=query)
+    limit = limit if limit is not None else query.limit
+    parsed = _parsed_text(query, default_operator)
+    if parsed is not None and parsed.fts is None:
+        return SearchResults(note=parsed.note)
+    text = parsed.fts if parsed is not None else None
+    where: list[str] = []
+    params: list[Any] = []
+    if text:
+        params.append(text)
+    for column, values in (("kind", query.kinds), ("status", query.statuses), ("id", query.ids)):
+        if values is not None:
+            where.append(f"e.{column} IN ({','.join('?' * len(values))})" if values else "0")
+            params.extend(str(v) for v in values)
+    if query.scope is not None:
+        where.append("e.scope = ?")
+        params.append(query.scope)
+    if query.tags_any is not None:
+        where.append(f"e.rowid IN (SELECT rowid FROM tags WHERE tag IN ({','.join('?' * len(query.tags_any))}))")
+        params.extend(query.tags_any)
+    for tag in query.tags_all or []:
+        where.append("e.rowid IN (SELECT rowid FROM tags WHERE tag = ?)")
+        params.append(tag)
+    # Filters SQL does not express exactly (created range, parent) run on each entry; without
+    # them the limit goes into SQL, so a common word never reads (or snippets) every match.
+    rest = (
+        Query(parent=query.parent, created_after=query.created_after, created_before=query.created_before)
+        if query.parent is not None or query.created_after is not None or query.created_before is not None
+        else None
+    )
+    # Snippets are made for the hits kept only, in a second query: in the ranking query SQLite
+    # would make one for every match before the LIMIT applies (most of a common word's cost).
+    sql = (
+        # FTS5 ranks by its configured ``rank`` (BM25, weights in _RANK) inside the virtual
+        # table, about three times faster than calling bm25() per row and sorting outside.
+        (
+            "SELECT e.rowid, e.data, f.rank FROM (SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank) AS f"
+            " JOIN entries e ON e.rowid = f.rowid"
+            if text
+            else "SELECT e.rowid, e.data, 0.0 FROM entries e"
+        )
+        + (" WHERE " + " AND ".join(where) if where else "")
+        + (" ORDER BY f.rank, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
+        + (f" LIMIT {int(limit)}" if limit is not None and rest is None else "")
+    )
+
+    def run() -> list[SearchHit]:
+        if limit == 0:
+            return []
+        kept: list[tuple[int, MemoryEntry, float]] = []
+        for rowid, data, score in conn.execute(sql, params):
+            entry = MemoryEntry.model_validate_json(data)
+            if rest is not None and not rest.matches(entry):
+                continue
+            kept.append((rowid, entry, float(score)))
+            if limit is not None and len(kept) >= limit:
+                break
+        snippets: dict[int, str] = {}
+        if text and kept:
+            marks = ",".join("?" * len(kept))
+            snippets = dict(
+                conn.execute(
+                    "SELECT rowid, snippet(fts, -1, '[', ']', '…', 12) FROM fts"
+                    f" WHERE fts MATCH ? AND rowid IN ({marks})",
+                    [text, *(rowid for rowid, _, _ in kept)],
+                )
+            )
+        # One line: the fragment's line breaks and runs of blanks become single spaces.
+        return [
+            SearchHit(
+                entry=entry,
+                score=score,
+                snippet=" ".join(snippets[rowid].split()) if snippets.get(rowid) else entry.title,
+            )
+            for rowid, entry, score in kept
+        ]
+
+    return SearchResults(retry(run))
+
+
+def scan_hits(
+    entries: Iterable[MemoryEntry], query: Query | str, *, default_operator: Literal["AND", "OR"] = "AND"
+) -> SearchResults[SearchHit]:
+    """Search ``entries`` without a store index, exactly as an index would answer.
+
+    The entries go into an in-memory database of the index's own schema and tokenizer, and the
+    same SQL runs on it, so stemming, folding, the query syntax, ranking and snippets agree with
+    :meth:`SearchIndex.search` by construction.
+
+    Args:
+        entries: The store's entries, in its order.
+        query: As for :meth:`SearchIndex.search`.
+        default_operator: As for :meth:`SearchIndex.search`.
+
+    Returns:
+        Hits best first (store order without text), with snippets; empty with a ``note`` when
+        the text has no searchable term.
+
+    Raises:
+        QuerySyntaxError: The text does not follow the query syntax.
+    """
+    if isinstance(query, str):
+        query = Query(text=query)
+    parsed = _parsed_text(query, default_operator)  # bad syntax fails before any entry is read
+    if parsed is not None and parsed.fts is None:
+        return SearchResults(note=parsed.note)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.executescript(_SCHEMA)
+        conn.execute(_RANK)
+        _insert_rows(conn, entries, lambda _e: "", "")
+        return _search_rows(conn, query, None, default_operator, lambda run: run())
+    finally:
+        conn.close()
+
+
 def _utc_text(moment: datetime) -> str:
     """``moment`` as fixed-width UTC text (``2026-01-01T00:00:00.000000Z``), so text order is time order."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _fts_query(text: str) -> str:
-    """Turn user words into an FTS5 query: every word must occur, each as a prefix."""
-    return " AND ".join(f'"{w}"*' for w in text_terms(text))
 
 
 def read_denied(provider: MemoryProvider) -> str | None:
@@ -532,17 +805,165 @@ def read_denied(provider: MemoryProvider) -> str | None:
     return None
 
 
+def watch_index(
+    provider: MemoryProvider,
+    *,
+    on_refresh: Callable[[IndexStatus], None] | None = None,
+    on_ready: Callable[[IndexStatus], None] | None = None,
+    stop_event: threading.Event | None = None,
+    debounce_ms: int = 100,
+) -> None:
+    """Keep ``provider``'s search index current while its files change (``memcore watch``).
+
+    Builds or refreshes the index, calls ``on_ready`` with that status, then waits for file
+    changes under the store (the ``watchfiles`` library: inotify, FSEvents, ReadDirectoryChangesW)
+    and refreshes the index after each batch, calling ``on_refresh``. A single-file store's
+    folder is watched without its subfolders.
+
+    Args:
+        provider: An open local store.
+        on_refresh: Called with each refresh's status.
+        on_ready: Called once, when the first refresh is done and changes are being watched.
+        stop_event: Set it to return (``memcore serve --watch`` stops its thread so).
+        debounce_ms: How long changes are gathered into one batch.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (each refresh was committed whole before it).
+        UnsupportedOperationError: A remote store.
+        ReadOnlyStoreError: A store that may not be read at all (incognito).
+    """
+    import watchfiles
+
+    index = SearchIndex(provider)
+    try:
+        root = index._root()
+        status = index.refresh()
+        if on_ready is not None:
+            on_ready(status)
+        for _changes in watchfiles.watch(
+            root,
+            stop_event=stop_event,
+            debounce=debounce_ms,
+            step=min(50, max(debounce_ms, 1)),
+            recursive=Path(provider.location).is_dir(),
+        ):
+            status = index.refresh()
+            if on_refresh is not None:
+                on_refresh(status)
+    finally:
+        index.close()
+
+
+def start_watch_thread(open_provider: Callable[[], MemoryProvider]) -> threading.Event:
+    """Run :func:`watch_index` in a daemon thread on a provider of its own; set the event to stop.
+
+    ``memcore serve --watch`` uses it. A failure of the watcher (the store vanished) ends the
+    thread with one line on stderr; the server keeps serving, each search refreshing itself.
+    """
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            with open_provider() as provider:
+                watch_index(provider, stop_event=stop)
+        except Exception as exc:  # noqa: BLE001 - reported; searches still refresh themselves
+            print(f"memcore: watch stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    threading.Thread(target=run, name="memcore-watch", daemon=True).start()
+    return stop
+
+
+_CACHED = "_memcore_search_index"
+
+
+def _cached_index(provider: MemoryProvider) -> SearchIndex | None:
+    """The provider's open index (one connection per open provider), if its database exists.
+
+    The index is kept on the provider until :func:`release` (``BaseProvider.close`` calls it);
+    ``None`` when the store has no index database (or it was deleted since).
+    """
+    index: SearchIndex | None = provider.__dict__.get(_CACHED) if hasattr(provider, "__dict__") else None
+    if index is not None:
+        if not index.database_replaced():
+            return index
+        release(provider)
+        if not index.path.exists():
+            return None
+        path = index.path
+    else:
+        path = index_path_for(provider)
+        if not path.exists():
+            return None
+    index = SearchIndex(provider, path=path)
+    with contextlib.suppress(AttributeError, TypeError):
+        provider.__dict__[_CACHED] = index
+    return index
+
+
+def release(provider: MemoryProvider) -> None:
+    """Close the index :func:`search_hits` keeps open for ``provider`` (none: nothing happens)."""
+    index = provider.__dict__.pop(_CACHED, None) if hasattr(provider, "__dict__") else None
+    if index is not None:
+        index.close()
+
+
+def search_hits(
+    provider: MemoryProvider, query: Query | str, *, default_operator: Literal["AND", "OR"] = "AND"
+) -> SearchResults[SearchHit]:
+    """Search an open store: through its index when one was built, else by a scan; with snippets.
+
+    What ``memcore search``, ``store.search()`` and MCP ``recall`` share. The index, when the
+    store has one (``memcore index build``) and the provider was not opened with
+    ``index=false``, stays open on the provider (one connection per open provider) and is
+    refreshed first when a file may have changed (:meth:`SearchIndex.refresh_if_changed`), so
+    a hand edit is seen by the next search. Without an index every entry is read and searched
+    in memory with the same tokenizer and syntax (:func:`scan_hits`).
+
+    Args:
+        provider: An open store.
+        query: A :class:`Query` or text in memcore's search syntax (docs/search.md).
+        default_operator: ``"OR"`` makes side-by-side terms alternatives (``recall``'s
+            ``match="any"``).
+
+    Returns:
+        Hits best first, with snippets; empty with a ``note`` when the text has no searchable
+        term.
+
+    Raises:
+        QuerySyntaxError: The text does not follow the query syntax.
+    """
+    if isinstance(query, str):
+        query = Query(text=query)
+    index = None
+    if (
+        option_flag(getattr(provider, "options", {}).get("index", True))
+        and Capability.REMOTE not in provider.capabilities
+        and read_denied(provider) is None
+    ):
+        index = _cached_index(provider)
+    if index is None:
+        parsed = _parsed_text(query, default_operator)  # bad syntax fails before any entry is read
+        if parsed is not None and parsed.fts is None:
+            return SearchResults(note=parsed.note)
+        filters = query.model_copy(update={"text": None, "limit": None})
+        return scan_hits(provider.iter_entries(filters), query, default_operator=default_operator)
+    index.refresh_if_changed()
+    return index.search(query, default_operator=default_operator)
+
+
 def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntry] | None:
     """Search through the store's index if one was built; ``None`` when there is none.
 
-    The index is refreshed first, so the answer reflects the files as they are now. ``None``
-    too when :func:`read_denied` says the store may not be read: the caller's own read then
+    The index stays open on the provider and is refreshed first when a file may have changed
+    (see :func:`search_hits`), so the answer reflects the files as they are now. ``None`` too
+    when :func:`read_denied` says the store may not be read: the caller's own read then
     refuses with the provider's error, and no index file is opened.
     """
     if Capability.REMOTE in provider.capabilities or read_denied(provider) is not None:
         return None
-    path = index_path_for(provider)
-    if not path.exists():
+    index = _cached_index(provider)
+    if index is None:
         return None
-    with SearchIndex(provider, path=path) as index:
-        return [hit.entry for hit in index.search(query)]
+    index.refresh_if_changed()
+    hits = index.search(query)
+    return SearchResults((hit.entry for hit in hits), note=hits.note)

@@ -58,7 +58,7 @@ import copy
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from types import GenericAlias
@@ -82,6 +82,7 @@ from memcore.context import (
     score_entries,
 )
 from memcore.errors import ConfigError, EntryNotFoundError, MemcoreError, ReadOnlyStoreError
+from memcore.index import scan_hits
 from memcore.models import Diagnostic, MemoryEntry, Query, utc_now
 from memcore.provider import Capability, MemoryProvider
 
@@ -134,7 +135,10 @@ _DESCRIPTIONS = {
     "relations": "Typed edges to other entries: [{type, target}].",
     "parent": "Id of the containing entry, for formats with containment.",
     "expires_at": "When the memory stops being valid (ISO 8601 with timezone).",
-    "text": "Words to look for in title, body and tags (case-insensitive).",
+    "text": (
+        "What to look for in title, body and tags: words (stemmed; case and accents ignored), "
+        'OR, NOT, "exact phrase", prefix*, (groups); see docs/search.md.'
+    ),
     "kinds": "Only these kinds.",
     "statuses": "Only these statuses.",
     "tags_any": "At least one of these tags.",
@@ -853,13 +857,28 @@ class MemoryToolbox:
 
     def _tool_recall(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
         filters = self._filters(args)
-        if args.match == "all" or not (args.text or "").strip():
-            found = agent_entries(provider, provider.search(Query(text=args.text or None, **filters)))
-            ranked = score_entries(found, args.text)
+        if not (args.text or "").strip():
+            ranked = score_entries(agent_entries(provider, provider.search(Query(**filters))), None)
+            return {"entries": [_entry_data(e) for _, e in ranked[: args.limit]], "total": len(ranked)}
+        # The query syntax of docs/search.md; "all" asks the store's own search, "any" reads the
+        # visible entries and makes side-by-side terms alternatives. Both rank by BM25 and
+        # highlight with the index's tokenizer (memcore.index.scan_hits).
+        query = Query(text=args.text, **filters)
+        candidates: Iterable[MemoryEntry]
+        if args.match == "all":
+            candidates = provider.search(query)
         else:
-            visible = agent_entries(provider, provider.iter_entries(Query(**filters)))
-            ranked = [(score, entry) for score, entry in score_entries(visible, args.text) if score > 0]
-        return {"entries": [_entry_data(e) for _, e in ranked[: args.limit]], "total": len(ranked)}
+            candidates = provider.iter_entries(Query(**filters))
+        hits = scan_hits(
+            agent_entries(provider, candidates), query, default_operator="OR" if args.match == "any" else "AND"
+        )
+        data: dict[str, Any] = {
+            "entries": [{**_entry_data(h.entry), "snippet": h.snippet} for h in hits[: args.limit]],
+            "total": len(hits),
+        }
+        if hits.note:
+            data["note"] = hits.note
+        return data
 
     def _tool_get(self, provider: MemoryProvider, args: Any) -> dict[str, Any]:
         return {"entry": self._shown(provider, self._visible(provider, args.id))}

@@ -347,9 +347,12 @@ class Query(BaseModel):
     """A filter over entries; every field set must match (AND). Unset fields match everything.
 
     Attributes:
-        text: Words that must all occur in title, body or tags, each as the start of a term
-            (case and accents ignored; see :func:`text_terms`): ``"deploy"`` matches
-            "Deploys" but not "redeploy".
+        text: A query in memcore's search syntax over title, body and tags (docs/search.md;
+            :mod:`memcore.query_syntax`): terms AND by default, ``OR``, ``NOT``, ``"phrases"``,
+            ``prefix*``; case and accents ignored, words stemmed (``"deploys"`` matches
+            "deploy", not "redeploy"). Text with no searchable term (``"🚀"``) matches nothing;
+            blank text matches everything. Bad syntax raises
+            :class:`~memcore.errors.QuerySyntaxError` where the query runs.
         ids: Only these ids.
         kinds: Only these kinds.
         statuses: Only these statuses.
@@ -404,12 +407,11 @@ class Query(BaseModel):
             return False
         if self.created_before is not None and (entry.created_at is None or entry.created_at >= self.created_before):
             return False
-        if self.text:
-            words = text_terms(self.text)
-            if words:
-                terms = text_terms(" ".join([entry.title, entry.body, *entry.tags]))
-                if not all(any(term.startswith(word) for term in terms) for word in words):
-                    return False
+        if self.text and self.text.strip():
+            from memcore.query_syntax import parse_query, text_matches
+
+            if not text_matches(parse_query(self.text), entry.title, entry.body, " ".join(entry.tags)):
+                return False
         return True
 
     def apply(self, entries: Iterable[MemoryEntry]) -> Iterable[MemoryEntry]:

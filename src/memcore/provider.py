@@ -13,6 +13,7 @@ import contextlib
 import difflib
 import functools
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -301,8 +302,11 @@ class BaseProvider(abc.ABC):
         return self
 
     def close(self) -> None:
-        """Close the store; closing twice is harmless."""
+        """Close the store (and the search index kept open for it); closing twice is harmless."""
         self._is_open = False
+        index = sys.modules.get("memcore.index")
+        if index is not None:
+            index.release(self)
 
     def __enter__(self) -> Self:
         return self.open()
@@ -334,20 +338,21 @@ class BaseProvider(abc.ABC):
         raise EntryNotFoundError(f"{self.format_name}: no entry {entry_id!r} in {self.location}")
 
     def search(self, query: Query | str) -> list[MemoryEntry]:
-        """Return entries matching ``query``; a string is ``Query(text=...)``.
+        """Return entries matching ``query``, best first; a string is ``Query(text=...)``.
 
-        Uses the store's :mod:`memcore.index` search index when one exists (``memcore index
-        build``) and the provider was not opened with ``index=False``; otherwise a full scan.
+        The text is memcore's search syntax (docs/search.md). Uses the store's
+        :mod:`memcore.index` search index when one exists (``memcore index build``) and the
+        provider was not opened with ``index=false``; otherwise a scan with the same tokenizer
+        (:func:`memcore.index.search_hits`). The list is a :class:`memcore.index.SearchResults`:
+        its ``note`` says why it is empty when the text has no searchable term.
+
+        Raises:
+            QuerySyntaxError: The text does not follow the query syntax.
         """
-        if isinstance(query, str):
-            query = Query(text=query)
-        if self.options.get("index", True):
-            from memcore.index import search_if_indexed
+        from memcore.index import SearchResults, search_hits
 
-            found = search_if_indexed(self, query)
-            if found is not None:
-                return found
-        return list(query.apply(self.iter_entries()))
+        hits = search_hits(self, query)
+        return SearchResults((hit.entry for hit in hits), note=hits.note)
 
     # -- writing ----------------------------------------------------------------------
     def require(self, capability: Capability, operation: str) -> None:

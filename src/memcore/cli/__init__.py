@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +29,12 @@ from memcore.cli.helpers import (
     run_cli,
     store_options,
 )
-from memcore.errors import PluginLoadError, UnsupportedOperationError
+from memcore.errors import PluginLoadError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
     from rich.console import Console
+    from rich.text import Text
 
     from memcore.models import MemoryEntry, Query
 
@@ -158,17 +160,28 @@ def init(store: str | None, scope: str | None, options: tuple[str, ...], as_json
         click.echo(f"created {fmt}:{location}")
 
 
-def _print_entries(entries: list[MemoryEntry]) -> None:
+def _snippet_text(snippet: str) -> Text:
+    """A snippet as rich text: its hits keep their brackets and are bold (never read as markup)."""
+    from rich.text import Text
+
+    text = Text()
+    for i, part in enumerate(re.split(r"(\[[^\]]*\])", snippet)):
+        text.append(part, style="bold" if i % 2 else "")
+    return text
+
+
+def _print_entries(entries: list[MemoryEntry], snippets: list[str] | None = None) -> None:
     from rich.table import Table
 
     table = Table()
     # Ids are never shortened: they are what `memcore show` takes.
     table.add_column("id", no_wrap=True, min_width=max((len(e.id or "") for e in entries), default=2))
-    for name in ("kind", "status", "title", "tags"):
+    for name in ("kind", "status", "title", "tags", *(["match"] if snippets is not None else [])):
         table.add_column(name)
-    for e in entries:
+    for i, e in enumerate(entries):
         title = e.title or e.body.strip().splitlines()[0][:60] if (e.title or e.body.strip()) else ""
-        table.add_row(e.id or "", e.kind.value, e.status.value, title, ", ".join(e.tags))
+        shown = [_snippet_text(snippets[i])] if snippets is not None else []
+        table.add_row(e.id or "", e.kind.value, e.status.value, Text(title), Text(", ".join(e.tags)), *shown)
     _console().print(table)
 
 
@@ -262,13 +275,23 @@ def search(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Search entries by words and filters."""
+    """Search entries by words and filters, best first, with the matching fragment.
+
+    TEXT is memcore's query syntax (docs/search.md): words AND by default, OR, NOT (or -word),
+    "exact phrase", prefix*, (groups); case and accents ignored, words stemmed. JSON: a list of
+    entries, each with "score" and "snippet" (hits in [brackets]). Text with no searchable term
+    (symbols, emoji) finds nothing, with a note on stderr.
+    """
+    from memcore.index import search_hits
+
     with open_from_cli(store, options, scope) as provider:
-        results = provider.search(_query(kind, status, tag, limit, text))
+        hits = search_hits(provider, _query(kind, status, tag, limit, text))
+    if hits.note:
+        click.echo(f"memcore: note: {hits.note}", err=True)
     if as_json:
-        dump_json(results)
-    else:
-        _print_entries(results)
+        dump_json([{**h.entry.model_dump(mode="json"), "score": h.score, "snippet": h.snippet} for h in hits])
+        return
+    _print_entries([h.entry for h in hits], [h.snippet for h in hits] if text and text.strip() else None)
 
 
 @cli.command()
@@ -363,19 +386,11 @@ def validate(store: str | None, scope: str | None, options: tuple[str, ...], as_
 @json_option
 @handle_errors
 def reindex(store: str | None, scope: str | None, options: tuple[str, ...], as_json: bool) -> None:
-    """Rebuild a store's derived indexes from its files."""
+    """Rebuild every index of a store (the same as `memcore index rebuild`)."""
+    from memcore.cli.index import rebuild_all
+
     with open_from_cli(store, options, scope) as provider:
-        try:
-            diagnostics = provider.reindex()
-        except UnsupportedOperationError:
-            diagnostics = []
-    if as_json:
-        dump_json(diagnostics)
-    else:
-        for diag in diagnostics:
-            click.echo(str(diag))
-        click.echo(f"reindexed {provider.format_name}:{provider.location}")
-    sys.exit(1 if any(d.severity is Severity.ERROR for d in diagnostics) else 0)
+        rebuild_all(provider, as_json)
 
 
 @cli.command()

@@ -29,6 +29,7 @@ from memcore.errors import (
     InvalidEntryError,
     MemcoreError,
     ParseError,
+    QuerySyntaxError,
     ReadOnlyStoreError,
     StoreBusyError,
     UnknownFormatError,
@@ -55,7 +56,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Errors that mean the command line (or configuration) was wrong: exit code 2.
-USAGE_ERRORS = (ConfigError, UnknownFormatError)
+USAGE_ERRORS = (ConfigError, UnknownFormatError, QuerySyntaxError)
 
 
 def json_option(func: F) -> F:
@@ -154,6 +155,7 @@ _ERROR_CODES: tuple[tuple[type[BaseException], str, str], ...] = (
     (ConflictError, "conflict", "read the entry again (memcore show) and retry"),
     (EntryNotFoundError, "not_found", "list the ids with `memcore ls`"),
     (StoreBusyError, "busy", "another process holds the store's lock; retry when it is done"),
+    (QuerySyntaxError, "query_syntax", 'write the query as docs/search.md says (terms, OR, NOT, "phrases", prefix*)'),
     (ParseError, "parse_error", "fix the file at the place the message names; memcore will not rewrite it"),
     (UnknownFormatError, "unknown_format", "`memcore formats` lists the installed formats"),
     (ConfigError, "config", "check --store, -o options, MEMCORE_STORE and memcore.toml"),

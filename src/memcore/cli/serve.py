@@ -46,6 +46,7 @@ def register(cli: click.Group) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address (--http).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="HTTP port (--http).")
 @click.option("--path", "http_path", default="/mcp", show_default=True, help="HTTP endpoint path (--http).")
+@click.option("--watch", is_flag=True, help="Keep the search index current while files change (as `memcore watch`).")
 @handle_errors
 def serve(
     store: str | None,
@@ -57,6 +58,7 @@ def serve(
     host: str,
     port: int,
     http_path: str,
+    watch: bool,
 ) -> None:
     """Serve a store to MCP clients (stdio by default; --http for streamable HTTP).
 
@@ -90,6 +92,10 @@ def serve(
         provider: MemoryProvider = provider_cls(spec.location, **provider_options)
         return provider.open()
 
+    if watch:
+        from memcore.index import start_watch_thread
+
+        start_watch_thread(opener)  # a daemon thread: it ends with the server
     toolbox = mcp_server.MemoryToolbox(opener, read_only=read_only, scope=scope, propose=propose)
     for note in toolbox.gate_notes():  # what the gates refuse, and the option that changes it
         click.echo(f"memcore: note: {note}", err=True)

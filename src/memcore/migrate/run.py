@@ -17,7 +17,7 @@ from memcore.migrate.fidelity import (
     restore_kept,
 )
 from memcore.migrate.ids import _forward_links, _IdPlanning, _parents_first
-from memcore.migrate.journal import DIGEST_DIGITS, origin_stamp
+from memcore.migrate.journal import DIGEST_DIGITS, PENDING, origin_stamp
 from memcore.migrate.report import (
     ConversionReport,
     EntryReport,
@@ -302,7 +302,8 @@ class _Run(_IdPlanning, _ReadBack):
                     rep.target_id = existing.id
                     changes = compare_entries(entry, restore_kept(existing))
                     differs = sorted({c.field for c in changes})
-                    if origin.get("sha256") == "pending" and set(differs) <= {"relations", "updated_at"}:
+                    stamp = stamp_of(existing)
+                    if stamp is not None and stamp[1] == PENDING and set(differs) <= {"relations", "updated_at"}:
                         # an earlier run left its links to write and the source did not change:
                         # the links it cannot take are losses, listed on every run
                         rep.action, rep.losses = "unchanged", changes

@@ -159,7 +159,7 @@ class BoxMemoryProvider(WorkspaceState):
         """Forget cached state; everything was written already."""
         self._folders.clear()
         self._invalidate()
-        self._is_open = False
+        super().close()
 
     @staticmethod
     def _file_resolver(files: list[_File]) -> tuple[Callable[[str], str | None], Callable[[str], bool]]:
