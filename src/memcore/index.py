@@ -42,6 +42,7 @@ import sqlite3
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -564,6 +565,8 @@ class _ChangeWatch:
                 from inotify_simple import INotify, flags
 
                 self._inotify = INotify(nonblocking=True)
+                # a store never closed still gives its descriptor back when the watch is collected
+                self._release = weakref.finalize(self, _close_quietly, self._inotify)
                 self._mask = (
                     flags.MODIFY
                     | flags.ATTRIB
@@ -613,10 +616,14 @@ class _ChangeWatch:
     def close(self) -> None:
         """Stop watching; from now on every look answers "changed"."""
         if self._inotify is not None:
-            with contextlib.suppress(OSError):
-                self._inotify.close()
+            self._release()
             self._inotify = None
             self._watches.clear()
+
+
+def _close_quietly(inotify: Any) -> None:
+    with contextlib.suppress(OSError):
+        inotify.close()
 
 
 def _insert_rows(
@@ -945,8 +952,14 @@ def search_hits(
         parsed = _parsed_text(query, default_operator)  # bad syntax fails before any entry is read
         if parsed is not None and parsed.fts is None:
             return SearchResults(note=parsed.note)
-        filters = query.model_copy(update={"text": None, "limit": None})
-        return scan_hits(provider.iter_entries(filters), query, default_operator=default_operator)
+        candidates: Iterable[MemoryEntry]
+        if Capability.REMOTE in provider.capabilities and default_operator == "AND":
+            # a remote store answers the query itself (Box: one metadata query), and its
+            # candidates are ranked and highlighted here
+            candidates = provider.search(query.model_copy(update={"limit": None}))
+        else:
+            candidates = provider.iter_entries(query.model_copy(update={"text": None, "limit": None}))
+        return scan_hits(candidates, query, default_operator=default_operator)
     index.refresh_if_changed()
     return index.search(query, default_operator=default_operator)
 

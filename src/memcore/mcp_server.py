@@ -303,14 +303,20 @@ def _optional(annotation: Any) -> Any:
 
 
 #: An entry as tools return it: every :class:`MemoryEntry` field, each left out when empty.
-EntryOut = _model(
-    "EntryOut",
+_ENTRY_FIELDS: dict[str, Any] = {
+    name: (_optional(info.annotation), Field(default=None, description=_DESCRIPTIONS.get(name, info.description)))
+    for name, info in MemoryEntry.model_fields.items()
+}
+EntryOut = _model("EntryOut", _ENTRY_FIELDS)
+_ENTRY_LIST: Any = GenericAlias(list, (EntryOut,))
+#: A search hit: the entry and the passage that matched (docs/search.md).
+HitOut = _model(
+    "HitOut",
     {
-        name: (_optional(info.annotation), Field(default=None, description=_DESCRIPTIONS.get(name, info.description)))
-        for name, info in MemoryEntry.model_fields.items()
+        **_ENTRY_FIELDS,
+        "snippet": (str | None, Field(default=None, description="The matching passage, hits in [brackets].")),
     },
 )
-_ENTRY_LIST: Any = GenericAlias(list, (EntryOut,))
 
 
 class SummaryOut(BaseModel):
@@ -360,6 +366,14 @@ EntryResult = _model(
 EntriesResult = _model(
     "EntriesResult",
     {"entries": (_ENTRY_LIST, ...), "total": (int, Field(description="Matches before the limit."))},
+)
+RecallResult = _model(
+    "RecallResult",
+    {
+        "entries": (GenericAlias(list, (HitOut,)), ...),
+        "total": (int, Field(description="Matches before the limit.")),
+        "note": (str | None, Field(default=None, description="Why nothing could match (e.g. no searchable term).")),
+    },
 )
 ListResult = _model(
     "ListResult",
@@ -445,7 +459,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "recall",
         "Search memories by words and filters; best matches first. Returns full entries.",
         RecallInput,
-        EntriesResult,
+        RecallResult,
     ),
     ToolSpec("get", "Return one memory by id, in full.", GetInput, EntryResult),
     ToolSpec(

@@ -172,6 +172,7 @@ def _snippet_text(snippet: str) -> Text:
 
 def _print_entries(entries: list[MemoryEntry], snippets: list[str] | None = None) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table()
     # Ids are never shortened: they are what `memcore show` takes.

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "serve": "memcore.cli.serve",
     "context": "memcore.cli.serve",
     "index": "memcore.cli.index",
+    "watch": "memcore.cli.index",
     **{
         name: "memcore.cli.entries"
         for name in (

@@ -455,23 +455,16 @@ def parse_body(body: str, *, first_line: int = 1) -> tuple[list[Observation], li
     """
     observations: list[Observation] = []
     relations: list[ParsedRelation] = []
-    in_item = in_quote = 0
+    depth = {"list_item": 0, "blockquote": 0}
     for token in _MD.parse(body):
-        if token.type == "list_item_open":
-            in_item += 1
-        elif token.type == "list_item_close":
-            in_item -= 1
-        elif token.type == "blockquote_open":
-            in_quote += 1
-        elif token.type == "blockquote_close":
-            in_quote -= 1
+        kind, _, edge = token.type.rpartition("_")
+        if kind in depth:
+            depth[kind] += 1 if edge == "open" else -1 if edge == "close" else 0
         elif token.type == "inline":
+            in_item, in_quote = depth["list_item"], depth["blockquote"]
             line = first_line + (token.map[0] if token.map else 0)
             text = token.content.strip()
-            if text.endswith(_LINKS_TO_MARK):
-                plain = text[: -len(_LINKS_TO_MARK)].strip()
-            else:
-                plain = text
+            plain = text[: -len(_LINKS_TO_MARK)].strip() if text.endswith(_LINKS_TO_MARK) else text
             explicit = _explicit(text, line) if in_item else None
             if explicit is not None:
                 relations.append(explicit)
