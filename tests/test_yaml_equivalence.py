@@ -250,6 +250,13 @@ lines = st.lists(
 )
 
 
+def test_a_mapping_used_as_a_key_is_a_parse_error_naming_the_line_not_a_crash() -> None:
+    with pytest.raises(ParseError, match="a key that is a mapping or list") as info:
+        load_yaml("- ?\n  - ?\n", path="notes/a.md", first_line=2)
+    assert (info.value.path, info.value.line) == ("notes/a.md", 2)
+    assert load_own("- ?\n  - ?\n") is None and load_fast("- ?\n  - ?\n") is None
+
+
 @SETTINGS
 @given(rows=lines)
 def test_fast_loader_equals_the_round_trip_loader_or_declines(rows: list[str]) -> None:

@@ -174,6 +174,13 @@ def load_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any
         raise ParseError(f"invalid YAML frontmatter: {problem}; fix the YAML", path=path, line=line) from exc
     except YAMLError as exc:
         raise ParseError(f"invalid YAML frontmatter: {exc}", path=path, line=first_line) from exc
+    except TypeError as exc:
+        # ruamel fails this way on a mapping or list used as a key (``? [a]`` / ``- ?\n  - ?``)
+        raise ParseError(
+            f"invalid YAML frontmatter: a key that is a mapping or list ({exc}); use plain keys",
+            path=path,
+            line=first_line,
+        ) from exc
     finally:
         _forget_directives()
     _check_size(data, path=path, line=first_line)
