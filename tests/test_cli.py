@@ -145,3 +145,12 @@ def test_a_mistyped_provider_option_is_refused_with_the_closest_name(tmp_path: P
     assert "known options: as_user, index, read_only, scope, source, stable_files" in result.output
     ok = CliRunner().invoke(cli, ["ls", "--store", f"whitebox:{tmp_path}", "-o", "index=false", "--json"])
     assert ok.exit_code == 0, ok.output
+
+
+def test_show_prints_a_title_with_brackets_as_written_not_as_rich_markup(runner: CliRunner) -> None:
+    title = "Use [red]x[/red] and [link]"
+    added = runner.invoke(cli, ["add", "--store", "dictfmt:s", "--title", title, "--body", "b", "--json"])
+    assert added.exit_code == 0, added.output
+    shown = runner.invoke(cli, ["show", json.loads(added.output)["id"], "--store", "dictfmt:s"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.splitlines()[0] == f"{title}  (note, active)"

@@ -244,7 +244,9 @@ def show(store: str | None, scope: str | None, options: tuple[str, ...], entry_i
         dump_json(entry)
         return
     console = _console()
-    console.print(f"[bold]{entry.title or entry.id}[/bold]  ({entry.kind.value}, {entry.status.value})")
+    from rich.markup import escape
+
+    console.print(f"[bold]{escape(entry.title or entry.id or '')}[/bold]  ({entry.kind.value}, {entry.status.value})")
     for field in ("id", "tags", "confidence", "source", "created_at", "updated_at", "scope", "parent"):
         value = getattr(entry, field)
         if value not in (None, [], ""):
