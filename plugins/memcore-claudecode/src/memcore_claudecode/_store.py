@@ -13,13 +13,21 @@ import posixpath
 from collections.abc import Callable
 
 from memcore.models import Diagnostic, MemoryEntry, Severity
-from memcore_claudecode._parse import Doc, ImportRef, Index, import_tokens, parse_doc, parse_index, resolve_token
+from memcore_claudecode._parse import (
+    Doc,
+    ImportRef,
+    Index,
+    import_tokens,
+    parse_doc,
+    parse_index,
+    problem,
+    resolve_token,
+)
 from memcore_claudecode.codec import Context, decode
-from memcore_claudecode.mapping import FORMAT, IMPORT_HOPS, INDEX_FILE
+from memcore_claudecode.mapping import IMPORT_HOPS, INDEX_FILE
 
 __all__ = ["Snapshot"]
 
-WARNING = Severity.WARNING
 _ROLE_RANK = {"instructions": 0, "local": 1, "rule": 2}
 _REFUSALS = {
     "home": "goes through the home folder (~/), outside the store",
@@ -32,22 +40,15 @@ _REFUSALS = {
 class Snapshot:
     """Every entry file of the store, parsed; entries decoded on demand.
 
-    Args:
-        read: ``read(path)`` -> the file's bytes, ``None`` when there is none.
-        is_link: ``is_link(path)`` -> whether the path is a symbolic link.
-        stat: ``stat(path)`` -> a key that changes whenever the file does (``None``: unknown).
-        cache: ``(path, frontmatter) -> (stat key, Doc)``: parses of earlier snapshots, reused while
-            the file's key is the same (a provider keeps one across sessions); updated in place.
-        roles: Path -> role of every file of the store that is an entry by its name
-            (:func:`~memcore_claudecode._parse.role_of`; store-relative, NFC).
-
-    Attributes:
-        docs: Path -> parsed file of every entry (imported files included).
-        roles: Path -> role of each entry.
-        unreadable: Files that are not text (no entry; reported; never written).
-        import_problems: Imports refused, missing or too deep.
-        index: ``MEMORY.md``.
-        taken: Lower-cased paths of every memory file (a new file name must not be one).
+    Built from ``read(path)`` (the bytes, ``None`` when absent), ``is_link(path)``, ``roles`` (path ->
+    role of every file that is an entry by its name, :func:`~memcore_claudecode._parse.role_of`;
+    store-relative, NFC), ``stat(path)`` (a key that changes whenever the file does; ``None``:
+    unknown) and ``cache`` (``(path, frontmatter) -> (stat key, Doc)``: earlier parses, reused while
+    the key holds; a provider keeps one across sessions; updated in place). It holds ``docs`` (path
+    -> parsed file of every entry, imported files included), ``roles``, ``unreadable`` (files that
+    are not text: no entry, reported, never written), ``import_problems`` (imports refused, missing
+    or too deep), ``index`` (``MEMORY.md``) and ``taken`` (lower-cased paths of every memory file:
+    a new file name must not be one).
     """
 
     def __init__(
@@ -149,12 +150,8 @@ class Snapshot:
             )
         else:
             return
-        message = f"imports {ref.token}, which {why}"
-        self.import_problems.append(
-            Diagnostic(
-                path=path, line=ref.line, code=f"{FORMAT}.{code}", message=message, severity=WARNING, entry_id=path
-            )
-        )
+        why = f"imports {ref.token}, which {why}"
+        self.import_problems.append(problem(path, code, why, ref.line, Severity.WARNING, entry_id=path))
 
     # -- changes ------------------------------------------------------------------------
     def changed(self, path: str, data: bytes | None, role: str | None = None) -> None:

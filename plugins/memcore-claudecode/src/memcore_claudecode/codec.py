@@ -92,10 +92,9 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
             rest["metadata"] = nested
         else:
             del rest["metadata"]
-    if "type" in rest:
-        if type_ is _MISSING:
-            cc["shape"] = "top-level"
-            type_ = rest.pop("type")
+    if "type" in rest and type_ is _MISSING:
+        cc["shape"] = "top-level"
+        type_ = rest.pop("type")
     if "modified" in rest and modified is _MISSING:
         modified = rest.pop("modified")
     if type_ is not _MISSING:
@@ -159,9 +158,8 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         for ref in ctx.imports(doc.path, doc.body):
             target = ref.target if ref.target is not None and ref.problem in (None, "missing") else ref.token
             resolved = ref.problem is None and target in ctx.ids
-            relations.setdefault(
-                (RELATION_IMPORTS, target), Relation(type=RELATION_IMPORTS, target=target, resolved=resolved)
-            )
+            relation = Relation(type=RELATION_IMPORTS, target=target, resolved=resolved)
+            relations.setdefault((RELATION_IMPORTS, target), relation)
         fields["relations"] = list(relations.values())
     extra: dict[str, Any] = {FORMAT: cc}
     problems: list[Diagnostic] = []
@@ -207,12 +205,11 @@ def same_content(written: MemoryEntry, stored: MemoryEntry, *, subset: bool = Fa
     left, right = written.content_dict(), stored.content_dict()
     for data in (left, right):
         data.pop("relations")
-        extra = data.pop("extra")
-        data["extra"] = {
-            ns: {k: v for k, v in values.items() if ns != FORMAT or k not in LOCATION_KEYS}
-            for ns, values in extra.items()
+        kept = {
+            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in LOCATION_KEYS}
+            for ns, vs in data["extra"].items()
         }
-        data["extra"] = {ns: values for ns, values in data["extra"].items() if values}
+        data["extra"] = {ns: values for ns, values in kept.items() if values}
     if subset:
         mine, theirs = left.pop("extra"), right.pop("extra")
         if any(theirs.get(ns, {}).get(k, _MISSING) != v for ns, values in mine.items() for k, v in values.items()):

@@ -84,12 +84,9 @@ class ClaudeCodeProvider(BaseProvider):
         ``- [Title](file.md)`` lines (and no RightMemory ``{#id}`` anchors).
         """
         try:
-            path = Path(path)
-            if not path.is_dir():
-                return False
+            path, index = Path(path), Path(path) / INDEX_FILE
             if (path / "CLAUDE.md").is_file() or (path / ".claude").is_dir():
                 return True
-            index = path / INDEX_FILE
             if not index.is_file():
                 return False
             with index.open("rb") as fh:
@@ -113,10 +110,8 @@ class ClaudeCodeProvider(BaseProvider):
             ConfigError: ``location`` is not a folder.
         """
         if not self.root.is_dir():
-            raise ConfigError(
-                f"{FORMAT}: {self.location} is not a folder; "
-                f"create it with `memcore init --store {FORMAT}:{self.location}`"
-            )
+            why = f"{FORMAT}: {self.location} is not a folder; create it with `memcore init --store {self.url}`"
+            raise ConfigError(why)
         super().open()
         return self
 
@@ -227,11 +222,8 @@ class ClaudeCodeProvider(BaseProvider):
 
     def _index_writable(self, snap: Snapshot) -> None:
         if snap.index.broken:
-            raise ParseError(
-                f"{FORMAT}: {self.location}/{INDEX_FILE} is not UTF-8, so the index cannot be kept in step; "
-                "re-save it as UTF-8",
-                path=INDEX_FILE,
-            )
+            why = f"{self.location}/{INDEX_FILE} is not UTF-8, so the index cannot be kept in step; re-save it as UTF-8"
+            raise ParseError(f"{FORMAT}: {why}", path=INDEX_FILE)
 
     def _check_path(self, wanted: str, snap: Snapshot, session: WriteSession) -> tuple[str, str]:
         """Return ``(path, role)`` for a new file at ``wanted``, or raise.
@@ -248,10 +240,9 @@ class ClaudeCodeProvider(BaseProvider):
         if role is None and path.endswith(".md") and path in snap.import_targets():
             role = "import"
         if role is None or role == "index":
-            raise InvalidEntryError(
-                f"{FORMAT}: {wanted!r} is not a memory file path: a topic is a `.md` file at the folder's top level "
-                f"(not {INDEX_FILE}); CLAUDE.md, CLAUDE.local.md, AGENTS.md and .claude/rules/*.md may be anywhere"
-            )
+            why = f"a topic is a `.md` file at the folder's top level (not {INDEX_FILE}); CLAUDE.md, CLAUDE.local.md,"
+            why += " AGENTS.md and .claude/rules/*.md may be anywhere"
+            raise InvalidEntryError(f"{FORMAT}: {wanted!r} is not a memory file path: {why}")
         if path in snap.docs or path.lower() in snap.taken or session.read(path) is not None:
             raise ConflictError(f"{FORMAT}: {self.location}/{path} exists already")
         return path, role
@@ -340,10 +331,8 @@ class ClaudeCodeProvider(BaseProvider):
             path = self._known(entry.id, snap)
             current = snap.entry(path)
             if expected_version is not None and expected_version != current.version:
-                raise ConflictError(
-                    f"{FORMAT}: {path} changed since it was read (version {current.version}, "
-                    f"expected {expected_version}); read it again"
-                )
+                why = f"version {current.version}, expected {expected_version}"
+                raise ConflictError(f"{FORMAT}: {path} changed since it was read ({why}); read it again")
             self._refuse_broken(snap, path)
             entry = lf_body(entry).model_copy(deep=True)
             entry.id = path
