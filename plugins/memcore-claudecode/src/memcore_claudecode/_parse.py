@@ -47,16 +47,10 @@ def problem(
 def _decode(path: str, raw: bytes, problems: list[Diagnostic]) -> TextFile | None:
     """Decode ``raw``; when it is not UTF-8, report why in ``problems`` and return ``None``."""
     try:
-        return TextFile.decode(raw, path=path)
+        return TextFile.decode(raw)  # no path: the message is bare, the diagnostic carries file and line
     except ParseError as exc:
-        problems.append(problem(path, "encoding", _bare(exc), exc.line))
+        problems.append(problem(path, "encoding", str(exc), exc.line))
         return None
-
-
-def _bare(exc: ParseError) -> str:
-    """The message of ``exc`` without the ``path:line:`` it starts with (a diagnostic carries those)."""
-    where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else f"{exc.path}: " if exc.path else ""
-    return str(exc).removeprefix(where)
 
 
 def role_of(path: str) -> str | None:
@@ -124,10 +118,10 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
     doc = Doc(path, raw, file, None, text, broken=bool(control_char_diagnostics(raw, path)))
     if frontmatter and text.startswith("---"):
         try:
-            found = read_frontmatter(text, path=path)
+            found = read_frontmatter(text)  # no path: the message is bare, as above
         except ParseError as exc:
             doc.broken = True
-            why = f"{_bare(exc)}; the file is read as text (as Claude Code does) and not rewritten until fixed"
+            why = f"{exc}; the file is read as text (as Claude Code does) and not rewritten until fixed"
             doc.problems.append(problem(path, "frontmatter", why, exc.line))
             return doc
         if found.has_frontmatter:

@@ -144,10 +144,8 @@ class Snapshot:
         elif ref.problem == "missing":
             code, why = "import-missing", "does not exist"
         elif ref.problem is not None:
-            code, why = (
-                "import-refused",
-                f"{_REFUSALS[ref.problem]}: refused, never read (imports stay inside the store)",
-            )
+            code, why = "import-refused", f"{_REFUSALS[ref.problem]}: refused, never read"
+            why += " (imports stay inside the store)"
         else:
             return
         why = f"imports {ref.token}, which {why}"

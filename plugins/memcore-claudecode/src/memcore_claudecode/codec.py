@@ -225,9 +225,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     if old is not None and old.meta is None:
         return None  # Claude Code never gives a file frontmatter it did not have
     meta: dict[str, Any] = {"name": entry.title}
-    description = cc.get("description", _MISSING)
-    if description is _MISSING and old is None:
-        description = _description(entry)
+    description = cc.get("description", _description(entry) if old is None else _MISSING)
     if description is not _MISSING:
         meta["description"] = description
     type_ = cc["type"] if "type" in cc and entry.kind == Kind.NOTE else TYPE_OF_KIND[entry.kind]
@@ -238,8 +236,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     holder.update({"modified": stamp} if stamp is not None else {})
     meta.update({k: v for k, v in rest.items() if k not in meta})
     if old is not None and old.meta is not None:
-        order = list(old.meta)
-        ordered = {k: meta[k] for k in order if k in meta}
+        ordered = {k: meta[k] for k in old.meta if k in meta}
         old_nested = old.meta.get("metadata")
         if isinstance(ordered.get("metadata"), dict) and isinstance(old_nested, dict):
             block = ordered["metadata"]
@@ -273,14 +270,9 @@ def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: D
         blob = json.dumps(free, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
         return f"<!-- {FREE_KEY}: {blob} -->\n{body}"
     wanted = {**meta, FREE_KEY: free} if free else dict(meta)
-    yaml_text = None
-    if old is not None and old.meta is not None:
-        found, _, _ = split_frontmatter(old.text)
-        if found is not None:
-            current = parse_frontmatter(old.text).metadata
-            yaml_text = FLUSH.patch(found, current, wanted, tuple(wanted))
-    if yaml_text is None:
-        yaml_text = FLUSH.dump_mapping(wanted)
+    yaml_text = FLUSH.dump_mapping(wanted)  # a new frontmatter; an old one keeps the lines of unchanged keys
+    if old is not None and old.meta is not None and (found := split_frontmatter(old.text)[0]) is not None:
+        yaml_text = FLUSH.patch(found, parse_frontmatter(old.text).metadata, wanted, tuple(wanted))
     return f"---\n{yaml_text}---\n{body}"
 
 
@@ -319,7 +311,6 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     if problems or not same_content(entry, back, subset=True):
         got, want = back.content_dict(), entry.content_dict()
         fields = sorted(k for k in want if got.get(k) != want.get(k)) or ["relations"]
-        raise InvalidEntryError(
-            f"{FORMAT}: {path} would not read back as the entry ({', '.join(fields)} would differ); nothing was written"
-        )
+        why = f"{', '.join(fields)} would differ"
+        raise InvalidEntryError(f"{FORMAT}: {path} would not read back as the entry ({why}); nothing was written")
     return text
