@@ -64,7 +64,7 @@ def role_of(path: str) -> str | None:
         return None
     if name in INSTRUCTION_NAMES:
         return INSTRUCTION_NAMES[name]
-    if f"/{folder}/".find("/.claude/rules/") >= 0 or folder == ".claude/rules":
+    if "/.claude/rules/" in f"/{folder}/":
         return "rule"
     if folder:
         return None
@@ -75,15 +75,11 @@ def role_of(path: str) -> str | None:
 class Doc:
     """One memory file as read.
 
-    Attributes:
-        path: Store-relative path (NFC), the entry's id.
-        raw: The file's bytes.
-        file: The decoded text (BOM and line endings remembered); ``None`` when not UTF-8.
-        meta: The frontmatter as plain data; ``None`` when the file has none (or it is invalid).
-        body: The text after the frontmatter (and after memcore's comment line), byte for byte.
-        free: memcore's free data (``memcore:`` key or first-line comment), ``{}`` when absent.
-        problems: What the reader found (file:line).
-        broken: The file could not be read exactly: it is read as text, never rewritten.
+    Its store-relative ``path`` (NFC, the entry's id), ``raw`` bytes, decoded ``file`` (BOM and line
+    endings remembered; ``None``: not UTF-8), ``meta`` (the frontmatter as plain data; ``None``: none
+    or invalid), ``body`` (after the frontmatter and memcore's comment line, byte for byte), ``free``
+    (memcore's free data: ``memcore:`` key or first-line comment), the ``problems`` found (file:line),
+    and whether it is ``broken`` (not read exactly: read as text, never rewritten).
     """
 
     path: str
@@ -258,20 +254,13 @@ def import_tokens(text: str) -> list[tuple[int, str]]:
 
 def wikilinks(text: str) -> list[str]:
     """Return the targets of ``[[slug]]`` links in ``text``, in order, each once (B.4)."""
-    seen: dict[str, None] = {}
-    for _, line in _prose(text):
-        for match in _WIKILINK.finditer(line):
-            seen.setdefault(match.group(1).strip(), None)
+    seen = dict.fromkeys(match.group(1).strip() for _, line in _prose(text) for match in _WIKILINK.finditer(line))
     return [name for name in seen if name]
 
 
 def first_heading(text: str) -> str | None:
     """Return the text of the first ``# `` heading outside code, or ``None``."""
-    for _, line in _prose(text):
-        match = _HEADING.match(line)
-        if match:
-            return match.group(1)
-    return None
+    return next((match.group(1) for _, line in _prose(text) if (match := _HEADING.match(line))), None)
 
 
 @dataclass(frozen=True)

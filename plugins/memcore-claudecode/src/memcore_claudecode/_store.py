@@ -1,10 +1,9 @@
 """The memory folder read once: its entry files, ``MEMORY.md``, the ``@imports`` followed inside it.
 
-A :class:`Snapshot` is built from two callables (read a file, ``None`` when absent; is a path a
-symbolic link), so the same code reads the disk and a write session's staged view. Imports are
-followed from every instruction and rule file, up to :data:`~memcore_claudecode.mapping.IMPORT_HOPS`
-hops; an import that is absolute, goes through the home folder, leaves the store or passes a
-symbolic link is refused and reported, and its target is never read.
+The same code reads the disk and a write session's staged view. Imports are followed from every
+instruction and rule file, up to :data:`~memcore_claudecode.mapping.IMPORT_HOPS` hops; one that is
+absolute, goes through the home folder, leaves the store or passes a symbolic link is refused and
+reported, and its target is never read.
 """
 
 from __future__ import annotations
@@ -129,14 +128,11 @@ class Snapshot:
                 if depth + 1 > IMPORT_HOPS:
                     self._report(path, ref, deep=True)
                     continue
-                if target in self.docs:
-                    continue
-                doc = self._load(target, False)
-                if doc is None:
-                    continue
-                self._put(doc, "import")
-                self._imported.append(target)
-                queue.append((target, depth + 1))
+                doc = None if target in self.docs else self._load(target, False)
+                if doc is not None:
+                    self._put(doc, "import")
+                    self._imported.append(target)
+                    queue.append((target, depth + 1))
 
     def _report(self, path: str, ref: ImportRef, *, deep: bool = False) -> None:
         if deep:
@@ -162,11 +158,10 @@ class Snapshot:
         self.index_changed()
         if data is not None:
             self._put(parse_doc(path, data, frontmatter=role != "import"), role)
-        if self._names is not None:
-            if data is None:
-                self._names = None
-            elif role == "topic":
-                self._add_names(path)
+        if self._names is not None and data is None:
+            self._names = None
+        elif self._names is not None and role == "topic":
+            self._add_names(path)
         if role != "topic" or old_role not in (None, "topic"):
             self._follow()
 
@@ -216,10 +211,8 @@ class Snapshot:
         if self._order is None:
             others = [p for p in self.docs if self.roles[p] in _ROLE_RANK]
             others.sort(key=lambda p: (p.count("/"), posixpath.dirname(p), _ROLE_RANK[self.roles[p]], p))
-            listed = sorted(
-                (line.number, target) for target, line in self.index.links.items() if self.roles.get(target) == "topic"
-            )
-            topics = [target for _, target in listed]
+            by_line = sorted(self.index.links.items(), key=lambda item: item[1].number)
+            topics = [target for target, _ in by_line if self.roles.get(target) == "topic"]
             topics += sorted(p for p in self.docs if self.roles[p] == "topic" and p not in self.index.links)
             imported = [p for p in self._imported if self.roles.get(p) == "import"]
             self._order = [*others, *topics, *imported]

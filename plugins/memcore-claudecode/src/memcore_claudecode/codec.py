@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from memcore.errors import InvalidEntryError
 from memcore.frontmatter import FLUSH, parse_frontmatter, plain_text, split_frontmatter
+from memcore.mapping import format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation
 from memcore.storage import version_token
 from memcore_claudecode._parse import Doc, ImportRef, IndexLine, first_heading, parse_doc, wikilinks
@@ -62,9 +63,7 @@ class Context:
 
 def format_time(value: datetime) -> str:
     """Return ``value`` as ISO 8601 UTC with ``Z`` (milliseconds when it has them, as Claude Code writes)."""
-    value = value.astimezone(UTC)
-    spec = "seconds" if not value.microsecond else "milliseconds" if not value.microsecond % 1000 else "microseconds"
-    return value.isoformat(timespec=spec).replace("+00:00", "Z")
+    return format_utc(value, milliseconds=bool(value.microsecond) and not value.microsecond % 1000)
 
 
 def _time(value: Any) -> datetime | None:
@@ -81,8 +80,7 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
     """Take the native keys out of a topic's frontmatter into ``cc``; return the core fields they give."""
     fields: dict[str, Any] = {}
     rest = dict(meta)
-    type_: Any = _MISSING
-    modified: Any = _MISSING
+    type_, modified = _MISSING, _MISSING
     nested = rest.get("metadata")
     if isinstance(nested, dict):
         nested = dict(nested)
@@ -97,11 +95,10 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
         type_ = rest.pop("type")
     if "modified" in rest and modified is _MISSING:
         modified = rest.pop("modified")
-    if type_ is not _MISSING:
-        if isinstance(type_, str) and type_ in KIND_OF_TYPE:
-            fields["kind"] = KIND_OF_TYPE[type_]
-        else:
-            cc["type"] = type_
+    if isinstance(type_, str) and type_ in KIND_OF_TYPE:
+        fields["kind"] = KIND_OF_TYPE[type_]
+    elif type_ is not _MISSING:
+        cc["type"] = type_
     if modified is not _MISSING:
         stamp = _time(modified)
         if stamp is None:
@@ -168,11 +165,9 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         if key in free:
             fields[key] = free.pop(key)
     more = free.pop("extra", {})
-    if isinstance(more, dict):
-        for ns, values in more.items():
-            if isinstance(values, dict):
-                extra.setdefault(str(ns), {}).update(values)
-    version = version_token(doc.raw, _line_text(line))
+    for ns, values in (more if isinstance(more, dict) else {}).items():
+        if isinstance(values, dict):
+            extra.setdefault(str(ns), {}).update(values)
     try:
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **fields, "extra": extra})
     except ValidationError as exc:
@@ -182,12 +177,8 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         problems.append(Diagnostic(path=doc.path, line=1, code=f"{FORMAT}.free-data", message=why, entry_id=doc.path))
         base = {k: v for k, v in fields.items() if k not in doc.free}
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
-    entry.version = version
+    entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
-
-
-def _line_text(line: IndexLine | None) -> str:
-    return "" if line is None else f"{line.title}\0{line.target}\0{line.hook}"
 
 
 def _relation_key(relations: list[Relation]) -> list[tuple[str, str, bool]]:
@@ -297,8 +288,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     dumped = entry.model_dump(mode="json", include=set(FREE_FIELDS))
     for name in FREE_FIELDS:
         mine, theirs = getattr(entry, name), getattr(probe, name)
-        differs = _relation_key(mine) != _relation_key(theirs) if name == "relations" else mine != theirs
-        if differs:
+        if _relation_key(mine) != _relation_key(theirs) if name == "relations" else mine != theirs:
             free[name] = dumped[name]
     others: dict[str, Any] = {ns: values for ns, values in entry.extra.items() if ns != FORMAT and values}
     unknown = {k: v for k, v in cc.items() if k not in NATIVE_KEYS}

@@ -131,9 +131,7 @@ class ClaudeCodeProvider(BaseProvider):
                 if item.is_folder:
                     if item.name not in _SKIPPED_FOLDERS and (not item.name.startswith(".") or item.name == ".claude"):
                         folders.append(rel)
-                    continue
-                role = role_of(rel)
-                if role is not None and role != "index":
+                elif (role := role_of(rel) or "index") != "index":
                     roles[rel] = role
         return roles
 
@@ -142,25 +140,22 @@ class ClaudeCodeProvider(BaseProvider):
         source = session.read if session is not None else (lambda path: self.storage.read(path)[0])
 
         def read(path: str) -> bytes | None:
-            try:
+            with contextlib.suppress(OSError, UnsafePathError):
                 return source(path)
-            except (OSError, UnsafePathError):
-                return None
+            return None
 
         def stat(path: str) -> tuple[int, int, int] | None:
-            try:
+            with contextlib.suppress(OSError):
                 st = os.stat(self.root / path)
-            except OSError:
-                return None
-            return (st.st_mtime_ns, st.st_size, st.st_ino)
+                return (st.st_mtime_ns, st.st_size, st.st_ino)
+            return None
 
         return Snapshot(read, lambda path: os.path.islink(self.root / path), self._walk(), stat, self._parsed)
 
     def _read(self) -> Snapshot:
         """Return the store as the caller sees it: inside a write session, with its writes."""
-        if self._pending is not None and self.active_session() is not None:
-            return self._pending
-        return self._snapshot()
+        pending = self._pending
+        return pending if pending is not None and self.active_session() is not None else self._snapshot()
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield every entry in store order: instruction files, then topics in ``MEMORY.md`` order, then imports."""
@@ -228,10 +223,8 @@ class ClaudeCodeProvider(BaseProvider):
     def _check_path(self, wanted: str, snap: Snapshot, session: WriteSession) -> tuple[str, str]:
         """Return ``(path, role)`` for a new file at ``wanted``, or raise.
 
-        Raises:
-            UnsafePathError: A component is unsafe (``..``, a reserved name…).
-            InvalidEntryError: The path would not be read back as a memory file.
-            ConflictError: A file is there already.
+        ``UnsafePathError``: a component is unsafe (``..``, a reserved name…); ``InvalidEntryError``: not a
+        memory file path; ``ConflictError``: a file is there already.
         """
         path = unicodedata.normalize("NFC", wanted)
         for component in path.split("/"):
@@ -283,12 +276,9 @@ class ClaudeCodeProvider(BaseProvider):
         description = (doc.meta or {}).get("description") if doc is not None else cc.get("description")
         title = str(cc["index_title"]) if "index_title" in cc else entry.title
         hook = str(cc["hook"]) if "hook" in cc else description if isinstance(description, str) else ""
-        line = snap.index.links.get(path)
-        if line is not None and (line.title, line.hook) == (title, " ".join(hook.split())):
-            return
-        self._index_writable(snap)
-        set_line(snap.index, path, title, hook)
-        snap.index_changed()
+        self._index_writable(snap)  # a broken index lists nothing, so this is the only way past it
+        if set_line(snap.index, path, title, hook):
+            snap.index_changed()
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new memory file; a topic also gets its line at the end of ``MEMORY.md``.

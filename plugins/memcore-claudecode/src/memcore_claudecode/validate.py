@@ -20,18 +20,15 @@ __all__ = ["check"]
 
 
 def _line_of(text: str, key: str) -> int | None:
-    found = [n for n, line in enumerate(text.split("\n"), start=1) if line.lstrip().startswith(f"{key}:")]
-    return found[0] if found else None
+    return next((n for n, line in enumerate(text.split("\n"), 1) if line.lstrip().startswith(f"{key}:")), None)
 
 
 def check(snap: Snapshot) -> list[Diagnostic]:
     """Return every finding of the store ``snap`` holds (see the module docstring)."""
     found: list[Diagnostic] = [*snap.index.problems]
 
-    def warn(
-        path: str, code: str, message: str, line: int | None = None, severity: Severity = Severity.WARNING
-    ) -> None:
-        found.append(problem(path, code, message, line, severity, entry_id=None if path == INDEX_FILE else path))
+    def warn(path: str, code: str, why: str, line: int | None = None, level: Severity = Severity.WARNING) -> None:
+        found.append(problem(path, code, why, line, level, entry_id=None if path == INDEX_FILE else path))
 
     for doc in [*snap.unreadable, *(snap.docs[p] for p in snap.order())]:
         found.extend(doc.problems)
