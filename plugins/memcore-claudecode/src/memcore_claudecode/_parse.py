@@ -196,9 +196,7 @@ def parse_index(raw: bytes | None) -> Index:
     if index.file is None:
         index.broken = True
         return index
-    index.lines = index.file.text.split("\n")
-    if index.lines and index.lines[-1] == "":
-        index.lines.pop()
+    index.lines = index.file.text.removesuffix("\n").split("\n") if index.file.text else []
     for number, text in enumerate(index.lines, start=1):
         match = _INDEX_LINE.match(text)
         target = _link_target(match.group("target")) if match else None
@@ -243,13 +241,10 @@ def import_tokens(text: str) -> list[tuple[int, str]]:
     The path ends at the first unescaped space (``\\ `` is a space in it); trailing punctuation
     is not part of it; a quoted path and ``@`` inside a word (an e-mail address) are no import.
     """
-    found: list[tuple[int, str]] = []
-    for number, line in _prose(text):
-        for match in _IMPORT.finditer(line):
-            token = match.group(1).rstrip(_TRAILING).replace("\\ ", " ")
-            if token and token[0] not in "\"'":
-                found.append((number, token))
-    return found
+    found = [
+        (n, m[1].rstrip(_TRAILING).replace("\\ ", " ")) for n, line in _prose(text) for m in _IMPORT.finditer(line)
+    ]
+    return [(n, token) for n, token in found if token and token[0] not in "\"'"]
 
 
 def wikilinks(text: str) -> list[str]:

@@ -62,6 +62,4 @@ def remove_line(index: Index, target: str) -> None:
 def index_bytes(index: Index) -> bytes:
     """Return ``MEMORY.md``'s new bytes (its BOM and line endings kept; a new file gets ``\\n``)."""
     text = "".join(f"{line}\n" for line in index.lines)
-    if index.file is None:
-        return text.encode("utf-8")
-    return index.file.encode(text)
+    return index.file.encode(text) if index.file is not None else text.encode("utf-8")

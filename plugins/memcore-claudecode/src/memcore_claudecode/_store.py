@@ -172,13 +172,9 @@ class Snapshot:
 
     def import_targets(self) -> set[str]:
         """Return every path an instruction, rule or import file imports (followed or not)."""
-        return {
-            str(ref.target)
-            for path, role in self.roles.items()
-            if role != "topic"
-            for ref in self.imports_of(path, self.docs[path].body)
-            if ref.target is not None
-        }
+        importers = [path for path, role in self.roles.items() if role != "topic"]
+        refs = [ref for path in importers for ref in self.imports_of(path, self.docs[path].body)]
+        return {ref.target for ref in refs if ref.target is not None}
 
     # -- reading ----------------------------------------------------------------------
     def _add_names(self, path: str) -> None:

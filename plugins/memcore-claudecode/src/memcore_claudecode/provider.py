@@ -44,14 +44,13 @@ __all__ = ["ClaudeCodeProvider"]
 
 _SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__"})
 _INDEX_LINK = re.compile(rb"^[ \t]*[-*+][ \t]+\[[^\]\n]*\]\([^)\n]+\.md\)", re.MULTILINE)
-_MAX_SLUG = 48
 
 
 def _slug(text: str) -> str:
     """Return ``text`` as a file-name slug: ASCII letters and digits joined by ``_`` (at most 48)."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
     slug = re.sub(r"[^a-z0-9]+", "_", ascii_text).strip("_")
-    return slug[:_MAX_SLUG].rstrip("_")
+    return slug[:48].rstrip("_")
 
 
 class ClaudeCodeProvider(BaseProvider):
@@ -112,8 +111,7 @@ class ClaudeCodeProvider(BaseProvider):
         if not self.root.is_dir():
             why = f"{FORMAT}: {self.location} is not a folder; create it with `memcore init --store {self.url}`"
             raise ConfigError(why)
-        super().open()
-        return self
+        return super().open()
 
     # -- reading ----------------------------------------------------------------------
     def _walk(self) -> dict[str, str]:
@@ -276,7 +274,7 @@ class ClaudeCodeProvider(BaseProvider):
         description = (doc.meta or {}).get("description") if doc is not None else cc.get("description")
         title = str(cc["index_title"]) if "index_title" in cc else entry.title
         hook = str(cc["hook"]) if "hook" in cc else description if isinstance(description, str) else ""
-        self._index_writable(snap)  # a broken index lists nothing, so this is the only way past it
+        self._index_writable(snap)  # a broken index lists nothing: a topic's line could not be kept
         if set_line(snap.index, path, title, hook):
             snap.index_changed()
 
@@ -343,8 +341,6 @@ class ClaudeCodeProvider(BaseProvider):
         with self._editing("delete") as (snap, session):
             path = self._known(entry_id, snap)
             self._refuse_broken(snap, path)
-            if path in snap.index.links:
-                self._index_writable(snap)
-                remove_line(snap.index, path)
+            remove_line(snap.index, path)  # a broken index lists nothing, so it is never edited
             session.delete(path)
             snap.changed(path, None)
