@@ -1,12 +1,9 @@
 """Bytes -> Claude Code memory documents, fail-open, every problem with its file and line.
 
-- :func:`role_of`: which files of the folder are entries, and as what (:mod:`.mapping`).
-- :func:`parse_doc`: one memory file -> :class:`Doc` (frontmatter, body, memcore's free data).
-  Invalid YAML makes the whole file the body, as Claude Code reads it (B.5 rule 2), and marks the
-  file ``broken``: readable, never rewritten.
-- :func:`parse_index`: ``MEMORY.md`` -> its ``- [Title](file.md) — hook`` lines (B.3).
-- :func:`import_tokens` / :func:`wikilinks` / :func:`first_heading`: what the prose says, outside
-  fenced code blocks, inline code spans and HTML comments (A.2).
+Invalid frontmatter YAML makes the whole file the body, as Claude Code reads it (B.5 rule 2), and
+marks it ``broken``: readable, never rewritten. ``MEMORY.md`` is read as its ``- [Title](file.md) —
+hook`` lines (B.3); ``@imports``, ``[[links]]`` and headings are found outside fenced code blocks,
+inline code spans and HTML comments (A.2).
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from memcore.storage import TextFile, control_char_diagnostics
 from memcore_claudecode.mapping import FORMAT, FREE_KEY, INDEX_FILE, INSTRUCTION_NAMES
 
 __all__ = ["Doc", "ImportRef", "Index", "IndexLine", "first_heading", "import_tokens", "parse_doc", "parse_index"]
-__all__ += ["resolve_token", "role_of", "wikilinks"]
+__all__ += ["problem", "resolve_token", "role_of", "wikilinks"]
 
 _COMMENT = re.compile(r"<!-- memcore: (.*?) -->\n")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -40,21 +37,20 @@ _INDEX_LINE = re.compile(
 _HOOK_SEP = re.compile(r"^([ \t]*(?:—|\u2013|-|:)[ \t]*|[ \t]+)")
 
 
-def _problem(path: str, code: str, message: str, *, line: int | None = None, warning: bool = False) -> Diagnostic:
-    return Diagnostic(
-        path=path,
-        line=line,
-        code=f"{FORMAT}.{code}",
-        message=message,
-        severity=Severity.WARNING if warning else Severity.ERROR,
-    )
+def problem(
+    path: str, code: str, message: str, line: int | None = None, severity: Severity = Severity.ERROR, **more: Any
+) -> Diagnostic:
+    """Return a :class:`Diagnostic` of code ``claudecode.<code>`` (``more``: other fields, e.g. ``entry_id``)."""
+    return Diagnostic(path=path, line=line, code=f"{FORMAT}.{code}", message=message, severity=severity, **more)
 
 
-def _bare(exc: ParseError) -> str:
-    """The message of ``exc`` without the ``path:line:`` it starts with (a diagnostic carries those)."""
-    text = str(exc)
-    where = f"{exc.path}:{exc.line}: " if exc.path and exc.line else f"{exc.path}: " if exc.path else ""
-    return text.removeprefix(where)
+def _decode(path: str, raw: bytes, problems: list[Diagnostic]) -> TextFile | None:
+    """Decode ``raw``; when it is not UTF-8, report why in ``problems`` and return ``None``."""
+    try:
+        return TextFile.decode(raw)  # no path: the message is bare, the diagnostic carries file and line
+    except ParseError as exc:
+        problems.append(problem(path, "encoding", str(exc), exc.line))
+        return None
 
 
 def role_of(path: str) -> str | None:
@@ -68,7 +64,7 @@ def role_of(path: str) -> str | None:
         return None
     if name in INSTRUCTION_NAMES:
         return INSTRUCTION_NAMES[name]
-    if f"/{folder}/".find("/.claude/rules/") >= 0 or folder == ".claude/rules":
+    if "/.claude/rules/" in f"/{folder}/":
         return "rule"
     if folder:
         return None
@@ -79,15 +75,11 @@ def role_of(path: str) -> str | None:
 class Doc:
     """One memory file as read.
 
-    Attributes:
-        path: Store-relative path (NFC), the entry's id.
-        raw: The file's bytes.
-        file: The decoded text (BOM and line endings remembered); ``None`` when not UTF-8.
-        meta: The frontmatter as plain data; ``None`` when the file has none (or it is invalid).
-        body: The text after the frontmatter (and after memcore's comment line), byte for byte.
-        free: memcore's free data (``memcore:`` key or first-line comment), ``{}`` when absent.
-        problems: What the reader found (file:line).
-        broken: The file could not be read exactly: it is read as text, never rewritten.
+    Its store-relative ``path`` (NFC, the entry's id), ``raw`` bytes, decoded ``file`` (BOM and line
+    endings remembered; ``None``: not UTF-8), ``meta`` (the frontmatter as plain data; ``None``: none
+    or invalid), ``body`` (after the frontmatter and memcore's comment line, byte for byte), ``free``
+    (memcore's free data: ``memcore:`` key or first-line comment), the ``problems`` found (file:line),
+    and whether it is ``broken`` (not read exactly: read as text, never rewritten).
     """
 
     path: str
@@ -113,29 +105,20 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
         raw: The file's bytes.
         frontmatter: Whether a leading ``---`` block is frontmatter (markdown memory files: yes).
     """
-    try:
-        file = TextFile.decode(raw, path=path)
-    except ParseError as exc:
-        doc = Doc(path, raw, None, None, raw.decode("utf-8", "replace"), broken=True)
-        doc.problems.append(_problem(path, "encoding", _bare(exc), line=exc.line))
-        return doc
+    problems: list[Diagnostic] = []
+    file = _decode(path, raw, problems)
+    if file is None:
+        return Doc(path, raw, None, None, raw.decode("utf-8", "replace"), problems=problems, broken=True)
     text = file.text
-    doc = Doc(path, raw, file, None, text)
-    if control_char_diagnostics(raw, path):
-        doc.broken = True  # core reports each such line; no write may touch the file
+    # core reports each line with a control character; no write may touch such a file
+    doc = Doc(path, raw, file, None, text, broken=bool(control_char_diagnostics(raw, path)))
     if frontmatter and text.startswith("---"):
         try:
-            found = read_frontmatter(text, path=path)
+            found = read_frontmatter(text)  # no path: the message is bare, as above
         except ParseError as exc:
             doc.broken = True
-            doc.problems.append(
-                _problem(
-                    path,
-                    "frontmatter",
-                    f"{_bare(exc)}; the file is read as text (as Claude Code does) and not rewritten until fixed",
-                    line=exc.line,
-                )
-            )
+            why = f"{exc}; the file is read as text (as Claude Code does) and not rewritten until fixed"
+            doc.problems.append(problem(path, "frontmatter", why, exc.line))
             return doc
         if found.has_frontmatter:
             doc.meta, doc.body = dict(found.metadata), found.body
@@ -144,7 +127,7 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
                 doc.free = free
             elif free is not None:
                 doc.broken = True
-                doc.problems.append(_problem(path, "free-data", f"`{FREE_KEY}:` must be a mapping; fix or remove it"))
+                doc.problems.append(problem(path, "free-data", f"`{FREE_KEY}:` must be a mapping; fix or remove it"))
             return doc
     match = _COMMENT.match(text)
     if match is not None:
@@ -157,7 +140,7 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
         else:
             doc.broken = True
             doc.problems.append(
-                _problem(path, "free-data", "the memcore comment is not a JSON object; fix or remove it", line=1)
+                problem(path, "free-data", "the memcore comment is not a JSON object; fix or remove it", 1)
             )
     return doc
 
@@ -209,31 +192,19 @@ def parse_index(raw: bytes | None) -> Index:
     index = Index()
     if raw is None:
         return index
-    try:
-        index.file = TextFile.decode(raw, path=INDEX_FILE)
-    except ParseError as exc:
+    index.file = _decode(INDEX_FILE, raw, index.problems)
+    if index.file is None:
         index.broken = True
-        index.problems.append(_problem(INDEX_FILE, "encoding", _bare(exc), line=exc.line))
         return index
-    index.lines = index.file.text.split("\n")
-    if index.lines and index.lines[-1] == "":
-        index.lines.pop()
+    index.lines = index.file.text.removesuffix("\n").split("\n") if index.file.text else []
     for number, text in enumerate(index.lines, start=1):
         match = _INDEX_LINE.match(text)
         target = _link_target(match.group("target")) if match else None
         if match is None or target is None:
             continue
         if target in index.links:
-            first = index.links[target].number
-            index.problems.append(
-                _problem(
-                    INDEX_FILE,
-                    "index-repeated",
-                    f"{target} is listed again (first on line {first})",
-                    line=number,
-                    warning=True,
-                )
-            )
+            why = f"{target} is listed again (first on line {index.links[target].number})"
+            index.problems.append(problem(INDEX_FILE, "index-repeated", why, number, Severity.WARNING))
             continue
         rest = match.group("rest")
         sep_match = _HOOK_SEP.match(rest) if rest.strip() else None
@@ -270,31 +241,21 @@ def import_tokens(text: str) -> list[tuple[int, str]]:
     The path ends at the first unescaped space (``\\ `` is a space in it); trailing punctuation
     is not part of it; a quoted path and ``@`` inside a word (an e-mail address) are no import.
     """
-    found: list[tuple[int, str]] = []
-    for number, line in _prose(text):
-        for match in _IMPORT.finditer(line):
-            token = match.group(1).rstrip(_TRAILING).replace("\\ ", " ")
-            if token and token[0] not in "\"'":
-                found.append((number, token))
-    return found
+    found = [
+        (n, m[1].rstrip(_TRAILING).replace("\\ ", " ")) for n, line in _prose(text) for m in _IMPORT.finditer(line)
+    ]
+    return [(n, token) for n, token in found if token and token[0] not in "\"'"]
 
 
 def wikilinks(text: str) -> list[str]:
     """Return the targets of ``[[slug]]`` links in ``text``, in order, each once (B.4)."""
-    seen: dict[str, None] = {}
-    for _, line in _prose(text):
-        for match in _WIKILINK.finditer(line):
-            seen.setdefault(match.group(1).strip(), None)
+    seen = dict.fromkeys(match.group(1).strip() for _, line in _prose(text) for match in _WIKILINK.finditer(line))
     return [name for name in seen if name]
 
 
 def first_heading(text: str) -> str | None:
     """Return the text of the first ``# `` heading outside code, or ``None``."""
-    for _, line in _prose(text):
-        match = _HEADING.match(line)
-        if match:
-            return match.group(1)
-    return None
+    return next((match.group(1) for _, line in _prose(text) if (match := _HEADING.match(line))), None)
 
 
 @dataclass(frozen=True)

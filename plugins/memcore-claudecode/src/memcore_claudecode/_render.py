@@ -30,13 +30,13 @@ def _render(line: IndexLine) -> str:
     return f"{line.lead}{_link(line.title, line.target)}{sep}{hook}"
 
 
-def set_line(index: Index, target: str, title: str, hook: str) -> None:
-    """Give ``target`` the index line ``- [title](target) — hook``: rewrite its line, or append one."""
+def set_line(index: Index, target: str, title: str, hook: str) -> bool:
+    """Give ``target`` the line ``- [title](target) — hook`` (rewritten or appended); return whether it changed."""
     hook = " ".join(hook.split())
     current = index.links.get(target)
     if current is not None:
         if (current.title, current.hook) == (title, hook):
-            return
+            return False
         line = IndexLine(current.number, current.lead, title, target, current.sep, hook)
         index.lines[current.number - 1] = _render(line)
     else:
@@ -44,6 +44,7 @@ def set_line(index: Index, target: str, title: str, hook: str) -> None:
         index.lines.append(_render(line))
     index.links[target] = line
     index.changed = True
+    return True
 
 
 def remove_line(index: Index, target: str) -> None:
@@ -61,6 +62,4 @@ def remove_line(index: Index, target: str) -> None:
 def index_bytes(index: Index) -> bytes:
     """Return ``MEMORY.md``'s new bytes (its BOM and line endings kept; a new file gets ``\\n``)."""
     text = "".join(f"{line}\n" for line in index.lines)
-    if index.file is None:
-        return text.encode("utf-8")
-    return index.file.encode(text)
+    return index.file.encode(text) if index.file is not None else text.encode("utf-8")

@@ -1,10 +1,9 @@
 """The memory folder read once: its entry files, ``MEMORY.md``, the ``@imports`` followed inside it.
 
-A :class:`Snapshot` is built from two callables (read a file, ``None`` when absent; is a path a
-symbolic link), so the same code reads the disk and a write session's staged view. Imports are
-followed from every instruction and rule file, up to :data:`~memcore_claudecode.mapping.IMPORT_HOPS`
-hops; an import that is absolute, goes through the home folder, leaves the store or passes a
-symbolic link is refused and reported, and its target is never read.
+The same code reads the disk and a write session's staged view. Imports are followed from every
+instruction and rule file, up to :data:`~memcore_claudecode.mapping.IMPORT_HOPS` hops; one that is
+absolute, goes through the home folder, leaves the store or passes a symbolic link is refused and
+reported, and its target is never read.
 """
 
 from __future__ import annotations
@@ -13,13 +12,21 @@ import posixpath
 from collections.abc import Callable
 
 from memcore.models import Diagnostic, MemoryEntry, Severity
-from memcore_claudecode._parse import Doc, ImportRef, Index, import_tokens, parse_doc, parse_index, resolve_token
+from memcore_claudecode._parse import (
+    Doc,
+    ImportRef,
+    Index,
+    import_tokens,
+    parse_doc,
+    parse_index,
+    problem,
+    resolve_token,
+)
 from memcore_claudecode.codec import Context, decode
-from memcore_claudecode.mapping import FORMAT, IMPORT_HOPS, INDEX_FILE
+from memcore_claudecode.mapping import IMPORT_HOPS, INDEX_FILE
 
 __all__ = ["Snapshot"]
 
-WARNING = Severity.WARNING
 _ROLE_RANK = {"instructions": 0, "local": 1, "rule": 2}
 _REFUSALS = {
     "home": "goes through the home folder (~/), outside the store",
@@ -32,22 +39,15 @@ _REFUSALS = {
 class Snapshot:
     """Every entry file of the store, parsed; entries decoded on demand.
 
-    Args:
-        read: ``read(path)`` -> the file's bytes, ``None`` when there is none.
-        is_link: ``is_link(path)`` -> whether the path is a symbolic link.
-        stat: ``stat(path)`` -> a key that changes whenever the file does (``None``: unknown).
-        cache: ``(path, frontmatter) -> (stat key, Doc)``: parses of earlier snapshots, reused while
-            the file's key is the same (a provider keeps one across sessions); updated in place.
-        roles: Path -> role of every file of the store that is an entry by its name
-            (:func:`~memcore_claudecode._parse.role_of`; store-relative, NFC).
-
-    Attributes:
-        docs: Path -> parsed file of every entry (imported files included).
-        roles: Path -> role of each entry.
-        unreadable: Files that are not text (no entry; reported; never written).
-        import_problems: Imports refused, missing or too deep.
-        index: ``MEMORY.md``.
-        taken: Lower-cased paths of every memory file (a new file name must not be one).
+    Built from ``read(path)`` (the bytes, ``None`` when absent), ``is_link(path)``, ``roles`` (path ->
+    role of every file that is an entry by its name, :func:`~memcore_claudecode._parse.role_of`;
+    store-relative, NFC), ``stat(path)`` (a key that changes whenever the file does; ``None``:
+    unknown) and ``cache`` (``(path, frontmatter) -> (stat key, Doc)``: earlier parses, reused while
+    the key holds; a provider keeps one across sessions; updated in place). It holds ``docs`` (path
+    -> parsed file of every entry, imported files included), ``roles``, ``unreadable`` (files that
+    are not text: no entry, reported, never written), ``import_problems`` (imports refused, missing
+    or too deep), ``index`` (``MEMORY.md``) and ``taken`` (lower-cased paths of every memory file:
+    a new file name must not be one).
     """
 
     def __init__(
@@ -128,14 +128,11 @@ class Snapshot:
                 if depth + 1 > IMPORT_HOPS:
                     self._report(path, ref, deep=True)
                     continue
-                if target in self.docs:
-                    continue
-                doc = self._load(target, False)
-                if doc is None:
-                    continue
-                self._put(doc, "import")
-                self._imported.append(target)
-                queue.append((target, depth + 1))
+                doc = None if target in self.docs else self._load(target, False)
+                if doc is not None:
+                    self._put(doc, "import")
+                    self._imported.append(target)
+                    queue.append((target, depth + 1))
 
     def _report(self, path: str, ref: ImportRef, *, deep: bool = False) -> None:
         if deep:
@@ -143,18 +140,12 @@ class Snapshot:
         elif ref.problem == "missing":
             code, why = "import-missing", "does not exist"
         elif ref.problem is not None:
-            code, why = (
-                "import-refused",
-                f"{_REFUSALS[ref.problem]}: refused, never read (imports stay inside the store)",
-            )
+            code, why = "import-refused", f"{_REFUSALS[ref.problem]}: refused, never read"
+            why += " (imports stay inside the store)"
         else:
             return
-        message = f"imports {ref.token}, which {why}"
-        self.import_problems.append(
-            Diagnostic(
-                path=path, line=ref.line, code=f"{FORMAT}.{code}", message=message, severity=WARNING, entry_id=path
-            )
-        )
+        why = f"imports {ref.token}, which {why}"
+        self.import_problems.append(problem(path, code, why, ref.line, Severity.WARNING, entry_id=path))
 
     # -- changes ------------------------------------------------------------------------
     def changed(self, path: str, data: bytes | None, role: str | None = None) -> None:
@@ -167,11 +158,10 @@ class Snapshot:
         self.index_changed()
         if data is not None:
             self._put(parse_doc(path, data, frontmatter=role != "import"), role)
-        if self._names is not None:
-            if data is None:
-                self._names = None
-            elif role == "topic":
-                self._add_names(path)
+        if self._names is not None and data is None:
+            self._names = None
+        elif self._names is not None and role == "topic":
+            self._add_names(path)
         if role != "topic" or old_role not in (None, "topic"):
             self._follow()
 
@@ -182,13 +172,9 @@ class Snapshot:
 
     def import_targets(self) -> set[str]:
         """Return every path an instruction, rule or import file imports (followed or not)."""
-        return {
-            str(ref.target)
-            for path, role in self.roles.items()
-            if role != "topic"
-            for ref in self.imports_of(path, self.docs[path].body)
-            if ref.target is not None
-        }
+        importers = [path for path, role in self.roles.items() if role != "topic"]
+        refs = [ref for path in importers for ref in self.imports_of(path, self.docs[path].body)]
+        return {ref.target for ref in refs if ref.target is not None}
 
     # -- reading ----------------------------------------------------------------------
     def _add_names(self, path: str) -> None:
@@ -221,10 +207,8 @@ class Snapshot:
         if self._order is None:
             others = [p for p in self.docs if self.roles[p] in _ROLE_RANK]
             others.sort(key=lambda p: (p.count("/"), posixpath.dirname(p), _ROLE_RANK[self.roles[p]], p))
-            listed = sorted(
-                (line.number, target) for target, line in self.index.links.items() if self.roles.get(target) == "topic"
-            )
-            topics = [target for _, target in listed]
+            by_line = sorted(self.index.links.items(), key=lambda item: item[1].number)
+            topics = [target for target, _ in by_line if self.roles.get(target) == "topic"]
             topics += sorted(p for p in self.docs if self.roles[p] == "topic" and p not in self.index.links)
             imported = [p for p in self._imported if self.roles.get(p) == "import"]
             self._order = [*others, *topics, *imported]

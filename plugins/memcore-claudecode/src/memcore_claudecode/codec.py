@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from memcore.errors import InvalidEntryError
 from memcore.frontmatter import FLUSH, parse_frontmatter, plain_text, split_frontmatter
+from memcore.mapping import format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation
 from memcore.storage import version_token
 from memcore_claudecode._parse import Doc, ImportRef, IndexLine, first_heading, parse_doc, wikilinks
@@ -62,9 +63,7 @@ class Context:
 
 def format_time(value: datetime) -> str:
     """Return ``value`` as ISO 8601 UTC with ``Z`` (milliseconds when it has them, as Claude Code writes)."""
-    value = value.astimezone(UTC)
-    spec = "seconds" if not value.microsecond else "milliseconds" if not value.microsecond % 1000 else "microseconds"
-    return value.isoformat(timespec=spec).replace("+00:00", "Z")
+    return format_utc(value, milliseconds=bool(value.microsecond) and not value.microsecond % 1000)
 
 
 def _time(value: Any) -> datetime | None:
@@ -81,8 +80,7 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
     """Take the native keys out of a topic's frontmatter into ``cc``; return the core fields they give."""
     fields: dict[str, Any] = {}
     rest = dict(meta)
-    type_: Any = _MISSING
-    modified: Any = _MISSING
+    type_, modified = _MISSING, _MISSING
     nested = rest.get("metadata")
     if isinstance(nested, dict):
         nested = dict(nested)
@@ -92,17 +90,15 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
             rest["metadata"] = nested
         else:
             del rest["metadata"]
-    if "type" in rest:
-        if type_ is _MISSING:
-            cc["shape"] = "top-level"
-            type_ = rest.pop("type")
+    if "type" in rest and type_ is _MISSING:
+        cc["shape"] = "top-level"
+        type_ = rest.pop("type")
     if "modified" in rest and modified is _MISSING:
         modified = rest.pop("modified")
-    if type_ is not _MISSING:
-        if isinstance(type_, str) and type_ in KIND_OF_TYPE:
-            fields["kind"] = KIND_OF_TYPE[type_]
-        else:
-            cc["type"] = type_
+    if isinstance(type_, str) and type_ in KIND_OF_TYPE:
+        fields["kind"] = KIND_OF_TYPE[type_]
+    elif type_ is not _MISSING:
+        cc["type"] = type_
     if modified is not _MISSING:
         stamp = _time(modified)
         if stamp is None:
@@ -159,9 +155,8 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         for ref in ctx.imports(doc.path, doc.body):
             target = ref.target if ref.target is not None and ref.problem in (None, "missing") else ref.token
             resolved = ref.problem is None and target in ctx.ids
-            relations.setdefault(
-                (RELATION_IMPORTS, target), Relation(type=RELATION_IMPORTS, target=target, resolved=resolved)
-            )
+            relation = Relation(type=RELATION_IMPORTS, target=target, resolved=resolved)
+            relations.setdefault((RELATION_IMPORTS, target), relation)
         fields["relations"] = list(relations.values())
     extra: dict[str, Any] = {FORMAT: cc}
     problems: list[Diagnostic] = []
@@ -170,11 +165,9 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         if key in free:
             fields[key] = free.pop(key)
     more = free.pop("extra", {})
-    if isinstance(more, dict):
-        for ns, values in more.items():
-            if isinstance(values, dict):
-                extra.setdefault(str(ns), {}).update(values)
-    version = version_token(doc.raw, _line_text(line))
+    for ns, values in (more if isinstance(more, dict) else {}).items():
+        if isinstance(values, dict):
+            extra.setdefault(str(ns), {}).update(values)
     try:
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **fields, "extra": extra})
     except ValidationError as exc:
@@ -184,12 +177,8 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         problems.append(Diagnostic(path=doc.path, line=1, code=f"{FORMAT}.free-data", message=why, entry_id=doc.path))
         base = {k: v for k, v in fields.items() if k not in doc.free}
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
-    entry.version = version
+    entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
-
-
-def _line_text(line: IndexLine | None) -> str:
-    return "" if line is None else f"{line.title}\0{line.target}\0{line.hook}"
 
 
 def _relation_key(relations: list[Relation]) -> list[tuple[str, str, bool]]:
@@ -207,12 +196,11 @@ def same_content(written: MemoryEntry, stored: MemoryEntry, *, subset: bool = Fa
     left, right = written.content_dict(), stored.content_dict()
     for data in (left, right):
         data.pop("relations")
-        extra = data.pop("extra")
-        data["extra"] = {
-            ns: {k: v for k, v in values.items() if ns != FORMAT or k not in LOCATION_KEYS}
-            for ns, values in extra.items()
+        kept = {
+            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in LOCATION_KEYS}
+            for ns, vs in data["extra"].items()
         }
-        data["extra"] = {ns: values for ns, values in data["extra"].items() if values}
+        data["extra"] = {ns: values for ns, values in kept.items() if values}
     if subset:
         mine, theirs = left.pop("extra"), right.pop("extra")
         if any(theirs.get(ns, {}).get(k, _MISSING) != v for ns, values in mine.items() for k, v in values.items()):
@@ -228,9 +216,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     if old is not None and old.meta is None:
         return None  # Claude Code never gives a file frontmatter it did not have
     meta: dict[str, Any] = {"name": entry.title}
-    description = cc.get("description", _MISSING)
-    if description is _MISSING and old is None:
-        description = _description(entry)
+    description = cc.get("description", _description(entry) if old is None else _MISSING)
     if description is not _MISSING:
         meta["description"] = description
     type_ = cc["type"] if "type" in cc and entry.kind == Kind.NOTE else TYPE_OF_KIND[entry.kind]
@@ -241,8 +227,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     holder.update({"modified": stamp} if stamp is not None else {})
     meta.update({k: v for k, v in rest.items() if k not in meta})
     if old is not None and old.meta is not None:
-        order = list(old.meta)
-        ordered = {k: meta[k] for k in order if k in meta}
+        ordered = {k: meta[k] for k in old.meta if k in meta}
         old_nested = old.meta.get("metadata")
         if isinstance(ordered.get("metadata"), dict) and isinstance(old_nested, dict):
             block = ordered["metadata"]
@@ -276,14 +261,9 @@ def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: D
         blob = json.dumps(free, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
         return f"<!-- {FREE_KEY}: {blob} -->\n{body}"
     wanted = {**meta, FREE_KEY: free} if free else dict(meta)
-    yaml_text = None
-    if old is not None and old.meta is not None:
-        found, _, _ = split_frontmatter(old.text)
-        if found is not None:
-            current = parse_frontmatter(old.text).metadata
-            yaml_text = FLUSH.patch(found, current, wanted, tuple(wanted))
-    if yaml_text is None:
-        yaml_text = FLUSH.dump_mapping(wanted)
+    yaml_text = FLUSH.dump_mapping(wanted)  # a new frontmatter; an old one keeps the lines of unchanged keys
+    if old is not None and old.meta is not None and (found := split_frontmatter(old.text)[0]) is not None:
+        yaml_text = FLUSH.patch(found, parse_frontmatter(old.text).metadata, wanted, tuple(wanted))
     return f"---\n{yaml_text}---\n{body}"
 
 
@@ -308,8 +288,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     dumped = entry.model_dump(mode="json", include=set(FREE_FIELDS))
     for name in FREE_FIELDS:
         mine, theirs = getattr(entry, name), getattr(probe, name)
-        differs = _relation_key(mine) != _relation_key(theirs) if name == "relations" else mine != theirs
-        if differs:
+        if _relation_key(mine) != _relation_key(theirs) if name == "relations" else mine != theirs:
             free[name] = dumped[name]
     others: dict[str, Any] = {ns: values for ns, values in entry.extra.items() if ns != FORMAT and values}
     unknown = {k: v for k, v in cc.items() if k not in NATIVE_KEYS}
@@ -322,7 +301,6 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     if problems or not same_content(entry, back, subset=True):
         got, want = back.content_dict(), entry.content_dict()
         fields = sorted(k for k in want if got.get(k) != want.get(k)) or ["relations"]
-        raise InvalidEntryError(
-            f"{FORMAT}: {path} would not read back as the entry ({', '.join(fields)} would differ); nothing was written"
-        )
+        why = f"{', '.join(fields)} would differ"
+        raise InvalidEntryError(f"{FORMAT}: {path} would not read back as the entry ({why}); nothing was written")
     return text

@@ -1,16 +1,13 @@
 """The Claude Code knobs for the memcore conformance suite (imported only by the suite).
 
-Declared in the ``memcore_conformance`` entry-point group, so
-``pytest --pyargs memcore_conformance.suite --memcore-provider=claudecode`` runs the suite with
-these settings; the plugin's own tests subclass :class:`ClaudeCodeConformance`.
-
-- The store is a folder, ``tmp_path/store``; each entry is a topic file beside ``MEMORY.md``.
-- ``MEMORY.md`` is the derived index Claude Code keeps in step with the topics: any write may
-  rewrite it (``index_files``).
-- Ids are file paths, never derived from content: no two entries can share one.
-- A body's CR and CRLF line breaks become the file's own (``normalize_expected``: ``lf_body``).
-- Every field round-trips (what Claude Code has no slot for travels in the ``memcore:``
-  frontmatter key), so ``roundtrip_fields`` keeps the default.
+Declared in the ``memcore_conformance`` entry-point group, so ``pytest --pyargs memcore_conformance.suite
+--memcore-provider=claudecode`` runs the suite with these settings; the plugin's own tests subclass
+:class:`ClaudeCodeConformance`. The store is a folder, ``tmp_path/store``, each entry a topic file beside
+``MEMORY.md``, the derived index Claude Code keeps in step with the topics: any write may rewrite it
+(``index_files``). Ids are file paths, never derived from content: no two entries can share one. A body's
+CR and CRLF line breaks become the file's own (``normalize_expected``: ``lf_body``). Every field
+round-trips (what Claude Code has no slot for travels in the ``memcore:`` frontmatter key), so
+``roundtrip_fields`` keeps the default.
 """
 
 from __future__ import annotations

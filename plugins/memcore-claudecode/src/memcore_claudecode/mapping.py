@@ -71,8 +71,7 @@ INDEX_MAX_BYTES = 25 * 1024
 IMPORT_HOPS = 4
 #: File name -> role of instruction files, at any depth (A.1).
 INSTRUCTION_NAMES: dict[str, str] = {
-    "CLAUDE.md": "instructions",
-    "AGENTS.md": "instructions",
+    **dict.fromkeys(["CLAUDE.md", "AGENTS.md"], "instructions"),
     "CLAUDE.local.md": "local",
 }
 #: The frontmatter key, and comment label, of memcore's free data.
@@ -94,10 +93,7 @@ TYPE_OF_KIND: dict[Kind, str] = {
     **dict.fromkeys([Kind.SKILL, Kind.COMPANION], "reference"),
 }
 #: Role -> the kind its files read as (topics: by their ``type``).
-ROLE_KINDS: dict[str, Kind] = {
-    "topic": Kind.NOTE,
-    **dict.fromkeys(["instructions", "local", "rule", "import"], Kind.FACT),
-}
+ROLE_KINDS: dict[str, Kind] = {"topic": Kind.NOTE, **dict.fromkeys("instructions local rule import".split(), Kind.FACT)}
 
 #: Relation type of an ``@path`` import (instruction, rule and import files).
 RELATION_IMPORTS = "imports"

@@ -44,14 +44,13 @@ __all__ = ["ClaudeCodeProvider"]
 
 _SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__"})
 _INDEX_LINK = re.compile(rb"^[ \t]*[-*+][ \t]+\[[^\]\n]*\]\([^)\n]+\.md\)", re.MULTILINE)
-_MAX_SLUG = 48
 
 
 def _slug(text: str) -> str:
     """Return ``text`` as a file-name slug: ASCII letters and digits joined by ``_`` (at most 48)."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
     slug = re.sub(r"[^a-z0-9]+", "_", ascii_text).strip("_")
-    return slug[:_MAX_SLUG].rstrip("_")
+    return slug[:48].rstrip("_")
 
 
 class ClaudeCodeProvider(BaseProvider):
@@ -84,12 +83,9 @@ class ClaudeCodeProvider(BaseProvider):
         ``- [Title](file.md)`` lines (and no RightMemory ``{#id}`` anchors).
         """
         try:
-            path = Path(path)
-            if not path.is_dir():
-                return False
+            path, index = Path(path), Path(path) / INDEX_FILE
             if (path / "CLAUDE.md").is_file() or (path / ".claude").is_dir():
                 return True
-            index = path / INDEX_FILE
             if not index.is_file():
                 return False
             with index.open("rb") as fh:
@@ -113,12 +109,9 @@ class ClaudeCodeProvider(BaseProvider):
             ConfigError: ``location`` is not a folder.
         """
         if not self.root.is_dir():
-            raise ConfigError(
-                f"{FORMAT}: {self.location} is not a folder; "
-                f"create it with `memcore init --store {FORMAT}:{self.location}`"
-            )
-        super().open()
-        return self
+            why = f"{FORMAT}: {self.location} is not a folder; create it with `memcore init --store {self.url}`"
+            raise ConfigError(why)
+        return super().open()
 
     # -- reading ----------------------------------------------------------------------
     def _walk(self) -> dict[str, str]:
@@ -136,9 +129,7 @@ class ClaudeCodeProvider(BaseProvider):
                 if item.is_folder:
                     if item.name not in _SKIPPED_FOLDERS and (not item.name.startswith(".") or item.name == ".claude"):
                         folders.append(rel)
-                    continue
-                role = role_of(rel)
-                if role is not None and role != "index":
+                elif (role := role_of(rel) or "index") != "index":
                     roles[rel] = role
         return roles
 
@@ -147,25 +138,22 @@ class ClaudeCodeProvider(BaseProvider):
         source = session.read if session is not None else (lambda path: self.storage.read(path)[0])
 
         def read(path: str) -> bytes | None:
-            try:
+            with contextlib.suppress(OSError, UnsafePathError):
                 return source(path)
-            except (OSError, UnsafePathError):
-                return None
+            return None
 
         def stat(path: str) -> tuple[int, int, int] | None:
-            try:
+            with contextlib.suppress(OSError):
                 st = os.stat(self.root / path)
-            except OSError:
-                return None
-            return (st.st_mtime_ns, st.st_size, st.st_ino)
+                return (st.st_mtime_ns, st.st_size, st.st_ino)
+            return None
 
         return Snapshot(read, lambda path: os.path.islink(self.root / path), self._walk(), stat, self._parsed)
 
     def _read(self) -> Snapshot:
         """Return the store as the caller sees it: inside a write session, with its writes."""
-        if self._pending is not None and self.active_session() is not None:
-            return self._pending
-        return self._snapshot()
+        pending = self._pending
+        return pending if pending is not None and self.active_session() is not None else self._snapshot()
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield every entry in store order: instruction files, then topics in ``MEMORY.md`` order, then imports."""
@@ -227,19 +215,14 @@ class ClaudeCodeProvider(BaseProvider):
 
     def _index_writable(self, snap: Snapshot) -> None:
         if snap.index.broken:
-            raise ParseError(
-                f"{FORMAT}: {self.location}/{INDEX_FILE} is not UTF-8, so the index cannot be kept in step; "
-                "re-save it as UTF-8",
-                path=INDEX_FILE,
-            )
+            why = f"{self.location}/{INDEX_FILE} is not UTF-8, so the index cannot be kept in step; re-save it as UTF-8"
+            raise ParseError(f"{FORMAT}: {why}", path=INDEX_FILE)
 
     def _check_path(self, wanted: str, snap: Snapshot, session: WriteSession) -> tuple[str, str]:
         """Return ``(path, role)`` for a new file at ``wanted``, or raise.
 
-        Raises:
-            UnsafePathError: A component is unsafe (``..``, a reserved name…).
-            InvalidEntryError: The path would not be read back as a memory file.
-            ConflictError: A file is there already.
+        ``UnsafePathError``: a component is unsafe (``..``, a reserved name…); ``InvalidEntryError``: not a
+        memory file path; ``ConflictError``: a file is there already.
         """
         path = unicodedata.normalize("NFC", wanted)
         for component in path.split("/"):
@@ -248,10 +231,9 @@ class ClaudeCodeProvider(BaseProvider):
         if role is None and path.endswith(".md") and path in snap.import_targets():
             role = "import"
         if role is None or role == "index":
-            raise InvalidEntryError(
-                f"{FORMAT}: {wanted!r} is not a memory file path: a topic is a `.md` file at the folder's top level "
-                f"(not {INDEX_FILE}); CLAUDE.md, CLAUDE.local.md, AGENTS.md and .claude/rules/*.md may be anywhere"
-            )
+            why = f"a topic is a `.md` file at the folder's top level (not {INDEX_FILE}); CLAUDE.md, CLAUDE.local.md,"
+            why += " AGENTS.md and .claude/rules/*.md may be anywhere"
+            raise InvalidEntryError(f"{FORMAT}: {wanted!r} is not a memory file path: {why}")
         if path in snap.docs or path.lower() in snap.taken or session.read(path) is not None:
             raise ConflictError(f"{FORMAT}: {self.location}/{path} exists already")
         return path, role
@@ -292,12 +274,9 @@ class ClaudeCodeProvider(BaseProvider):
         description = (doc.meta or {}).get("description") if doc is not None else cc.get("description")
         title = str(cc["index_title"]) if "index_title" in cc else entry.title
         hook = str(cc["hook"]) if "hook" in cc else description if isinstance(description, str) else ""
-        line = snap.index.links.get(path)
-        if line is not None and (line.title, line.hook) == (title, " ".join(hook.split())):
-            return
-        self._index_writable(snap)
-        set_line(snap.index, path, title, hook)
-        snap.index_changed()
+        self._index_writable(snap)  # a broken index lists nothing: a topic's line could not be kept
+        if set_line(snap.index, path, title, hook):
+            snap.index_changed()
 
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new memory file; a topic also gets its line at the end of ``MEMORY.md``.
@@ -340,10 +319,8 @@ class ClaudeCodeProvider(BaseProvider):
             path = self._known(entry.id, snap)
             current = snap.entry(path)
             if expected_version is not None and expected_version != current.version:
-                raise ConflictError(
-                    f"{FORMAT}: {path} changed since it was read (version {current.version}, "
-                    f"expected {expected_version}); read it again"
-                )
+                why = f"version {current.version}, expected {expected_version}"
+                raise ConflictError(f"{FORMAT}: {path} changed since it was read ({why}); read it again")
             self._refuse_broken(snap, path)
             entry = lf_body(entry).model_copy(deep=True)
             entry.id = path
@@ -364,8 +341,6 @@ class ClaudeCodeProvider(BaseProvider):
         with self._editing("delete") as (snap, session):
             path = self._known(entry_id, snap)
             self._refuse_broken(snap, path)
-            if path in snap.index.links:
-                self._index_writable(snap)
-                remove_line(snap.index, path)
+            remove_line(snap.index, path)  # a broken index lists nothing, so it is never edited
             session.delete(path)
             snap.changed(path, None)

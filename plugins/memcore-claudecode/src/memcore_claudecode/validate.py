@@ -12,30 +12,23 @@ resolve them either).
 from __future__ import annotations
 
 from memcore.models import Diagnostic, Severity
+from memcore_claudecode._parse import problem
 from memcore_claudecode._store import Snapshot
 from memcore_claudecode.mapping import FORMAT, INDEX_FILE, INDEX_MAX_BYTES, INDEX_MAX_LINES, KIND_OF_TYPE, RELATION_LINK
 
 __all__ = ["check"]
 
-WARNING, INFO = Severity.WARNING, Severity.INFO
-
 
 def _line_of(text: str, key: str) -> int | None:
-    found = [n for n, line in enumerate(text.split("\n"), start=1) if line.lstrip().startswith(f"{key}:")]
-    return found[0] if found else None
+    return next((n for n, line in enumerate(text.split("\n"), 1) if line.lstrip().startswith(f"{key}:")), None)
 
 
 def check(snap: Snapshot) -> list[Diagnostic]:
     """Return every finding of the store ``snap`` holds (see the module docstring)."""
     found: list[Diagnostic] = [*snap.index.problems]
 
-    def warn(path: str, code: str, message: str, line: int | None = None, severity: Severity = WARNING) -> None:
-        entry_id = None if path == INDEX_FILE else path
-        found.append(
-            Diagnostic(
-                path=path, line=line, code=f"{FORMAT}.{code}", message=message, severity=severity, entry_id=entry_id
-            )
-        )
+    def warn(path: str, code: str, why: str, line: int | None = None, level: Severity = Severity.WARNING) -> None:
+        found.append(problem(path, code, why, line, level, entry_id=None if path == INDEX_FILE else path))
 
     for doc in [*snap.unreadable, *(snap.docs[p] for p in snap.order())]:
         found.extend(doc.problems)
@@ -60,16 +53,15 @@ def check(snap: Snapshot) -> list[Diagnostic]:
             why = f"type {cc['type']!r} is none of {', '.join(KIND_OF_TYPE)}; read as a note"
             warn(path, "unknown-type", why, _line_of(text, "type"))
         frontmatter = cc.get("frontmatter") if snap.roles[path] == "topic" else None
-        nested = frontmatter.get("metadata") if isinstance(frontmatter, dict) else None
-        if isinstance(frontmatter, dict) and "modified" in {
-            *frontmatter,
-            *(nested if isinstance(nested, dict) else ()),
-        }:
+        frontmatter = frontmatter if isinstance(frontmatter, dict) else {}
+        nested = frontmatter.get("metadata")
+        if "modified" in {*frontmatter, *(nested if isinstance(nested, dict) else ())}:
             warn(path, "modified", "modified is not an ISO 8601 time with a zone", _line_of(text, "modified"))
         for relation in entry.relations:
             if relation.resolved and relation.target not in snap.docs:
                 why = f"relation {relation.type!r} points at {relation.target!r}, which is not in the store"
                 warn(path, "dangling-relation", why)
             elif not relation.resolved and relation.type == RELATION_LINK:
-                warn(path, "unresolved-link", f"[[{relation.target}]] names no memory of this folder", None, INFO)
+                why = f"[[{relation.target}]] names no memory of this folder"
+                warn(path, "unresolved-link", why, None, Severity.INFO)
     return found
