@@ -36,13 +36,13 @@ from memcore.errors import (
 )
 from memcore.models import Diagnostic, MemoryEntry, Query, Status, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, option_flag
-from memcore.storage import CREATE, TEMP_NAME, Storage, WriteSession, safe_join
+from memcore.storage import CREATE, Storage, WriteSession, safe_join
 from memcore_maka import _render, codec, validate
 from memcore_maka import pending as _pending
 from memcore_maka._parse import MAX_BYTES, Document, looks_like_maka, parse_document, parse_finite_number
 from memcore_maka._render import Edit
 from memcore_maka._state import IncognitoBlockedError, Loaded, MakaState, parse_bytes, switch
-from memcore_maka._storage import MakaStorage, refuse_symlinks
+from memcore_maka._storage import MakaStorage, refuse_foreign_folder, refuse_symlinks
 from memcore_maka.codec import EntryView, from_ms, render_section, to_ms, view
 from memcore_maka.mapping import FORMAT, MEMORY_HEADER, PENDING_HEADER
 from memcore_maka.prompt import PROMPT_MAX_CHARS, TRUNCATION_MARKER, prompt_text
@@ -179,7 +179,7 @@ class MakaProvider(BaseProvider):
         An existing file is left untouched.
         """
         provider = cls(location, **options)
-        provider._refuse_foreign_folder()
+        refuse_foreign_folder(Path(provider.location), provider.path, provider.pending_path, cls.sniff)
         if os.path.lexists(provider.path):
             return
         provider._ensure_folder()
@@ -206,35 +206,8 @@ class MakaProvider(BaseProvider):
             raise ConfigError(
                 f"maka: {self.path} does not exist; create it with `memcore init --store maka:{self.location}`"
             )
-        self._refuse_foreign_folder()
+        refuse_foreign_folder(Path(self.location), self.path, self.pending_path, self.sniff)
         return super().open()
-
-    def _refuse_foreign_folder(self) -> None:
-        """Refuse a folder location that holds another store's (or anyone's) files, not a Maka store.
-
-        A folder location means ``<folder>/MEMORY.md``. It is taken when the folder is empty, holds
-        only Maka's own files (MEMORY.md, PENDING.md, their ``.bak`` copies and temp files), or its
-        MEMORY.md is a Maka memory file (:meth:`sniff`: a Maka workspace with other files in it).
-        Otherwise the first write would drop a MEMORY.md among files it does not belong to (a
-        WhiteBox vault would then read it as a fact, a RightMemory store's MEMORY.md is its graph).
-
-        Raises:
-            ConfigError: Names the folder, some of what it holds, and the fix.
-        """
-        folder = Path(self.location)
-        if not folder.is_dir() or self.sniff(self.path):
-            return
-        own = {self.path.name, self.pending_path.name}
-        own |= {f"{name}.bak" for name in tuple(own)}
-        foreign = sorted(name for name in os.listdir(folder) if name not in own and not _temp_of(name, own))
-        if not foreign and not self.path.exists():
-            return
-        held = ", ".join(repr(n) for n in (foreign or [self.path.name])[:3]) + (", …" if len(foreign) > 3 else "")
-        raise ConfigError(
-            f"maka: {folder} is a folder that holds no Maka store (it holds {held}); a Maka store is one "
-            f"MEMORY.md file: name that file (`maka:{folder / self.path.name}`) to create or use it there, "
-            "or point at an empty folder (or at a folder holding only a Maka store)"
-        )
 
     # -- settings and state ---------------------------------------------------------------
     @property
@@ -721,9 +694,3 @@ class MakaProvider(BaseProvider):
     def reject(self, proposal_id: str) -> MemoryEntry:
         """Mark a pending proposal rejected (:func:`memcore_maka.pending.reject`)."""
         return _pending.reject(self, proposal_id)
-
-
-def _temp_of(name: str, targets: set[str]) -> bool:
-    """Whether ``name`` is the temp file of an interrupted atomic write of one of ``targets``."""
-    match = TEMP_NAME.match(name)
-    return match is not None and match.group("target") in targets
