@@ -35,6 +35,7 @@ neither drops the other's update.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -914,6 +915,12 @@ def release(provider: MemoryProvider) -> None:
         index.close()
 
 
+#: The remote stores whose own ``search`` is being asked for candidates (see :func:`search_hits`).
+_ASKING_STORE: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
+    "memcore_asking_store", default=frozenset()
+)
+
+
 def search_hits(
     provider: MemoryProvider, query: Query | str, *, default_operator: Literal["AND", "OR"] = "AND"
 ) -> SearchResults[SearchHit]:
@@ -953,10 +960,16 @@ def search_hits(
         if parsed is not None and parsed.fts is None:
             return SearchResults(note=parsed.note)
         candidates: Iterable[MemoryEntry]
-        if Capability.REMOTE in provider.capabilities and default_operator == "AND":
+        asking = _ASKING_STORE.get()
+        if Capability.REMOTE in provider.capabilities and default_operator == "AND" and id(provider) not in asking:
             # a remote store answers the query itself (Box: one metadata query), and its
-            # candidates are ranked and highlighted here
-            candidates = provider.search(query.model_copy(update={"limit": None}))
+            # candidates are ranked and highlighted here; a store whose own search falls back
+            # to this function is read in full on that inner call
+            token = _ASKING_STORE.set(asking | {id(provider)})
+            try:
+                candidates = list(provider.search(query.model_copy(update={"limit": None})))
+            finally:
+                _ASKING_STORE.reset(token)
         else:
             candidates = provider.iter_entries(query.model_copy(update={"text": None, "limit": None}))
         return scan_hits(candidates, query, default_operator=default_operator)
