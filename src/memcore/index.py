@@ -813,6 +813,10 @@ def read_denied(provider: MemoryProvider) -> str | None:
     return None
 
 
+#: Milliseconds the watcher waits for a change before it yields (and so reports itself ready).
+_WATCH_READY_MS = 300
+
+
 def watch_index(
     provider: MemoryProvider,
     *,
@@ -823,9 +827,10 @@ def watch_index(
 ) -> None:
     """Keep ``provider``'s search index current while its files change (``memcore watch``).
 
-    Builds or refreshes the index, calls ``on_ready`` with that status, then waits for file
-    changes under the store (the ``watchfiles`` library: inotify, FSEvents, ReadDirectoryChangesW)
-    and refreshes the index after each batch, calling ``on_refresh``. A single-file store's
+    Builds or refreshes the index, starts watching the store's files (the ``watchfiles``
+    library: inotify, FSEvents, ReadDirectoryChangesW), refreshes once more so that no change
+    made before ``on_ready`` is called can be missed, calls it, then refreshes the index after
+    each batch of changes, calling ``on_refresh``. A single-file store's
     folder is watched without its subfolders.
 
     Args:
@@ -845,18 +850,27 @@ def watch_index(
     index = SearchIndex(provider)
     try:
         root = index._root()
-        status = index.refresh()
-        if on_ready is not None:
-            on_ready(status)
-        for _changes in watchfiles.watch(
+        index.refresh()  # the long part (a first build) before the watch starts
+        ready = False
+        # The first yield (changes, or none within rust_timeout) comes once the watcher is set
+        # up: the refresh made then sees every change from before it, so "ready" is a promise.
+        for changes in watchfiles.watch(
             root,
             stop_event=stop_event,
             debounce=debounce_ms,
             step=min(50, max(debounce_ms, 1)),
             recursive=Path(provider.location).is_dir(),
+            yield_on_timeout=True,
+            rust_timeout=_WATCH_READY_MS,
         ):
+            if ready and not changes:
+                continue
             status = index.refresh()
-            if on_refresh is not None:
+            if not ready:
+                ready = True
+                if on_ready is not None:
+                    on_ready(status)
+            elif on_refresh is not None:
                 on_refresh(status)
     finally:
         index.close()
