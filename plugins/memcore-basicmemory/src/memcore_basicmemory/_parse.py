@@ -259,7 +259,7 @@ def parse_note(path: str, data: bytes) -> Note:
         head, yaml_text, rest, rest_line = split
         try:
             loaded = yaml.load(yaml_text, Loader=_SAFE) if yaml_text.strip() else {}
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError) as exc:  # ValueError: a timestamp like 2024-13-45
             mark = getattr(exc, "problem_mark", None)
             line = (mark.line + 2) if mark is not None else 2
             problems.append(_malformed(path, line, f"the frontmatter is not YAML ({getattr(exc, 'problem', exc)})"))
