@@ -129,7 +129,7 @@ def _bad(number: int, text: str, name: str, message: str, column: int | None = N
 
 
 def _refuse_constant(token: str) -> Any:
-    """Refuse ``NaN`` / ``Infinity`` / ``-Infinity``, which Python's ``json`` reads but JSON (and the server) does not."""
+    """Refuse ``NaN`` / ``Infinity`` / ``-Infinity``: Python's ``json`` reads them, JSON (and the server) does not."""
     raise ValueError(f"{token} is not a JSON value")
 
 
