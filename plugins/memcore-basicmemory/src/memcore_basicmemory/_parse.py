@@ -11,6 +11,7 @@ which keeps the written text of every value and the lines a writer patches (:att
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import mimetypes
 import posixpath
 import re
@@ -259,10 +260,14 @@ def parse_note(path: str, data: bytes) -> Note:
         head, yaml_text, rest, rest_line = split
         try:
             loaded = yaml.load(yaml_text, Loader=_SAFE) if yaml_text.strip() else {}
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError) as exc:  # ValueError: a timestamp like 2024-13-45
             mark = getattr(exc, "problem_mark", None)
             line = (mark.line + 2) if mark is not None else 2
             problems.append(_malformed(path, line, f"the frontmatter is not YAML ({getattr(exc, 'problem', exc)})"))
+            loaded = None
+        if loaded is not None and _not_finite(loaded):
+            why = "the frontmatter holds .nan or .inf, which memcore cannot hold (not JSON); write it as a string"
+            problems.append(_malformed(path, 2, why))
             loaded = None
         if loaded is not None and not isinstance(loaded, dict):
             problems.append(_malformed(path, 2, f"the frontmatter is a {type(loaded).__name__}, not a mapping"))
@@ -306,6 +311,17 @@ def problem(path: str, line: int | None, code: str, message: str, severity: Seve
 def _malformed(path: str, line: int, why: str) -> Diagnostic:
     fix = "basic-memory reads the whole file as body and neither it nor memcore rewrites it (fix the YAML)"
     return problem(path, line, "malformed-frontmatter", f"{why}; {fix}")
+
+
+def _not_finite(value: Any) -> bool:
+    """Return whether a float NaN or infinity is anywhere under ``value`` (a loaded YAML document)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_not_finite(k) or _not_finite(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_not_finite(item) for item in value)
+    return False
 
 
 def _stem(path: str) -> str:

@@ -14,7 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcore.models import Diagnostic, Severity
+from memcore.errors import InvalidEntryError
+from memcore.models import Diagnostic, Severity, require_unicode
 from memcore_mcpmemory.mapping import ENTITY_KEYS, LEGACY_KEYS, MEMCORE_KEY, RELATION_KEYS
 
 __all__ = ["Graph", "Record", "parse", "read_record"]
@@ -127,6 +128,11 @@ def _bad(number: int, text: str, name: str, message: str, column: int | None = N
     return Record(number=number, text=text, type="bad", problem=problem)
 
 
+def _refuse_constant(token: str) -> Any:
+    """Refuse ``NaN`` / ``Infinity`` / ``-Infinity``: Python's ``json`` reads them, JSON (and the server) does not."""
+    raise ValueError(f"{token} is not a JSON value")
+
+
 def _read_line(number: int, chunk: bytes, name: str) -> Record:
     """Read one non-blank line into a record (``"bad"`` with a problem when it cannot be read)."""
     try:
@@ -135,12 +141,19 @@ def _read_line(number: int, chunk: bytes, name: str) -> Record:
         bad = chunk.decode("utf-8", errors="replace")
         return _bad(number, bad, name, "not UTF-8; re-save the file as UTF-8", exc.start + 1)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         fix = "every line must be one JSON object; fix or remove this line (the reference server fails on it too)"
         return _bad(number, text, name, f"not JSON ({exc.msg}); {fix}", exc.colno)
     except RecursionError:
         return _bad(number, text, name, "JSON nested too deeply to read; fix or remove this line")
+    except ValueError as exc:  # NaN/Infinity (not JSON), or an integer past Python's digit limit
+        return _bad(number, text, name, f"not readable JSON ({exc}); fix or remove this line")
+    try:
+        require_unicode(data, "the record")
+    except InvalidEntryError as exc:
+        where = str(exc).split(";", 1)[0]
+        return _bad(number, text, name, f"{where}: a \\u escape that is not Unicode text; fix or remove this line")
     if not isinstance(data, dict):
         return _bad(number, text, name, f"a JSON {type(data).__name__}, not an object; fix or remove this line")
     kind = data.get("type")
