@@ -250,6 +250,12 @@ lines = st.lists(
 )
 
 
+def test_an_integer_past_pythons_digit_limit_is_a_parse_error_not_a_crash() -> None:
+    with pytest.raises(ParseError, match="fix the value") as info:
+        load_yaml("x: " + "9" * 5000 + "\n", path="notes/a.md", first_line=2)
+    assert (info.value.path, info.value.line) == ("notes/a.md", 2)
+
+
 def test_a_mapping_used_as_a_key_is_a_parse_error_naming_the_line_not_a_crash() -> None:
     with pytest.raises(ParseError, match="a key that is a mapping or list") as info:
         load_yaml("- ?\n  - ?\n", path="notes/a.md", first_line=2)

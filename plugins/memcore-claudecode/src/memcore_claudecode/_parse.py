@@ -121,7 +121,15 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
             doc.problems.append(problem(path, "frontmatter", why, exc.line))
             return doc
         if found.has_frontmatter:
-            doc.meta, doc.body = dict(found.metadata), found.body
+            meta = dict(found.metadata)
+            try:  # NaN, a 5,000-digit integer, a lone surrogate: no entry field can hold them
+                json.dumps(meta, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
+            except ValueError as exc:
+                doc.broken = True
+                why = f"a frontmatter value memcore cannot hold ({exc}); the file is read as text, not rewritten"
+                doc.problems.append(problem(path, "frontmatter", why, 1))
+                return doc
+            doc.meta, doc.body = meta, found.body
             free = doc.meta.pop(FREE_KEY, None)
             if isinstance(free, dict):
                 doc.free = free
