@@ -11,7 +11,7 @@ which keeps the written text of every value and the lines a writer patches (:att
 from __future__ import annotations
 
 import datetime as _dt
-import math
+import json
 import mimetypes
 import posixpath
 import re
@@ -265,7 +265,9 @@ def parse_note(path: str, data: bytes) -> Note:
             line = (mark.line + 2) if mark is not None else 2
             problems.append(_malformed(path, line, f"the frontmatter is not YAML ({getattr(exc, 'problem', exc)})"))
             loaded = None
-        if loaded is not None and _not_finite(loaded):
+        try:  # .nan / .inf: no entry field can hold them
+            json.dumps(loaded, allow_nan=False, default=str)
+        except ValueError:
             why = "the frontmatter holds .nan or .inf, which memcore cannot hold (not JSON); write it as a string"
             problems.append(_malformed(path, 2, why))
             loaded = None
@@ -311,17 +313,6 @@ def problem(path: str, line: int | None, code: str, message: str, severity: Seve
 def _malformed(path: str, line: int, why: str) -> Diagnostic:
     fix = "basic-memory reads the whole file as body and neither it nor memcore rewrites it (fix the YAML)"
     return problem(path, line, "malformed-frontmatter", f"{why}; {fix}")
-
-
-def _not_finite(value: Any) -> bool:
-    """Return whether a float NaN or infinity is anywhere under ``value`` (a loaded YAML document)."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_not_finite(k) or _not_finite(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_not_finite(item) for item in value)
-    return False
 
 
 def _stem(path: str) -> str:

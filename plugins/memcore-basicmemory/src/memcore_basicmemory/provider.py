@@ -172,11 +172,7 @@ class BasicMemoryProvider(BaseProvider):
         return (found.st_ino, found.st_size, found.st_mtime_ns)
 
     def _note(self, path: str) -> Note | None:
-        """Return the parsed note at ``path`` as this thread sees it (a session's staged bytes win).
-
-        A note whose file did not change since it was last parsed (same inode, size and mtime)
-        is not read again: a write under the lock replaces files atomically, which changes them.
-        """
+        """Return the note at ``path`` as this thread sees it; a file with its parsed inode, size, mtime is not read."""
         session = self.active_session()
         if session is not None and path in session.staged:
             data = session.staged[path]
@@ -189,9 +185,7 @@ class BasicMemoryProvider(BaseProvider):
             data = session.read(path) if session is not None else self.storage.read(path)[0]
         except (FileNotFoundError, IsADirectoryError, UnsafePathError):
             return None
-        if data is None:
-            return None
-        return self._parse(path, data, stamp)
+        return None if data is None else self._parse(path, data, stamp)
 
     def _parse(self, path: str, data: bytes, stamp: tuple[int, int, int] | None = None) -> Note:
         cached = self._cache.get(path)
@@ -210,11 +204,7 @@ class BasicMemoryProvider(BaseProvider):
         self._live = None
 
     def _project(self) -> _Project:
-        """Read every note and assign ids: own permalinks first (path order), then generated ones (§4.3).
-
-        Inside a write session the project is read once (the lock keeps other writers out) and
-        kept up to date by :meth:`add`; an update or delete reads it again at the next write.
-        """
+        """Read every note, ids by own permalinks then generated ones (§4.3); once per write session."""
         in_session = self.active_session() is not None
         if in_session and self._live is not None:
             return self._live
