@@ -162,3 +162,37 @@ def test_json_copy_is_a_deep_copy() -> None:
     assert copied["r"] is not inner and copied["r"]["k"] is not inner["k"]
     copied["a"]["b"].append("x")
     assert value["a"]["b"][-1] == {"c": []}
+
+
+def _holds_itself() -> list[object]:
+    loop: list[object] = [1]
+    loop.append(loop)
+    return loop
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ({"a": 1.5, "b": ["x", float("nan")]}, "the data.b[1] is nan, which is not a JSON number"),
+        ({"first": float("-inf"), "second": float("inf")}, "the data.first is -inf"),
+        ({"k\ud800": 1}, "the data key 'k\\ud800' has a lone surrogate (U+D800)"),
+        ({"tags": ["ok", "é\udfff"]}, "the data.tags[1] has a lone surrogate (U+DFFF)"),
+        (_holds_itself(), "the data[1] contains itself (a recursive alias)"),
+    ],
+    ids=["nan", "first-infinity-found", "surrogate-key", "surrogate-value", "cycle"],
+)
+def test_unholdable_names_the_first_place_holding_what_no_entry_field_can_hold(value: object, said: str) -> None:
+    from memcore.models import unholdable
+
+    assert (unholdable(value, "the data") or "").startswith(said)
+
+
+def test_unholdable_accepts_json_text_dates_shared_containers_and_deep_values() -> None:
+    from memcore.models import unholdable
+
+    shared = [1, 2]
+    deep: list[object] = []
+    for _ in range(50_000):
+        deep = [deep]
+    value = {"é": "Zürich 🚀", "when": date(2024, 1, 2), "a": shared, "b": shared, "deep": deep, "n": None}
+    assert unholdable(value) is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -34,6 +35,7 @@ __all__ = [
     "require_unicode",
     "revalidated",
     "text_terms",
+    "unholdable",
     "utc_now",
 ]
 
@@ -137,6 +139,54 @@ def require_unicode(value: Any, where: str = "entry", *, prefix: str = "") -> No
     elif isinstance(value, list | tuple | set | frozenset):
         for index, item in enumerate(value):
             require_unicode(item, f"{where}[{index}]", prefix=prefix)
+
+
+def unholdable(value: Any, where: str = "the value") -> str | None:
+    """Say why no entry field can hold ``value``, or return ``None`` when one can.
+
+    The one check every reader runs on data it parsed (YAML frontmatter, JSON lines) before it
+    builds an entry from it: an entry's fields are JSON and UTF-8 text, so a non-finite number
+    (YAML ``.nan``/``.inf``, JSON ``NaN``), a lone surrogate (a ``\\ud800`` escape) in a string or
+    a key, and a container that holds itself (a recursive YAML alias) cannot be kept. Integers
+    past Python's 4,300-digit limit never get this far: the parsers raise on them
+    (:func:`memcore.frontmatter.load_yaml` as a ``ParseError``). Iterative, so a deep value
+    cannot exhaust the stack.
+
+    Args:
+        value: Parsed data: dicts, lists, tuples, strings, numbers, dates, ``None``.
+        where: Name of ``value`` for the answer (``"the frontmatter"``).
+
+    Returns:
+        ``None``, or one sentence naming the first place found and what it holds, e.g.
+        ``"the frontmatter.score is nan, which is not a JSON number"``.
+    """
+    stack: list[tuple[Any, str, bool]] = [(value, where, False)]
+    open_containers: set[int] = set()
+    while stack:
+        item, place, leaving = stack.pop()
+        if leaving:
+            open_containers.discard(id(item))
+        elif isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    return f"{place} has a lone surrogate (U+{ord(item[exc.start]):04X}), which is not Unicode text"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{place} is {item!r}, which is not a JSON number"
+        elif isinstance(item, dict | list | tuple):
+            if id(item) in open_containers:
+                return f"{place} contains itself (a recursive alias), which JSON cannot hold"
+            open_containers.add(id(item))
+            stack.append((item, place, True))
+            if isinstance(item, dict):  # pushed last to first: the first place found is the first written
+                for key, child in reversed(item.items()):
+                    stack.append((child, f"{place}.{key}", False))
+                    stack.append((key, f"{place} key {key!r}", False))
+            else:
+                stack.extend((item[i], f"{place}[{i}]", False) for i in range(len(item) - 1, -1, -1))
+    return None
 
 
 def _refuse_surrogates(text: str) -> None:

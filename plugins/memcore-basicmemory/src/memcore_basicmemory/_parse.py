@@ -11,7 +11,6 @@ which keeps the written text of every value and the lines a writer patches (:att
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import mimetypes
 import posixpath
 import re
@@ -26,7 +25,7 @@ from unidecode import unidecode
 
 from memcore.errors import ParseError
 from memcore.frontmatter import load_plain_yaml, load_yaml
-from memcore.models import Diagnostic, Severity
+from memcore.models import Diagnostic, Severity, unholdable
 from memcore.storage import TextFile
 
 __all__ = [
@@ -265,11 +264,9 @@ def parse_note(path: str, data: bytes) -> Note:
             line = (mark.line + 2) if mark is not None else 2
             problems.append(_malformed(path, line, f"the frontmatter is not YAML ({getattr(exc, 'problem', exc)})"))
             loaded = None
-        try:  # .nan / .inf: no entry field can hold them
-            json.dumps(loaded, allow_nan=False, default=str)
-        except ValueError:
-            why = "the frontmatter holds .nan or .inf, which memcore cannot hold (not JSON); write it as a string"
-            problems.append(_malformed(path, 2, why))
+        unfit = unholdable(loaded, "the frontmatter")
+        if unfit is not None:
+            problems.append(_malformed(path, 2, f"{unfit}; no entry can hold it"))
             loaded = None
         if loaded is not None and not isinstance(loaded, dict):
             problems.append(_malformed(path, 2, f"the frontmatter is a {type(loaded).__name__}, not a mapping"))

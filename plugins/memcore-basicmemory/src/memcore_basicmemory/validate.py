@@ -1,7 +1,8 @@
 """basic-memory's rules -> :class:`~memcore.models.Diagnostic` (file:line), beyond what the reader reports.
 
 ``duplicate-permalink`` (warning: basic-memory gives the later note ``-1``, §4.3), ``no-permalink``
-(info: its indexer will rewrite the file, §5.2), ``prose-tail`` (warning: ``- type [[T]] more text``
+(info: its indexer will rewrite the file, §5.2), ``path-permalink`` (warning: absolute or with a ``..``
+segment), ``prose-tail`` (warning: ``- type [[T]] more text``
 reads as ``links_to``, §3.2), ``unresolved`` (info: a forward reference). Table: docs/formats/basicmemory.md.
 """
 
@@ -30,6 +31,10 @@ def note_diagnostics(note: Note, *, duplicate_of: str | None, unresolved: list[t
     if duplicate_of is not None:
         why = f"permalink {note.bm_metadata.get('permalink')!r} is also {duplicate_of}'s; basic-memory gives this note"
         out.append(problem(note.path, note.key_line("permalink"), "duplicate-permalink", why + " a '-1' suffix", warn))
+    permalink = note.bm_metadata.get("permalink")
+    if isinstance(permalink, str) and (permalink.startswith(("/", "~")) or ".." in re.split(r"[/\\]", permalink)):
+        why = f"permalink {permalink!r} reads as a path outside the project; kept as the id, never used as a path"
+        out.append(problem(note.path, note.key_line("permalink"), "path-permalink", why + ": use a slug", warn))
     if note.state == "present" and "permalink" not in note.bm_metadata:
         why = "no permalink: basic-memory's indexer will rewrite this file to add one"
         out.append(problem(note.path, 1, "no-permalink", why, info))

@@ -17,7 +17,7 @@ from typing import Any
 
 from memcore.errors import ParseError
 from memcore.frontmatter import read_frontmatter
-from memcore.models import Diagnostic, Severity
+from memcore.models import Diagnostic, Severity, unholdable
 from memcore.storage import TextFile, control_char_diagnostics
 from memcore_claudecode.mapping import FORMAT, FREE_KEY, INDEX_FILE, INSTRUCTION_NAMES
 
@@ -122,11 +122,10 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
             return doc
         if found.has_frontmatter:
             meta = dict(found.metadata)
-            try:  # NaN, a 5,000-digit integer, a lone surrogate: no entry field can hold them
-                json.dumps(meta, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
-            except ValueError as exc:
+            unfit = unholdable(meta, "the frontmatter")
+            if unfit is not None:
                 doc.broken = True
-                why = f"a frontmatter value memcore cannot hold ({exc}); the file is read as text, not rewritten"
+                why = f"{unfit}; the file is read as text, not rewritten"
                 doc.problems.append(problem(path, "frontmatter", why, 1))
                 return doc
             doc.meta, doc.body = meta, found.body
@@ -140,16 +139,20 @@ def parse_doc(path: str, raw: bytes, *, frontmatter: bool = True) -> Doc:
     match = _COMMENT.match(text)
     if match is not None:
         try:
-            data = json.loads(match.group(1))
-        except json.JSONDecodeError as exc:
-            data = exc
-        if isinstance(data, dict):
+            data, unfit = json.loads(match.group(1)), None
+        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, a 5,000-digit integer
+            data, unfit = None, f"the memcore comment is not readable JSON ({exc})"
+        if unfit is None:
+            unfit = (
+                unholdable(data, "the memcore comment")
+                if isinstance(data, dict)
+                else "the memcore comment is not a JSON object"
+            )
+        if unfit is None:
             doc.free, doc.body = data, text[match.end() :]
         else:
             doc.broken = True
-            doc.problems.append(
-                problem(path, "free-data", "the memcore comment is not a JSON object; fix or remove it", 1)
-            )
+            doc.problems.append(problem(path, "free-data", f"{unfit}; fix or remove it", 1))
     return doc
 
 
@@ -186,13 +189,16 @@ class Index:
     changed: bool = False
 
 
-def _link_target(raw: str) -> str | None:
+def _link_target(raw: str) -> tuple[str | None, str | None]:
+    """Return ``(store-relative target, None)``, or ``(None, why)`` for a path outside the folder."""
     target = raw[1:-1] if raw.startswith("<") else raw
     target = urllib.parse.unquote(target.partition("#")[0]).strip()
-    if not target or "://" in target or target.startswith(("/", "~", "mailto:")):
-        return None
+    if not target or "://" in target or target.startswith("mailto:"):
+        return None, None
     norm = posixpath.normpath(target)
-    return None if norm.startswith("..") else norm
+    if target.startswith(("/", "~")) or norm.split("/", 1)[0] == "..":
+        return None, f"links to {target}, outside this memory folder: never read; link a file of the folder"
+    return norm, None
 
 
 def parse_index(raw: bytes | None) -> Index:
@@ -207,7 +213,9 @@ def parse_index(raw: bytes | None) -> Index:
     index.lines = index.file.text.removesuffix("\n").split("\n") if index.file.text else []
     for number, text in enumerate(index.lines, start=1):
         match = _INDEX_LINE.match(text)
-        target = _link_target(match.group("target")) if match else None
+        target, outside = _link_target(match.group("target")) if match else (None, None)
+        if outside is not None:
+            index.problems.append(problem(INDEX_FILE, "index-outside-link", outside, number, Severity.WARNING))
         if match is None or target is None:
             continue
         if target in index.links:

@@ -14,8 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcore.errors import InvalidEntryError
-from memcore.models import Diagnostic, Severity, require_unicode
+from memcore.models import Diagnostic, Severity, unholdable
 from memcore_mcpmemory.mapping import ENTITY_KEYS, LEGACY_KEYS, MEMCORE_KEY, RELATION_KEYS
 
 __all__ = ["Graph", "Record", "parse", "read_record"]
@@ -149,11 +148,9 @@ def _read_line(number: int, chunk: bytes, name: str) -> Record:
         return _bad(number, text, name, "JSON nested too deeply to read; fix or remove this line")
     except ValueError as exc:  # NaN/Infinity (not JSON), or an integer past Python's digit limit
         return _bad(number, text, name, f"not readable JSON ({exc}); fix or remove this line")
-    try:
-        require_unicode(data, "the record")
-    except InvalidEntryError as exc:
-        where = str(exc).split(";", 1)[0]
-        return _bad(number, text, name, f"{where}: a \\u escape that is not Unicode text; fix or remove this line")
+    unfit = unholdable(data, "the record")
+    if unfit is not None:
+        return _bad(number, text, name, f"{unfit}; fix or remove this line")
     if not isinstance(data, dict):
         return _bad(number, text, name, f"a JSON {type(data).__name__}, not an object; fix or remove this line")
     kind = data.get("type")
