@@ -22,7 +22,7 @@ from typing import Any, ClassVar, NamedTuple, Self
 
 from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ConfigError, EntryNotFoundError, ReadOnlyStoreError, UnsupportedOperationError
-from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Status, revalidated, utc_now
+from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
 from memcore.storage._interface import Storage
 from memcore.storage._local import LocalStorage
@@ -222,8 +222,9 @@ class BaseProvider(abc.ABC):
         """Diagnose what core checks in every local store, beside the provider's ``found``.
 
         Refused control characters in the store's source files (file:line), NFC/NFD twin names
-        in a store that is a folder, and temp files of interrupted writes (one warning each,
-        unless the provider already reported that path).
+        in a store that is a folder, temp files of interrupted writes and symbolic links the
+        local storage left out (loops, broken, leading outside the store: ``<format>.skipped-link``);
+        one warning each, unless the provider already reported that path.
         """
         root = Path(self.location)
         if not root.exists():
@@ -231,6 +232,10 @@ class BaseProvider(abc.ABC):
         label = self.format_name or "store"
         reported = {d.path for d in found}
         out = [d for d in temp_file_diagnostics(root, label) if d.path not in reported]
+        for path, reason in getattr(getattr(self, "storage", None), "skipped", ()):
+            if path not in reported:
+                why = f"{reason}; left out of the store, never read or written"
+                out.append(Diagnostic(path=path, code=f"{label}.skipped-link", severity=Severity.WARNING, message=why))
         base = root.parent if root.is_file() else root
         source_files = getattr(self, "source_files", None)
         try:

@@ -631,17 +631,7 @@ class BoxMemoryProvider(WorkspaceState):
         diags += orphans
         diags += content_diags(self, files, entries)
         diags += drift_diags(self, files)
-        # Symbolic links the local storage left out (loops, broken, leading outside the workspace).
-        for path, reason in getattr(self.storage, "skipped", ()):
-            diags.append(
-                Diagnostic(
-                    path=path,
-                    code="box.skipped-link",
-                    severity=Severity.WARNING,
-                    message=f"{reason}; left out of the workspace",
-                )
-            )
-        return diags  # leftover temp files: core's validate/read_all reports them
+        return diags  # leftover temp files and skipped links: core's validate/read_all reports them
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild every folder's ``_index.json`` and the rollup from the memory files.
