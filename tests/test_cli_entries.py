@@ -78,6 +78,25 @@ def test_body_dash_reads_stdin_for_add_update_and_supersede(box: str) -> None:
     assert as_json(run("show", eid, "--store", box, "--json"))["status"] == "superseded"
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("add", "--title", "T", "--body", "-"), ("add", "--title", "T"), ("edit", "{id}", "--old", "a", "--new", "-")],
+    ids=["add --body -", "add piped", "edit --new -"],
+)
+def test_stdin_that_is_not_utf8_is_a_usage_error_naming_the_byte_and_nothing_is_written(
+    box: str, args: tuple[str, ...]
+) -> None:
+    eid = add(box, "Kept", "a body\n")
+    argv = [a.replace("{id}", eid) for a in args]
+    result = CliRunner().invoke(cli, [*argv, "--store", box], input=b"caf\xe9 \xff")
+    assert result.exit_code == 2
+    assert "stdin is not UTF-8 (byte 0xE9 at offset 3)" in result.stderr and "nothing was written" in result.stderr
+    listed = as_json(run("ls", "--store", box, "--json"))
+    assert [e["id"] for e in listed] == [eid] and as_json(run("show", eid, "--store", box, "--json"))[
+        "body"
+    ] == "a body\n"
+
+
 def test_archive_delete_move_relate_graph_recent_on_box(box: str) -> None:
     top = add(box, "Project", "p")
     child = add(box, "Task", "t")

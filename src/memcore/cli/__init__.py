@@ -24,6 +24,7 @@ from memcore.cli.helpers import (
     json_option,
     open_from_cli,
     parse_options,
+    read_stdin,
     read_text_arg,
     resolve_for_cli,
     run_cli,
@@ -329,7 +330,7 @@ def add(
     from memcore.models import MemoryEntry, Relation
 
     if body is None:
-        body = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        body = "" if sys.stdin is None or sys.stdin.isatty() else read_stdin()
     body = read_text_arg(body)
     relations = []
     for item in relation:

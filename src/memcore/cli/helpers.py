@@ -48,6 +48,7 @@ __all__ = [
     "handle_errors",
     "json_option",
     "open_from_cli",
+    "read_stdin",
     "read_text_arg",
     "run_cli",
     "store_options",
@@ -292,7 +293,30 @@ def read_text_arg(value: str, *, what: str = "--body") -> str:
         return value
     if sys.stdin is None or sys.stdin.isatty():
         raise click.UsageError(f"{what} - reads stdin, but nothing is piped in")
-    return sys.stdin.read()
+    return read_stdin(what)
+
+
+def read_stdin(what: str = "--body") -> str:
+    """Return all of stdin, decoded as UTF-8 whatever the locale says.
+
+    Args:
+        what: The option stdin stands for, for the error.
+
+    Raises:
+        click.UsageError: Stdin is not UTF-8; the message gives the first bad byte and its offset
+            (nothing is written).
+    """
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text-only stdin (an embedding host): already decoded
+        return sys.stdin.read()
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(
+            f"{what} -: stdin is not UTF-8 (byte 0x{data[exc.start]:02X} at offset {exc.start}); "
+            "re-encode it as UTF-8 (e.g. iconv -t UTF-8); nothing was written"
+        ) from None
 
 
 def resolve_for_cli(store: str | None) -> tuple[str, str]:
