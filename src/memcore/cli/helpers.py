@@ -309,7 +309,7 @@ def read_stdin(what: str = "--body") -> str:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # a text-only stdin (an embedding host): already decoded
         return sys.stdin.read()
-    data = stream.read()
+    data: bytes = stream.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
