@@ -176,14 +176,13 @@ class PathScheme:
         if match is None:
             raise TreeError(f"Cannot create {ROOT}/{rel}: {self.rule}")
         groups = match.groupdict()
-        if "slug" in groups:
-            kind = groups["kind"]
-            entry = MemoryEntry(title=groups["slug"].replace("-", " "), body=text, scope=groups.get("team"))
-            known = {k.value for k in Kind}
-            if kind in known:
-                entry.kind = Kind(kind)
-            entry.extra = {"box": {"slug": groups["slug"], **({} if kind in known else {"kind": kind})}}
-            return entry
+        if "slug" in groups:  # Box-memory: the file name's kind is the store's own kind name
+            return MemoryEntry(
+                title=groups["slug"].replace("-", " "),
+                body=text,
+                scope=groups.get("team"),
+                extra={"box": {"slug": groups["slug"], "kind": groups["kind"]}},
+            )
         return MemoryEntry(id=rel, kind=Kind.FACT, title=stem.removesuffix(".md"), body=text)
 
 

@@ -103,7 +103,17 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         self.scheme = scheme or scheme_for(store)
 
     def tree(self) -> Tree:
-        """Return the store as the tree the session sees (one read of ``iter_entries``)."""
+        """Return the store as the tree the session sees (one read of ``iter_entries``).
+
+        Raises:
+            TreeError: The store's gate keeps the agent from reading it (Maka with
+                ``agent_read_enabled`` off: Maka's ``agentReadEnabled``).
+        """
+        if getattr(self.store, "agent_read_enabled", True) is False:
+            raise TreeError(
+                f"{self.store.format_name}: agentReadEnabled is off, so the agent may not read this memory "
+                "(open the store with agent_read_enabled=true to let it)"
+            )
         return Tree.read(self.store, self.scheme, self.store.iter_entries())
 
     def _file(self, path: str) -> tuple[Tree, str, MemoryEntry]:
