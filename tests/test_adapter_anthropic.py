@@ -231,7 +231,9 @@ def test_maka_with_agent_reads_off_shows_the_agent_nothing(tmp_path: Path) -> No
     with get_registry().get("maka")(str(location), agent_read_enabled=True) as store:
         store.add(MemoryEntry(title="Secret", body="The agent may not see this."))
     with get_registry().get("maka")(str(location)) as store:
-        results = _run(store, [[{"command": "view", "path": "/memories"}], [{"command": "view", "path": "/memories/Secret.md"}]])
+        results = _run(
+            store, [[{"command": "view", "path": "/memories"}], [{"command": "view", "path": "/memories/Secret.md"}]]
+        )
     for got in results:
         assert got["is_error"] is True
         assert got["content"].startswith("maka: agentReadEnabled is off")
@@ -254,7 +256,12 @@ def test_sizes_are_printed_as_the_sdk_prints_them(size: int, shown: str) -> None
 
 @pytest.mark.parametrize(
     ("path", "rel"),
-    [("/memories", ""), ("/memories/", ""), ("/memories/a//b/./c.md", "a/b/c.md"), ("/memories/Cafe\u0301.md", "Café.md")],
+    [
+        ("/memories", ""),
+        ("/memories/", ""),
+        ("/memories/a//b/./c.md", "a/b/c.md"),
+        ("/memories/Cafe\u0301.md", "Café.md"),
+    ],
 )
 def test_paths_map_below_memories(path: str, rel: str) -> None:
     assert relative_path(path) == rel

@@ -88,7 +88,7 @@ class FakeMessagesAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 api.requests.append(body)

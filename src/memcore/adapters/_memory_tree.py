@@ -129,9 +129,11 @@ def listing(path: str, rel: str, files: dict[str, int]) -> str:
             below[key] = size if depth == len(parts) else None
     lines = [f"{format_size(DIR_SIZE)}\t{path}"]
     for key in sorted(below, key=lambda k: k.split("/")):
-        size = below[key]
-        shown = f"{key}/" if size is None else key
-        lines.append(f"{format_size(DIR_SIZE if size is None else size)}\t{path}/{shown}")
+        shown = below[key]
+        if shown is None:
+            lines.append(f"{format_size(DIR_SIZE)}\t{path}/{key}/")
+        else:
+            lines.append(f"{format_size(shown)}\t{path}/{key}")
     header = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
     return header + "\n" + "\n".join(lines)
 

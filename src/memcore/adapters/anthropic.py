@@ -26,12 +26,13 @@ is not in the tree. Results use the SDK handler's strings (spec §3 of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 try:
-    from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+    from anthropic.lib.tools import BetaAbstractMemoryTool, BetaFunctionToolResultType, ToolError
     from anthropic.types.beta import (
+        BetaMemoryTool20250818Command,
         BetaMemoryTool20250818CreateCommand,
         BetaMemoryTool20250818DeleteCommand,
         BetaMemoryTool20250818InsertCommand,
@@ -76,16 +77,6 @@ def _as_tool_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from None
 
 
-def _tool_command(method: Callable[[MemcoreMemoryTool, object], str]) -> Callable[[MemcoreMemoryTool, object], str]:
-    def wrapper(self: MemcoreMemoryTool, command: object) -> str:
-        with _as_tool_errors():
-            return method(self, command)
-
-    wrapper.__name__ = method.__name__
-    wrapper.__doc__ = method.__doc__
-    return wrapper
-
-
 class MemcoreMemoryTool(BetaAbstractMemoryTool):
     """The memory tool over an open memcore store.
 
@@ -101,6 +92,16 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         super().__init__()
         self.store = store
         self.scheme = scheme or scheme_for(store)
+
+    def execute(self, command: BetaMemoryTool20250818Command) -> BetaFunctionToolResultType:
+        """Run one command; a refusal raises ``ToolError`` with the result text (``is_error``).
+
+        Raises:
+            ToolError: The path is refused, the file is missing, or the store refused the
+                operation (the message is the store's, naming the format rule).
+        """
+        with _as_tool_errors():
+            return super().execute(command)
 
     def tree(self) -> Tree:
         """Return the store as the tree the session sees (one read of ``iter_entries``).
@@ -125,8 +126,7 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             raise TreeError(f"The path {path} does not exist. Please provide a valid path.")
         return tree, rel, tree.entries[rel]
 
-    @_tool_command
-    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:  # type: ignore[override]
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         """List a folder two levels deep, or show a file with line numbers (``view_range``)."""
         tree, rel = self.tree(), relative_path(command.path)
         if rel in tree.folders:
@@ -143,8 +143,7 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             lines = lines[start - 1 : len(lines) if last == -1 else last]
         return f"Here's the content of {command.path} with line numbers:\n" + numbered(lines, start)
 
-    @_tool_command
-    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:  # type: ignore[override]
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         """Add an entry for a new file; refuse a path that exists or breaks the format's naming."""
         tree, rel = self.tree(), relative_path(command.path)
         if rel in tree.entries or rel in tree.folders:
@@ -154,16 +153,13 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         landed = next(iter(where), rel)
         return f"File created successfully at: {ROOT}/{landed}"
 
-    @_tool_command
-    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:  # type: ignore[override]
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         """Replace the one occurrence of ``old_str`` in a file through :func:`memcore.ops.edit`."""
         _, _, entry = self._file(command.path)
         body, old = entry.body, command.old_str
         count = body.count(old)
         if count == 0:
-            raise TreeError(
-                f"No replacement was performed, old_str `{old}` did not appear verbatim in {command.path}."
-            )
+            raise TreeError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {command.path}.")
         if count > 1:
             starts, at = [], body.find(old)
             while at != -1:
@@ -182,8 +178,7 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" + snippet
         )
 
-    @_tool_command
-    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:  # type: ignore[override]
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         """Insert ``insert_text`` before line ``insert_line`` through :func:`memcore.ops.insert`."""
         _, _, entry = self._file(command.path)
         lines = entry.body.split("\n")
@@ -198,8 +193,7 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         ops.insert(self.store, entry.id or "", text, line=command.insert_line)
         return f"The file {command.path} has been edited."
 
-    @_tool_command
-    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:  # type: ignore[override]
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         """Delete a file's entry, or every entry below a folder."""
         tree, rel = self.tree(), relative_path(command.path)
         if not rel:
@@ -211,10 +205,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             self.store.delete(tree.entries[path].id or "")
         return f"Successfully deleted {command.path}"
 
-    @_tool_command
-    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:  # type: ignore[override]
-        """Move a file to a new path: a new title through :func:`memcore.ops.rename`, or, where the
-        path is the entry's file (``file`` schemes), the entry re-added there and the old one deleted.
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        """Move a file (or a folder's files) to a new path.
+
+        A ``title`` scheme renames the entry through :func:`memcore.ops.rename`; where the path is
+        the entry's file (``file`` schemes) the entry is added at the new path, then the old one
+        deleted (refused up front in a format without delete).
         """
         tree, old = self.tree(), relative_path(command.old_path)
         new = relative_path(command.new_path)
@@ -237,7 +233,7 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             if self.scheme.kind == "title":
                 ops.rename(self.store, entry.id or "", moved.title)
                 continue
-            extra = {**entry.extra, **{k: {**entry.ns(k), **v} for k, v in moved.extra.items()}}  # type: ignore[dict-item]
+            extra = {**entry.extra, **{k: {**entry.ns(k), **v} for k, v in moved.extra.items()}}
             copy = entry.model_copy(
                 update={"id": moved.id, "title": moved.title, "version": None, "extra": extra, "scope": moved.scope}
             )
