@@ -240,6 +240,59 @@ def test_maka_with_agent_reads_off_shows_the_agent_nothing(tmp_path: Path) -> No
         assert "The agent may not see" not in got["content"]
 
 
+def test_a_symlink_leaving_the_vault_is_neither_shown_nor_written_through(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\ntitle: Secret\n---\nTOP SECRET\n", encoding="utf-8")
+    get_registry().get("whitebox").init_store(str(tmp_path / "vault"))
+    (tmp_path / "vault" / "leak.md").symlink_to(secret)
+    with memcore.open(f"whitebox:{tmp_path / 'vault'}") as store:
+        results = _run(
+            store,
+            [
+                [{"command": "view", "path": "/memories"}],
+                [{"command": "view", "path": "/memories/leak.md"}],
+                [{"command": "create", "path": "/memories/leak.md", "file_text": "overwritten"}],
+            ],
+        )
+    assert "leak.md" not in results[0]["content"]
+    assert results[1] == {
+        "input": results[1]["input"],
+        "content": "The path /memories/leak.md does not exist. Please provide a valid path.",
+        "is_error": True,
+    }
+    assert results[2]["is_error"] is True
+    assert results[2]["content"].startswith("Path would escape /memories directory via symlink")
+    assert secret.read_text(encoding="utf-8") == "---\ntitle: Secret\n---\nTOP SECRET\n"
+
+
+def test_two_entries_with_one_title_are_told_apart_and_a_folder_deletes_whole(tmp_path: Path) -> None:
+    location = tmp_path / "MEMORY.md"
+    get_registry().get("maka").init_store(str(location))
+    with get_registry().get("maka")(str(location), agent_read_enabled=True) as store:
+        first = store.add(MemoryEntry(title="Coffee", body="black"))
+        second = store.add(MemoryEntry(title="Coffee", body="with milk"))
+        store.add(MemoryEntry(title="drinks/tea", body="green"))
+        store.add(MemoryEntry(title="drinks/juice", body="orange"))
+        assert list(MemcoreMemoryTool(store).tree().entries) == [
+            "Coffee.md",
+            f"Coffee~{second.id}.md",
+            "drinks/tea.md",
+            "drinks/juice.md",
+        ]
+        results = _run(
+            store,
+            [
+                [{"command": "view", "path": f"/memories/Coffee~{second.id}.md"}],
+                [{"command": "delete", "path": "/memories/drinks"}],
+                [{"command": "view", "path": "/memories/drinks"}],
+            ],
+        )
+        assert results[0]["content"].endswith("     1\twith milk")
+        assert results[1]["content"] == "Successfully deleted /memories/drinks"
+        assert results[2]["is_error"] is True
+        assert [e.id for e in store.iter_entries()] == [first.id, second.id]
+
+
 # -- the pure parts, against the sample --------------------------------------------------------------
 
 
