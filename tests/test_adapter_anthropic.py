@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -223,6 +224,36 @@ def test_whitebox_observations_are_append_only_through_the_tool(tmp_path: Path) 
             assert got["is_error"] is True
             assert "observations are append-only" in got["content"]
         assert store.get(seen.id or "").body == "Prefers short answers."
+
+
+@pytest.mark.parametrize("as_user", [False, True])
+def test_whitebox_stable_files_change_only_as_the_user_else_become_proposals(tmp_path: Path, as_user: bool) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(REPO / "examples" / "whitebox-vault", vault)
+    before = (vault / "languages.md").read_text(encoding="utf-8")
+    edit = {
+        "command": "str_replace",
+        "path": "/memories/languages.md",
+        "old_str": "reads Arabic",
+        "new_str": "reads Greek",
+    }
+    with get_registry().get("whitebox")(str(vault), as_user=as_user) as store:
+        (result,) = _run(store, [[edit]])
+    after = (vault / "languages.md").read_text(encoding="utf-8")
+    assert result["is_error"] is False
+    if as_user:
+        assert result["content"].startswith("The memory file has been edited.")
+        assert "reads Greek" in after
+        assert after.count("\n") == before.count("\n")  # only the body line and the update time changed
+        assert not (vault / "proposed").exists()
+    else:
+        (proposal,) = (vault / "proposed").iterdir()
+        assert result["content"] == (
+            "/memories/languages.md is unchanged: whitebox keeps this file for the user to edit, so the change "
+            f"was written as a proposal for review at /memories/proposed/{proposal.name}."
+        )
+        assert after == before
+        assert "reads Greek" in proposal.read_text(encoding="utf-8")
 
 
 def test_maka_with_agent_reads_off_shows_the_agent_nothing(tmp_path: Path) -> None:

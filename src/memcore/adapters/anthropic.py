@@ -126,6 +126,19 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             raise TreeError(f"The path {path} does not exist. Please provide a valid path.")
         return tree, rel, tree.entries[rel]
 
+    def _proposed(self, path: str, stored: MemoryEntry) -> str:
+        """Say where an edit went when the store kept the file and wrote a proposal instead.
+
+        A WhiteBox stable file opened without ``as_user`` is changed only by the user: the
+        provider writes the edit as a proposal for review (spec whitebox-v1, proposals).
+        """
+        where = Tree.read(self.store, self.scheme, [stored]).entries
+        proposal = f"{ROOT}/{next(iter(where))}" if where else str(stored.id)
+        return (
+            f"{path} is unchanged: {self.store.format_name} keeps this file for the user to edit, so the "
+            f"change was written as a proposal for review at {proposal}."
+        )
+
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         """List a folder two levels deep, or show a file with line numbers (``view_range``)."""
         tree, rel = self.tree(), relative_path(command.path)
@@ -171,6 +184,8 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             )
         changed = body[: body.find(old)].count("\n")
         stored = ops.edit(self.store, entry.id or "", old, command.new_str)
+        if stored.id != entry.id:
+            return self._proposed(command.path, stored)
         lines = stored.body.split("\n")
         first = max(0, changed - 2)
         snippet = numbered(lines[first : min(len(lines), changed + 3)], first + 1)
@@ -190,7 +205,9 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
                 f"It should be within the range [0, {len(lines)}]."
             )
         text = command.insert_text.removesuffix("\n")
-        ops.insert(self.store, entry.id or "", text, line=command.insert_line)
+        stored = ops.insert(self.store, entry.id or "", text, line=command.insert_line)
+        if stored.id != entry.id:
+            return self._proposed(command.path, stored)
         return f"The file {command.path} has been edited."
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
