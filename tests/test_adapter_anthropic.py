@@ -269,6 +269,10 @@ def test_maka_with_agent_reads_off_shows_the_agent_nothing(tmp_path: Path) -> No
         assert got["is_error"] is True
         assert got["content"].startswith("maka: agentReadEnabled is off")
         assert "The agent may not see" not in got["content"]
+    with get_registry().get("maka")(str(location), agent_read_enabled=True, incognito=True) as store:
+        (got,) = _run(store, [[{"command": "view", "path": "/memories"}]])
+    assert got["is_error"] is True
+    assert got["content"].startswith("maka: incognito is on")
 
 
 def test_a_symlink_leaving_the_vault_is_neither_shown_nor_written_through(tmp_path: Path) -> None:
