@@ -15,10 +15,10 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from tests.conftest import BUILTIN_FORMATS, new_store
 
 import memcore
 from memcore.adapters.langgraph import MemcoreStore
-from tests.conftest import BUILTIN_FORMATS, new_store
 
 VALUE = {"title": "Coffee", "content": "Espresso after lunch, never after four.", "tags": ["drink"], "strength": 3}
 

@@ -40,7 +40,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -58,9 +58,7 @@ try:
         SearchOp,
     )
 except ImportError as exc:  # pragma: no cover - exercised by a test with langgraph hidden
-    raise ImportError(
-        'memcore.adapters.langgraph needs LangGraph: pip install "memcore-unified[langgraph]"'
-    ) from exc
+    raise ImportError('memcore.adapters.langgraph needs LangGraph: pip install "memcore-unified[langgraph]"') from exc
 
 from memcore.contract import MemoryProvider
 from memcore.errors import UnsupportedOperationError
@@ -74,6 +72,8 @@ __all__ = ["FORMATS", "FOREIGN_ROOT", "NAMESPACE", "FormatMapping", "MemcoreStor
 NAMESPACE = "langgraph"
 #: Root label of the namespaces of entries the adapter did not write (read-only items).
 FOREIGN_ROOT = "memcore"
+#: ``created_at``/``updated_at`` of an entry whose format keeps no time (stable across reads).
+_UNKNOWN_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 #: Value keys held in the entry's own slots: value key → MemoryEntry field.
 NATIVE_FIELDS: dict[str, str] = {"title": "title", "content": "body", "tags": "tags"}
 
@@ -159,8 +159,9 @@ FORMATS: dict[str, FormatMapping] = {
     ),
     "claudecode": FormatMapping(foreign_namespace=lambda e: _folders(e.id) or (e.kind.value,)),
     "basicmemory": FormatMapping(
-        foreign_namespace=lambda e: _labels((_extra_text(e, "basicmemory", "folder") or "").split("/"))
-        or (e.kind.value,)
+        foreign_namespace=lambda e: (
+            _labels((_extra_text(e, "basicmemory", "folder") or "").split("/")) or (e.kind.value,)
+        )
     ),
 }
 
@@ -229,9 +230,11 @@ class MemcoreStore(BaseStore):
 
     def _as_item(self, entry: MemoryEntry) -> _Found:
         data = entry.extra.get(NAMESPACE)
-        stamp = entry.updated_at or entry.created_at or utc_now()
+        stamp = entry.updated_at or entry.created_at or _UNKNOWN_TIME
         created = entry.created_at or stamp
-        if isinstance(data, dict) and isinstance(data.get("key"), str) and isinstance(data.get("namespace"), list):
+        key = data.get("key") if isinstance(data, dict) else None
+        labels = data.get("namespace") if isinstance(data, dict) else None
+        if isinstance(data, dict) and isinstance(key, str) and isinstance(labels, list):
             fields = data.get("fields")
             value: dict[str, Any] = dict(fields) if isinstance(fields, dict) else {}
             native = data.get("native")
@@ -240,8 +243,8 @@ class MemcoreStore(BaseStore):
                     got = getattr(entry, NATIVE_FIELDS[name])
                     value[name] = list(got) if isinstance(got, list) else got
             ttl = data.get("ttl")
-            namespace = tuple(str(label) for label in data["namespace"])
-            item = Item(value=value, key=data["key"], namespace=namespace, created_at=created, updated_at=stamp)
+            namespace = tuple(str(label) for label in labels)
+            item = Item(value=value, key=key, namespace=namespace, created_at=created, updated_at=stamp)
             return _Found(entry, item, float(ttl) if isinstance(ttl, (int, float)) else None, True)
         foreign = {"title": entry.title, "content": entry.body, "tags": list(entry.tags), "kind": entry.kind.value}
         namespace = (FOREIGN_ROOT, *self.mapping.foreign_namespace(entry))
@@ -257,10 +260,16 @@ class MemcoreStore(BaseStore):
 
     def _find(self, namespace: tuple[str, ...], key: str) -> _Found | None:
         if namespace and namespace[0] == FOREIGN_ROOT:
-            return next((f for f in self._items() if not f.ours and f.item.key == key and f.item.namespace == namespace), None)
+            return next(
+                (f for f in self._items() if not f.ours and f.item.key == key and f.item.namespace == namespace), None
+            )
         scope = ".".join(namespace)
         return next(
-            (f for f in self._items(Query(scope=scope)) if f.ours and f.item.key == key and f.item.namespace == namespace),
+            (
+                f
+                for f in self._items(Query(scope=scope))
+                if f.ours and f.item.key == key and f.item.namespace == namespace
+            ),
             None,
         )
 
@@ -449,4 +458,3 @@ def _matches(got: Any, want: Any) -> bool:
             and all(_matches(g, w) for g, w in zip(got, want, strict=False))
         )
     return bool(got == want)
-
