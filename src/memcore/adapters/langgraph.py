@@ -21,8 +21,9 @@ The mapping, the same for every format except where :data:`FORMATS` says otherwi
   the value had, so ``get`` gives back exactly the dict ``put`` was given.
 * The namespace is kept exactly in ``extra["langgraph"]["namespace"]`` and natively in
   ``entry.scope`` as its labels joined by ``.`` (LangGraph forbids ``.`` in a label, so the
-  join is reversible). The key is ``extra["langgraph"]["key"]``; the entry id is the format's
-  own (see :data:`FORMATS`), so any key works in every format.
+  join is reversible; not in Maka, whose ``scope=`` is ``workspace`` or ``session``). The key
+  is ``extra["langgraph"]["key"]``; the entry id is the format's own (see :data:`FORMATS`), so
+  any key works in every format.
 * ``put(..., ttl=minutes)`` sets ``entry.expires_at`` to now + ``ttl`` and keeps ``ttl`` in
   ``extra["langgraph"]["ttl"]``; an expired item is not returned, and a read with
   ``refresh_ttl`` moves ``expires_at`` forward (skipped on a read-only store).
@@ -131,12 +132,16 @@ class FormatMapping:
             write, from what the format really has (vault folders, teams, files, entity types).
         can_delete: Whether ``put(value=None)``/``delete`` can remove an item (WhiteBox has no
             delete: memcore's :class:`~memcore.errors.UnsupportedOperationError` is raised).
+        namespace_scope: Whether the namespace is written to ``entry.scope`` (labels joined by
+            ``.``). Maka's ``scope=`` means ``workspace`` or ``session`` to Maka, so there the
+            namespace is kept in ``extra`` only and the entry stays in the workspace.
     """
 
     kind: Kind = Kind.NOTE
     entry_id: Callable[[tuple[str, ...], str], str] | None = None
     foreign_namespace: Callable[[MemoryEntry], tuple[str, ...]] = _scope_or_kind
     can_delete: bool = True
+    namespace_scope: bool = True
 
 
 #: Per-format mapping; a format not listed (a third party's) uses ``FormatMapping()``.
@@ -153,7 +158,7 @@ FORMATS: dict[str, FormatMapping] = {
             (PurePosixPath(_extra_text(e, "rightmemory", "file") or "MEMORY.md").stem, e.parent or "")
         ),
     ),
-    "maka": FormatMapping(foreign_namespace=lambda e: (e.scope or "workspace",)),
+    "maka": FormatMapping(foreign_namespace=lambda e: (e.scope or "workspace",), namespace_scope=False),
     "mcpmemory": FormatMapping(
         foreign_namespace=lambda e: _labels([_extra_text(e, "mcpmemory", "entityType") or e.kind.value])
     ),
@@ -259,19 +264,12 @@ class MemcoreStore(BaseStore):
                 yield self._as_item(entry)
 
     def _find(self, namespace: tuple[str, ...], key: str) -> _Found | None:
-        if namespace and namespace[0] == FOREIGN_ROOT:
-            return next(
-                (f for f in self._items() if not f.ours and f.item.key == key and f.item.namespace == namespace), None
-            )
-        scope = ".".join(namespace)
-        return next(
-            (
-                f
-                for f in self._items(Query(scope=scope))
-                if f.ours and f.item.key == key and f.item.namespace == namespace
-            ),
-            None,
+        ours = not (namespace and namespace[0] == FOREIGN_ROOT)
+        query = Query(scope=".".join(namespace)) if ours and self.mapping.namespace_scope else None
+        wanted = (
+            f for f in self._items(query) if f.ours == ours and (f.item.namespace, f.item.key) == (namespace, key)
         )
+        return next(wanted, None)
 
     def _refresh(self, found: _Found, refresh: bool) -> None:
         """Move an item's ``expires_at`` forward by its ttl (not on a read-only store)."""
@@ -374,7 +372,8 @@ class MemcoreStore(BaseStore):
         entry.title = value["title"] if "title" in native else op.key
         entry.body = value["content"] if "content" in native else _readable(fields)
         entry.tags = list(value["tags"]) if "tags" in native else []
-        entry.scope = ".".join(op.namespace)
+        if self.mapping.namespace_scope:
+            entry.scope = ".".join(op.namespace)
         entry.expires_at = None
         if op.ttl is not None:
             data["ttl"] = op.ttl
