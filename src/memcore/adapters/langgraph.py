@@ -130,8 +130,6 @@ class FormatMapping:
             let the format assign its own (Box ``mem_<ULID>``, a Maka hash, a slug…).
         foreign_namespace: The namespace (after ``memcore``) of an entry the adapter did not
             write, from what the format really has (vault folders, teams, files, entity types).
-        can_delete: Whether ``put(value=None)``/``delete`` can remove an item (WhiteBox has no
-            delete: memcore's :class:`~memcore.errors.UnsupportedOperationError` is raised).
         namespace_scope: Whether the namespace is written to ``entry.scope`` (labels joined by
             ``.``). Maka's ``scope=`` means ``workspace`` or ``session`` to Maka, so there the
             namespace is kept in ``extra`` only and the entry stays in the workspace.
@@ -140,7 +138,6 @@ class FormatMapping:
     kind: Kind = Kind.NOTE
     entry_id: Callable[[tuple[str, ...], str], str] | None = None
     foreign_namespace: Callable[[MemoryEntry], tuple[str, ...]] = _scope_or_kind
-    can_delete: bool = True
     namespace_scope: bool = True
 
 
@@ -150,7 +147,6 @@ FORMATS: dict[str, FormatMapping] = {
         kind=Kind.FACT,
         entry_id=_whitebox_id,
         foreign_namespace=lambda e: _folders(e.id) or (e.kind.value,),
-        can_delete=False,
     ),
     "box": FormatMapping(),  # scope = team: items live in teams/<labels joined by .>/memories/
     "rightmemory": FormatMapping(
@@ -340,12 +336,7 @@ class MemcoreStore(BaseStore):
         if op.value is None:
             if found is None:
                 return
-            if not self.mapping.can_delete:
-                raise UnsupportedOperationError(
-                    f"{self._label()}: this format has no delete, so the item {op.namespace}/{op.key!r} "
-                    "cannot be removed (overwrite it instead)"
-                )
-            self.provider.delete(found.entry.id or "")
+            self.provider.delete(found.entry.id or "")  # WhiteBox has none: memcore's error says so
             return
         entry = self._entry(op, found.entry if found else None)
         if found is None:
