@@ -57,13 +57,8 @@ async def _arecall(state: State, runtime: Runtime[None]) -> State:
 
 
 def _graph(store: MemcoreStore, remember: Any, recall: Any) -> CompiledStateGraph[State, None, State, State]:
-    graph = StateGraph(State)
-    graph.add_node("remember", remember)
-    graph.add_node("recall", recall)
-    graph.add_edge(START, "remember")
-    graph.add_edge("remember", "recall")
-    graph.add_edge("recall", END)
-    return graph.compile(store=store)
+    graph = StateGraph(State).add_sequence([("remember", remember), ("recall", recall)])
+    return graph.add_edge(START, "remember").add_edge("recall", END).compile(store=store)
 
 
 def _stored_in_files(url: str) -> None:
