@@ -285,6 +285,17 @@ def test_put_with_ttl_sets_expires_at_and_an_expired_item_is_gone(mstore: Memcor
     assert mstore.list_namespaces() == []
 
 
+def test_a_put_after_expiry_reuses_the_items_entry(mstore: MemcoreStore) -> None:
+    mstore.put(("docs",), "k", {"a": 1}, ttl=30)
+    entry = _entry(mstore, ("docs",), "k")
+    entry.expires_at = utc_now() - timedelta(minutes=1)
+    mstore.provider.update(entry, expected_version=entry.version)
+    mstore.put(("docs",), "k", {"a": 2})
+    assert [(e.id, e.status.value) for e in mstore.provider.iter_entries()] == [(entry.id, "active")]
+    got = mstore.get(("docs",), "k")
+    assert got is not None and got.value == {"a": 2}
+
+
 def test_refresh_ttl_moves_expires_at_forward_and_false_leaves_it(mstore: MemcoreStore) -> None:
     mstore.put(("docs",), "k", {"a": 1}, ttl=60)
     entry = _entry(mstore, ("docs",), "k")

@@ -64,7 +64,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a test with langgr
 from memcore.contract import MemoryProvider
 from memcore.errors import UnsupportedOperationError
 from memcore.index import search_hits
-from memcore.models import Kind, MemoryEntry, Query, utc_now
+from memcore.models import Kind, MemoryEntry, Query, Status, utc_now
 from memcore.ops import save
 
 __all__ = ["FORMATS", "FOREIGN_ROOT", "NAMESPACE", "FormatMapping", "MemcoreStore"]
@@ -252,18 +252,21 @@ class MemcoreStore(BaseStore):
         item = Item(value=foreign, key=entry.id or "", namespace=namespace, created_at=created, updated_at=stamp)
         return _Found(entry, item, None, False)
 
-    def _items(self, query: Query | None = None) -> Iterator[_Found]:
-        """Every live (not expired) item of the store."""
+    def _items(self, query: Query | None = None, *, expired: bool = False) -> Iterator[_Found]:
+        """Every live item of the store (and the expired ones too with ``expired``)."""
         now = utc_now()
         for entry in self.provider.iter_entries(query):
-            if entry.expires_at is None or entry.expires_at > now:
+            if expired or entry.expires_at is None or entry.expires_at > now:
                 yield self._as_item(entry)
 
-    def _find(self, namespace: tuple[str, ...], key: str) -> _Found | None:
+    def _find(self, namespace: tuple[str, ...], key: str, *, expired: bool = False) -> _Found | None:
+        """The item at ``(namespace, key)``; ``expired`` finds it after its ttl too (a put reuses its entry)."""
         ours = not (namespace and namespace[0] == FOREIGN_ROOT)
         query = Query(scope=".".join(namespace)) if ours and self.mapping.namespace_scope else None
         wanted = (
-            f for f in self._items(query) if f.ours == ours and (f.item.namespace, f.item.key) == (namespace, key)
+            f
+            for f in self._items(query, expired=expired)
+            if f.ours == ours and (f.item.namespace, f.item.key) == (namespace, key)
         )
         return next(wanted, None)
 
@@ -332,7 +335,7 @@ class MemcoreStore(BaseStore):
                 f"{self._label()}: the {FOREIGN_ROOT!r} namespace holds the store's own entries, read-only "
                 "through the LangGraph adapter; put under another root label, or edit the entry with memcore"
             )
-        found = self._find(op.namespace, op.key)
+        found = self._find(op.namespace, op.key, expired=True)
         if op.value is None:
             if found is None:
                 return
@@ -366,6 +369,7 @@ class MemcoreStore(BaseStore):
         if self.mapping.namespace_scope:
             entry.scope = ".".join(op.namespace)
         entry.expires_at = None
+        entry.status = Status.ACTIVE  # a put revives an item whose format archived it at expiry (Maka)
         if op.ttl is not None:
             data["ttl"] = op.ttl
             entry.expires_at = now + timedelta(minutes=op.ttl)
