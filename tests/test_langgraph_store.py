@@ -314,6 +314,19 @@ def test_refresh_ttl_moves_expires_at_forward_and_false_leaves_it(mstore: Memcor
     assert _entry(mstore, ("docs",), "k").expires_at is None
 
 
+def test_a_ttl_config_gives_the_default_ttl_and_the_refresh_default(url: str) -> None:
+    with memcore.open(url) as provider:
+        store = MemcoreStore(provider, ttl={"default_ttl": 10, "refresh_on_read": False})
+        store.put(("docs",), "k", {"a": 1})
+        entry = _entry(store, ("docs",), "k")
+        assert entry.extra["langgraph"]["ttl"] == 10
+        assert entry.expires_at is not None and entry.expires_at <= utc_now() + timedelta(minutes=10)
+        store.get(("docs",), "k")  # refresh_on_read is false: nothing is written
+        assert _entry(store, ("docs",), "k").expires_at == entry.expires_at
+        store.put(("docs",), "k", {"a": 2}, ttl=None)  # an explicit None: no expiry
+        assert _entry(store, ("docs",), "k").expires_at is None
+
+
 def test_sweep_deletes_expired_items(mstore: MemcoreStore) -> None:
     if mstore.provider.format_name in NO_DELETE:
         pytest.skip("no delete in this format")

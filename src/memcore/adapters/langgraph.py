@@ -57,6 +57,7 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
     )
 except ImportError as exc:  # pragma: no cover - exercised by a test with langgraph hidden
     raise ImportError('memcore.adapters.langgraph needs LangGraph: pip install "memcore-unified[langgraph]"') from exc
@@ -182,16 +183,21 @@ class MemcoreStore(BaseStore):
 
     Args:
         provider: An open store (``memcore.open("box:./memory")``); the caller closes it.
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for a put without ``ttl``,
+            ``refresh_on_read`` (default true) for a read without ``refresh_ttl``.
 
-    Operations in one ``batch`` run in the order given (a ``get`` after a ``put`` of the same
-    key sees the new value). ``abatch`` runs the same work in a worker thread; one lock keeps
-    calls from two threads from interleaving on the provider.
+    A put's ``index`` argument (the fields LangGraph would embed) is ignored: memcore's index is
+    full-text over the title, content and tags. Operations in one ``batch`` run in the order
+    given (a ``get`` after a ``put`` of the same key sees the new value). ``abatch`` runs the
+    same work in a worker thread; one lock keeps calls from two threads from interleaving on
+    the provider.
     """
 
     supports_ttl = True
 
-    def __init__(self, provider: MemoryProvider) -> None:
+    def __init__(self, provider: MemoryProvider, *, ttl: TTLConfig | None = None) -> None:
         self.provider = provider
+        self.ttl_config = ttl
         self.mapping = FORMATS.get(getattr(provider, "format_name", ""), FormatMapping())
         self._lock = threading.RLock()
 
