@@ -100,3 +100,17 @@ def coffee_box(tmp_path: Path) -> Iterator[Any]:
         store.add(MemoryEntry(title="Coffee", body="Espresso after lunch."))
         store.add(MemoryEntry(title="Deploy window", body="We deploy on friday."))
         yield store
+
+
+#: The seven built-in formats, and the file a single-file format's store is.
+BUILTIN_FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode", "basicmemory")
+_SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}
+
+
+def new_store(fmt: str, where: Path) -> str:
+    """Create an empty store of format ``fmt`` under ``where`` and return its ``format:location``."""
+    from memcore.registry import get_registry
+
+    location = str(where / _SINGLE_FILE.get(fmt, "store"))
+    get_registry().get(fmt).init_store(location)
+    return f"{fmt}:{location}"
