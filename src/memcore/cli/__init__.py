@@ -97,6 +97,7 @@ def cli(debug: bool) -> None:
 def formats(as_json: bool) -> None:
     """List installed formats with their distribution, version and capabilities."""
     from rich.table import Table
+    from rich.text import Text
 
     from memcore.plugins import plugin_infos
     from memcore.registry import get_registry
@@ -120,7 +121,9 @@ def formats(as_json: bool) -> None:
         return
     table = Table("format", "distribution", "version", "capabilities")
     for row in rows:
-        table.add_row(row["format"], row["distribution"] or "-", row["version"] or "-", ", ".join(row["capabilities"]))
+        table.add_row(
+            Text(row["format"]), Text(row["distribution"] or "-"), row["version"] or "-", ", ".join(row["capabilities"])
+        )
     _console().print(table)
 
 
@@ -130,6 +133,7 @@ def formats(as_json: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List loaded plugins with their versions and the hooks each implements."""
     from rich.table import Table
+    from rich.text import Text
 
     from memcore.plugins import plugin_infos
     from memcore.registry import get_registry
@@ -140,7 +144,7 @@ def plugins(as_json: bool) -> None:
         return
     table = Table("plugin", "distribution", "version", "hooks")
     for info in infos:
-        table.add_row(info.name, info.distribution or "-", info.version or "-", ", ".join(info.hooks))
+        table.add_row(Text(info.name), Text(info.distribution or "-"), info.version or "-", ", ".join(info.hooks))
     _console().print(table)
 
 
