@@ -162,7 +162,8 @@ MARKUP = "[bold]x[/bold] [link=https://example.org]y[/link] [red]"
 @pytest.mark.parametrize("command", [["ls"], ["search", "bold"]])
 def test_listings_print_titles_and_tags_with_rich_markup_literally(runner: CliRunner, command: list[str]) -> None:
     added = runner.invoke(
-        cli, ["add", "--store", "dictfmt:s", "--title", MARKUP, "--body", "bold [i]b[/i]", "--tag", "[u]t[/u]", "--json"]
+        cli,
+        ["add", "--store", "dictfmt:s", "--title", MARKUP, "--body", "bold [i]b[/i]", "--tag", "[u]t[/u]", "--json"],
     )
     assert added.exit_code == 0, added.output
     shown = runner.invoke(cli, [*command, "--store", "dictfmt:s"], env={"COLUMNS": "300"})
