@@ -92,7 +92,7 @@ def test_refused_moves_write_nothing(store: Path) -> None:
         with pytest.raises(EntryNotFoundError, match="'nowhere'"):
             provider.move("cache", "nowhere")
         # infra has `rel:apps`: under apps that edge would only repeat containment
-        with pytest.raises(GraphInvariantError, match="rm.containment-edge"):
+        with pytest.raises(GraphInvariantError, match=r"rm\.containment-edge"):
             provider.move("infra", "apps")
     assert (store / "MEMORY.md").read_bytes() == before
     with RightMemoryProvider(str(store), read_only=True) as provider, pytest.raises(ReadOnlyStoreError):
