@@ -422,6 +422,9 @@ def _load_plugin_commands() -> None:
 
     _builtin_commands.register(cli)
     get_plugin_manager().hook.memcore_register_commands(cli=cli)
+    from memcore.cli.format_ops import register_format_commands
+
+    register_format_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> Any:
