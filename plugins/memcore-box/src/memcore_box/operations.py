@@ -35,7 +35,7 @@ class _NoInput(OperationInput):
 
 
 def _add_companion(provider: Any, args: _CompanionInput) -> dict[str, Any]:
-    entry = MemoryEntry(body=args.body, title=args.title, tags=args.tags, source=args.source)
+    entry = MemoryEntry(**args.model_dump(include={"body", "title", "tags", "source"}, exclude_none=True))
     return entry_outcome(provider.add_companion(args.binary, entry, reviewed_by=args.reviewed_by))
 
 
