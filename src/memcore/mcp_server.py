@@ -30,6 +30,10 @@ recent        -                            :func:`memcore.ops.recent`
 validate      -                            ``provider.validate``
 ============  ===========================  ==============================================
 
+With ``review_tools`` (``memcore serve --review-tools``) also each format operation of the
+store's format (:mod:`memcore.format_ops`), as ``<format>_<operation>``; without it the gate
+notes name the option.
+
 Prompts (:data:`PROMPTS`, offered when their tools are): ``recall``, ``remember``, ``continue``
 (embeds the context block), ``review``.
 
