@@ -764,9 +764,7 @@ class MemoryToolbox:
             self.denied: str | None = agent_read_denied(provider)
             self.write_notes: list[str] = _write_notes(provider)
             #: The format's own operations, as tools (offered with ``review_tools``).
-            self.operations: dict[str, FormatOperation] = {
-                op.tool_name: op for op in operations_for(self.format_name)
-            }
+            self.operations: dict[str, FormatOperation] = {op.tool_name: op for op in operations_for(self.format_name)}
         finally:
             provider.close()
 
@@ -812,9 +810,7 @@ class MemoryToolbox:
             and (spec.capability is None or spec.capability in self.capabilities)
         ]
         if self.review_tools:
-            offered.extend(
-                _operation_tool(op) for op in self.operations.values() if not (op.writes and self.read_only)
-            )
+            offered.extend(_operation_tool(op) for op in self.operations.values() if not (op.writes and self.read_only))
         return offered
 
     def description(self, spec: ToolSpec) -> str:

@@ -72,8 +72,8 @@ def serve(
     Tools: remember, recall, get, list, update, edit, insert, rename, move, relate, unrelate,
     supersede, archive, delete, graph, recent, validate (only those the format allows; none that
     write with --read-only; none when agents may not read the store); with --review-tools also
-    the format's own operations (whitebox_promote, maka_approve, rightmemory_move_to_detail, …). Prompts: recall, remember,
-    continue, review. Resources: memcore://context and memcore://entries/<id>. Every request
+    the format's own operations (whitebox_promote, maka_approve, rightmemory_move_to_detail, …).
+    Prompts: recall, remember, continue, review. Resources: memcore://context and memcore://entries/<id>. Every request
     goes through the store's provider with --scope and -o options, so the format's rules and
     gates hold; what they refuse is printed at start-up on stderr, naming the option that
     changes it (see docs/mcp.md).
