@@ -64,7 +64,7 @@ async def test_review_tools_are_offered_only_with_the_option_that_the_instructio
         err, text = await call(session, "whitebox_dispute", {"fact_id": "identity.md", "body": "x"})
         assert err and "start the server with --review-tools" in text
     async with serve("whitebox", "--store", f"whitebox:{vault}", "--review-tools", "--read-only") as (session, _):
-        assert not any(name.startswith("whitebox_") for name in await tool_names(session))
+        assert not any(name.startswith("whitebox_") for name in await tool_names(session))  # they all write
         err, text = await call(session, "whitebox_dispute", {"fact_id": "identity.md", "body": "x"})
         assert err and "--read-only" in text
 
@@ -109,11 +109,13 @@ def maka_file(tmp_path: Path) -> Path:
 async def test_maka_propose_approve_and_reject_through_the_client(maka_file: Path) -> None:
     args = ("--store", f"maka:{maka_file}", "-o", "agent_read_enabled=true", "--review-tools")
     async with serve("maka", *args) as (session, _):
-        assert {"maka_propose", "maka_approve", "maka_reject"} <= set(await tool_names(session))
+        assert {"maka_pending", "maka_propose", "maka_approve", "maka_reject"} <= set(await tool_names(session))
         err, first = await call(session, "maka_propose", {"title": "Standup", "body": "Standup at 10:00."})
         assert not err and first["entry"]["status"] == "review_required", first
         err, second = await call(session, "maka_propose", {"title": "Tabs", "body": "Use tabs."})
         assert not err, second
+        err, pending = await call(session, "maka_pending", {})
+        assert not err and [e["id"] for e in pending["entries"]] == [first["entry"]["id"], second["entry"]["id"]]
         err, approved = await call(session, "maka_approve", {"proposal_id": first["entry"]["id"]})
         assert not err and approved["entry"]["status"] == "active", approved
         err, rejected = await call(session, "maka_reject", {"proposal_id": second["entry"]["id"]})
@@ -137,9 +139,12 @@ async def test_rightmemory_move_to_detail_and_back_through_the_client(tmp_path: 
         assert not err and data["entry"]["parent"] == "project"
         err, data = await call(session, "rightmemory_inline_detail", {"heading_id": "project"})
         assert not err and data["entry"]["id"] == "project", data
+        err, data = await call(session, "move", {"id": "child", "parent": "details"})  # RightMemory's own move
+        assert not err and data["entry"]["parent"] == "details", data
         err, data = await call(session, "validate", {})
         assert not err and data["errors"] == 0
     assert not (root / "MEMORY_project.md").exists()
+    assert "{#child}" in (root / "MEMORY_details.md").read_text(encoding="utf-8")
     assert "## Project {#project}" in (root / "MEMORY.md").read_text(encoding="utf-8")
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "RowsOutcome",
     "as_of_date",
     "diagnostics_outcome",
+    "entry_data",
     "entry_outcome",
     "operations",
     "operations_for",
@@ -71,10 +72,17 @@ class RowsOutcome(BaseModel):
     failed: int = Field(default=0, description="How many rows failed (the command then exits 1).")
 
 
-def entry_outcome(entry: MemoryEntry) -> dict[str, Any]:
-    """Return ``{"entry": …}`` for :class:`EntryOutcome` (``None`` fields and empty lists left out)."""
+def entry_data(entry: MemoryEntry) -> dict[str, Any]:
+    """Return an entry as tools hand it out: JSON values, empty fields (but title and body) left out."""
     data = entry.model_dump(mode="json", exclude_none=True)
-    return {"entry": {k: v for k, v in data.items() if v not in ([], {}) or k in ("title", "body")}}
+    if not entry.date_only:
+        data.pop("date_only", None)
+    return {k: v for k, v in data.items() if v not in ([], {}) or k in ("title", "body")}
+
+
+def entry_outcome(entry: MemoryEntry) -> dict[str, Any]:
+    """Return ``{"entry": …}`` for :class:`EntryOutcome` (see :func:`entry_data`)."""
+    return {"entry": entry_data(entry)}
 
 
 def diagnostics_outcome(found: list[Diagnostic]) -> dict[str, Any]:

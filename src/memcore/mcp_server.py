@@ -87,6 +87,7 @@ from memcore.context import (
 )
 from memcore.errors import ConfigError, EntryNotFoundError, MemcoreError, ReadOnlyStoreError
 from memcore.format_ops import FormatOperation, operations_for
+from memcore.format_ops import entry_data as _entry_data
 from memcore.index import scan_hits
 from memcore.models import Diagnostic, MemoryEntry, Query, utc_now
 from memcore.provider import Capability, MemoryProvider
@@ -613,13 +614,6 @@ def _explain(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
         parts.append(f"{where}: {err['msg']}")
     return "; ".join(parts)
-
-
-def _entry_data(entry: MemoryEntry) -> dict[str, Any]:
-    data = entry.model_dump(mode="json", exclude_none=True)
-    if not entry.date_only:
-        data.pop("date_only", None)
-    return {k: v for k, v in data.items() if v not in ([], {}) or k in ("title", "body")}
 
 
 def _summary(entry: MemoryEntry) -> dict[str, Any]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from memcore.format_ops import EntryOutcome, FormatOperation, OperationInput, entry_outcome
+from memcore.format_ops import EntryOutcome, FormatOperation, OperationInput, entry_data, entry_outcome
 from memcore.models import Kind, MemoryEntry
 
 __all__ = ["OPERATIONS"]
@@ -29,6 +29,20 @@ class _RejectInput(OperationInput):
     proposal_id: str = Field(description="Id of the pending proposal.")
 
 
+class _NoInput(OperationInput):
+    pass
+
+
+class _PendingOutcome(BaseModel):
+    """The proposals waiting for review."""
+
+    entries: list[dict[str, Any]] = Field(description="Each pending proposal (MemoryEntry fields).")
+
+
+def _pending(provider: Any, args: _NoInput) -> dict[str, Any]:
+    return {"entries": [entry_data(entry) for entry in provider.pending()]}
+
+
 def _propose(provider: Any, args: _ProposeInput) -> dict[str, Any]:
     fields = args.model_dump(exclude_none=True)
     return entry_outcome(provider.propose(MemoryEntry(**fields)))
@@ -43,6 +57,15 @@ def _reject(provider: Any, args: _RejectInput) -> dict[str, Any]:
 
 
 OPERATIONS = [
+    FormatOperation(
+        ("maka",),
+        "pending",
+        "List the proposals waiting for review in PENDING.md.",
+        _NoInput,
+        _PendingOutcome,
+        _pending,
+        writes=False,
+    ),
     FormatOperation(
         ("maka",),
         "propose",
