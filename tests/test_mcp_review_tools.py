@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -164,3 +165,21 @@ async def test_box_add_companion_and_reindex_through_the_client(tmp_path: Path) 
         assert not err and data["errors"] == 0, data
     rows = json.loads((workspace / "files" / "_index.json").read_text(encoding="utf-8"))["entries"]
     assert [row["filename"] for row in rows] == ["companion__report-pdf-companion.md"]
+
+
+def test_serve_names_the_review_tools_option_at_start_up(vault: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcore", "serve", "--store", f"whitebox:{vault}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,  # the client goes away at once: the server exits
+        cwd=str(REPO),
+        env={**os.environ, "MEMCORE_LOAD_PLUGINS": "whitebox"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "memcore: note: the whitebox review tools are not offered: whitebox_promote, whitebox_dispute, "
+        "whitebox_propose_stable_edit (the user's review decisions; start the server with --review-tools "
+        "to offer them)\n"
+    ) in proc.stderr
