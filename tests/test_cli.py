@@ -154,3 +154,33 @@ def test_show_prints_a_title_with_brackets_as_written_not_as_rich_markup(runner:
     shown = runner.invoke(cli, ["show", json.loads(added.output)["id"], "--store", "dictfmt:s"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.splitlines()[0] == f"{title}  (note, active)"
+
+
+MARKUP = "[bold]x[/bold] [link=https://example.org]y[/link] [red]"
+
+
+@pytest.mark.parametrize("command", [["ls"], ["search", "bold"]])
+def test_listings_print_titles_and_tags_with_rich_markup_literally(runner: CliRunner, command: list[str]) -> None:
+    added = runner.invoke(
+        cli,
+        ["add", "--store", "dictfmt:s", "--title", MARKUP, "--body", "bold [i]b[/i]", "--tag", "[u]t[/u]", "--json"],
+    )
+    assert added.exit_code == 0, added.output
+    shown = runner.invoke(cli, [*command, "--store", "dictfmt:s"], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    assert MARKUP in shown.output and "[u]t[/u]" in shown.output
+
+
+def test_show_prints_markup_in_every_field_and_the_body_literally(runner: CliRunner) -> None:
+    body = "Line [bold]one[/bold]\n[link=x]two[/link] \\[red]"
+    added = runner.invoke(
+        cli,
+        ["add", "--store", "dictfmt:s", "--title", MARKUP, "--body", body, "--tag", "[u]t[/u]", "--json"],
+    )
+    assert added.exit_code == 0, added.output
+    shown = runner.invoke(cli, ["show", json.loads(added.output)["id"], "--store", "dictfmt:s"], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == f"{MARKUP}  (note, active)"
+    assert "tags: [u]t[/u]" in lines
+    assert shown.output.rstrip("\n").endswith(body)

@@ -98,3 +98,12 @@ def test_progress_bar_draws_on_stderr_for_long_runs(capsys: pytest.CaptureFixtur
         update("verify", 400, 400)
     with _progress(False) as update:
         assert update is None
+
+
+def test_migrate_summary_prints_store_paths_with_rich_markup_literally(app: click.Group, tmp_path: Path) -> None:
+    reg = memcore.registry.get_registry()
+    src = _make_store(reg, "full", tmp_path / "[bold]a[/bold]", _entries())
+    target = f"bare:{tmp_path / '[red]b'}"
+    result = CliRunner().invoke(app, ["migrate", src, target], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert f"{src} → {target}" in result.output

@@ -104,7 +104,7 @@ def test_a_whitebox_observation_refuses_every_change_naming_append_only(tmp_path
         assert files_text(store) == before
 
 
-def test_move_sets_the_parent_where_the_format_stores_it_and_rightmemory_refuses(tmp_path: Path) -> None:
+def test_move_sets_the_parent_where_the_format_stores_it_and_rightmemory_moves_natively(tmp_path: Path) -> None:
     with open_new(tmp_path, "box") as store:
         top = store.add(MemoryEntry(title="Project", body="p"))
         child = store.add(MemoryEntry(title="Task", body="t"))
@@ -120,8 +120,9 @@ def test_move_sets_the_parent_where_the_format_stores_it_and_rightmemory_refuses
         a = store.add(MemoryEntry(title="A", body="a"))
         b = store.add(MemoryEntry(title="B", body="b"))
         assert a.id and b.id
-        with pytest.raises(InvalidEntryError, match="rightmemory: moving `b` from parent None to 'a' is not supported"):
-            ops.move(store, b.id, a.id)
+        assert ops.move(store, b.id, a.id).parent == a.id
+        with pytest.raises(InvalidEntryError, match="update keeps `b` under 'a'; move it to None with move"):
+            store.update(store.get(b.id).model_copy(update={"parent": None}))
 
 
 def test_relate_and_unrelate_use_the_format_edges_and_graph_follows_them(tmp_path: Path) -> None:

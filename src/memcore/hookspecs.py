@@ -59,6 +59,22 @@ def memcore_register_converters() -> list[Any]:
 
 
 @hookspec
+def memcore_register_format_operations() -> list[Any]:
+    """Return the format operations this plugin's formats offer beyond the common contract.
+
+    Called when the CLI lists or looks up plugin commands, and when ``memcore serve`` starts.
+    Each item is a :class:`memcore.format_ops.FormatOperation` (formats, name, description,
+    input and output pydantic models, ``run(provider, args)``); core builds from it the command
+    ``memcore <format> <name>`` and the MCP tool ``<format>_<name>`` (offered with
+    ``memcore serve --review-tools``). Import the operations inside the hook (lazy start-up).
+
+    Returns:
+        A list of :class:`~memcore.format_ops.FormatOperation`.
+    """
+    raise NotImplementedError  # pragma: no cover - a hook specification has no body
+
+
+@hookspec
 def memcore_register_commands(cli: click.Group) -> None:
     """Add commands to the ``memcore`` CLI.
 

@@ -35,7 +35,6 @@ neither drops the other's update.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import json
 import os
@@ -929,12 +928,6 @@ def release(provider: MemoryProvider) -> None:
         index.close()
 
 
-#: The remote stores whose own ``search`` is being asked for candidates (see :func:`search_hits`).
-_ASKING_STORE: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
-    "memcore_asking_store", default=frozenset()
-)
-
-
 def search_hits(
     provider: MemoryProvider, query: Query | str, *, default_operator: Literal["AND", "OR"] = "AND"
 ) -> SearchResults[SearchHit]:
@@ -944,8 +937,10 @@ def search_hits(
     store has one (``memcore index build``) and the provider was not opened with
     ``index=false``, stays open on the provider (one connection per open provider) and is
     refreshed first when a file may have changed (:meth:`SearchIndex.refresh_if_changed`), so
-    a hand edit is seen by the next search. Without an index every entry is read and searched
-    in memory with the same tokenizer and syntax (:func:`scan_hits`).
+    a hand edit is seen by the next search. Without an index (always, for a remote store) the
+    provider's ``search_candidates(query)`` narrows the entries to read when it can (Box cloud:
+    one metadata query), else every entry is read; the candidates are searched in memory with
+    the same tokenizer and syntax (:func:`scan_hits`).
 
     Args:
         provider: An open store.
@@ -973,18 +968,9 @@ def search_hits(
         parsed = _parsed_text(query, default_operator)  # bad syntax fails before any entry is read
         if parsed is not None and parsed.fts is None:
             return SearchResults(note=parsed.note)
-        candidates: Iterable[MemoryEntry]
-        asking = _ASKING_STORE.get()
-        if Capability.REMOTE in provider.capabilities and default_operator == "AND" and id(provider) not in asking:
-            # a remote store answers the query itself (Box: one metadata query), and its
-            # candidates are ranked and highlighted here; a store whose own search falls back
-            # to this function is read in full on that inner call
-            token = _ASKING_STORE.set(asking | {id(provider)})
-            try:
-                candidates = list(provider.search(query.model_copy(update={"limit": None})))
-            finally:
-                _ASKING_STORE.reset(token)
-        else:
+        ask = getattr(provider, "search_candidates", None)
+        candidates: Iterable[MemoryEntry] | None = ask(query.model_copy(update={"limit": None})) if ask else None
+        if candidates is None:
             candidates = provider.iter_entries(query.model_copy(update={"text": None, "limit": None}))
         return scan_hits(candidates, query, default_operator=default_operator)
     index.refresh_if_changed()

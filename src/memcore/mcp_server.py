@@ -30,6 +30,10 @@ recent        -                            :func:`memcore.ops.recent`
 validate      -                            ``provider.validate``
 ============  ===========================  ==============================================
 
+With ``review_tools`` (``memcore serve --review-tools``) also each format operation of the
+store's format (:mod:`memcore.format_ops`), as ``<format>_<operation>``; without it the gate
+notes name the option.
+
 Prompts (:data:`PROMPTS`, offered when their tools are): ``recall``, ``remember``, ``continue``
 (embeds the context block), ``review``.
 
@@ -82,6 +86,8 @@ from memcore.context import (
     score_entries,
 )
 from memcore.errors import ConfigError, EntryNotFoundError, MemcoreError, ReadOnlyStoreError
+from memcore.format_ops import FormatOperation, operations_for
+from memcore.format_ops import entry_data as _entry_data
 from memcore.index import scan_hits
 from memcore.models import Diagnostic, MemoryEntry, Query, utc_now
 from memcore.provider import Capability, MemoryProvider
@@ -443,6 +449,12 @@ class ToolSpec:
         return _inline_refs(self.output_model.model_json_schema(mode="serialization"))
 
 
+def _operation_tool(op: FormatOperation) -> ToolSpec:
+    """Return the tool of a format operation (``<format>_<name>``, its models as schemas)."""
+    suffix = " A review decision of the user's: do it only when the user asked for it."
+    return ToolSpec(op.tool_name, op.description + suffix, op.input_model, op.output_model, writes=op.writes)
+
+
 _WRITE_RULES = " The format's own rules apply (append-only or held entries refuse it, naming the rule)."
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -604,13 +616,6 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _entry_data(entry: MemoryEntry) -> dict[str, Any]:
-    data = entry.model_dump(mode="json", exclude_none=True)
-    if not entry.date_only:
-        data.pop("date_only", None)
-    return {k: v for k, v in data.items() if v not in ([], {}) or k in ("title", "body")}
-
-
 def _summary(entry: MemoryEntry) -> dict[str, Any]:
     moment = entry.updated_at or entry.created_at
     data: dict[str, Any] = {"id": entry.id, "kind": entry.kind.value, "status": entry.status.value}
@@ -715,6 +720,9 @@ class MemoryToolbox:
         scope: Active scope given to the server (``--scope``); written into new entries.
         propose: ``remember`` files a proposal for the user to review instead of adding the
             entry, through the provider's ``propose(entry)`` (Maka: PENDING.md).
+        review_tools: Also offer the format's own operations (:mod:`memcore.format_ops`) as
+            tools ``<format>_<operation>``; they are the user's review decisions (WhiteBox
+            promote/dispute, Maka approve/reject…), so they are off unless asked for.
 
     Raises:
         memcore.errors.MemcoreError: ``opener`` failed (it is called once here, to learn the
@@ -723,9 +731,16 @@ class MemoryToolbox:
     """
 
     def __init__(
-        self, opener: Opener, *, read_only: bool = False, scope: str | None = None, propose: bool = False
+        self,
+        opener: Opener,
+        *,
+        read_only: bool = False,
+        scope: str | None = None,
+        propose: bool = False,
+        review_tools: bool = False,
     ) -> None:
         self.opener = opener
+        self.review_tools = review_tools
         self.read_only = read_only
         self.scope = scope
         self.propose = propose
@@ -742,6 +757,8 @@ class MemoryToolbox:
             #: gate comes from the options the server was started with, so no tool is offered.
             self.denied: str | None = agent_read_denied(provider)
             self.write_notes: list[str] = _write_notes(provider)
+            #: The format's own operations, as tools (offered with ``review_tools``).
+            self.operations: dict[str, FormatOperation] = {op.tool_name: op for op in operations_for(self.format_name)}
         finally:
             provider.close()
 
@@ -768,6 +785,11 @@ class MemoryToolbox:
             notes.append(
                 "remember files a proposal for the user to review (--propose); start without it to add entries"
             )
+        if self.operations and not self.review_tools:
+            notes.append(
+                f"the {self.format_name} review tools are not offered: {', '.join(self.operations)} (the user's "
+                "review decisions; start the server with --review-tools to offer them)"
+            )
         return notes
 
     # -- tools ------------------------------------------------------------------------------
@@ -775,12 +797,15 @@ class MemoryToolbox:
         """Return the tools this store and mode allow, in a stable order."""
         if self.denied is not None:
             return []
-        return [
+        offered = [
             spec
             for spec in TOOLS
             if not (spec.writes and self.read_only)
             and (spec.capability is None or spec.capability in self.capabilities)
         ]
+        if self.review_tools:
+            offered.extend(_operation_tool(op) for op in self.operations.values() if not (op.writes and self.read_only))
+        return offered
 
     def description(self, spec: ToolSpec) -> str:
         """Return ``spec``'s description with what this store's gates do to writes."""
@@ -800,10 +825,14 @@ class MemoryToolbox:
         if spec is None:
             why = "unknown tool"
             known = next((s for s in TOOLS if s.name == name), None)
+            if name in self.operations:
+                known = _operation_tool(self.operations[name])
             if known is not None and self.denied is not None:
                 why = f"not available: {self.denied}"
             elif known is not None and known.writes and self.read_only:
                 why = "not available: the server runs with --read-only"
+            elif known is not None and name in self.operations:
+                why = "not available: a review tool; start the server with --review-tools to offer it"
             elif known is not None:
                 why = f"not available: the {self.format_name} store lacks the {known.capability} capability"
             return ToolOutcome({"error": f"memcore: error: `{name}`: {why}"}, is_error=True)
@@ -826,7 +855,9 @@ class MemoryToolbox:
             denied = agent_read_denied(provider)
             if denied is not None:
                 return ToolOutcome({"error": f"memcore: error: {denied}"}, is_error=True)
-            handler: Callable[[MemoryProvider, Any], dict[str, Any]] = getattr(self, f"_tool_{name}")
+            handler: Callable[[MemoryProvider, Any], dict[str, Any]] = (
+                self.operations[name].run if name in self.operations else getattr(self, f"_tool_{name}")
+            )
             return ToolOutcome(handler(provider, args))
         except ValidationError as exc:
             return ToolOutcome({"error": f"memcore: error: invalid entry: {_explain(exc)}"}, is_error=True)

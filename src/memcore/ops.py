@@ -20,7 +20,8 @@ name and arguments (without the provider argument), as ``read_all`` and ``plan_i
 optional: ``edit(entry_id, old, new, *, expected_version)``, ``insert(entry_id, text, *, line,
 expected_version)``, ``rename(entry_id, title)``, ``move(entry_id, parent)``,
 ``relate(entry_id, type, target)`` / ``unrelate(entry_id, type, target)`` (RightMemory's
-``add_edge`` / ``remove_edge`` are used for the last two, so its graph invariants are checked).
+``add_edge`` / ``remove_edge`` are used for the last two, so its graph invariants are checked;
+its ``move`` moves an item's lines under the new heading).
 The function then calls it instead of the generic read-change-write.
 
 What each operation means:
@@ -235,8 +236,10 @@ def move(provider: MemoryProvider, entry_id: str, parent: str | None) -> MemoryE
     Raises:
         EntryNotFoundError: No such entry, or no entry ``parent``.
         InvalidEntryError: ``parent`` is the entry itself or one of its descendants.
-        UnsupportedOperationError: The format forbids it (the message names the rule); the
-            provider's own refusal of a changed parent (RightMemory) comes through unchanged.
+        UnsupportedOperationError: The format forbids it (the message names the rule). A
+            provider with its own ``move(entry_id, parent)`` (RightMemory: the item's lines move
+            under the new heading, id and edges kept) is used instead, and its errors come
+            through unchanged.
     """
     native = _native(provider, "move")
     if native is not None:

@@ -15,7 +15,7 @@ import functools
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
@@ -358,6 +358,23 @@ class BaseProvider(abc.ABC):
 
         hits = search_hits(self, query)
         return SearchResults((hit.entry for hit in hits), note=hits.note)
+
+    def search_candidates(self, query: Query) -> Iterable[MemoryEntry] | None:
+        """Return the entries a scan search must read for ``query``, or ``None`` for all of them.
+
+        :func:`memcore.index.search_hits` calls this when it searches without an index (every
+        remote store, and a local store with no index built). The entries returned are ranked,
+        filtered and highlighted there against the whole ``query``, so a store may return more
+        than match but never fewer. A store that can narrow cheaply (Box cloud: one metadata
+        query on kind, status and tags) overrides this; the default reads every entry.
+
+        Args:
+            query: The search, with ``limit`` cleared.
+
+        Returns:
+            Candidate entries, or ``None``: read every entry with :meth:`iter_entries`.
+        """
+        return None
 
     # -- writing ----------------------------------------------------------------------
     def require(self, capability: Capability, operation: str) -> None:

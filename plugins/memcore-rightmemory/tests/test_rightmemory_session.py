@@ -52,6 +52,7 @@ WRITES: dict[str, Callable[[RightMemoryProvider], Any]] = {
     "remove_edge": lambda p: p.remove_edge("fact-b", "dep", "fact-a"),
     "move_to_detail": lambda p: p.move_to_detail("project"),
     "inline_detail": lambda p: p.inline_detail("runbook"),
+    "move": lambda p: p.move("fact-a", "runbook"),
 }
 
 

@@ -98,6 +98,7 @@ def cli(debug: bool) -> None:
 def formats(as_json: bool) -> None:
     """List installed formats with their distribution, version and capabilities."""
     from rich.table import Table
+    from rich.text import Text
 
     from memcore.plugins import plugin_infos
     from memcore.registry import get_registry
@@ -121,7 +122,9 @@ def formats(as_json: bool) -> None:
         return
     table = Table("format", "distribution", "version", "capabilities")
     for row in rows:
-        table.add_row(row["format"], row["distribution"] or "-", row["version"] or "-", ", ".join(row["capabilities"]))
+        table.add_row(
+            Text(row["format"]), Text(row["distribution"] or "-"), row["version"] or "-", ", ".join(row["capabilities"])
+        )
     _console().print(table)
 
 
@@ -131,6 +134,7 @@ def formats(as_json: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List loaded plugins with their versions and the hooks each implements."""
     from rich.table import Table
+    from rich.text import Text
 
     from memcore.plugins import plugin_infos
     from memcore.registry import get_registry
@@ -141,7 +145,7 @@ def plugins(as_json: bool) -> None:
         return
     table = Table("plugin", "distribution", "version", "hooks")
     for info in infos:
-        table.add_row(info.name, info.distribution or "-", info.version or "-", ", ".join(info.hooks))
+        table.add_row(Text(info.name), Text(info.distribution or "-"), info.version or "-", ", ".join(info.hooks))
     _console().print(table)
 
 
@@ -419,6 +423,9 @@ def _load_plugin_commands() -> None:
 
     _builtin_commands.register(cli)
     get_plugin_manager().hook.memcore_register_commands(cli=cli)
+    from memcore.cli.format_ops import register_format_commands
+
+    register_format_commands(cli)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -16,8 +16,10 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from memcore.cli.helpers import handle_errors, json_option, parse_options
 from memcore.migrate import ConversionReport, ProgressCallback, migrate
@@ -81,7 +83,9 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         max_rows: At most this many rows of per-entry detail (losses, failures, links).
     """
     mode = "dry run (scratch copy) — " if report.dry_run and not report.refused else ""
-    console.print(f"[bold]{mode}{report.source} → {report.target}[/bold]  ({report.converter} converter)")
+    console.print(
+        f"[bold]{escape(f'{mode}{report.source} → {report.target}')}[/bold]  ({escape(report.converter)} converter)"
+    )
     columns = ["read", "written", "updated", "unchanged", "lossy", "failed"]
     for extra in ("not_updatable", "conflict"):
         if report.counts[extra]:
@@ -89,7 +93,7 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     table = Table("kind", *(c.replace("_", " ") for c in columns), title="entries")
     table.columns[0].no_wrap = True
     for kind, row in report.by_kind.items():
-        table.add_row(kind, *(str(row[c]) for c in columns))
+        table.add_row(Text(kind), *(str(row[c]) for c in columns))
     c = report.counts
     table.add_row("[bold]total[/bold]", *(f"[bold]{c[k]}[/bold]" for k in columns))
     console.print(table)
@@ -120,7 +124,7 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     if report.lost_fields:
         lost = Table("field the target could not hold", "entries", title="losses")
         for field, count in report.lost_fields.items():
-            lost.add_row(field, str(count))
+            lost.add_row(Text(field), str(count))
         console.print(lost)
         shown = 0
         for entry in report.entries:
@@ -156,7 +160,7 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         else:
             console.print("nothing lost: every field written was read back the same", markup=False)
     for entry in failed[:max_rows]:
-        console.print(f"[red]failed[/red] {entry.source_id}: {entry.error}", highlight=False)
+        console.print(f"[red]failed[/red] {escape(f'{entry.source_id}: {entry.error}')}", highlight=False)
     _print_more(console, len(failed), max_rows)
     if conflicts:
         _print_left_alone(

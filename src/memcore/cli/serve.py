@@ -42,6 +42,12 @@ def register(cli: click.Group) -> None:
     is_flag=True,
     help="remember files a proposal for the user to review (formats with a review queue: Maka).",
 )
+@click.option(
+    "--review-tools",
+    is_flag=True,
+    help="Also offer the format's review operations as tools (<format>_<operation>: WhiteBox promote/dispute, "
+    "Maka approve/reject, …): the user's decisions, so off unless asked for.",
+)
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address (--http).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="HTTP port (--http).")
@@ -54,6 +60,7 @@ def serve(
     options: tuple[str, ...],
     read_only: bool,
     propose: bool,
+    review_tools: bool,
     use_http: bool,
     host: str,
     port: int,
@@ -64,8 +71,9 @@ def serve(
 
     Tools: remember, recall, get, list, update, edit, insert, rename, move, relate, unrelate,
     supersede, archive, delete, graph, recent, validate (only those the format allows; none that
-    write with --read-only; none when agents may not read the store). Prompts: recall, remember,
-    continue, review. Resources: memcore://context and memcore://entries/<id>. Every request
+    write with --read-only; none when agents may not read the store); with --review-tools also
+    the format's own operations (whitebox_promote, maka_approve, rightmemory_move_to_detail, …).
+    Prompts: recall, remember, continue, review. Resources: memcore://context and memcore://entries/<id>. Every request
     goes through the store's provider with --scope and -o options, so the format's rules and
     gates hold; what they refuse is printed at start-up on stderr, naming the option that
     changes it (see docs/mcp.md).
@@ -96,7 +104,9 @@ def serve(
         from memcore.index import start_watch_thread
 
         start_watch_thread(opener)  # a daemon thread: it ends with the server
-    toolbox = mcp_server.MemoryToolbox(opener, read_only=read_only, scope=scope, propose=propose)
+    toolbox = mcp_server.MemoryToolbox(
+        opener, read_only=read_only, scope=scope, propose=propose, review_tools=review_tools
+    )
     for note in toolbox.gate_notes():  # what the gates refuse, and the option that changes it
         click.echo(f"memcore: note: {note}", err=True)
     server = mcp_server.create_server(toolbox)

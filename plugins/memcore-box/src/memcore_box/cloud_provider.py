@@ -120,23 +120,27 @@ class BoxCloudProvider(BoxMemoryProvider):
         companion["file_id"] = file_id
         return self.update(stored, expected_version=stored.version)
 
-    def search(self, query: Query | str) -> list[MemoryEntry]:
-        """Return matching memories; kind/status/tag filters go through Box's metadata query.
+    def search_candidates(self, query: Query) -> list[MemoryEntry] | None:
+        """Return the memories Box's metadata query finds for ``query``'s kind/status/tag filters.
 
         The metadata query is current (Box's full-text search lags by minutes). It narrows the
-        files to read; every candidate is then parsed and checked against the whole ``query``,
-        so results equal a full scan's whenever every memory carries its template instance.
-        Falls back to the full scan of :meth:`BoxMemoryProvider.search` when the workspace has
-        no template, the query has no such filter, or asks for kinds/statuses that files with
-        invalid values are read as (``note``, ``unknown``).
+        files to read; :func:`memcore.index.search_hits` then checks every candidate against the
+        whole ``query`` (text, filters, ranking, snippets), so results equal a full scan's
+        whenever every memory carries its template instance. ``None`` (read every file) when
+        the workspace has no template, the query has no such filter, names ids, or asks for
+        kinds/statuses that files with invalid values are read as (``note``, ``unknown``).
+
+        Args:
+            query: The search, with ``limit`` cleared.
+
+        Returns:
+            The candidate memories in creation order, one per id; or ``None``.
         """
-        if isinstance(query, str):
-            query = Query(text=query)
         storage = self.storage
         structured = bool(query.kinds or query.statuses or query.tags_any)
         catch_all = Kind.NOTE in (query.kinds or []) or Status.UNKNOWN in (query.statuses or [])
         if not isinstance(storage, CloudStorage) or query.ids is not None or not structured or catch_all:
-            return super().search(query)
+            return None
         self._ensure_open()
         paths = storage.metadata_search(
             kinds=sorted({box_kind(k) for k in query.kinds or []}) or None,
@@ -144,7 +148,7 @@ class BoxCloudProvider(BoxMemoryProvider):
             tags_any=list(query.tags_any or []) or None,
         )
         if paths is None:
-            return super().search(query)
+            return None
         files: list[_File] = []
         for path in dict.fromkeys(paths):
             try:
@@ -159,4 +163,4 @@ class BoxCloudProvider(BoxMemoryProvider):
         unique: dict[str | None, MemoryEntry] = {}
         for entry in entries:
             unique.setdefault(entry.id, entry)
-        return list(query.apply(list(unique.values())))
+        return list(unique.values())

@@ -6,7 +6,7 @@ from typing import Any
 
 from memcore.hookspecs import hookimpl
 
-__all__ = ["memcore_register_providers"]
+__all__ = ["memcore_register_format_operations", "memcore_register_providers"]
 
 
 @hookimpl
@@ -16,3 +16,11 @@ def memcore_register_providers() -> list[type[Any]]:
     from memcore_box.provider import BoxMemoryProvider
 
     return [BoxMemoryProvider, BoxCloudProvider]
+
+
+@hookimpl
+def memcore_register_format_operations() -> list[Any]:
+    """Return box's format operations (memcore_box.operations)."""
+    from memcore_box.operations import OPERATIONS
+
+    return list(OPERATIONS)

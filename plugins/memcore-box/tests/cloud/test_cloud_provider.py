@@ -157,6 +157,31 @@ def test_metadata_template_applied_and_queried(box_env: dict[str, str], fake_box
         assert store.storage.stats["metadata_failures"] == 0
 
 
+def test_text_search_with_filters_asks_box_once_whatever_the_operator(
+    box_env: dict[str, str], fake_box: Any, workspace_id: str
+) -> None:
+    from memcore.index import search_hits
+
+    BoxCloudProvider.init_store(workspace_id, metadata_template_key="boxMemory")
+    with BoxCloudProvider(workspace_id) as store:
+        store.add(MemoryEntry(kind=Kind.FACT, title="Deploy on Fridays", body="We deploy weekly.\n", tags=["ops"]))
+        store.add(MemoryEntry(kind=Kind.FACT, title="Rollback plan", body="Roll back fast.\n", tags=["ops"]))
+        store.add(MemoryEntry(kind=Kind.FACT, title="Deploy docs", body="Elsewhere.\n", tags=["docs"]))
+        for operator, text, titles in (
+            ("AND", "deploys", ["Deploy on Fridays"]),
+            ("OR", "deploys rollback", ["Deploy on Fridays", "Rollback plan"]),
+        ):
+            before = len(fake_box.requests("POST", "metadata_queries"))
+            hits = search_hits(store, Query(text=text, tags_any=["ops"]), default_operator=operator)  # type: ignore[arg-type]
+            assert len(fake_box.requests("POST", "metadata_queries")) == before + 1, operator
+            assert sorted(hit.entry.title or "" for hit in hits) == titles
+            assert all(re.search(r"\[(deploy|rollback)\w*\]", hit.snippet, re.I) for hit in hits), hits
+        # a search with no filter to narrow by reads every memory and sends no metadata query
+        before = len(fake_box.requests("POST", "metadata_queries"))
+        assert sorted(e.title or "" for e in store.search("deploy")) == ["Deploy docs", "Deploy on Fridays"]
+        assert len(fake_box.requests("POST", "metadata_queries")) == before
+
+
 def test_without_template_search_uses_the_indexes(
     provider: BoxCloudProvider, fake_box: Any, box_env: dict[str, str], workspace_id: str
 ) -> None:

@@ -9,7 +9,7 @@ from memcore.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-__all__ = ["memcore_register_commands", "memcore_register_providers"]
+__all__ = ["memcore_register_commands", "memcore_register_format_operations", "memcore_register_providers"]
 
 
 @hookimpl
@@ -26,3 +26,11 @@ def memcore_register_commands(cli: click.Group) -> None:
     from memcore_maka.cli import maka_group
 
     cli.add_command(maka_group)
+
+
+@hookimpl
+def memcore_register_format_operations() -> list[Any]:
+    """Return maka's format operations (memcore_maka.operations)."""
+    from memcore_maka.operations import OPERATIONS
+
+    return list(OPERATIONS)

@@ -6,7 +6,7 @@ from typing import Any
 
 from memcore import hookimpl
 
-__all__ = ["memcore_register_providers"]
+__all__ = ["memcore_register_format_operations", "memcore_register_providers"]
 
 
 @hookimpl
@@ -15,3 +15,11 @@ def memcore_register_providers() -> list[type[Any]]:
     from memcore_rightmemory.provider import RightMemoryProvider
 
     return [RightMemoryProvider]
+
+
+@hookimpl
+def memcore_register_format_operations() -> list[Any]:
+    """Return rightmemory's format operations (memcore_rightmemory.operations)."""
+    from memcore_rightmemory.operations import OPERATIONS
+
+    return list(OPERATIONS)

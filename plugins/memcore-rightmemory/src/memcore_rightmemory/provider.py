@@ -36,6 +36,7 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_
 from memcore.storage import LocalStorage, WriteSession, temp_file_diagnostics
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
+from memcore_rightmemory._move import move_item
 from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
 from memcore_rightmemory._render import DEFAULT_MEMORY_HEADING, DEFAULT_PURSUIT_HEADING
 from memcore_rightmemory._state import Fast, GraphKeeper, regular, trim_cache
@@ -111,6 +112,7 @@ class RightMemoryProvider(BaseProvider):
         "remove_edge",
         "move_to_detail",
         "inline_detail",
+        "move",
     }
 
     #: no options but the core ones (``read_only``); anything else is a ConfigError
@@ -537,8 +539,8 @@ class RightMemoryProvider(BaseProvider):
                 return current
             if entry.parent != current.parent:
                 raise InvalidEntryError(
-                    f"{FORMAT}: moving `{entry.id}` from parent {current.parent!r} to {entry.parent!r} is "
-                    "not supported by update; delete and add it instead"
+                    f"{FORMAT}: update keeps `{entry.id}` under {current.parent!r}; move it to {entry.parent!r} "
+                    "with move() (memcore move)"
                 )
             change = render.Change.empty()
             render.rewrite_item(graph, ref, entry, change, self._md)
@@ -640,6 +642,8 @@ class RightMemoryProvider(BaseProvider):
             raise EntryNotFoundError(f"{FORMAT}: `{item_id}` has no edge {edge_type}:{target}")
         entry.relations = kept
         return self.update(entry, expected_version=entry.version)
+
+    move = move_item  # under another heading, keeping id, edges and children: see memcore_rightmemory._move
 
     def move_to_detail(self, heading_id: str) -> str:
         """Turn a ``{#id}`` heading into ``{F#id}``, moving its children into its detail file.

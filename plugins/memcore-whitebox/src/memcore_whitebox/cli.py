@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from memcore.cli.helpers import dump_json, handle_errors, json_option, open_from_cli, store_options
 from memcore_whitebox.promotion import run_promotion
@@ -68,13 +69,13 @@ def promote(
     table = Table("tags", "eligible", "score", "sources", "reference", "action", "path")
     for row in rows:
         table.add_row(
-            ", ".join(row["tags"]),
+            Text(", ".join(row["tags"])),
             str(row["eligible"]),
             f"{row['score']:.2f}",
             str(row["distinct_sources"]),
             "promote" if row["reference_promote"] else "no",
             row["action"],
-            row["path"] or "-",
+            Text(row["path"] or "-"),
         )
     Console(highlight=False, soft_wrap=True).print(table)
     err = Console(stderr=True, highlight=False, soft_wrap=True)

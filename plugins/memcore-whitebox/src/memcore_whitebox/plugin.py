@@ -9,7 +9,7 @@ from memcore.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-__all__ = ["memcore_register_commands", "memcore_register_providers"]
+__all__ = ["memcore_register_commands", "memcore_register_format_operations", "memcore_register_providers"]
 
 
 @hookimpl
@@ -26,3 +26,11 @@ def memcore_register_commands(cli: click.Group) -> None:
     from memcore_whitebox.cli import whitebox
 
     cli.add_command(whitebox)
+
+
+@hookimpl
+def memcore_register_format_operations() -> list[Any]:
+    """Return whitebox's format operations (memcore_whitebox.operations)."""
+    from memcore_whitebox.operations import OPERATIONS
+
+    return list(OPERATIONS)
