@@ -91,7 +91,7 @@ def reference_notes(entry: MemoryEntry, section: Section, *, pending: bool = Fal
             "source",
             entry.source,
             shown_source,
-            "Maka's origin is manual, extracted or imported; anything else is unknown",
+            "Maka's origin= is manual, extracted or imported, else unknown",
         )
     raw_status = meta.get("status")
     status = ("review_required" if pending else "active") if raw_status is None else raw_status
@@ -99,7 +99,7 @@ def reference_notes(entry: MemoryEntry, section: Section, *, pending: bool = Fal
         status = "unknown"
     if entry.status.value != status:
         note(
-            "status", entry.status.value, status, "Maka shows a status other than its five as unknown (never injected)"
+            "status", entry.status.value, status, "Maka shows a status not among its five as unknown"
         )
     scope = meta.get("scope")
     if entry.scope != scope and not (entry.scope is None and scope is None):
