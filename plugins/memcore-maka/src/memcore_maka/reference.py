@@ -98,9 +98,7 @@ def reference_notes(entry: MemoryEntry, section: Section, *, pending: bool = Fal
     if status not in MAKA_STATUSES:
         status = "unknown"
     if entry.status.value != status:
-        note(
-            "status", entry.status.value, status, "Maka shows a status not among its five as unknown"
-        )
+        note("status", entry.status.value, status, "Maka shows a status not among its five as unknown")
     scope = meta.get("scope")
     if entry.scope != scope and not (entry.scope is None and scope is None):
         note("scope", entry.scope, scope, "Maka reads scope= as written (workspace or session)")

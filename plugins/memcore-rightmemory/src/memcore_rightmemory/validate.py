@@ -18,7 +18,7 @@ from pathlib import Path
 from memcore.errors import InvalidEntryError
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph
-from memcore_rightmemory._parse import META_RE, Doc, Source, fenced_lines
+from memcore_rightmemory._parse import ANCHOR_CANDIDATE_RE, META_RE, NODE_CANDIDATE_RE, Doc, Source, fenced_lines
 from memcore_rightmemory.mapping import EDGE_TYPES
 
 __all__ = [
@@ -38,6 +38,18 @@ FORMAT = "rightmemory"
 FOCUS_PLACEHOLDER = "No Pursuit is focused yet."
 #: Marks the reference installer puts in its starter-template text (``<!-- rightmemory:example:start -->``).
 _TEMPLATE_MARK = "<!-- rightmemory:"
+#: What ``str.splitlines()`` (graph.py's line split) breaks at beyond LF and CR, by name.
+_REFERENCE_BREAKS = {
+    "\x0b": "U+000B (LINE TABULATION)",
+    "\x0c": "U+000C (FORM FEED)",
+    "\x1c": "U+001C (FILE SEPARATOR)",
+    "\x1d": "U+001D (GROUP SEPARATOR)",
+    "\x1e": "U+001E (RECORD SEPARATOR)",
+    "\x85": "U+0085 (NEXT LINE)",
+    "\u2028": "U+2028 (LINE SEPARATOR)",
+    "\u2029": "U+2029 (PARAGRAPH SEPARATOR)",
+}
+_REFERENCE_BREAK_RE = re.compile("[" + "".join(_REFERENCE_BREAKS) + "]")
 _THEMATIC_BREAK = re.compile(r"^(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _LINE_NO_RE = re.compile(r":\d+")
 
@@ -183,6 +195,34 @@ def unread_text(graph: Graph) -> list[Diagnostic]:
     return out
 
 
+def _line_break(rel: str, number: int, line: str) -> Diagnostic:
+    """``rm.reference-line-break``: a character graph.py splits lines at and Markdown does not."""
+    found = sorted({_REFERENCE_BREAKS[c] for c in _REFERENCE_BREAK_RE.findall(line)})
+    return Diagnostic(
+        path=rel,
+        line=number,
+        code="rm.reference-line-break",
+        severity=Severity.WARNING,
+        message=f"this line holds {', '.join(found)}: RightMemory's graph.py splits lines there "
+        "(str.splitlines), Markdown and memcore do not, so the two read different items here; "
+        "replace it with a line break or a space",
+    )
+
+
+def _reference_reads(rel: str, number: int, line: str) -> Diagnostic:
+    """``rm.reference-reads-syntax``: graph syntax graph.py reads where Markdown has none."""
+    return Diagnostic(
+        path=rel,
+        line=number,
+        code="rm.reference-reads-syntax",
+        severity=Severity.WARNING,
+        message=f"{line.strip()[:40]!r} is a node or anchored heading to RightMemory's graph.py, which "
+        "skips only fenced code; in Markdown it is inside an HTML block or comment (or indented "
+        "code, a block quote, a list item's text), so memcore reads no item here; move it out to "
+        "make it an item, or into fenced code",
+    )
+
+
 def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
     """Return :func:`unread_text`'s warnings for one file (its lines released after, if split here)."""
     out: list[Diagnostic] = []
@@ -201,12 +241,16 @@ def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
     inside = False
     for number, line, in_code in fenced_lines(source.lines):
         text = line.strip()
+        if _REFERENCE_BREAK_RE.search(line) is not None:
+            out.append(_line_break(rel, number, line))
         if in_code and inside and number not in covered:
             runs[-1].append((number, text))  # a code block is one passage, blank lines and all
             continue
         if number in covered or not text or META_RE.match(line) or _format_text(text):
             inside = False
             continue
+        if not in_code and (NODE_CANDIDATE_RE.match(line) or ANCHOR_CANDIDATE_RE.match(line)):
+            out.append(_reference_reads(rel, number, line))
         if not inside:
             runs.append([])
         runs[-1].append((number, text))
