@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from memcore.cli import cli
 from memcore.migrate import migrate
 from memcore.models import MemoryEntry, Status
 from memcore.provider import ReferenceReading
@@ -64,3 +67,11 @@ def test_notes_match_a_reading_by_makas_own_rules(tmp_path: Path) -> None:
     note = next(n for n in report.entries[0].fidelity if n.field == "tags")
     assert note.shown == parse_tags(section.meta["tags"]) == ["a-b", "c"]
     assert [n.field for n in report.entries[0].fidelity] == ["tags"]
+
+
+def test_human_summary_lists_what_maka_shows_differently(tmp_path: Path) -> None:
+    src = _source(tmp_path, MemoryEntry(title="", body="No title here.", source="manual"))
+    result = CliRunner().invoke(cli, ["migrate", src, f"maka:{tmp_path / 'maka' / 'MEMORY.md'}"])
+    assert result.exit_code == 0, result.output
+    assert "(local-memory.ts) shows differently" in " ".join(result.output.split())
+    assert "title: '' shown as 'Untitled memory'" in result.output

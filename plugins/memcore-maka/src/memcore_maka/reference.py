@@ -75,7 +75,7 @@ def reference_notes(entry: MemoryEntry, section: Section, *, pending: bool = Fal
     notes: list[FidelityNote] = []
 
     def note(field: str, kept: object, shown: object, why: str) -> None:
-        notes.append(FidelityNote(field=field, kept=kept, shown=shown, reader=READER, why=why))  # type: ignore[arg-type]
+        notes.append(FidelityNote(field=field, kept=kept, shown=shown, reader=READER, why=why))
 
     if entry.title != section.title:
         note("title", entry.title, section.title, _title_why(entry.title, section.title))

@@ -87,7 +87,7 @@ def reference_observations(text: str) -> list[ReferenceObservation]:
 
 
 def _note(name: str, kept: object, shown: object, why: str) -> FidelityNote:
-    return FidelityNote(field=name, kept=kept, shown=shown, reader=READER, why=why)  # type: ignore[arg-type]
+    return FidelityNote(field=name, kept=kept, shown=shown, reader=READER, why=why)
 
 
 def _body_why(kept: str, shown: str) -> str:
