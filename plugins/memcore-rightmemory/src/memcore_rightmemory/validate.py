@@ -18,7 +18,7 @@ from pathlib import Path
 from memcore.errors import InvalidEntryError
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph
-from memcore_rightmemory._parse import ANCHOR_CANDIDATE_RE, META_RE, NODE_CANDIDATE_RE, Doc, Source, fenced_lines
+from memcore_rightmemory._parse import META_RE, NODE_RE, Doc, Source, fenced_lines, match_anchor
 from memcore_rightmemory.mapping import EDGE_TYPES
 
 __all__ = [
@@ -195,15 +195,23 @@ def unread_text(graph: Graph) -> list[Diagnostic]:
     return out
 
 
+def _graph_syntax(line: str) -> bool:
+    """Whether graph.py reads ``line`` as a node with its edge list or an anchored heading."""
+    return NODE_RE.match(line) is not None or (line.startswith("#") and match_anchor(line) is not None)
+
+
+def _warning(rel: str, number: int, code: str, message: str) -> Diagnostic:
+    return Diagnostic(path=rel, line=number, code=code, severity=Severity.WARNING, message=message)
+
+
 def _line_break(rel: str, number: int, line: str) -> Diagnostic:
     """``rm.reference-line-break``: a character graph.py splits lines at and Markdown does not."""
     found = sorted({_REFERENCE_BREAKS[c] for c in _REFERENCE_BREAK_RE.findall(line)})
-    return Diagnostic(
-        path=rel,
-        line=number,
-        code="rm.reference-line-break",
-        severity=Severity.WARNING,
-        message=f"this line holds {', '.join(found)}: RightMemory's graph.py splits lines there "
+    return _warning(
+        rel,
+        number,
+        "rm.reference-line-break",
+        f"this line holds {', '.join(found)}: RightMemory's graph.py splits lines there "
         "(str.splitlines), Markdown and memcore do not, so the two read different items here; "
         "replace it with a line break or a space",
     )
@@ -211,12 +219,11 @@ def _line_break(rel: str, number: int, line: str) -> Diagnostic:
 
 def _reference_reads(rel: str, number: int, line: str) -> Diagnostic:
     """``rm.reference-reads-syntax``: graph syntax graph.py reads where Markdown has none."""
-    return Diagnostic(
-        path=rel,
-        line=number,
-        code="rm.reference-reads-syntax",
-        severity=Severity.WARNING,
-        message=f"{line.strip()[:40]!r} is a node or anchored heading to RightMemory's graph.py, which "
+    return _warning(
+        rel,
+        number,
+        "rm.reference-reads-syntax",
+        f"{line.strip()[:40]!r} is a node or anchored heading to RightMemory's graph.py, which "
         "skips only fenced code; in Markdown it is inside an HTML block or comment (or indented "
         "code, a block quote, a list item's text), so memcore reads no item here; move it out to "
         "make it an item, or into fenced code",
@@ -235,6 +242,13 @@ def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
         covered.add(node.line)
         if node.meta_line is not None:
             covered.add(node.meta_line)
+    # lines memcore reads as items, or reports itself: only the rest can be syntax graph.py alone sees
+    items = (
+        {h.line for h in doc.headings}
+        | {n.line for n in doc.nodes}
+        | {d[1] for d in doc.diags}
+        | {ln for _i, ln in doc.focus}
+    )
     source = doc.source
     unsplit = type(source) is Source and getattr(source, "_lines", None) is None
     runs: list[list[tuple[int, str]]] = []
@@ -243,14 +257,14 @@ def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
         text = line.strip()
         if _REFERENCE_BREAK_RE.search(line) is not None:
             out.append(_line_break(rel, number, line))
+        if not in_code and number not in items and _graph_syntax(line):
+            out.append(_reference_reads(rel, number, line))
         if in_code and inside and number not in covered:
             runs[-1].append((number, text))  # a code block is one passage, blank lines and all
             continue
         if number in covered or not text or META_RE.match(line) or _format_text(text):
             inside = False
             continue
-        if not in_code and (NODE_CANDIDATE_RE.match(line) or ANCHOR_CANDIDATE_RE.match(line)):
-            out.append(_reference_reads(rel, number, line))
         if not inside:
             runs.append([])
         runs[-1].append((number, text))
