@@ -13,9 +13,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
-from memcore.models import Diagnostic, MemoryEntry, Query
+from memcore.models import Diagnostic, FidelityNote, MemoryEntry, Query
 
-__all__ = ["Capability", "FileBackedProvider", "MemoryProvider"]
+__all__ = ["Capability", "FileBackedProvider", "MemoryProvider", "ReferenceReading"]
 
 
 class Capability(enum.StrEnum):
@@ -137,3 +137,23 @@ class FileBackedProvider(Protocol):
 
     def file_of(self, entry: MemoryEntry) -> str:
         """Return the source file ``entry`` was read from."""
+
+
+@runtime_checkable
+class ReferenceReading(Protocol):
+    """Optional: a provider that can tell what its format's own reader shows differently.
+
+    ``memcore migrate`` asks it about every entry it wrote and lists the answers per entry
+    and field in the report (:attr:`memcore.migrate.EntryReport.fidelity`).
+    """
+
+    def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
+        """Return what the format's reference reader shows differently for ``entry`` as stored.
+
+        Args:
+            entry: An entry as this provider reads it (its ``id`` names it in the store).
+
+        Returns:
+            One note per field the reference reader shows otherwise; empty when it shows every
+            field as memcore holds it (or the entry is no longer in the store).
+        """

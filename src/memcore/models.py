@@ -24,6 +24,7 @@ from memcore._vocabulary import Kind, Severity, Status
 __all__ = [
     "Diagnostic",
     "Extra",
+    "FidelityNote",
     "Kind",
     "MemoryEntry",
     "Query",
@@ -391,6 +392,29 @@ class Diagnostic(BaseModel):
             if self.column is not None:
                 where += f":{self.column}"
         return f"{where}: {self.severity.value} {self.code}: {self.message}"
+
+
+class FidelityNote(BaseModel):
+    """One field a format's own reader will show differently from what memcore kept.
+
+    memcore reads its own writes back whole (through its free-data keys and escapes); the
+    format's reference reader does not read those, so for some values it shows something else:
+    a tag lower-cased, a title it supplies, an escape character, quotes, a block it stops at.
+
+    Attributes:
+        field: Dotted field name, as in a migration's losses (``"tags"``, ``"body"``).
+        kept: The value memcore holds (JSON form).
+        shown: What the reference reader shows instead (JSON form); ``None`` when it shows
+            nothing for the field (the whole entry, for ``field == "*"``).
+        reader: The reference reader, as its authors name it (``"local-memory.ts"``).
+        why: The reference rule behind the difference, in one sentence.
+    """
+
+    field: str
+    kept: JsonValue = None
+    shown: JsonValue = None
+    reader: str = ""
+    why: str = ""
 
 
 class Query(BaseModel):

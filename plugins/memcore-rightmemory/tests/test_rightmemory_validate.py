@@ -208,8 +208,15 @@ def test_code_and_html_never_yield_graph_syntax(tmp_path: Path) -> None:
         "> - `quoted` x → []\n"
     )
     root = _store(tmp_path / "s", {"MEMORY.md": memory})
-    # the quoted line sits under the plain `## Inline` heading: in no entry, reported as such
-    assert _codes(root) == [("rm.unread-text", "MEMORY.md", 22)]
+    # the quoted line sits under the plain `## Inline` heading: in no entry, reported as such;
+    # graph.py (which skips only fenced code) reads the indented and the HTML node, and calls
+    # the inline-code anchor malformed
+    assert _codes(root) == [
+        ("rm.anchor-in-code", "MEMORY.md", 18),
+        ("rm.reference-reads-syntax", "MEMORY.md", 12),
+        ("rm.reference-reads-syntax", "MEMORY.md", 15),
+        ("rm.unread-text", "MEMORY.md", 22),
+    ]
     with RightMemoryProvider(root) as provider:
         entries = {e.id: e for e in provider.iter_entries()}
     assert list(entries) == ["m", "real", "commented"]

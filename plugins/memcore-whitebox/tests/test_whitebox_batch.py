@@ -180,14 +180,15 @@ def test_unterminated_fence_at_the_end_is_refused(tmp_path: Path) -> None:
     assert path.read_bytes().endswith(b"open\n")
 
 
-def test_body_with_an_unclosed_code_fence_is_refused(tmp_path: Path) -> None:
-    """Such a body cannot be one block (the closing fence would close its code): nothing written."""
+def test_body_with_an_unclosed_code_fence_is_written_with_a_tilde_fence(tmp_path: Path) -> None:
+    """The fence is written with tildes (memcore_whitebox._fences), so the block's closing fence still closes it."""
     root = _vault(tmp_path / "v")
-    before = _files(root)
     store = WhiteBoxProvider(root).open()
-    with pytest.raises(InvalidEntryError, match="nothing was written"):
-        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="```python\nprint(1)", source="x", created_at=START))
-    assert _files(root) == before
+    body = "```python\nprint(1)"
+    added = store.add(MemoryEntry(kind=Kind.OBSERVATION, body=body, source="x", created_at=START))
+    assert store.get(added.id or "").body == body
+    month = root / (added.id or "").partition("#")[0]
+    assert "\n~~~python\nprint(1)\n```" in month.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("vault", [SAMPLE_VAULT, EXAMPLE_VAULT], ids=["authors-sample", "example"])

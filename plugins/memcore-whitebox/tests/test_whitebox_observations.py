@@ -243,7 +243,9 @@ def test_bodies_with_fenced_code_are_read_whole(vault: Path) -> None:
         stored = store.add(obs(body=body))
         assert store.get(stored.id or "").body == body
     text = (vault / "observations" / "2026-04.md").read_text(encoding="utf-8")
-    assert "\n````\n---\ndate: 2026-04-20" in text and text.endswith("And liked it.\n````\n")
+    # the code fence is written with tildes so the reference parser reads the whole body
+    assert "\n```\n---\ndate: 2026-04-20" in text
+    assert text.endswith("Shared a snippet:\n\n~~~python\nprint('hi')\n~~~\n\nAnd liked it.\n```\n")
     # hand-written: a three-backtick fence whose body holds fenced code with an info string
     (vault / "observations" / "2026-02.md").write_text(
         "# Observations\n\n```\n---\ndate: 2026-02-01\nsource: a\ntags: [x]\nconfidence: low\n---\n\n"

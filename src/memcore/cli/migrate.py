@@ -126,18 +126,16 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
         for field, count in report.lost_fields.items():
             lost.add_row(Text(field), str(count))
         console.print(lost)
-        shown = 0
-        for entry in report.entries:
-            for loss in entry.losses:
-                if shown >= max_rows:
-                    break
-                console.print(
-                    f"  {entry.source_id} {entry.title[:40]!r}: {loss.field}: {_short(loss.written)} → "
-                    f"{_short(loss.stored)}",
-                    markup=False,
-                )
-                shown += 1
-        _print_more(console, sum(len(e.losses) for e in report.entries), shown)
+        _print_entry_rows(
+            console,
+            [
+                f"{entry.source_id} {entry.title[:40]!r}: {loss.field}: {_short(loss.written)} → {_short(loss.stored)}"
+                for entry in report.entries
+                for loss in entry.losses
+            ],
+            max_rows,
+        )
+    _print_fidelity(console, report, max_rows)
     failed = [e for e in report.entries if e.action == "failed"]
     conflicts = [e for e in report.entries if e.action == "conflict"]
     not_updatable = [e for e in report.entries if e.action == "not_updatable"]
@@ -196,6 +194,36 @@ def render_report(report: ConversionReport, console: Console, *, max_rows: int =
     for note in report.notes:
         console.print(f"note: {note}", markup=False)
     console.print(f"took {report.duration_ms / 1000:.2f} s", markup=False)
+
+
+def _print_fidelity(console: Console, report: ConversionReport, max_rows: int) -> None:
+    """Print what the target format's own reader shows differently, per field then per entry."""
+    if not report.fidelity_fields:
+        return
+    readers = sorted({n.reader for e in report.entries for n in e.fidelity if n.reader})
+    table = Table(
+        "field", "entries", title=f"the target's own reader ({', '.join(readers) or 'reference'}) shows differently"
+    )
+    for field, count in report.fidelity_fields.items():
+        table.add_row(field, str(count))
+    console.print(table)
+    _print_entry_rows(
+        console,
+        [
+            f"{entry.source_id} {entry.title[:40]!r}: {note.field}: {_short(note.kept)} shown as "
+            f"{_short(note.shown)} ({note.why})"
+            for entry in report.entries
+            for note in entry.fidelity
+        ],
+        max_rows,
+    )
+
+
+def _print_entry_rows(console: Console, rows: list[str], max_rows: int) -> None:
+    """Print the first ``max_rows`` of ``rows`` (one per entry and field), indented, then how many were left out."""
+    for row in rows[:max_rows]:
+        console.print(f"  {row}", markup=False)
+    _print_more(console, len(rows), min(len(rows), max_rows))
 
 
 def _print_diagnostics(console: Console, diagnostics: list[Diagnostic], heading: str, max_rows: int) -> None:

@@ -12,7 +12,7 @@ from memcore.errors import MemcoreError
 from memcore.migrate.report import FieldChange
 from memcore.migrate.state import _batch, _RunState, stamp_of
 from memcore.models import MemoryEntry, Severity, json_copy
-from memcore.provider import Capability, read_all
+from memcore.provider import Capability, ReferenceReading, read_all
 
 __all__ = ["CORE_FIELDS", "MEMCORE_NS", "compare_entries", "restore_kept"]
 
@@ -245,6 +245,7 @@ class _ReadBack(_RunState):
         stored_all = {e.id: e for e in entries if e.id is not None}
         provenance_lost = False
         where = f"extra.{MEMCORE_NS}.kept"
+        reference = self.target if isinstance(self.target, ReferenceReading) else None
         total = len(self.sent)
         for done, (src_id, (written, returned)) in enumerate(self.sent.items(), 1):
             rep = self.reports[src_id]
@@ -267,6 +268,8 @@ class _ReadBack(_RunState):
                 rep.kept = [c.model_copy(update={"kept_in": where}) for c in changes if c.field not in after]
             else:
                 rep.losses = changes
+            if reference is not None:
+                rep.fidelity = reference.reference_reads_differently(got)
             if done % 200 == 0 or done == total:
                 self.progress("verify", done, total)
         if provenance_lost:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue, computed_field
 
-from memcore.models import Diagnostic, Kind, Severity, utc_now
+from memcore.models import Diagnostic, FidelityNote, Kind, Severity, utc_now
 
 __all__ = [
     "UNREAD_TEXT_CODE",
@@ -62,6 +62,10 @@ class EntryReport(BaseModel):
             :attr:`error` names what differs) or ``failed``.
         losses: Fields the target could not hold and that were not kept elsewhere.
         kept: Fields the target could not hold natively but kept in free data.
+        fidelity: What the target format's own reader will show differently from what memcore
+            kept (memcore reads the entry back whole; the format's reference reader does not
+            read memcore's keys and escapes), per field. Empty when the target cannot tell
+            (:class:`memcore.provider.ReferenceReading`) or nothing differs.
         error: Why the entry failed, for ``failed``; what was left alone, for ``conflict`` and
             ``not_updatable``.
     """
@@ -73,6 +77,7 @@ class EntryReport(BaseModel):
     action: Action
     losses: list[FieldChange] = Field(default_factory=list)
     kept: list[FieldChange] = Field(default_factory=list)
+    fidelity: list[FidelityNote] = Field(default_factory=list)
     error: str | None = None
 
 
@@ -142,7 +147,7 @@ class ConversionReport(BaseModel):
         """Totals by action and outcome.
 
         Keys: ``read``, ``written``, ``updated``, ``unchanged``, ``conflict``, ``not_updatable``, ``failed``,
-        ``lossy``, ``kept``,
+        ``lossy``, ``kept``, ``reads_differently`` (entries with a :attr:`EntryReport.fidelity` note),
         ``unresolved_links``, ``unreadable`` (source error diagnostics, :attr:`source_errors`)
         and ``unread_text`` (passages of source text in no entry, :attr:`unread_text`).
         """
@@ -152,6 +157,7 @@ class ConversionReport(BaseModel):
             out[entry.action] += 1
         out["lossy"] = sum(1 for e in self.entries if e.losses)
         out["kept"] = sum(1 for e in self.entries if e.kept)
+        out["reads_differently"] = sum(1 for e in self.entries if e.fidelity)
         out["unresolved_links"] = len(self.unresolved_links)
         out["unreadable"] = len(self.source_errors)
         out["unread_text"] = len(self.unread_text)
@@ -182,6 +188,16 @@ class ConversionReport(BaseModel):
         for entry in self.entries:
             for loss in entry.losses:
                 out[loss.field] = out.get(loss.field, 0) + 1
+        return dict(sorted(out.items()))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fidelity_fields(self) -> dict[str, int]:
+        """How many entries the target's own reader shows differently, per field: ``{"tags": 4}``."""
+        out: dict[str, int] = {}
+        for entry in self.entries:
+            for field in dict.fromkeys(note.field for note in entry.fidelity):
+                out[field] = out.get(field, 0) + 1
         return dict(sorted(out.items()))
 
     @property

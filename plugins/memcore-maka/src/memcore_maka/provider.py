@@ -46,6 +46,7 @@ from memcore_maka._storage import MakaStorage, refuse_foreign_folder, refuse_sym
 from memcore_maka.codec import EntryView, from_ms, render_section, to_ms, view
 from memcore_maka.mapping import FORMAT, MEMORY_HEADER, PENDING_HEADER
 from memcore_maka.prompt import PROMPT_MAX_CHARS, TRUNCATION_MARKER, prompt_text
+from memcore_maka.reference import MakaReference
 
 __all__ = [
     "MEMORY_HEADER",
@@ -85,7 +86,7 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-class MakaProvider(BaseProvider):
+class MakaProvider(MakaReference, BaseProvider):
     """Maka's MEMORY.md as a memcore store.
 
     Args:

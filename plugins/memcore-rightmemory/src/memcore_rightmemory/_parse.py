@@ -652,6 +652,25 @@ class _Parser:
                 return block
         return None
 
+    def _anchor_in_code(self, lineno: int, raw: str) -> None:
+        """Report an anchor memcore does not read (inline code or HTML) that graph.py reads as malformed.
+
+        graph.py does not know code spans: ``## Title `{#x}` `` is to it an anchor followed by
+        text, which it reports as a malformed heading edge list (or an invalid id, or an
+        unsupported marker); memcore reports it too, so both call the file invalid.
+        """
+        candidate = match_anchor_candidate(ANCHOR_CANDIDATE_RE, raw) or match_anchor_candidate(
+            UNSUPPORTED_ANCHOR_RE, raw
+        )
+        if candidate is not None:
+            self.err(
+                "rm.anchor-in-code",
+                lineno,
+                f"`{{{candidate.group(2)}{candidate.group(3)}}}` is inside inline code or HTML: RightMemory's "
+                "graph.py does not skip those and reads a malformed anchor; move the anchor out of the "
+                "code span (after the title) or write it without the braces",
+            )
+
     def heading(self, ln: int, code: int, html: list[str]) -> None:
         """Record the heading on line ``ln`` (0-based); ``code``/``html``: its inline code spans / HTML."""
         raw = self.lines[ln]
@@ -708,6 +727,8 @@ class _Parser:
                         lineno,
                         f"unsupported heading marker `{unsupported.group(2)}`; use #, F#, M#, S#, MF# or MQ#",
                     )
+        if block.id is None and line is not raw and match_anchor(raw) is None:
+            self._anchor_in_code(lineno, raw)
         if block.id is None:
             block.title_span = (head.end(), len(raw.rstrip()))
             block.title = raw[head.end() :].strip()

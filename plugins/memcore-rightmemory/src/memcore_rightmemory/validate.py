@@ -18,7 +18,7 @@ from pathlib import Path
 from memcore.errors import InvalidEntryError
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph
-from memcore_rightmemory._parse import META_RE, Doc, Source, fenced_lines
+from memcore_rightmemory._parse import META_RE, NODE_RE, Doc, Source, fenced_lines, match_anchor
 from memcore_rightmemory.mapping import EDGE_TYPES
 
 __all__ = [
@@ -38,6 +38,18 @@ FORMAT = "rightmemory"
 FOCUS_PLACEHOLDER = "No Pursuit is focused yet."
 #: Marks the reference installer puts in its starter-template text (``<!-- rightmemory:example:start -->``).
 _TEMPLATE_MARK = "<!-- rightmemory:"
+#: What ``str.splitlines()`` (graph.py's line split) breaks at beyond LF and CR, by name.
+_REFERENCE_BREAKS = {
+    "\x0b": "U+000B (LINE TABULATION)",
+    "\x0c": "U+000C (FORM FEED)",
+    "\x1c": "U+001C (FILE SEPARATOR)",
+    "\x1d": "U+001D (GROUP SEPARATOR)",
+    "\x1e": "U+001E (RECORD SEPARATOR)",
+    "\x85": "U+0085 (NEXT LINE)",
+    "\u2028": "U+2028 (LINE SEPARATOR)",
+    "\u2029": "U+2029 (PARAGRAPH SEPARATOR)",
+}
+_REFERENCE_BREAK_RE = re.compile("[" + "".join(_REFERENCE_BREAKS) + "]")
 _THEMATIC_BREAK = re.compile(r"^(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _LINE_NO_RE = re.compile(r":\d+")
 
@@ -183,6 +195,41 @@ def unread_text(graph: Graph) -> list[Diagnostic]:
     return out
 
 
+def _graph_syntax(line: str) -> bool:
+    """Whether graph.py reads ``line`` as a node with its edge list or an anchored heading."""
+    return NODE_RE.match(line) is not None or (line.startswith("#") and match_anchor(line) is not None)
+
+
+def _warning(rel: str, number: int, code: str, message: str) -> Diagnostic:
+    return Diagnostic(path=rel, line=number, code=code, severity=Severity.WARNING, message=message)
+
+
+def _line_break(rel: str, number: int, line: str) -> Diagnostic:
+    """``rm.reference-line-break``: a character graph.py splits lines at and Markdown does not."""
+    found = sorted({_REFERENCE_BREAKS[c] for c in _REFERENCE_BREAK_RE.findall(line)})
+    return _warning(
+        rel,
+        number,
+        "rm.reference-line-break",
+        f"this line holds {', '.join(found)}: RightMemory's graph.py splits lines there "
+        "(str.splitlines), Markdown and memcore do not, so the two read different items here; "
+        "replace it with a line break or a space",
+    )
+
+
+def _reference_reads(rel: str, number: int, line: str) -> Diagnostic:
+    """``rm.reference-reads-syntax``: graph syntax graph.py reads where Markdown has none."""
+    return _warning(
+        rel,
+        number,
+        "rm.reference-reads-syntax",
+        f"{line.strip()[:40]!r} is a node or anchored heading to RightMemory's graph.py, which "
+        "skips only fenced code; in Markdown it is inside an HTML block or comment (or indented "
+        "code, a block quote, a list item's text), so memcore reads no item here; move it out to "
+        "make it an item, or into fenced code",
+    )
+
+
 def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
     """Return :func:`unread_text`'s warnings for one file (its lines released after, if split here)."""
     out: list[Diagnostic] = []
@@ -195,12 +242,23 @@ def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
         covered.add(node.line)
         if node.meta_line is not None:
             covered.add(node.meta_line)
+    # lines memcore reads as items, or reports itself: only the rest can be syntax graph.py alone sees
+    items = (
+        {h.line for h in doc.headings}
+        | {n.line for n in doc.nodes}
+        | {d[1] for d in doc.diags}
+        | {ln for _i, ln in doc.focus}
+    )
     source = doc.source
     unsplit = type(source) is Source and getattr(source, "_lines", None) is None
     runs: list[list[tuple[int, str]]] = []
     inside = False
     for number, line, in_code in fenced_lines(source.lines):
         text = line.strip()
+        if _REFERENCE_BREAK_RE.search(line) is not None:
+            out.append(_line_break(rel, number, line))
+        if not in_code and number not in items and _graph_syntax(line):
+            out.append(_reference_reads(rel, number, line))
         if in_code and inside and number not in covered:
             runs[-1].append((number, text))  # a code block is one passage, blank lines and all
             continue

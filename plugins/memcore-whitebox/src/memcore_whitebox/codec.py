@@ -21,6 +21,7 @@ from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, utc_now
 from memcore.storage import TextFile, check_component, version_token
 from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, scan_blocks, to_json_value
+from memcore_whitebox._fences import decode_fences, encode_fences
 from memcore_whitebox._parse import diag as _diag
 from memcore_whitebox._render import field_scalar, json_line, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope
@@ -413,8 +414,14 @@ def _put_links_and_times(entry: MemoryEntry, memcore: dict[str, Any]) -> None:
         memcore["updated_at"] = format_utc(entry.updated_at)
 
 
-def observation_lines(entry: MemoryEntry, date: str, default_source: str, active_scope: str | None) -> list[str]:
-    """Return the frontmatter lines of a new observation block dated ``date``."""
+def observation_lines(
+    entry: MemoryEntry, date: str, default_source: str, active_scope: str | None, fences: dict[str, str] | None = None
+) -> list[str]:
+    """Return the frontmatter lines of a new observation block dated ``date``.
+
+    ``fences`` is what :func:`memcore_whitebox._fences.encode_fences` changed in the body
+    (kept in the ``memcore:`` object so the body reads back exactly).
+    """
     wb: dict[str, Any] = dict(entry.extra.get(FORMAT, {}))
     memcore: dict[str, Any] = {}
     source = entry.source
@@ -472,6 +479,8 @@ def observation_lines(entry: MemoryEntry, date: str, default_source: str, active
             memcore["body_lead"] = lead
         if trail:
             memcore["body_trail"] = trail
+    if fences:
+        memcore["fences"] = fences
     if memcore:
         lines.append(f"memcore: {json_line(memcore)}")
     return lines
@@ -712,7 +721,7 @@ def _apply_memcore(kw: dict[str, Any], memcore: dict[str, Any], *, written_label
         wb.setdefault("fields", {}).update(fields)
         merged[FORMAT] = wb
     kw["extra"] = merged
-    body = kw.get("body", "")
+    body = decode_fences(kw.get("body", ""), memcore.get("fences"))
     if isinstance(memcore.get("body_lead"), str):
         body = memcore["body_lead"] + body
     if isinstance(memcore.get("body_trail"), str):
@@ -762,7 +771,8 @@ def observation_block(
     Raises:
         InvalidEntryError: The body cannot be one block (an unclosed fenced code block).
     """
-    block = render_block(observation_lines(entry, date, default_source, active_scope), entry.body)
+    body, fences = encode_fences(entry.body.strip())
+    block = render_block(observation_lines(entry, date, default_source, active_scope, fences), body)
     blocks = list(scan_blocks(block))
     blk = blocks[0]
     if len(blocks) != 1 or not blk.is_observation or blk.problem is not None or blk.end != len(block):

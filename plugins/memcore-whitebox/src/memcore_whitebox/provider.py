@@ -73,6 +73,7 @@ from memcore_whitebox.codec import (
     truthy,
 )
 from memcore_whitebox.mapping import STATUS_TO_WHITEBOX, kind_for_path
+from memcore_whitebox.reference import WhiteBoxReference
 from memcore_whitebox.validate import (
     block_problem,
     check_observation,
@@ -84,7 +85,7 @@ from memcore_whitebox.validate import (
 __all__ = ["OutOfScopeError", "WhiteBoxProvider"]
 
 
-class WhiteBoxProvider(BaseProvider):
+class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
     """Read and write a WhiteBox vault.
 
     Args:

@@ -1,0 +1,164 @@
+"""The WhiteBox reference parser's reading of an observation file, and how it differs from memcore's.
+
+:func:`reference_observations` applies ``parseObservationsFromFile``'s rules as the reference
+notes describe them (notes 3-5): blocks are the matches of ```` /```\\s*\\n([\\s\\S]*?)\\n```/g ````;
+a block must be ``---``, ``key: value`` lines, ``---`` and the body, else it is skipped; a line's
+key is ``[a-zA-Z_]+`` and its value is trimmed with its quotes kept; ``tags`` is an inline list
+whose items lose their quotes and control characters; ``kind`` is kept only as ``quote`` or
+``inference``; the body is trimmed.
+
+:func:`reference_notes` compares that reading with the entry memcore reads from the same block
+(which applies its ``memcore:`` object: the quoted values' text, the fence lines of
+:mod:`memcore_whitebox._fences`) and lists every field the reference shows otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
+
+from memcore.errors import ParseError
+from memcore.models import FidelityNote, MemoryEntry
+from memcore.storage import TextFile
+from memcore_whitebox._parse import numbered
+from memcore_whitebox.mapping import V11_KEYS
+
+if TYPE_CHECKING:
+    from memcore_whitebox.provider import WhiteBoxProvider
+
+__all__ = ["READER", "ReferenceObservation", "WhiteBoxReference", "reference_notes", "reference_observations"]
+
+#: The reference reader, as WhiteBox's sources name it.
+READER = "observation-parser.ts"
+_BLOCK = re.compile(r"```\s*\n([\s\S]*?)\n```")
+_INNER = re.compile(r"^---\n([\s\S]*?)\n---\n([\s\S]*)$")
+_LINE = re.compile(r"^([a-zA-Z_]+):(.*)$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_KINDS = frozenset({"quote", "inference"})
+
+
+@dataclass
+class ReferenceObservation:
+    """One observation as the reference parser reads it.
+
+    Attributes:
+        start: Offset of the match (its three backticks) in the file text.
+        fields: ``key -> value`` as the reference keeps them (trimmed, quotes kept).
+        tags: The ``tags`` inline list's items.
+        body: The trimmed body.
+    """
+
+    start: int
+    fields: dict[str, str] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    body: str = ""
+
+
+def _tags(value: str) -> list[str]:
+    value = value.strip()
+    if not (value.startswith("[") and value.endswith("]")):
+        return []
+    out = []
+    for item in value[1:-1].split(","):
+        tag = _CONTROL.sub("", item.strip().strip("\"'")).strip()
+        if tag:
+            out.append(tag)
+    return out
+
+
+def reference_observations(text: str) -> list[ReferenceObservation]:
+    """Return the observations the reference parser reads from ``text``, in file order."""
+    out: list[ReferenceObservation] = []
+    for match in _BLOCK.finditer(text):
+        inner = _INNER.match(match.group(1))
+        if inner is None:
+            continue
+        obs = ReferenceObservation(start=match.start(), body=inner.group(2).strip())
+        for line in inner.group(1).split("\n"):
+            kv = _LINE.match(line)
+            if kv is not None:
+                obs.fields[kv.group(1)] = kv.group(2).strip()
+        obs.tags = _tags(obs.fields.get("tags", ""))
+        if obs.fields.get("kind") not in _KINDS:
+            obs.fields.pop("kind", None)
+        out.append(obs)
+    return out
+
+
+def _note(name: str, kept: object, shown: object, why: str) -> FidelityNote:
+    return FidelityNote(field=name, kept=kept, shown=shown, reader=READER, why=why)
+
+
+def _body_why(kept: str, shown: str) -> str:
+    if len(shown) < len(kept) and kept.startswith(shown):
+        return "the reference parser ends the block at the first line starting with three backticks"
+    if any(line.startswith(" ```") for line in shown.split("\n")):
+        return "a line starting with three backticks is written after one space"
+    if "~~~" in shown and "```" in kept:
+        return "a backtick code fence is written with tildes (the same code block in CommonMark)"
+    return "the reference parser reads the block's text as written"
+
+
+def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> list[FidelityNote]:
+    """Return each field the reference parser reads otherwise than memcore for observation ``number``.
+
+    Args:
+        entry: The entry as memcore reads it (``<rel>#<number>``).
+        text: The month file's text.
+        rel: The file's path in the vault.
+        number: The observation's number in the file (from 1).
+
+    Returns:
+        Notes for ``body``, ``source``, ``tags`` and ``created_at`` (the ``date`` line) and the
+        v1.1 ``extra.whitebox`` keys; one ``"*"`` note when the reference reads no observation
+        at this block (a block before it swallowed it).
+    """
+    block = next((blk for n, blk, _, _ in numbered(text, rel, None, None) if n == number), None)
+    if block is None or block.layout != "fenced":
+        return []
+    found = next((o for o in reference_observations(text) if 0 <= o.start - block.start <= len(block.fence) - 3), None)
+    if found is None:
+        why = "the reference parser's block regex reads no observation here (an earlier body ends it out of step)"
+        return [_note("*", entry.id, None, why)]
+    notes: list[FidelityNote] = []
+    if entry.body.strip() != found.body:
+        notes.append(_note("body", entry.body.strip(), found.body, _body_why(entry.body.strip(), found.body)))
+    quoted = "the reference parser keeps the quotes YAML needs around this value"
+    if entry.source is not None and found.fields.get("source") != entry.source:
+        notes.append(_note("source", entry.source, found.fields.get("source"), quoted))
+    if found.tags != entry.tags:
+        notes.append(_note("tags", entry.tags, found.tags, "the reference reads tags as an inline list of strings"))
+    if entry.created_at is not None and entry.date_only:
+        date = entry.created_at.date().isoformat()
+        if found.fields.get("date") != date:
+            notes.append(_note("created_at", date, found.fields.get("date"), "the reference reads date as written"))
+    wb = entry.extra.get("whitebox", {})
+    for key in V11_KEYS:
+        value = wb.get(key)
+        if isinstance(value, str) and found.fields.get(key) != value:
+            why = quoted if key != "kind" else "the reference keeps kind only as quote or inference"
+            notes.append(_note(f"extra.whitebox.{key}", value, found.fields.get(key), why))
+    return notes
+
+
+class WhiteBoxReference:
+    """:class:`memcore.provider.ReferenceReading` for :class:`~memcore_whitebox.provider.WhiteBoxProvider`."""
+
+    def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
+        """Return what the reference parser reads differently for observation ``entry.id`` (:func:`reference_notes`).
+
+        Empty for stable-file entries (the reference parser reads observations) and for an id
+        naming no readable observation file.
+        """
+        rel, sep, number = (entry.id or "").rpartition("#")
+        if not sep or not number.isdigit():
+            return []
+        found = cast("WhiteBoxProvider", self)._read(rel)
+        if found is None:
+            return []
+        try:
+            text = TextFile.decode(found[0], path=rel).text
+        except ParseError:
+            return []
+        return reference_notes(entry, text, rel, int(number))

@@ -1,0 +1,116 @@
+"""memcore's observation files read by the WhiteBox reference parser's rules (reference notes 3-5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import memcore
+from memcore.migrate import migrate
+from memcore.models import Kind, MemoryEntry
+from memcore.provider import ReferenceReading
+from memcore_mcpmemory.provider import McpMemoryProvider
+from memcore_whitebox._fences import decode_fences, encode_fences
+from memcore_whitebox.provider import WhiteBoxProvider
+from memcore_whitebox.reference import reference_observations
+
+SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples"
+VAULT = SAMPLES / "whitebox" / "vault-example"
+
+
+def _vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    WhiteBoxProvider.init_store(str(root))
+    return root
+
+
+def _month_text(root: Path) -> str:
+    (path,) = sorted((root / "observations").glob("*.md"))
+    return path.read_text(encoding="utf-8")
+
+
+def _fenced_sample_bodies() -> list[str]:
+    """Every body in the authors' samples that holds a line starting with three backticks."""
+    bodies: list[str] = []
+    for url in (
+        f"whitebox:{VAULT}",
+        *(f"claudecode:{p.parent}" for p in sorted((SAMPLES / "claude-code-memory").rglob("CLAUDE.md"))),
+        *(f"rightmemory:{p}" for p in sorted((SAMPLES / "rightmemory").glob("*.md"))),
+    ):
+        try:
+            with memcore.open(url) as store:
+                entries = list(store.iter_entries())
+        except memcore.MemcoreError:
+            continue
+        bodies.extend(e.body for e in entries if any(line.startswith("```") for line in e.body.split("\n")))
+    return bodies
+
+
+def test_reference_rules_read_the_authors_example_observations_as_memcore_does() -> None:
+    text = (VAULT / "observations" / "2026-04.md").read_text(encoding="utf-8")
+    found = reference_observations(text)
+    with WhiteBoxProvider(str(VAULT)) as store:
+        ours = [e for e in store.iter_entries() if e.kind is Kind.OBSERVATION]
+    assert [o.body for o in found] == [e.body for e in ours]
+    assert [o.tags for o in found] == [e.tags for e in ours]
+    assert [o.fields["source"] for o in found] == [e.source for e in ours]
+
+
+def test_a_body_with_code_fences_keeps_every_later_block_readable_by_the_reference(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    body = "Setup:\n```bash\npip install x\n```\nThen run it."
+    with WhiteBoxProvider(str(root)) as store:
+        first = store.add(MemoryEntry(kind=Kind.OBSERVATION, body=body, source="claude"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="The next observation.", source="claude"))
+        assert store.get(first.id or "").body == body
+    found = reference_observations(_month_text(root))
+    assert [o.body for o in found] == ["Setup:\n~~~bash\npip install x\n~~~\nThen run it.", "The next observation."]
+
+
+def test_encoding_leaves_no_line_starting_with_backticks_and_decodes_exactly() -> None:
+    body = "a\n```python\nx = 1\n```\n````md\n```js\n~~~\n```\n````\n```inline``` code"
+    encoded, changed = encode_fences(body)
+    assert not any(line.startswith("```") for line in encoded.split("\n"))
+    assert encoded.split("\n")[4] == "~~~~md"  # longer than the ~~~ content line it holds
+    assert decode_fences(encoded, changed) == body
+    assert encode_fences("no fences `here`") == ("no fences `here`", {})
+
+
+def test_every_fenced_body_of_the_authors_samples_survives_the_reference_parser(tmp_path: Path) -> None:
+    bodies = _fenced_sample_bodies()
+    assert len(bodies) >= 5
+    root = _vault(tmp_path)
+    with WhiteBoxProvider(str(root)) as store:
+        for body in bodies:
+            store.add(MemoryEntry(kind=Kind.OBSERVATION, body=body, source="claude", created_at="2026-04-01"))
+        ours = [e for e in store.iter_entries() if e.kind is Kind.OBSERVATION]
+    assert [e.body for e in ours] == bodies
+    found = reference_observations(_month_text(root))
+    assert [o.body for o in found] == [encode_fences(b.strip())[0] for b in bodies]
+
+
+def test_migration_report_names_quoted_values_and_fenced_bodies(tmp_path: Path) -> None:
+    src = tmp_path / "src" / "memory.jsonl"
+    McpMemoryProvider.init_store(str(src))
+    with McpMemoryProvider(str(src)) as store:
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, title="fence", body="```\ncode\n```", source="claude"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, title="quoted", body="plain", source="chat: planning"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, title="plain", body="plain too", source="claude"))
+    report = migrate(f"mcpmemory:{src}", f"whitebox:{tmp_path / 'vault'}", validate=False)
+    notes = {e.title: [(n.field, n.kept, n.shown) for n in e.fidelity] for e in report.entries}
+    assert notes["fence"] == [("body", "```\ncode\n```", "~~~\ncode\n~~~")]
+    assert notes["quoted"] == [("source", "chat: planning", '"chat: planning"')]
+    assert notes["plain"] == []
+    assert report.counts["reads_differently"] == 2
+
+
+def test_whitebox_provider_tells_what_its_reader_shows() -> None:
+    assert issubclass(WhiteBoxProvider, ReferenceReading)
+
+
+@pytest.mark.parametrize("line", ["```", "````md", "   ```x"])
+def test_a_lone_fence_line_is_written_with_tildes(line: str) -> None:
+    encoded, changed = encode_fences(line)
+    assert "`" not in encoded
+    assert decode_fences(encoded, changed) == line
