@@ -717,11 +717,11 @@ def _search_rows(
     )
     # Snippets are made for the hits kept only, in a second query: in the ranking query SQLite
     # would make one for every match before the LIMIT applies (most of a common word's cost).
-    exact_limit = limit is not None and rest is None
+    sql_limit = int(limit) if limit is not None and rest is None else None
     # With no filter outside FTS5, the limit goes inside the ranking subquery (the join then
     # reads ``limit`` entries, not every match); one row more shows whether a tie of scores
     # crosses the cut, which the full query settles by file order.
-    inner = int(limit) + 1 if exact_limit and not where else None
+    inner = sql_limit + 1 if sql_limit is not None and text and not where else None
 
     def ranked_sql(window: bool, inner_limit: int | None) -> str:
         return (
@@ -740,7 +740,7 @@ def _search_rows(
             )
             + (" WHERE " + " AND ".join(where) if where else "")
             + (" ORDER BY f.score, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
-            + (f" LIMIT {int(limit) + (1 if inner_limit is not None else 0)}" if exact_limit else "")
+            + (f" LIMIT {sql_limit + (1 if inner_limit is not None else 0)}" if sql_limit is not None else "")
         )
 
     def rows(window_from: int | None, inner_limit: int | None) -> list[tuple[int, MemoryEntry, float]]:
