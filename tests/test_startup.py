@@ -267,3 +267,33 @@ def test_unknown_format_error_lists_every_installed_format(tmp_path: Path) -> No
     assert proc.stderr == (
         "memcore: error: unknown format 'afmx' (installed formats: afmt, bfmt); did you mean 'afmt'?\n"
     )
+
+
+_PLUGIN_SCAN = """
+import atexit, sys
+import pydantic.plugin._loader as loader
+atexit.register(lambda: print("scanned" if loader._plugins is not None else "not scanned"))
+from memcore.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, "not scanned"), ("", "scanned")])
+def test_cli_skips_pydantic_plugin_scan_unless_the_user_sets_the_variable(
+    tmp_path: Path, setting: str | None, expected: str
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env["MEMCORE_CACHE_DIR"] = str(tmp_path / "cache")
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    proc = subprocess.run(
+        [sys.executable, "-c", _PLUGIN_SCAN, "search", "--store", f"whitebox:{vault}", "anything"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == expected

@@ -77,6 +77,9 @@ __all__ = [
 #: 3: the ``fts`` table stems (``porter unicode61 remove_diacritics 2``); an older database is
 #: rebuilt, never read with the new query syntax.
 SCHEMA_VERSION = 3
+#: A search text matching more entries than this, with a limit, is ranked among the entries
+#: indexed last, this many (docs/search.md, "Ranking a very common word").
+RANK_WINDOW = 200
 _BUSY_TIMEOUT_MS = 30_000
 _RETRIES = 20
 T = TypeVar("T")
@@ -180,8 +183,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 );
 """
 
-#: The ranking: BM25 with a title hit worth 10 body hits and a tag hit 5 (kept in the table's config).
-_RANK = "INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25(10.0, 1.0, 5.0)')"
+#: The ranking: BM25 with a title hit worth 10 body hits and a tag hit 5 (columns title, body,
+#: tags), also kept as the table's configured ``rank``.
+_WEIGHTS = "10.0, 1.0, 5.0"
+_RANK = f"INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({_WEIGHTS})')"
 
 _WHOLE_STORE = "*"
 
@@ -505,7 +510,12 @@ class SearchIndex:
 
     # -- search -------------------------------------------------------------------------
     def search(
-        self, query: Query | str, *, limit: int | None = None, default_operator: Literal["AND", "OR"] = "AND"
+        self,
+        query: Query | str,
+        *,
+        limit: int | None = None,
+        default_operator: Literal["AND", "OR"] = "AND",
+        snippets: bool = True,
     ) -> SearchResults[SearchHit]:
         """Search by BM25 with filters; returns hits best first, each with a highlighted snippet.
 
@@ -515,6 +525,8 @@ class SearchIndex:
             limit: Maximum hits (default: ``query.limit``, else all).
             default_operator: How side-by-side terms combine (``"OR"``: MCP ``recall``'s
                 ``match="any"``).
+            snippets: ``False`` leaves each hit's ``snippet`` as the entry's title (no fragment
+                is made: what ``store.search()`` returns has no snippet).
 
         Returns:
             Hits ordered by BM25 rank when there is text, else in store order; empty with a
@@ -524,7 +536,7 @@ class SearchIndex:
             QuerySyntaxError: The text does not follow the query syntax.
         """
         with self._lock:
-            return _search_rows(self.conn, query, limit, default_operator, self._retry)
+            return _search_rows(self.conn, query, limit, default_operator, self._retry, snippets=snippets)
 
     def status(self) -> IndexStatus:
         """Return what the index holds now (no refresh)."""
@@ -667,6 +679,8 @@ def _search_rows(
     limit: int | None,
     default_operator: Literal["AND", "OR"],
     retry: Callable[[Callable[[], list[Any]]], list[Any]],
+    *,
+    snippets: bool = True,
 ) -> SearchResults[SearchHit]:
     """Run ``query`` on an index database (a store's, or a scan's in memory); see :meth:`SearchIndex.search`."""
     if isinstance(query, str):
@@ -702,35 +716,71 @@ def _search_rows(
     )
     # Snippets are made for the hits kept only, in a second query: in the ranking query SQLite
     # would make one for every match before the LIMIT applies (most of a common word's cost).
-    sql = (
-        # FTS5 ranks by its configured ``rank`` (BM25, weights in _RANK) inside the virtual
-        # table, about three times faster than calling bm25() per row and sorting outside.
-        (
-            "SELECT e.rowid, e.data, f.rank FROM (SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank) AS f"
-            " JOIN entries e ON e.rowid = f.rowid"
-            if text
-            else "SELECT e.rowid, e.data, 0.0 FROM entries e"
-        )
-        + (" WHERE " + " AND ".join(where) if where else "")
-        + (" ORDER BY f.rank, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
-        + (f" LIMIT {int(limit)}" if limit is not None and rest is None else "")
-    )
+    sql_limit = int(limit) if limit is not None and rest is None else None
+    # With no filter outside FTS5, the limit goes inside the ranking subquery (the join then
+    # reads ``limit`` entries, not every match); one row more shows whether a tie of scores
+    # crosses the cut, which the full query settles by file order.
+    inner = sql_limit + 1 if sql_limit is not None and text and not where else None
 
-    def run() -> list[SearchHit]:
-        if limit == 0:
-            return []
+    def ranked_sql(window: bool, inner_limit: int | None) -> str:
+        return (
+            # BM25 (weights in _WEIGHTS) ordered inside the FTS5 subquery, with the limit there
+            # when no filter follows: SQLite keeps the best rows as it scores, and the join
+            # reads only the entries kept.
+            (
+                f"SELECT e.rowid, e.data, f.score FROM (SELECT rowid, bm25(fts, {_WEIGHTS}) AS score"
+                " FROM fts WHERE fts MATCH ?"
+                + (" AND rowid > ?" if window else "")
+                + " ORDER BY score"
+                + (f" LIMIT {inner_limit}" if inner_limit is not None else "")
+                + ") AS f JOIN entries e ON e.rowid = f.rowid"
+                if text
+                else "SELECT e.rowid, e.data, 0.0 FROM entries e"
+            )
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + (" ORDER BY f.score, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
+            + (f" LIMIT {sql_limit + (1 if inner_limit is not None else 0)}" if sql_limit is not None else "")
+        )
+
+    def rows(window_from: int | None, inner_limit: int | None) -> list[tuple[int, MemoryEntry, float]]:
+        sql = ranked_sql(window_from is not None, inner_limit)
+        args = [params[0], window_from, *params[1:]] if window_from is not None else params
         kept: list[tuple[int, MemoryEntry, float]] = []
-        for rowid, data, score in conn.execute(sql, params):
+        for rowid, data, score in conn.execute(sql, args):
+            if limit is not None and len(kept) >= limit:
+                if inner_limit is None or float(score) != kept[-1][2]:
+                    break
+                # the extra row of an inner limit ties with the last hit kept: the full query
+                # settles equal scores by file and position
+                return rows(window_from, None)
             entry = MemoryEntry.model_validate_json(data)
             if rest is not None and not rest.matches(entry):
                 continue
             kept.append((rowid, entry, float(score)))
-            if limit is not None and len(kept) >= limit:
-                break
-        snippets: dict[int, str] = {}
-        if text and kept:
+        return kept
+
+    def run() -> list[SearchHit]:
+        if limit == 0:
+            return []
+        window_from = None
+        if text and limit is not None:
+            # A text matching more than RANK_WINDOW entries is ranked among the RANK_WINDOW
+            # matches indexed last (found by one walk down FTS5's rowid order) instead of all:
+            # BM25 scores every match and FTS5 has no top-k pruning, so a word in most of a
+            # large store would cost about 1 us per entry. Fewer hits than the limit in the
+            # window (filters) runs the full ranking, so the window never hides a match.
+            past = conn.execute(
+                f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}",
+                [text],
+            ).fetchone()
+            window_from = past[0] if past is not None else None
+        kept = rows(window_from, inner)
+        if window_from is not None and len(kept) < (limit or 0):
+            kept = rows(None, inner)
+        fragments: dict[int, str] = {}
+        if text and kept and snippets:
             marks = ",".join("?" * len(kept))
-            snippets = dict(
+            fragments = dict(
                 conn.execute(
                     "SELECT rowid, snippet(fts, -1, '[', ']', '…', 12) FROM fts"
                     f" WHERE fts MATCH ? AND rowid IN ({marks})",
@@ -742,7 +792,7 @@ def _search_rows(
             SearchHit(
                 entry=entry,
                 score=score,
-                snippet=" ".join(snippets[rowid].split()) if snippets.get(rowid) else entry.title,
+                snippet=" ".join(fragments[rowid].split()) if fragments.get(rowid) else entry.title,
             )
             for rowid, entry, score in kept
         ]
@@ -751,7 +801,11 @@ def _search_rows(
 
 
 def scan_hits(
-    entries: Iterable[MemoryEntry], query: Query | str, *, default_operator: Literal["AND", "OR"] = "AND"
+    entries: Iterable[MemoryEntry],
+    query: Query | str,
+    *,
+    default_operator: Literal["AND", "OR"] = "AND",
+    snippets: bool = True,
 ) -> SearchResults[SearchHit]:
     """Search ``entries`` without a store index, exactly as an index would answer.
 
@@ -763,6 +817,7 @@ def scan_hits(
         entries: The store's entries, in its order.
         query: As for :meth:`SearchIndex.search`.
         default_operator: As for :meth:`SearchIndex.search`.
+        snippets: As for :meth:`SearchIndex.search`.
 
     Returns:
         Hits best first (store order without text), with snippets; empty with a ``note`` when
@@ -781,7 +836,7 @@ def scan_hits(
         conn.executescript(_SCHEMA)
         conn.execute(_RANK)
         _insert_rows(conn, entries, lambda _e: "", "")
-        return _search_rows(conn, query, None, default_operator, lambda run: run())
+        return _search_rows(conn, query, None, default_operator, lambda run: run(), snippets=snippets)
     finally:
         conn.close()
 
@@ -929,7 +984,11 @@ def release(provider: MemoryProvider) -> None:
 
 
 def search_hits(
-    provider: MemoryProvider, query: Query | str, *, default_operator: Literal["AND", "OR"] = "AND"
+    provider: MemoryProvider,
+    query: Query | str,
+    *,
+    default_operator: Literal["AND", "OR"] = "AND",
+    snippets: bool = True,
 ) -> SearchResults[SearchHit]:
     """Search an open store: through its index when one was built, else by a scan; with snippets.
 
@@ -947,6 +1006,8 @@ def search_hits(
         query: A :class:`Query` or text in memcore's search syntax (docs/search.md).
         default_operator: ``"OR"`` makes side-by-side terms alternatives (``recall``'s
             ``match="any"``).
+        snippets: ``False`` makes no fragment (each hit's ``snippet`` is the entry's title):
+            for callers that return entries only, as ``store.search()`` does.
 
     Returns:
         Hits best first, with snippets; empty with a ``note`` when the text has no searchable
@@ -972,9 +1033,9 @@ def search_hits(
         candidates: Iterable[MemoryEntry] | None = ask(query.model_copy(update={"limit": None})) if ask else None
         if candidates is None:
             candidates = provider.iter_entries(query.model_copy(update={"text": None, "limit": None}))
-        return scan_hits(candidates, query, default_operator=default_operator)
+        return scan_hits(candidates, query, default_operator=default_operator, snippets=snippets)
     index.refresh_if_changed()
-    return index.search(query, default_operator=default_operator)
+    return index.search(query, default_operator=default_operator, snippets=snippets)
 
 
 def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntry] | None:
@@ -991,5 +1052,5 @@ def search_if_indexed(provider: MemoryProvider, query: Query) -> list[MemoryEntr
     if index is None:
         return None
     index.refresh_if_changed()
-    hits = index.search(query)
+    hits = index.search(query, snippets=False)
     return SearchResults((hit.entry for hit in hits), note=hits.note)

@@ -357,7 +357,7 @@ class BaseProvider(abc.ABC):
         """
         from memcore.index import SearchResults, search_hits
 
-        hits = search_hits(self, query)
+        hits = search_hits(self, query, snippets=False)
         return SearchResults((hit.entry for hit in hits), note=hits.note)
 
     def search_candidates(self, query: Query) -> Iterable[MemoryEntry] | None:

@@ -437,6 +437,10 @@ def main(argv: list[str] | None = None) -> Any:
     imports only what the command run needs.
     """
     args = sys.argv[1:] if argv is None else list(argv)
+    # The CLI uses no pydantic plugin; pydantic would otherwise scan every installed
+    # distribution's entry points for one when the first model is built (docs/performance.md,
+    # "Start-up"). Set PYDANTIC_DISABLE_PLUGINS yourself (even empty) to choose otherwise.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         return run_cli(cli, args)
     except PluginLoadError as exc:
