@@ -48,7 +48,7 @@ def test_held_and_reread_files_give_the_same_entries(root: Path, monkeypatch: py
     monkeypatch.setattr(box_provider, "_HOLD_BYTES", 0)
     reread = _dumps(root)
     assert held == reread
-    assert [i for i, _, _ in held][0] == "mem_HAND"  # created 2020: first; the orphan left out
+    assert held[0][0] == "mem_HAND"  # created 2020: first; the orphan left out
     assert len(held) == 4
     gateway = next(d for _, _, d in held if d["title"] == "Gateway")
     tokens = next(i for i, _, d in held if d["title"] == "Tokens")

@@ -36,6 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memcore import frontmatter
 from memcore.errors import (
     ConfigError,
     ConflictError,
@@ -43,7 +44,6 @@ from memcore.errors import (
     InvalidEntryError,
     UnsafePathError,
 )
-from memcore import frontmatter
 from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
