@@ -20,7 +20,8 @@ Everything is measured in one run, in temp folders on the same disk:
 
 5. **scale** (``--sizes 1000,10000,100000``): for each size, a workspace kept in
    ``--workspaces DIR`` (generated once, with fsync off, and reused by later runs): open +
-   iterate every memory beside reading every file's bytes (the floor), ``get`` of ``--gets``
+   iterate every memory beside reading every file's bytes (the floor, as ``bench_index.py``
+   reads it: the indexes too) and the memory files' bytes alone, ``get`` of ``--gets``
    random ids, and a batch of 1,000 adds (the workspace is put back afterwards: the new files
    removed, the indexes and config rewritten from the bytes saved before). Wall and CPU time,
    best of ``--repeat``; per-operation costs are compared across sizes (flat = within ~1.5x).
@@ -251,10 +252,13 @@ def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
     return best_wall, best_cpu, result
 
 
-def _read_bytes(root: Path) -> int:
+def _read_bytes(root: Path, suffix: str = "") -> int:
+    """Read every file under ``root`` (ending in ``suffix``); return the bytes read."""
     total = 0
     for folder, _, names in os.walk(root):
         for name in names:
+            if not name.endswith(suffix):
+                continue
             with open(os.path.join(folder, name), "rb") as fh:
                 total += len(fh.read())
     return total
@@ -263,7 +267,8 @@ def _read_bytes(root: Path) -> int:
 def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str, Any]:
     """Measure open + iterate (beside its floor), ``get`` and a batch of 1,000 adds at one size."""
     row: dict[str, Any] = {"n": n}
-    floor_wall, floor_cpu, _ = _timed(lambda: _read_bytes(root), repeat)
+    floor_wall, floor_cpu, _ = _timed(lambda: _read_bytes(root), repeat)  # bench_index.py's floor: every file
+    md_wall, md_cpu, _ = _timed(lambda: _read_bytes(root, ".md"), repeat)  # the memory files alone
 
     def iterate() -> int:
         with BoxMemoryProvider(str(root)) as store:
@@ -274,10 +279,13 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
         iterated=count,
         floor_read_s=floor_wall,
         floor_read_cpu_s=floor_cpu,
+        floor_md_s=md_wall,
+        floor_md_cpu_s=md_cpu,
         open_iterate_s=wall,
         open_iterate_cpu_s=cpu,
         ratio_wall=wall / floor_wall,
         ratio_cpu=cpu / floor_cpu,
+        ratio_md_cpu=cpu / md_cpu,
     )
     index = json.loads((root / "memories" / "_index.json").read_text(encoding="utf-8"))
     picked = random.Random(seed).sample([e["id"] for e in index["entries"]], min(gets, len(index["entries"])))
@@ -308,7 +316,8 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
     print(
         f"{n:>7} memories: open+iterate {row['open_iterate_s']:.2f} s wall / {row['open_iterate_cpu_s']:.2f} s CPU, "
         f"floor (read bytes) {floor_wall:.2f} / {floor_cpu:.2f} s: x{row['ratio_wall']:.1f} wall, "
-        f"x{row['ratio_cpu']:.1f} CPU; get {row['get_ms']:.3f} ms ({row['get_cpu_ms']:.3f} CPU); "
+        f"x{row['ratio_cpu']:.1f} CPU (memory files alone {md_wall:.2f} / {md_cpu:.2f} s: "
+        f"x{row['ratio_md_cpu']:.1f} CPU); get {row['get_ms']:.3f} ms ({row['get_cpu_ms']:.3f} CPU); "
         f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU)",
         flush=True,
     )
