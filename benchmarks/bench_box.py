@@ -18,6 +18,14 @@ Everything is measured in one run, in temp folders on the same disk:
    0 and of N memories. Batched, the per-write cost must stay flat (the index is written once
    per batch); unbatched it grows with the index size.
 
+5. **scale** (``--sizes 1000,10000,100000``): for each size, a workspace kept in
+   ``--workspaces DIR`` (generated once, with fsync off, and reused by later runs): open +
+   iterate every memory beside reading every file's bytes (the floor, as ``bench_index.py``
+   reads it: the indexes too) and the memory files' bytes alone, ``get`` of ``--gets``
+   random ids, and a batch of 1,000 adds (the workspace is put back afterwards: the new files
+   removed, the indexes and config rewritten from the bytes saved before). Wall and CPU time,
+   best of ``--repeat``; per-operation costs are compared across sizes (flat = within ~1.5x).
+
 Ratios are ``memcore / floor`` from the same run; absolute times depend on the disk's fsync.
 """
 
@@ -25,18 +33,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry
-from memcore.storage import atomic_write
+from memcore.storage import atomic_write, scratch_writes
 from memcore_box.provider import BoxMemoryProvider
 
 KINDS = (Kind.DECISION, Kind.FACT, Kind.TASK, Kind.OBSERVATION, Kind.REFERENCE, Kind.NOTE)
@@ -217,6 +226,118 @@ def run(n: int, singles: int, gets: int, seed: int) -> dict[str, Any]:
     return results
 
 
+def scale_workspace(base: Path, n: int, seed: int) -> Path:
+    """Return the ``n``-memory workspace under ``base``, generating it (fsync off) when absent."""
+    root = base / f"ws-{n}"
+    if not (root / "memories" / "_index.json").is_file():
+        shutil.rmtree(root, ignore_errors=True)
+        start = time.perf_counter()
+        BoxMemoryProvider.init_store(str(root))
+        with scratch_writes(), BoxMemoryProvider(str(root)) as store, store.batch():
+            for entry in make_entries(n, 7, "memo"):  # bench_index.py's corpus
+                store.add(entry)
+        print(f"generated {n} memories in {time.perf_counter() - start:.1f} s: {root}", flush=True)
+    return root
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """Return the best (wall, CPU) seconds of ``repeat`` calls of ``fn`` and its last result."""
+    best_wall = best_cpu = float("inf")
+    result: Any = None
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = fn()
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return best_wall, best_cpu, result
+
+
+def _read_bytes(root: Path, suffix: str = "") -> int:
+    """Read every file under ``root`` (ending in ``suffix``); return the bytes read."""
+    total = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if not name.endswith(suffix):
+                continue
+            with open(os.path.join(folder, name), "rb") as fh:
+                total += len(fh.read())
+    return total
+
+
+def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str, Any]:
+    """Measure open + iterate (beside its floor), ``get`` and a batch of 1,000 adds at one size."""
+    row: dict[str, Any] = {"n": n}
+    floor_wall, floor_cpu, _ = _timed(lambda: _read_bytes(root), repeat)  # bench_index.py's floor: every file
+    md_wall, md_cpu, _ = _timed(lambda: _read_bytes(root, ".md"), repeat)  # the memory files alone
+
+    def iterate() -> int:
+        with BoxMemoryProvider(str(root)) as store:
+            return sum(1 for _ in store.iter_entries())
+
+    wall, cpu, count = _timed(iterate, repeat)
+    row.update(
+        iterated=count,
+        floor_read_s=floor_wall,
+        floor_read_cpu_s=floor_cpu,
+        floor_md_s=md_wall,
+        floor_md_cpu_s=md_cpu,
+        open_iterate_s=wall,
+        open_iterate_cpu_s=cpu,
+        ratio_wall=wall / floor_wall,
+        ratio_cpu=cpu / floor_cpu,
+        ratio_md_cpu=cpu / md_cpu,
+    )
+    index = json.loads((root / "memories" / "_index.json").read_text(encoding="utf-8"))
+    picked = random.Random(seed).sample([e["id"] for e in index["entries"]], min(gets, len(index["entries"])))
+    del index
+    store = BoxMemoryProvider(str(root)).open()
+    store.get(picked[0])  # the folder index is read at the first lookup: not a get's cost
+
+    def get_all() -> None:
+        for entry_id in picked:
+            store.get(entry_id)
+
+    wall, cpu, _ = _timed(get_all, repeat)
+    row.update(get_ms=1000 * wall / len(picked), get_cpu_ms=1000 * cpu / len(picked))
+    store.close()
+    saved = {name: (root / name).read_bytes() for name in ("_index.json", "memories/_index.json", "_box-memory.json")}
+    before = set(os.listdir(root / "memories"))
+    entries = list(make_entries(1000, seed + 9, f"Scale{n}"))
+    store = BoxMemoryProvider(str(root)).open()
+    store.get(picked[0])
+    wall, cpu = time.perf_counter(), time.process_time()
+    add_all(store, entries, batch=True)
+    row.update(batch_1000_s=time.perf_counter() - wall, batch_1000_cpu_s=time.process_time() - cpu)
+    store.close()
+    for name in set(os.listdir(root / "memories")) - before:
+        (root / "memories" / name).unlink()
+    for name, data in saved.items():
+        atomic_write(root / name, data)
+    print(
+        f"{n:>7} memories: open+iterate {row['open_iterate_s']:.2f} s wall / {row['open_iterate_cpu_s']:.2f} s CPU, "
+        f"floor (read bytes) {floor_wall:.2f} / {floor_cpu:.2f} s: x{row['ratio_wall']:.1f} wall, "
+        f"x{row['ratio_cpu']:.1f} CPU (memory files alone {md_wall:.2f} / {md_cpu:.2f} s: "
+        f"x{row['ratio_md_cpu']:.1f} CPU); get {row['get_ms']:.3f} ms ({row['get_cpu_ms']:.3f} CPU); "
+        f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU)",
+        flush=True,
+    )
+    return row
+
+
+def run_scale(sizes: list[int], base: Path, gets: int, repeat: int, seed: int) -> dict[str, Any]:
+    """Run :func:`scale_row` for each size; add the per-operation growth from the smallest size."""
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
+    rows = [scale_row(scale_workspace(base, n, seed), n, gets, repeat, seed) for n in sizes]
+    first, last = rows[0], rows[-1]
+    growth = {key: last[key] / first[key] for key in ("get_ms", "get_cpu_ms", "batch_1000_s", "batch_1000_cpu_s")}
+    print(
+        f"growth {first['n']} -> {last['n']}: get x{growth['get_ms']:.2f} wall / x{growth['get_cpu_ms']:.2f} CPU; "
+        f"batch x{growth['batch_1000_s']:.2f} wall / x{growth['batch_1000_cpu_s']:.2f} CPU",
+        flush=True,
+    )
+    return {"scale": rows, "growth": growth, "load": os.getloadavg()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000, help="memories in the batch (default 10,000)")
@@ -229,10 +350,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
     )
+    parser.add_argument("--sizes", help="scale rows instead: workspace sizes, e.g. 1000,10000,100000")
+    parser.add_argument("--workspaces", default=str(Path(tempfile.gettempdir()) / "bench-box-scale"))
+    parser.add_argument("--repeat", type=int, default=2, help="scale rows: best of this many runs")
     args = parser.parse_args(argv)
     if args.no_fast:
         set_fast_paths(False)
-    results = run(args.n, args.singles, args.gets, args.seed)
+    if args.sizes:
+        sizes = [int(s) for s in args.sizes.split(",")]
+        results = run_scale(sizes, Path(args.workspaces), args.gets, args.repeat, args.seed)
+    else:
+        results = run(args.n, args.singles, args.gets, args.seed)
     if args.json:
         print(json.dumps(results, indent=2))
     return 0
