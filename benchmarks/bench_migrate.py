@@ -312,13 +312,13 @@ def render(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         phases = row.get("phases_s", {})
         split = " / ".join(f"{phases.get(name, 0):.2f}" for name in ("read", "plan", "write", "link", "verify"))
-        floor = (
-            f"{row['floor_s']:.2f} ({row['baseline_read_s']:.2f} + {row['baseline_write_s']:.2f} "
-            f"+ {row['baseline_readback_s']:.2f})"
-        )
+        readback = row.get("baseline_readback_s", 0.0)  # rows of earlier runs: no read-back in the floor
+        floor_s = row.get("floor_s", row["baseline_read_s"] + row["baseline_write_s"] + readback)
+        floor = f"{floor_s:.2f} ({row['baseline_read_s']:.2f} + {row['baseline_write_s']:.2f} + {readback:.2f})"
+        cpu = f"{row['migrate_cpu_s']:.2f} / {row['floor_cpu_s']:.2f}" if "floor_cpu_s" in row else "-"
         lines.append(
             f"| {row['pair']} | {row['entries']:,} | {row['migrate_s']:.2f} | {floor} | **{row['ratio']}x** | "
-            f"{row['migrate_cpu_s']:.2f} / {row['floor_cpu_s']:.2f} | {row['cpu_ratio']}x | {split} |"
+            f"{cpu} | {row.get('cpu_ratio', '-')}x | {split} |"
         )
     return "\n".join(lines)
 
