@@ -26,6 +26,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import shutil
@@ -42,8 +43,9 @@ from memcore.errors import StoreLimitError
 from memcore.frontmatter import set_fast_paths
 from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry, Relation, Status
+from memcore.provider import read_all
 from memcore.registry import get_registry
-from memcore.storage import atomic_write
+from memcore.storage import atomic_write, scratch_writes
 
 FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode", "basicmemory")
 MAKA_LIMIT = 131072
@@ -166,8 +168,8 @@ def provider_timer(classes: list[type[Any]]) -> Iterator[dict[str, float]]:
                 setattr(cls, name, original)
 
 
-def raw_copy(src: str, dest_root: Path) -> None:
-    """Write every file of store ``src`` into ``dest_root`` with atomic_write (the baseline)."""
+def raw_copy(src: str, dest_root: Path) -> str:
+    """Write every file of store ``src`` into ``dest_root`` with atomic_write; return the copy's location."""
     root = Path(src)
     files = [root] if root.is_file() else [p for p in sorted(root.rglob("*")) if p.is_file()]
     blobs = [(p.relative_to(root.parent if root.is_file() else root), p.read_bytes()) for p in files]
@@ -175,6 +177,7 @@ def raw_copy(src: str, dest_root: Path) -> None:
         target = dest_root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data)
+    return str(dest_root / root.name) if root.is_file() else str(dest_root)
 
 
 def bench_pair(
@@ -182,27 +185,41 @@ def bench_pair(
 ) -> dict[str, Any]:
     """Measure pair (a, b) ``repeat`` times side by side; keep the best of each measure.
 
-    Each repetition migrates into a fresh target and then times the baseline; the row reports
-    the fastest migration (with its phases) and the fastest baseline (read and write each), as
-    ``timeit`` reports the best of its runs: on a shared machine the slower runs measure the
-    neighbours, not the code.
+    Repetitions alternate the order (migration then floor, then floor then migration, ...),
+    each migration into a fresh target; the row reports the fastest migration (with its
+    phases), the fastest floor, and their ratios in wall and CPU seconds, as ``timeit``
+    reports the best of its runs: on a shared machine the slower runs measure the neighbours,
+    not the code.
     """
-    rows = [_bench_once(a, b, work / f"rep{i}", sources) for i in range(repeat)]
+    rows: list[dict[str, Any]] = []
+    for i in range(repeat):
+        previous = rows[0]["target"] if i % 2 and rows else None
+        rows.append(_bench_once(a, b, work / f"rep{i}", sources, bytes_from=previous))
     best = min(rows, key=lambda r: r["migrate_s"])
-    read_s = min(r["baseline_read_s"] for r in rows)
-    write_s = min(r["baseline_write_s"] for r in rows)
-    baseline = read_s + write_s
+    floor = min(rows, key=lambda r: r["floor_s"])
+    migrate_cpu = min(r["migrate_cpu_s"] for r in rows)
+    floor_cpu = min(r["floor_cpu_s"] for r in rows)
     best.update(
-        baseline_read_s=read_s,
-        baseline_write_s=write_s,
-        ratio=round(best["migrate_s"] / baseline, 2) if baseline else None,
-        memcore_logic_ratio=round(best["memcore_logic_s"] / baseline, 2) if baseline else None,
+        {key: floor[key] for key in ("baseline_read_s", "baseline_write_s", "baseline_readback_s", "floor_s")},
+        migrate_cpu_s=migrate_cpu,
+        floor_cpu_s=floor_cpu,
+        ratio=round(best["migrate_s"] / floor["floor_s"], 2) if floor["floor_s"] else None,
+        cpu_ratio=round(migrate_cpu / floor_cpu, 2) if floor_cpu else None,
+        memcore_logic_ratio=round(best["memcore_logic_s"] / floor["floor_s"], 2) if floor["floor_s"] else None,
         runs=repeat,
     )
+    best.pop("target", None)
     return best
 
 
-def _bench_once(a: str, b: str, work: Path, sources: dict[str, tuple[str, int]]) -> dict[str, Any]:
+def _bench_once(
+    a: str, b: str, work: Path, sources: dict[str, tuple[str, int]], *, bytes_from: str | None = None
+) -> dict[str, Any]:
+    """One measure of pair (a, b): the migration and its floor, side by side.
+
+    With ``bytes_from`` (a finished target of the same pair from an earlier repetition) the
+    floor runs first, else the migration does: repetitions alternate the order.
+    """
     work.mkdir(parents=True, exist_ok=True)
     src_loc, count = sources[a]
     reg = get_registry()
@@ -213,64 +230,95 @@ def _bench_once(a: str, b: str, work: Path, sources: dict[str, tuple[str, int]])
     dst_root = work / f"{a}-to-{b}"
     dst_root.mkdir()
     dst = location(b, dst_root)
-
-    t0 = time.perf_counter()
-    with a_cls(src_loc) as source:
-        read = sum(1 for _ in source.iter_entries())
-    read_s = time.perf_counter() - t0
-
     phases: dict[str, float] = {}
 
     def progress(phase: str, done: int, total: int) -> None:
         phases.setdefault(phase, time.perf_counter())
 
-    with provider_timer([a_cls, b_cls]) as spent:
-        t0 = time.perf_counter()
-        report = migrate(f"{a}:{src_loc}", f"{b}:{dst}", progress=progress)
-        migrate_s = time.perf_counter() - t0
-    # seconds from each phase's first progress call to the next phase's (or the end)
-    marks = [*sorted(phases.items(), key=lambda kv: kv[1]), ("end", t0 + migrate_s)]
-    phase_s = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
+    def run_migration() -> tuple[Any, float, float, float]:
+        with provider_timer([a_cls, b_cls]) as spent:
+            t0, c0 = time.perf_counter(), time.process_time()
+            report = migrate(f"{a}:{src_loc}", f"{b}:{dst}", progress=progress)
+            return report, time.perf_counter() - t0, time.process_time() - c0, spent["seconds"]
 
+    floor_first = bytes_from is not None
+    if not floor_first:
+        report, migrate_s, migrate_cpu, providers_s = run_migration()
+    # the floor: read the source, write the finished target's bytes, read that copy back
     raw_root = work / f"{a}-to-{b}-raw"
     raw_root.mkdir()
-    t0 = time.perf_counter()
-    raw_copy(dst, raw_root)
-    write_s = time.perf_counter() - t0
-    baseline = read_s + write_s
+    floor = _floor(a_cls, b_cls, src_loc, bytes_from or dst, raw_root)
+    if floor_first:
+        report, migrate_s, migrate_cpu, providers_s = run_migration()
+    marks = [*sorted(phases.items(), key=lambda kv: kv[1]), ("end", min(phases.values(), default=0) + migrate_s)]
+    phase_s = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
+    floor_s = floor["read_s"] + floor["write_s"] + floor["readback_s"]
+    floor_cpu = floor["read_cpu"] + floor["write_cpu"] + floor["readback_cpu"]
     return {
         "pair": f"{a} -> {b}",
-        "entries": read,
+        "entries": floor["entries"],
         "written": report.counts["written"],
         "failed": report.counts["failed"],
         "lossy": report.counts["lossy"],
         "migrate_s": round(migrate_s, 3),
-        "baseline_read_s": round(read_s, 3),
-        "baseline_write_s": round(write_s, 3),
-        "ratio": round(migrate_s / baseline, 2) if baseline else None,
-        "providers_s": round(spent["seconds"], 3),
-        "memcore_logic_s": round(migrate_s - spent["seconds"], 3),
-        "memcore_logic_ratio": round((migrate_s - spent["seconds"]) / baseline, 2) if baseline else None,
+        "migrate_cpu_s": round(migrate_cpu, 3),
+        "baseline_read_s": round(floor["read_s"], 3),
+        "baseline_write_s": round(floor["write_s"], 3),
+        "baseline_readback_s": round(floor["readback_s"], 3),
+        "floor_s": round(floor_s, 3),
+        "floor_cpu_s": round(floor_cpu, 3),
+        "ratio": round(migrate_s / floor_s, 2) if floor_s else None,
+        "cpu_ratio": round(migrate_cpu / floor_cpu, 2) if floor_cpu else None,
+        "providers_s": round(providers_s, 3),
+        "memcore_logic_s": round(migrate_s - providers_s, 3),
+        "memcore_logic_ratio": round((migrate_s - providers_s) / floor_s, 2) if floor_s else None,
         "source_entries": count,
         "kept": report.counts["kept"],
         "phases_s": phase_s,
+        "target": dst,
     }
+
+
+def _floor(a_cls: type[Any], b_cls: type[Any], src_loc: str, dst: str, raw_root: Path) -> dict[str, Any]:
+    """Time the floor of a migration: read the source, write the target's bytes, read them back.
+
+    The source is read with its provider's ``iter_entries``; the finished target's files are
+    written to ``raw_root`` with :func:`atomic_write` (one write per file, no conversion logic);
+    the copy is read back with the target's ``read_all`` (entries and diagnostics from one
+    parse, as a migration's verification reads it). Wall and CPU seconds for each part.
+    """
+    out: dict[str, Any] = {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    with a_cls(src_loc) as source:
+        out["entries"] = sum(1 for _ in source.iter_entries())
+    out["read_s"], out["read_cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
+    copy = raw_copy(dst, raw_root)
+    out["write_s"], out["write_cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
+    with b_cls(copy) as target:
+        read_all(target)
+    out["readback_s"], out["readback_cpu"] = time.perf_counter() - t0, time.process_time() - c0
+    return out
 
 
 def render(rows: list[dict[str, Any]]) -> str:
     """The docs/migration.md table of benchmark rows (one per pair)."""
     lines = [
-        "| pair | entries | migrate (s) | baseline read + write (s) | ratio | inside providers (s) "
-        "| memcore logic / baseline | read / plan / write / link / verify (s) |",
+        "| pair | entries | migrate (s) | floor: read + write + read back (s) | ratio | CPU migrate / floor (s) "
+        "| CPU ratio | read / plan / write / link / verify (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         phases = row.get("phases_s", {})
         split = " / ".join(f"{phases.get(name, 0):.2f}" for name in ("read", "plan", "write", "link", "verify"))
-        baseline = row["baseline_read_s"] + row["baseline_write_s"]
+        readback = row.get("baseline_readback_s", 0.0)  # rows of earlier runs: no read-back in the floor
+        floor_s = row.get("floor_s", row["baseline_read_s"] + row["baseline_write_s"] + readback)
+        floor = f"{floor_s:.2f} ({row['baseline_read_s']:.2f} + {row['baseline_write_s']:.2f} + {readback:.2f})"
+        cpu = f"{row['migrate_cpu_s']:.2f} / {row['floor_cpu_s']:.2f}" if "floor_cpu_s" in row else "-"
         lines.append(
-            f"| {row['pair']} | {row['entries']:,} | {row['migrate_s']:.2f} | {baseline:.2f} | "
-            f"**{row['ratio']}x** | {row['providers_s']:.2f} | {row['memcore_logic_ratio']}x | {split} |"
+            f"| {row['pair']} | {row['entries']:,} | {row['migrate_s']:.2f} | {floor} | **{row['ratio']}x** | "
+            f"{cpu} | {row.get('cpu_ratio', '-')}x | {split} |"
         )
     return "\n".join(lines)
 
@@ -287,6 +335,14 @@ def main(argv: list[str] | None = None) -> int:
         "--render", type=Path, nargs="+", default=None, help="print the markdown table of earlier --json files and exit"
     )
     parser.add_argument(
+        "--formats", nargs="+", default=None, help="every ordered pair of these formats (default: all seven)"
+    )
+    parser.add_argument(
+        "--scratch",
+        action="store_true",
+        help="fsync off (scratch_writes) for migrations and floors alike: measures the code, not the disk",
+    )
+    parser.add_argument(
         "--no-fast",
         action="store_true",
         help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
@@ -297,7 +353,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         print(render([row for path in args.render for row in json.loads(path.read_text(encoding="utf-8"))]))
         return 0
-    pairs = [tuple(p.split(":", 1)) for p in args.pairs] if args.pairs else [(a, b) for a in FORMATS for b in FORMATS]
+    formats = args.formats or FORMATS
+    pairs = [tuple(p.split(":", 1)) for p in args.pairs] if args.pairs else [(a, b) for a in formats for b in formats]
+    with scratch_writes() if args.scratch else contextlib.nullcontext():
+        return _run(pairs, args)
+
+
+def _run(pairs: list[tuple[str, ...]], args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="memcore-bench-"))
     results = []
     try:
@@ -317,8 +379,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(row)
             print(
                 f"{row['pair']:<26} n={row['entries']:>6}  migrate {row['migrate_s']:>8.2f}s  "
-                f"baseline {row['baseline_read_s'] + row['baseline_write_s']:>7.2f}s  ratio {row['ratio']:>6}x  "
-                f"(memcore logic {row['memcore_logic_s']:.2f}s = {row['memcore_logic_ratio']}x baseline)  "
+                f"floor {row['floor_s']:>7.2f}s  ratio {row['ratio']:>6}x  "
+                f"CPU {row['migrate_cpu_s']:.2f}/{row['floor_cpu_s']:.2f}s = {row['cpu_ratio']}x  "
                 f"phases {row['phases_s']}  kept {row['kept']}",
                 flush=True,
             )

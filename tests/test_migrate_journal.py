@@ -167,7 +167,7 @@ def test_an_interrupted_run_records_what_it_wrote(tmp_path: Path, monkeypatch: p
     src_url, dst_url, ids = _stores(tmp_path)
     _edit(src_url, ids["Font"], "Font changed once.")
 
-    def interrupted(self: _Run) -> None:
+    def interrupted(self: _Run, *_args: object) -> None:
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:

@@ -192,9 +192,14 @@ class _Run(_IdPlanning, _ReadBack):
                 self.predicted = planned
             elif must_learn:
                 self.predicted = self.predict_ids(ordered, src_ids)
-        self.write_all(ordered, src_ids, index)
-        self.check_unchanged(src_ids)
-        self.verify()
+        # one write session for every write of the run (first pass, links, repairs, kept
+        # fields): a target that writes derived files when a session ends (Box's folder
+        # indexes, a single-file store's one rewrite) writes them once; the read-back follows
+        with _batch(self.target):
+            self.write_all(ordered, src_ids, index)
+            self.check_unchanged(src_ids)
+            kept = self.keep_changed()
+        self.verify(kept)
         # report in source order
         for e in every_read:
             if e.id in ambiguous:
