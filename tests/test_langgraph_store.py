@@ -382,3 +382,58 @@ def test_importing_without_langgraph_names_the_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.delitem(sys.modules, "memcore.adapters.langgraph")
     with pytest.raises(ImportError, match=r'pip install "memcore-unified\[langgraph\]"'):
         importlib.import_module("memcore.adapters.langgraph")
+
+
+# -- lookups by id ----------------------------------------------------------------------------
+
+
+class _Counting:
+    """Counts the entries a provider yields from ``iter_entries`` (``get`` goes through it too)."""
+
+    def __init__(self, provider: Any) -> None:
+        self.read = 0
+        inner = provider.iter_entries
+
+        def counted(query: Any = None) -> Iterator[MemoryEntry]:
+            for entry in inner(query):
+                self.read += 1
+                yield entry
+
+        provider.iter_entries = counted
+
+
+def test_a_get_or_put_of_a_known_item_reads_that_entry_alone(mstore: MemcoreStore) -> None:
+    for n in range(12):
+        mstore.put(("docs",), f"k{n}", {"n": n})
+    counter = _Counting(mstore.provider)
+    assert mstore.get(("docs",), "k7").value == {"n": 7}  # type: ignore[union-attr]
+    mstore.put(("docs",), "k7", {"n": 70})
+    assert mstore.get(("docs",), "k7").value == {"n": 70}  # type: ignore[union-attr]
+    assert counter.read <= 6  # three lookups, each one entry (the put's save reads it once more)
+
+
+def test_an_item_changed_by_another_writer_is_read_as_changed(url: str) -> None:
+    with memcore.open(url) as first, memcore.open(url) as second:
+        mine, theirs = MemcoreStore(first), MemcoreStore(second)
+        mine.put(("docs",), "shared", {"v": 1})
+        assert theirs.get(("docs",), "shared").value == {"v": 1}  # type: ignore[union-attr]
+        theirs.put(("docs",), "shared", {"v": 2})
+        seen = mine.get(("docs",), "shared").value  # type: ignore[union-attr]
+        if first.format_name == "whitebox":  # agents propose, never overwrite another's file
+            assert seen == {"v": 1}
+            assert len(list((first.root / "proposed").glob("*-docs_shared.md"))) == 1  # type: ignore[attr-defined]
+        else:
+            assert seen == {"v": 2}
+
+
+def test_an_item_deleted_by_another_writer_is_gone_for_the_first(url: str) -> None:
+    with memcore.open(url) as first, memcore.open(url) as second:
+        mine, theirs = MemcoreStore(first), MemcoreStore(second)
+        mine.put(("docs",), "short-lived", {"v": 1})
+        assert theirs.get(("docs",), "short-lived") is not None
+        if first.format_name in NO_DELETE:
+            pytest.skip("no delete in this format")
+        theirs.delete(("docs",), "short-lived")
+        assert mine.get(("docs",), "short-lived") is None
+        mine.put(("docs",), "short-lived", {"v": 3})
+        assert theirs.get(("docs",), "short-lived").value == {"v": 3}  # type: ignore[union-attr]

@@ -63,7 +63,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a test with langgr
     raise ImportError('memcore.adapters.langgraph needs LangGraph: pip install "memcore-unified[langgraph]"') from exc
 
 from memcore.contract import MemoryProvider
-from memcore.errors import UnsupportedOperationError
+from memcore.errors import AmbiguousIdError, EntryNotFoundError, UnsupportedOperationError
 from memcore.index import search_hits
 from memcore.models import Kind, MemoryEntry, Query, Status, utc_now
 from memcore.ops import save
@@ -200,6 +200,9 @@ class MemcoreStore(BaseStore):
         self.ttl_config = ttl
         self.mapping = FORMATS.get(getattr(provider, "format_name", ""), FormatMapping())
         self._lock = threading.RLock()
+        #: ``(ours, namespace, key)`` → entry id of every item seen, so a lookup of a known item
+        #: is one ``provider.get`` instead of a read of every entry (checked on every use).
+        self._ids: dict[tuple[bool, tuple[str, ...], str], str] = {}
 
     # -- BaseStore ---------------------------------------------------------------------------
 
@@ -262,12 +265,19 @@ class MemcoreStore(BaseStore):
         """Every live item of the store (and the expired ones too with ``expired``)."""
         now = utc_now()
         for entry in self.provider.iter_entries(query):
+            found = self._as_item(entry)
+            if entry.id:
+                self._ids[(found.ours, found.item.namespace, found.item.key)] = entry.id
             if expired or entry.expires_at is None or entry.expires_at > now:
-                yield self._as_item(entry)
+                yield found
 
     def _find(self, namespace: tuple[str, ...], key: str, *, expired: bool = False) -> _Found | None:
         """The item at ``(namespace, key)``; ``expired`` finds it after its ttl too (a put reuses its entry)."""
         ours = not (namespace and namespace[0] == FOREIGN_ROOT)
+        known = self._known(ours, namespace, key)
+        if known is not None:
+            live = expired or known.entry.expires_at is None or known.entry.expires_at > utc_now()
+            return known if live else None
         query = Query(scope=".".join(namespace)) if ours and self.mapping.namespace_scope else None
         wanted = (
             f
@@ -275,6 +285,35 @@ class MemcoreStore(BaseStore):
             if f.ours == ours and (f.item.namespace, f.item.key) == (namespace, key)
         )
         return next(wanted, None)
+
+    def _known(self, ours: bool, namespace: tuple[str, ...], key: str) -> _Found | None:
+        """The item at ``(namespace, key)`` read by its id, when the id is known or derivable.
+
+        The id comes from an earlier read of the item, the format's own id rule
+        (:attr:`FormatMapping.entry_id`), or the key itself for the store's own entries. The
+        entry read must still be that item (its ``extra`` names the same namespace and key), so
+        an entry edited, deleted or re-keyed by another writer is never taken for it; ``None``
+        sends the caller to a read of every entry, which also finds items added elsewhere.
+        """
+        ident = (ours, namespace, key)
+        entry_id = self._ids.get(ident)
+        if entry_id is None:
+            if not ours:
+                entry_id = key
+            elif self.mapping.entry_id is not None:
+                entry_id = self.mapping.entry_id(namespace, key)
+        if not entry_id:
+            return None
+        try:
+            found = self._as_item(self.provider.get(entry_id))
+        except (EntryNotFoundError, AmbiguousIdError, ValueError):
+            self._ids.pop(ident, None)
+            return None
+        if (found.ours, found.item.namespace, found.item.key) != ident:
+            self._ids.pop(ident, None)
+            return None
+        self._ids[ident] = entry_id
+        return found
 
     def _refresh(self, found: _Found, refresh: bool) -> None:
         """Move an item's ``expires_at`` forward by its ttl (not on a read-only store)."""
@@ -346,10 +385,13 @@ class MemcoreStore(BaseStore):
             if found is None:
                 return
             self.provider.delete(found.entry.id or "")  # WhiteBox has none: memcore's error says so
+            self._ids.pop((True, op.namespace, op.key), None)
             return
         entry = self._entry(op, found.entry if found else None)
         if found is None:
-            self.provider.add(entry)
+            added = self.provider.add(entry)
+            if added.id:
+                self._ids[(True, op.namespace, op.key)] = added.id
         else:
             save(self.provider, entry)
 
