@@ -9,7 +9,7 @@ import pytest
 import memcore
 from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry
-from memcore.provider import ReferenceReading
+from memcore.provider import ManyReferenceReading, ReferenceReading
 from memcore_mcpmemory.provider import McpMemoryProvider
 from memcore_whitebox._fences import decode_fences, encode_fences
 from memcore_whitebox.provider import WhiteBoxProvider
@@ -107,6 +107,25 @@ def test_migration_report_names_quoted_values_and_fenced_bodies(tmp_path: Path) 
 
 def test_whitebox_provider_tells_what_its_reader_shows() -> None:
     assert issubclass(WhiteBoxProvider, ReferenceReading)
+    assert issubclass(WhiteBoxProvider, ManyReferenceReading)
+
+
+def test_notes_for_many_entries_are_the_notes_of_each_entry(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    with WhiteBoxProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="```\ncode\n```", source="claude", created_at="2026-04-01"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="plain", source="chat: planning", created_at="2026-04-02"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="another month", source="a: b", created_at="2026-05-01"))
+        store.add(MemoryEntry(kind=Kind.FACT, title="Identity", body="A stable fact."))
+        entries = list(store.iter_entries())
+        many = store.reference_reads_differently_many(entries)
+        one_by_one = [store.reference_reads_differently(e) for e in entries]
+    assert many == one_by_one
+    shown = {e.id: [(n.field, n.shown) for n in notes] for e, notes in zip(entries, many, strict=True)}
+    assert shown["observations/2026-04.md#1"] == [("body", "~~~\ncode\n~~~")]
+    assert shown["observations/2026-04.md#2"] == [("source", '"chat: planning"')]
+    assert shown["observations/2026-05.md#1"] == [("source", '"a: b"')]
+    assert [notes for e, notes in zip(entries, many, strict=True) if e.kind is Kind.FACT] == [[]]
 
 
 @pytest.mark.parametrize("line", ["```", "````md", "   ```x"])

@@ -9,10 +9,10 @@ from typing import Any
 from pydantic import JsonValue
 
 from memcore.errors import MemcoreError
-from memcore.migrate.report import FieldChange
+from memcore.migrate.report import EntryReport, FieldChange
 from memcore.migrate.state import _batch, _RunState, stamp_of
 from memcore.models import MemoryEntry, Severity, json_copy
-from memcore.provider import Capability, ReferenceReading, read_all
+from memcore.provider import Capability, ManyReferenceReading, ReferenceReading, read_all
 
 __all__ = ["CORE_FIELDS", "MEMCORE_NS", "compare_entries", "restore_kept"]
 
@@ -262,6 +262,7 @@ class _ReadBack(_RunState):
         provenance_lost = False
         where = f"extra.{MEMCORE_NS}.kept"
         reference = self.target if isinstance(self.target, ReferenceReading) else None
+        asked: list[tuple[EntryReport, MemoryEntry]] = []  # (report, entry read back) for the reference
         total = len(self.sent)
         for done, (src_id, (written, returned)) in enumerate(self.sent.items(), 1):
             rep = self.reports[src_id]
@@ -285,14 +286,31 @@ class _ReadBack(_RunState):
             else:
                 rep.losses = changes
             if reference is not None:
-                rep.fidelity = reference.reference_reads_differently(got)
+                asked.append((rep, got))
             if done % 200 == 0 or done == total:
                 self.progress("verify", done, total)
+        if reference is not None and asked:
+            self._reference_notes(reference, asked)
         if provenance_lost:
             self.report.notes.append(
                 f"{self.tgt_fmt}: the target did not keep extra.memcore.migrated_from; a second run "
                 "matches entries by title and body instead of by source id"
             )
+
+    @staticmethod
+    def _reference_notes(reference: ReferenceReading, asked: list[tuple[EntryReport, MemoryEntry]]) -> None:
+        """Set each report's ``fidelity`` from the target's reference reading of its entry.
+
+        A target with :class:`~memcore.provider.ManyReferenceReading` is asked once for all of
+        them (it reads each shared file once); any other once per entry.
+        """
+        if isinstance(reference, ManyReferenceReading):
+            answers = reference.reference_reads_differently_many([got for _, got in asked])
+            for (rep, _), notes in zip(asked, answers, strict=True):
+                rep.fidelity = notes
+            return
+        for rep, got in asked:
+            rep.fidelity = reference.reference_reads_differently(got)
 
     def keep(self) -> set[str]:
         """Write ``extra.memcore.kept`` for core fields the target changed; return whose.
