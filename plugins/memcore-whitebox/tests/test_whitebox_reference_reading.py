@@ -12,6 +12,7 @@ from memcore.models import Kind, MemoryEntry
 from memcore.provider import ManyReferenceReading, ReferenceReading
 from memcore_mcpmemory.provider import McpMemoryProvider
 from memcore_whitebox._fences import decode_fences, encode_fences
+from memcore_whitebox._parse import numbered, numbered_blocks
 from memcore_whitebox.provider import WhiteBoxProvider
 from memcore_whitebox.reference import reference_observations
 
@@ -133,3 +134,23 @@ def test_a_lone_fence_line_is_written_with_tildes(line: str) -> None:
     encoded, changed = encode_fences(line)
     assert "`" not in encoded
     assert decode_fences(encoded, changed) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        (VAULT / "observations" / "2026-04.md").read_text(encoding="utf-8"),
+        # a chunk file: its own leading frontmatter is not counted
+        "---\ngroup_id: obs-2026-04\npart: 2\n---\n\n```\n---\ndate: 2026-04-25\nsource: a\ntags: [x]\n"
+        "confidence: medium\n---\n\nChunked.\n```\n",
+        # a leading bare block that is an observation, prose and plain code between blocks
+        "---\ndate: 2026-04-01\nsource: a\n---\nBare.\n\nprose\n\n```python\nx = 1\n```\n\n"
+        "```\n---\ndate: 2026-04-02\nsource: b\n---\n\nFenced.\n```\n",
+    ],
+    ids=["authors-sample", "chunk-file", "bare-prose-code"],
+)
+def test_block_positions_are_numbered_as_the_reader_numbers_observations(text: str) -> None:
+    assert [(n, blk.start) for n, blk in numbered_blocks(text)] == [
+        (n, blk.start) for n, blk, _, _ in numbered(text, "observations/2026-04.md", None, None)
+    ]
+    assert len(list(numbered_blocks(text))) >= 1

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 from memcore.errors import ParseError
 from memcore.models import FidelityNote, MemoryEntry
 from memcore.storage import TextFile
-from memcore_whitebox._parse import numbered
+from memcore_whitebox._parse import numbered_blocks
 from memcore_whitebox.mapping import V11_KEYS
 
 if TYPE_CHECKING:
@@ -123,7 +123,8 @@ def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> lis
         v1.1 ``extra.whitebox`` keys; one ``"*"`` note when the reference reads no observation
         at this block (a block before it swallowed it).
     """
-    return MonthReading(text, rel).notes(entry, number)
+    del rel  # the block is found by its number in the text
+    return MonthReading(text).notes(entry, number)
 
 
 class MonthReading:
@@ -135,13 +136,12 @@ class MonthReading:
 
     Args:
         text: The month file's text.
-        rel: The file's path in the vault.
     """
 
     __slots__ = ("_blocks", "_found", "_starts")
 
-    def __init__(self, text: str, rel: str) -> None:
-        self._blocks = {n: blk for n, blk, _, _ in numbered(text, rel, None, None)}
+    def __init__(self, text: str) -> None:
+        self._blocks = dict(numbered_blocks(text))
         self._found = reference_observations(text)
         self._starts = [o.start for o in self._found]
 
@@ -217,4 +217,4 @@ class WhiteBoxReference:
             text = TextFile.decode(found[0], path=rel).text
         except ParseError:
             return None
-        return MonthReading(text, rel)
+        return MonthReading(text)
