@@ -42,6 +42,7 @@ from typing import Any
 from memcore.errors import StoreLimitError
 from memcore.frontmatter import set_fast_paths
 from memcore.migrate import migrate
+from memcore.migrate.fidelity import set_fast_copy
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import read_all
 from memcore.registry import get_registry
@@ -347,9 +348,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="YAML fast paths off (MEMCORE_YAML_FAST=0): the general path, as before them",
     )
+    parser.add_argument(
+        "--no-fast-copy",
+        action="store_true",
+        help="the migration's entry-copy fast path off (MEMCORE_MIGRATE_FAST=0): model_construct copies",
+    )
     args = parser.parse_args(argv)
     if args.no_fast:
         set_fast_paths(False)
+    if args.no_fast_copy:
+        set_fast_copy(False)
     if args.render:
         print(render([row for path in args.render for row in json.loads(path.read_text(encoding="utf-8"))]))
         return 0

@@ -8,14 +8,14 @@ module the providers use, as :mod:`memcore.index` is, can name them without impo
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
 from memcore.models import Diagnostic, FidelityNote, MemoryEntry, Query
 
-__all__ = ["Capability", "FileBackedProvider", "MemoryProvider", "ReferenceReading"]
+__all__ = ["Capability", "FileBackedProvider", "ManyReferenceReading", "MemoryProvider", "ReferenceReading"]
 
 
 class Capability(enum.StrEnum):
@@ -156,4 +156,25 @@ class ReferenceReading(Protocol):
         Returns:
             One note per field the reference reader shows otherwise; empty when it shows every
             field as memcore holds it (or the entry is no longer in the store).
+        """
+
+
+@runtime_checkable
+class ManyReferenceReading(ReferenceReading, Protocol):
+    """Optional, with :class:`ReferenceReading`: the same answers for many entries in one call.
+
+    ``memcore migrate`` asks a provider that has it once for every entry it wrote, so that a
+    format whose entries share a file (WhiteBox's monthly observation logs) reads and parses
+    each file once rather than once per entry.
+    """
+
+    def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
+        """Return :meth:`ReferenceReading.reference_reads_differently` of each of ``entries``, in order.
+
+        Args:
+            entries: Entries as this provider reads them.
+
+        Returns:
+            One list of notes per entry, in the order of ``entries`` (the same lists the
+            one-entry method returns).
         """

@@ -20,7 +20,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
 
-from memcore.contract import Capability, FileBackedProvider, MemoryProvider, ReferenceReading
+from memcore.contract import (
+    Capability,
+    FileBackedProvider,
+    ManyReferenceReading,
+    MemoryProvider,
+    ReferenceReading,
+)
 from memcore.errors import ConfigError, EntryNotFoundError, ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
@@ -36,6 +42,7 @@ __all__ = [
     "BaseProvider",
     "Capability",
     "FileBackedProvider",
+    "ManyReferenceReading",
     "ReferenceReading",
     "MemoryProvider",
     "StoreSnapshot",

@@ -9,9 +9,10 @@ import pytest
 import memcore
 from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry
-from memcore.provider import ReferenceReading
+from memcore.provider import ManyReferenceReading, ReferenceReading
 from memcore_mcpmemory.provider import McpMemoryProvider
 from memcore_whitebox._fences import decode_fences, encode_fences
+from memcore_whitebox._parse import numbered, numbered_blocks
 from memcore_whitebox.provider import WhiteBoxProvider
 from memcore_whitebox.reference import reference_observations
 
@@ -107,6 +108,25 @@ def test_migration_report_names_quoted_values_and_fenced_bodies(tmp_path: Path) 
 
 def test_whitebox_provider_tells_what_its_reader_shows() -> None:
     assert issubclass(WhiteBoxProvider, ReferenceReading)
+    assert issubclass(WhiteBoxProvider, ManyReferenceReading)
+
+
+def test_notes_for_many_entries_are_the_notes_of_each_entry(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    with WhiteBoxProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="```\ncode\n```", source="claude", created_at="2026-04-01"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="plain", source="chat: planning", created_at="2026-04-02"))
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="another month", source="a: b", created_at="2026-05-01"))
+        store.add(MemoryEntry(kind=Kind.FACT, title="Identity", body="A stable fact."))
+        entries = list(store.iter_entries())
+        many = store.reference_reads_differently_many(entries)
+        one_by_one = [store.reference_reads_differently(e) for e in entries]
+    assert many == one_by_one
+    shown = {e.id: [(n.field, n.shown) for n in notes] for e, notes in zip(entries, many, strict=True)}
+    assert shown["observations/2026-04.md#1"] == [("body", "~~~\ncode\n~~~")]
+    assert shown["observations/2026-04.md#2"] == [("source", '"chat: planning"')]
+    assert shown["observations/2026-05.md#1"] == [("source", '"a: b"')]
+    assert [notes for e, notes in zip(entries, many, strict=True) if e.kind is Kind.FACT] == [[]]
 
 
 @pytest.mark.parametrize("line", ["```", "````md", "   ```x"])
@@ -114,3 +134,23 @@ def test_a_lone_fence_line_is_written_with_tildes(line: str) -> None:
     encoded, changed = encode_fences(line)
     assert "`" not in encoded
     assert decode_fences(encoded, changed) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        (VAULT / "observations" / "2026-04.md").read_text(encoding="utf-8"),
+        # a chunk file: its own leading frontmatter is not counted
+        "---\ngroup_id: obs-2026-04\npart: 2\n---\n\n```\n---\ndate: 2026-04-25\nsource: a\ntags: [x]\n"
+        "confidence: medium\n---\n\nChunked.\n```\n",
+        # a leading bare block that is an observation, prose and plain code between blocks
+        "---\ndate: 2026-04-01\nsource: a\n---\nBare.\n\nprose\n\n```python\nx = 1\n```\n\n"
+        "```\n---\ndate: 2026-04-02\nsource: b\n---\n\nFenced.\n```\n",
+    ],
+    ids=["authors-sample", "chunk-file", "bare-prose-code"],
+)
+def test_block_positions_are_numbered_as_the_reader_numbers_observations(text: str) -> None:
+    assert [(n, blk.start) for n, blk in numbered_blocks(text)] == [
+        (n, blk.start) for n, blk, _, _ in numbered(text, "observations/2026-04.md", None, None)
+    ]
+    assert len(list(numbered_blocks(text))) >= 1

@@ -20,7 +20,16 @@ from memcore.storage import TextFile
 from memcore_whitebox._blocks import Fields, RawBlock, parse_fields, scan_blocks
 from memcore_whitebox._render import month_header
 
-__all__ = ["Gaps", "MONTH_FILE", "MonthState", "diag", "looks_like_vault", "month_state", "numbered"]
+__all__ = [
+    "Gaps",
+    "MONTH_FILE",
+    "MonthState",
+    "diag",
+    "looks_like_vault",
+    "month_state",
+    "numbered",
+    "numbered_blocks",
+]
 
 #: A monthly observation file's name: ``YYYY-MM.md`` or ``YYYY-MM-part-N.md``.
 MONTH_FILE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])(?:-part-(\d+))?\.md$")
@@ -64,6 +73,26 @@ def numbered(
     if gaps is not None:
         assert diags is not None
         gaps.finish(diags)
+
+
+def numbered_blocks(text: str) -> Iterator[tuple[int, RawBlock]]:
+    """Yield ``(N, block)`` for each observation block of a file, numbered as :func:`numbered` does.
+
+    For a caller that needs where each block is, not what it holds: only a leading bare block
+    (the one that may be a chunk file's own frontmatter, which is not counted) has its fields
+    read.
+    """
+    number = 0
+    for blk in scan_blocks(text):
+        if not blk.is_observation:
+            continue
+        if number == 0 and blk.start == 0 and blk.layout == "bare":
+            assert blk.frontmatter is not None
+            values = parse_fields(blk.frontmatter).values
+            if "date" not in values and not _CHUNK_KEYS.isdisjoint(values):
+                continue  # the chunk file's own frontmatter: at start 0, so seen once
+        number += 1
+        yield number, blk
 
 
 #: Month-file text that is the format's own: the ``# Observations — <Month YYYY>`` header, its

@@ -14,20 +14,29 @@ whose items lose their quotes and control characters; ``kind`` is kept only as `
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from memcore.errors import ParseError
 from memcore.models import FidelityNote, MemoryEntry
 from memcore.storage import TextFile
-from memcore_whitebox._parse import numbered
+from memcore_whitebox._parse import numbered_blocks
 from memcore_whitebox.mapping import V11_KEYS
 
 if TYPE_CHECKING:
     from memcore_whitebox.provider import WhiteBoxProvider
 
-__all__ = ["READER", "ReferenceObservation", "WhiteBoxReference", "reference_notes", "reference_observations"]
+__all__ = [
+    "READER",
+    "MonthReading",
+    "ReferenceObservation",
+    "WhiteBoxReference",
+    "reference_notes",
+    "reference_observations",
+]
 
 #: The reference reader, as WhiteBox's sources name it.
 READER = "observation-parser.ts"
@@ -114,13 +123,44 @@ def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> lis
         v1.1 ``extra.whitebox`` keys; one ``"*"`` note when the reference reads no observation
         at this block (a block before it swallowed it).
     """
-    block = next((blk for n, blk, _, _ in numbered(text, rel, None, None) if n == number), None)
-    if block is None or block.layout != "fenced":
-        return []
-    found = next((o for o in reference_observations(text) if 0 <= o.start - block.start <= len(block.fence) - 3), None)
-    if found is None:
-        why = "the reference parser's block regex reads no observation here (an earlier body ends it out of step)"
-        return [_note("*", entry.id, None, why)]
+    del rel  # the block is found by its number in the text
+    return MonthReading(text).notes(entry, number)
+
+
+class MonthReading:
+    """One month file read both ways once: memcore's numbered blocks and the reference's matches.
+
+    :meth:`notes` then answers for any observation of the file without parsing it again, so
+    that the notes of a whole file cost one parse of each kind (a migration asks for every
+    observation it wrote).
+
+    Args:
+        text: The month file's text.
+    """
+
+    __slots__ = ("_blocks", "_found", "_starts")
+
+    def __init__(self, text: str) -> None:
+        self._blocks = dict(numbered_blocks(text))
+        self._found = reference_observations(text)
+        self._starts = [o.start for o in self._found]
+
+    def notes(self, entry: MemoryEntry, number: int) -> list[FidelityNote]:
+        """Return :func:`reference_notes` of ``entry``, observation ``number`` of this file."""
+        block = self._blocks.get(number)
+        if block is None or block.layout != "fenced":
+            return []
+        # the reference's first match from the block's opening fence to its last three characters
+        at = bisect.bisect_left(self._starts, block.start)
+        inside = at < len(self._starts) and self._starts[at] - block.start <= len(block.fence) - 3
+        if not inside:
+            why = "the reference parser's block regex reads no observation here (an earlier body ends it out of step)"
+            return [_note("*", entry.id, None, why)]
+        return _field_notes(entry, self._found[at])
+
+
+def _field_notes(entry: MemoryEntry, found: ReferenceObservation) -> list[FidelityNote]:
+    """The notes of ``entry`` against the reference's reading ``found`` of its block."""
     notes: list[FidelityNote] = []
     if entry.body.strip() != found.body:
         notes.append(_note("body", entry.body.strip(), found.body, _body_why(entry.body.strip(), found.body)))
@@ -143,7 +183,7 @@ def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> lis
 
 
 class WhiteBoxReference:
-    """:class:`memcore.provider.ReferenceReading` for :class:`~memcore_whitebox.provider.WhiteBoxProvider`."""
+    """:class:`memcore.provider.ManyReferenceReading` for :class:`~memcore_whitebox.provider.WhiteBoxProvider`."""
 
     def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
         """Return what the reference parser reads differently for observation ``entry.id`` (:func:`reference_notes`).
@@ -151,14 +191,30 @@ class WhiteBoxReference:
         Empty for stable-file entries (the reference parser reads observations) and for an id
         naming no readable observation file.
         """
-        rel, sep, number = (entry.id or "").rpartition("#")
-        if not sep or not number.isdigit():
-            return []
+        return self.reference_reads_differently_many([entry])[0]
+
+    def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
+        """Return :meth:`reference_reads_differently` of each entry, reading each month file once."""
+        readings: dict[str, MonthReading | None] = {}
+        out: list[list[FidelityNote]] = []
+        for entry in entries:
+            rel, sep, number = (entry.id or "").rpartition("#")
+            if not sep or not number.isdigit():
+                out.append([])
+                continue
+            if rel not in readings:
+                readings[rel] = self._month_reading(rel)
+            reading = readings[rel]
+            out.append(reading.notes(entry, int(number)) if reading is not None else [])
+        return out
+
+    def _month_reading(self, rel: str) -> MonthReading | None:
+        """The :class:`MonthReading` of vault file ``rel``; ``None`` if it cannot be read as text."""
         found = cast("WhiteBoxProvider", self)._read(rel)
         if found is None:
-            return []
+            return None
         try:
             text = TextFile.decode(found[0], path=rel).text
         except ParseError:
-            return []
-        return reference_notes(entry, text, rel, int(number))
+            return None
+        return MonthReading(text)
