@@ -170,3 +170,21 @@ def test_a_migration_into_box_reports_the_notes_and_links_every_untitled_memory(
         for entry in list(store.iter_entries()):
             store.update(entry, expected_version=entry.version)
     assert _tree(ws) == before
+
+
+def test_an_edit_of_an_untitled_file_written_before_gives_it_its_id_as_title(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(REPO / "examples" / "box-workspace", ws)
+    path = ws / "memories" / "observation__memo-e3b0c442-10.md"
+    before = path.read_text(encoding="utf-8").split("\n")
+    entry_id = "mem_01KK7Y9F00V79R4PSX2Z5384MW"
+    with BoxMemoryProvider(str(ws)) as store:
+        entry = store.get(entry_id)
+        assert entry.title == "" and 'title: ""' in before
+        entry.body += " More."
+        assert store.update(entry).title == ""
+        assert store.get(entry_id).title == ""
+    after = path.read_text(encoding="utf-8").split("\n")
+    changed = {b.split(":")[0] for b, a in zip(before, after, strict=True) if a != b}
+    assert changed == {"title", "updated_at", before[-1].split(":")[0]}  # title, stamp and the body's line
+    assert f"title: {entry_id}" in after
