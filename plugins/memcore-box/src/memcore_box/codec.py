@@ -48,7 +48,7 @@ _WIKILINK = re.compile(r"^\s*\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]\s*$")
 #: Frontmatter keys mapped onto MemoryEntry fields: every schema field except the three kept as
 #: they are in ``extra["box"]`` (companion_for, links, sources), plus the ``memcore`` key.
 _HANDLED = (frozenset(FIELD_ORDER) - {"companion_for", "links", "sources"}) | {MEMCORE_KEY}
-_MEMCORE_KNOWN = frozenset({"kind", "status", "date_only", "parent", "relations", "relation_order", "extra"})
+_MEMCORE_KNOWN = frozenset({"kind", "status", "title", "date_only", "parent", "relations", "relation_order", "extra"})
 
 Resolver = Callable[[str], str | None]
 
@@ -207,6 +207,8 @@ def entry_from_meta(
             box[key] = text_of(value)
         else:
             fields[field_name] = text_of(value)
+    if fields.get("title") == entry_id and extra_ns.get("title") != entry_id:
+        fields["title"] = ""  # an untitled memory, written with its id as the wikilink target
 
     for key in ("created_at", "updated_at", "expires_at"):
         raw = meta.get(key)
@@ -396,6 +398,10 @@ def meta_from_entry(
             odd_text[key] = value
     if "title" in raw_text:
         out["title"] = raw_text["title"]
+    elif not entry.title:
+        # The schema's wikilink target is the title: an untitled memory is written with its id
+        # as title, so the ``[[<id>]]`` links to it resolve for every reader (read back as "").
+        out["title"] = entry.id
 
     raw_kind = box.pop("kind", None)
     out["kind"] = str(raw_kind) if raw_kind is not None and entry.kind == Kind.NOTE else box_kind(entry.kind)
@@ -456,6 +462,8 @@ def meta_from_entry(
         memcore["status"] = entry.status.value
     if entry.date_only:
         memcore["date_only"] = True
+    if entry.title and entry.title == entry.id:
+        memcore["title"] = entry.title  # a title equal to the id: not the untitled spelling
     if entry.parent is not None:
         memcore["parent"] = entry.parent
     others = [r for r in entry.relations if r.type not in {"related", "supersedes", "superseded_by"}]

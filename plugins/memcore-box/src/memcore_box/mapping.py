@@ -13,7 +13,9 @@ kind               ``kind`` (the seven Box kinds map 1:1; others are written as 
                    kept in ``memcore.kind``)
 status             ``status`` (the five Box statuses map 1:1; others: see STATUS_TO_BOX, the
                    original kept in ``memcore.status``)
-title              ``title`` (the wikilink target)
+title              ``title`` (the wikilink target; an empty title is written as the id,
+                   which reads back as empty, so ``[[<id>]]`` links resolve by the schema;
+                   a title that is the id itself adds ``memcore.title``)
 body               the markdown after the frontmatter, byte for byte
 tags               ``tags`` (flow list)
 confidence         ``confidence`` (float 0-1)
