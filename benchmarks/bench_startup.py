@@ -4,8 +4,11 @@
 
 Each round runs, once each and in the same order, ``python -c pass``, ``memcore --version``,
 ``memcore <command> --help`` for every command the CLI lists (plugin commands included, one
-level of subcommands too) and ``memcore search`` on an empty WhiteBox vault (the whole command
-with nothing to find: start-up, opening the store and an empty search). Alternating the
+level of subcommands too), ``memcore search`` on an empty WhiteBox vault (no index: the whole
+command with nothing to find) and ``memcore search`` of one word (``--limit 5``, table and
+``--json``) on a 1,000-note WhiteBox vault (benchmarks/bench_peer.py's corpus) with a built,
+fresh index, as it runs and with the fast path off (``MEMCORE_FAST_SEARCH=0``: provider,
+refresh and models). Alternating the
 commands round by round means each sees the same machine state; the table gives the median and
 the fastest of the rounds, in seconds of wall clock, and the median over ``python -c pass``.
 With ``--before PATH`` (another ``memcore`` script, e.g. an older checkout's), each command is
@@ -47,33 +50,46 @@ def _commands() -> list[list[str]]:
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _time(argv: list[str]) -> float:
+def _time(argv: list[str], env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_ENV)
+    proc = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**_ENV, **(env or {})}
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-500:]}")
     return elapsed
 
 
-def measure(memcore: str, python: str, rounds: int, vault: Path, before: str | None = None) -> list[dict[str, object]]:
+def measure(
+    memcore: str, python: str, rounds: int, vault: Path, before: str | None = None, indexed: Path | None = None
+) -> list[dict[str, object]]:
     """Return one row per command: ``{"command", "median_s", "min_s", "runs"[, "before_median_s"]}``."""
-    cases: list[tuple[str, list[str]]] = [("memcore --version", ["--version"])]
-    cases += [(f"memcore {' '.join(path)} --help", [*path, "--help"]) for path in _commands()]
-    cases.append(("memcore search (empty vault)", ["search", "--store", f"whitebox:{vault}", "anything"]))
+    cases: list[tuple[str, list[str], dict[str, str]]] = [("memcore --version", ["--version"], {})]
+    cases += [(f"memcore {' '.join(path)} --help", [*path, "--help"], {}) for path in _commands()]
+    cases.append(("memcore search (empty vault)", ["search", "--store", f"whitebox:{vault}", "anything"], {}))
+    if indexed is not None:
+        query = ["search", "--store", f"whitebox:{indexed}", "river", "--limit", "5"]
+        off = {"MEMCORE_FAST_SEARCH": "0"}
+        cases += [
+            ("memcore search --json (1,000 notes, indexed)", [*query, "--json"], {}),
+            ("memcore search --json (1,000 notes, indexed, fast path off)", [*query, "--json"], off),
+            ("memcore search, table (1,000 notes, indexed)", query, {}),
+            ("memcore search, table (1,000 notes, indexed, fast path off)", query, off),
+        ]
     times: dict[str, list[float]] = {"python -c pass": []}
     old: dict[str, list[float]] = {}
-    for label, _ in cases:
+    for label, _, _ in cases:
         times[label] = []
         old[label] = []
-    for _, args in cases:  # warm-up, not measured: bytecode caches written, files cached
-        _time([memcore, *args])
+    for _, args, env in cases:  # warm-up, not measured: bytecode caches written, files cached
+        _time([memcore, *args], env)
     for i in range(rounds):
         times["python -c pass"].append(_time([python, "-c", "pass"]))
-        for label, args in cases:
-            times[label].append(_time([memcore, *args]))
+        for label, args, env in cases:
+            times[label].append(_time([memcore, *args], env))
             if before is not None:
-                old[label].append(_time([before, *args]))
+                old[label].append(_time([before, *args], env))
         print(f"round {i + 1}/{rounds}", file=sys.stderr, flush=True)
     rows: list[dict[str, object]] = []
     for label, t in times.items():
@@ -120,7 +136,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memcore-bench-startup-") as tmp:
         vault = Path(tmp) / "vault"
         subprocess.run([args.memcore, "init", "--store", f"whitebox:{vault}"], check=True, stdout=subprocess.DEVNULL)
-        rows = measure(args.memcore, sys.executable, args.rounds, vault, args.before)
+        indexed = Path(tmp) / "notes"
+        _ENV["MEMCORE_CACHE_DIR"] = str(Path(tmp) / "cache")
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_peer import generate
+
+        generate(indexed, 1000)
+        time.sleep(2.5)  # older than memcore._fresh.SETTLE_NS: the build writes the freshness stamp
+        build = [args.memcore, "index", "build", "--store", f"whitebox:{indexed}"]
+        subprocess.run(build, check=True, stdout=subprocess.DEVNULL, env=_ENV)
+        rows = measure(args.memcore, sys.executable, args.rounds, vault, args.before, indexed)
     print(render(rows))
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

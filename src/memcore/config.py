@@ -21,11 +21,13 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore.errors import ConfigError
-from memcore.provider import MemoryProvider
-from memcore.registry import ProviderRegistry, get_registry
+
+if TYPE_CHECKING:
+    from memcore.provider import MemoryProvider
+    from memcore.registry import ProviderRegistry
 
 __all__ = ["StoreSpec", "find_config", "open_store", "parse_store_url", "resolve_store"]
 
@@ -56,7 +58,12 @@ class StoreSpec:
 
 
 def parse_store_url(
-    url: str, *, base: Path | None = None, registry: ProviderRegistry | None = None, origin: str = "argument"
+    url: str,
+    *,
+    base: Path | None = None,
+    registry: ProviderRegistry | None = None,
+    origin: str = "argument",
+    sniff: bool = True,
 ) -> StoreSpec:
     """Parse ``<format>:<location>`` or sniff a bare path.
 
@@ -65,9 +72,12 @@ def parse_store_url(
         base: Folder that relative file locations are relative to (default: the working dir).
         registry: Registry to sniff with (default: the process-wide one).
         origin: Recorded in the result.
+        sniff: ``False`` refuses a bare path instead of asking every provider (which imports
+            them all).
 
     Raises:
-        ConfigError: Empty URL, or a bare path that no provider (or several) recognises.
+        ConfigError: Empty URL, or a bare path that no provider (or several) recognises (or,
+            with ``sniff=False``, any bare path).
     """
     if not isinstance(url, str):
         raise ConfigError(f"a store URL must be a string like 'whitebox:./vault', not {type(url).__name__}")
@@ -86,6 +96,10 @@ def parse_store_url(
             loc = str(base / loc)
         return StoreSpec(fmt, loc, origin=origin)
     path = Path(url) if base is None or os.path.isabs(url) else base / url
+    if not sniff:
+        raise ConfigError(f"{path}: a bare path; name the format, e.g. 'whitebox:{url}'")
+    from memcore.registry import get_registry
+
     reg = registry or get_registry()
     found = reg.sniff(path)
     if len(found) == 1:
@@ -134,6 +148,7 @@ def resolve_store(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     registry: ProviderRegistry | None = None,
+    sniff: bool = True,
 ) -> StoreSpec:
     """Decide which store to open, by the documented precedence.
 
@@ -142,15 +157,16 @@ def resolve_store(
         cwd: Folder to start the config search from (default: the working directory).
         env: Environment to read ``MEMCORE_STORE`` from (default: ``os.environ``).
         registry: Registry for sniffing bare paths.
+        sniff: ``False``: a bare path is a :class:`ConfigError` (see :func:`parse_store_url`).
 
     Raises:
         ConfigError: Nothing configured, or the configuration cannot be used.
     """
     env = dict(os.environ) if env is None else env
     if url:
-        return parse_store_url(url, registry=registry)
+        return parse_store_url(url, registry=registry, sniff=sniff)
     if env.get("MEMCORE_STORE"):
-        return parse_store_url(env["MEMCORE_STORE"], registry=registry, origin="MEMCORE_STORE")
+        return parse_store_url(env["MEMCORE_STORE"], registry=registry, origin="MEMCORE_STORE", sniff=sniff)
     start = (cwd or Path.cwd()).resolve()
     found = find_config(start)
     if found is None:
@@ -165,7 +181,7 @@ def resolve_store(
     options = table.get("options", {})
     if not isinstance(options, dict):
         raise ConfigError(f"{path}: `options` must be a table")
-    spec = parse_store_url(store, base=path.parent, registry=registry, origin=str(path))
+    spec = parse_store_url(store, base=path.parent, registry=registry, origin=str(path), sniff=sniff)
     return StoreSpec(spec.format_name, spec.location, dict(options), spec.origin)
 
 
@@ -190,6 +206,8 @@ def open_store(
         ConfigError: Nothing configured, or a bad URL.
         UnknownFormatError: The format is not installed (names the distribution to install).
     """
+    from memcore.registry import get_registry
+
     reg = registry or get_registry()
     spec = resolve_store(url, cwd=cwd, registry=reg)
     cls = reg.get(spec.format_name)

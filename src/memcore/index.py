@@ -45,17 +45,26 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import platformdirs
-
+from memcore import _index_sql
+from memcore._fresh import SETTLE_NS, STAMP_KEY, folder_stamp, plugin_stamp, stamp_dirs
+from memcore._index_sql import (
+    RANK_SQL,
+    SCHEMA_SQL,
+    SCHEMA_VERSION,
+    WHOLE_STORE,
+    default_cache_dir,
+    index_file_name,
+    search_rows,
+    utc_text,
+)
 from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import MemoryEntry, Query, utc_now
 from memcore.provider import option_flag
-from memcore.query_syntax import TOKENIZE, ParsedQuery, parse_query
+from memcore.query_syntax import ParsedQuery, parse_query
 from memcore.storage import make_private_dir, touch_private_file
 
 __all__ = [
@@ -73,42 +82,22 @@ __all__ = [
     "watch_index",
 ]
 
-#: 2: ``entries.expires_at`` / ``entries.indexed_at`` (re-read a file once an entry in it expires).
-#: 3: the ``fts`` table stems (``porter unicode61 remove_diacritics 2``); an older database is
-#: rebuilt, never read with the new query syntax.
-SCHEMA_VERSION = 3
 #: A search text matching more entries than this, with a limit, is ranked among the entries
 #: indexed last, this many (docs/search.md, "Ranking a very common word").
-RANK_WINDOW = 200
+RANK_WINDOW = _index_sql.RANK_WINDOW
 _BUSY_TIMEOUT_MS = 30_000
 _RETRIES = 20
 T = TypeVar("T")
 
 
-def default_cache_dir() -> Path:
-    """Return the folder index databases live in (created on first use).
-
-    ``$MEMCORE_CACHE_DIR`` when set, else :func:`platformdirs.user_cache_dir` (which follows
-    ``$XDG_CACHE_HOME`` on Linux); the lock folder (``memcore.storage``) is ``locks`` in it.
-    """
-    if os.environ.get("MEMCORE_CACHE_DIR"):
-        return Path(os.environ["MEMCORE_CACHE_DIR"])
-    return Path(platformdirs.user_cache_dir("memcore", appauthor=False, ensure_exists=False))
-
-
 def _store_key(provider: MemoryProvider) -> str:
     options = getattr(provider, "options", {}) or {}
-    location = provider.location
-    with contextlib.suppress(OSError):
-        if os.path.exists(location):
-            location = str(Path(location).resolve())
-    blob = json.dumps([provider.format_name, location, options], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+    return index_file_name(provider.format_name, provider.location, options)
 
 
 def index_path_for(provider: MemoryProvider, cache_dir: Path | None = None) -> Path:
     """Return the database path for ``provider``'s store (format, location and options)."""
-    return (cache_dir or default_cache_dir()) / f"{provider.format_name}-{_store_key(provider)}.sqlite"
+    return (cache_dir or default_cache_dir()) / _store_key(provider)
 
 
 @dataclass(frozen=True)
@@ -162,33 +151,9 @@ class IndexStatus:
     rebuilt: str | None
 
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS entries (
-    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, seq INTEGER NOT NULL,
-    kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL,
-    expires_at TEXT, indexed_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entries_file ON entries(file);
-CREATE INDEX IF NOT EXISTS entries_expires ON entries(expires_at) WHERE expires_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
-CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
-CREATE INDEX IF NOT EXISTS tags_rowid ON tags(rowid);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, body, tags, tokenize = '{TOKENIZE}'
-);
-"""
-
-#: The ranking: BM25 with a title hit worth 10 body hits and a tag hit 5 (columns title, body,
-#: tags), also kept as the table's configured ``rank``.
-_WEIGHTS = "10.0, 1.0, 5.0"
-_RANK = f"INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({_WEIGHTS})')"
-
-_WHOLE_STORE = "*"
+_SCHEMA = SCHEMA_SQL
+_RANK = RANK_SQL
+_WHOLE_STORE = WHOLE_STORE
 
 
 class SearchIndex:
@@ -378,6 +343,7 @@ class SearchIndex:
         """
         conn = self.conn
         reason, self._rebuild_reason = self._rebuild_reason, None
+        started_ns = time.time_ns()  # before listing: a stamp settled before it covers the listing
         files, per_file = self._source_files()
         root = str(self._root())
         now: dict[str, tuple[int, int]] = {}
@@ -390,6 +356,7 @@ class SearchIndex:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 status = self._refresh_locked(conn, now, per_file, reason)
+                self._write_stamp(conn, files, started_ns)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -405,6 +372,28 @@ class SearchIndex:
             if self._changes is not None:
                 self._changes.sync(self._watched_dirs(files))
         return self.last_status
+
+    def _write_stamp(self, conn: sqlite3.Connection, files: list[str], started_ns: int) -> None:
+        """Record the freshness stamp (:mod:`memcore._fresh`) of what this refresh saw, or drop it.
+
+        Runs in the refresh's transaction, so a stamp is always the one of the rows beside it.
+        None is kept when a change it covers may have come after ``started_ns`` (not settled),
+        or when the provider is not the one the registry serves for its format from an
+        installed plugin: only then does a process that never opens the provider (the CLI's
+        indexed search) get the answer this provider would give.
+        """
+        stamp = None
+        if _registry_serves(self.provider):
+            dirs = stamp_dirs(str(self._root()), files, Path(self.provider.location).is_dir())
+            digest, newest = folder_stamp(dirs)
+            if newest < started_ns - SETTLE_NS:
+                blob = {"format": self.provider.format_name, "dirs": dirs, "digest": digest, "plugins": plugin_stamp()}
+                stamp = json.dumps(blob, ensure_ascii=False)
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (STAMP_KEY,)).fetchone()
+        if stamp is None and row is not None:
+            conn.execute("DELETE FROM meta WHERE key = ?", (STAMP_KEY,))
+        elif stamp is not None and (row is None or row[0] != stamp):
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (STAMP_KEY, stamp))
 
     def _watched_dirs(self, files: list[str]) -> set[str]:
         """Return the folders whose events can change the index.
@@ -552,6 +541,23 @@ class SearchIndex:
         return self.refresh()
 
 
+def _registry_serves(provider: MemoryProvider) -> bool:
+    """Return whether the process-wide registry, already built, serves ``provider``'s format.
+
+    With ``provider``'s own class, from a plugin an installed distribution's entry point loaded
+    (never one registered by hand).
+    """
+    registry = sys.modules.get("memcore.registry")
+    if registry is None or not registry._default_registry.cache_info().currsize:
+        return False
+    reg = registry._default_registry()
+    name = provider.format_name
+    if reg._providers.get(name) is not type(provider):
+        return False
+    info = reg._dists.get(reg._owner.get(name, ""))
+    return info is not None and info.distribution is not None
+
+
 def _file_id(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -689,115 +695,30 @@ def _search_rows(
     parsed = _parsed_text(query, default_operator)
     if parsed is not None and parsed.fts is None:
         return SearchResults(note=parsed.note)
-    text = parsed.fts if parsed is not None else None
-    where: list[str] = []
-    params: list[Any] = []
-    if text:
-        params.append(text)
-    for column, values in (("kind", query.kinds), ("status", query.statuses), ("id", query.ids)):
-        if values is not None:
-            where.append(f"e.{column} IN ({','.join('?' * len(values))})" if values else "0")
-            params.extend(str(v) for v in values)
-    if query.scope is not None:
-        where.append("e.scope = ?")
-        params.append(query.scope)
-    if query.tags_any is not None:
-        where.append(f"e.rowid IN (SELECT rowid FROM tags WHERE tag IN ({','.join('?' * len(query.tags_any))}))")
-        params.extend(query.tags_any)
-    for tag in query.tags_all or []:
-        where.append("e.rowid IN (SELECT rowid FROM tags WHERE tag = ?)")
-        params.append(tag)
-    # Filters SQL does not express exactly (created range, parent) run on each entry; without
-    # them the limit goes into SQL, so a common word never reads (or snippets) every match.
+    # Filters SQL does not express exactly (created range, parent) run on each entry.
     rest = (
         Query(parent=query.parent, created_after=query.created_after, created_before=query.created_before)
         if query.parent is not None or query.created_after is not None or query.created_before is not None
         else None
     )
-    # Snippets are made for the hits kept only, in a second query: in the ranking query SQLite
-    # would make one for every match before the LIMIT applies (most of a common word's cost).
-    sql_limit = int(limit) if limit is not None and rest is None else None
-    # With no filter outside FTS5, the limit goes inside the ranking subquery (the join then
-    # reads ``limit`` entries, not every match); one row more shows whether a tie of scores
-    # crosses the cut, which the full query settles by file order.
-    inner = sql_limit + 1 if sql_limit is not None and text and not where else None
-
-    def ranked_sql(window: bool, inner_limit: int | None) -> str:
-        return (
-            # BM25 (weights in _WEIGHTS) ordered inside the FTS5 subquery, with the limit there
-            # when no filter follows: SQLite keeps the best rows as it scores, and the join
-            # reads only the entries kept.
-            (
-                f"SELECT e.rowid, e.data, f.score FROM (SELECT rowid, bm25(fts, {_WEIGHTS}) AS score"
-                " FROM fts WHERE fts MATCH ?"
-                + (" AND rowid > ?" if window else "")
-                + " ORDER BY score"
-                + (f" LIMIT {inner_limit}" if inner_limit is not None else "")
-                + ") AS f JOIN entries e ON e.rowid = f.rowid"
-                if text
-                else "SELECT e.rowid, e.data, 0.0 FROM entries e"
-            )
-            + (" WHERE " + " AND ".join(where) if where else "")
-            + (" ORDER BY f.score, e.file, e.seq" if text else " ORDER BY e.file, e.seq")
-            + (f" LIMIT {sql_limit + (1 if inner_limit is not None else 0)}" if sql_limit is not None else "")
-        )
-
-    def rows(window_from: int | None, inner_limit: int | None) -> list[tuple[int, MemoryEntry, float]]:
-        sql = ranked_sql(window_from is not None, inner_limit)
-        args = [params[0], window_from, *params[1:]] if window_from is not None else params
-        kept: list[tuple[int, MemoryEntry, float]] = []
-        for rowid, data, score in conn.execute(sql, args):
-            if limit is not None and len(kept) >= limit:
-                if inner_limit is None or float(score) != kept[-1][2]:
-                    break
-                # the extra row of an inner limit ties with the last hit kept: the full query
-                # settles equal scores by file and position
-                return rows(window_from, None)
-            entry = MemoryEntry.model_validate_json(data)
-            if rest is not None and not rest.matches(entry):
-                continue
-            kept.append((rowid, entry, float(score)))
-        return kept
-
-    def run() -> list[SearchHit]:
-        if limit == 0:
-            return []
-        window_from = None
-        if text and limit is not None:
-            # A text matching more than RANK_WINDOW entries is ranked among the RANK_WINDOW
-            # matches indexed last (found by one walk down FTS5's rowid order) instead of all:
-            # BM25 scores every match and FTS5 has no top-k pruning, so a word in most of a
-            # large store would cost about 1 us per entry. Fewer hits than the limit in the
-            # window (filters) runs the full ranking, so the window never hides a match.
-            past = conn.execute(
-                f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}",
-                [text],
-            ).fetchone()
-            window_from = past[0] if past is not None else None
-        kept = rows(window_from, inner)
-        if window_from is not None and len(kept) < (limit or 0):
-            kept = rows(None, inner)
-        fragments: dict[int, str] = {}
-        if text and kept and snippets:
-            marks = ",".join("?" * len(kept))
-            fragments = dict(
-                conn.execute(
-                    "SELECT rowid, snippet(fts, -1, '[', ']', '…', 12) FROM fts"
-                    f" WHERE fts MATCH ? AND rowid IN ({marks})",
-                    [text, *(rowid for rowid, _, _ in kept)],
-                )
-            )
-        # One line: the fragment's line breaks and runs of blanks become single spaces.
-        return [
-            SearchHit(
-                entry=entry,
-                score=score,
-                snippet=" ".join(fragments[rowid].split()) if fragments.get(rowid) else entry.title,
-            )
-            for rowid, entry, score in kept
-        ]
-
-    return SearchResults(retry(run))
+    hits = search_rows(
+        conn,
+        text=parsed.fts if parsed is not None else None,
+        kinds=[str(k) for k in query.kinds] if query.kinds is not None else None,
+        statuses=[str(s) for s in query.statuses] if query.statuses is not None else None,
+        ids=query.ids,
+        scope=query.scope,
+        tags_any=query.tags_any,
+        tags_all=query.tags_all,
+        limit=limit,
+        decode=MemoryEntry.model_validate_json,
+        title_of=lambda entry: entry.title,
+        keep=rest.matches if rest is not None else None,
+        retry=retry,
+        snippets=snippets,
+        rank_window=RANK_WINDOW,
+    )
+    return SearchResults(SearchHit(entry=entry, score=score, snippet=snippet) for entry, score, snippet in hits)
 
 
 def scan_hits(
@@ -841,9 +762,7 @@ def scan_hits(
         conn.close()
 
 
-def _utc_text(moment: datetime) -> str:
-    """``moment`` as fixed-width UTC text (``2026-01-01T00:00:00.000000Z``), so text order is time order."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+_utc_text = utc_text
 
 
 def read_denied(provider: MemoryProvider) -> str | None:

@@ -11,7 +11,6 @@ import copy
 import hashlib
 import json
 import math
-import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
@@ -19,6 +18,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
+from memcore._terms import text_terms
 from memcore._vocabulary import Kind, Severity, Status
 
 __all__ = [
@@ -39,21 +39,6 @@ __all__ = [
     "unholdable",
     "utc_now",
 ]
-
-_TERM = re.compile(r"[^\W_]+")
-
-
-def text_terms(text: str) -> list[str]:
-    """Split text into search terms: runs of letters and digits, case-folded, accents removed.
-
-    The same rule as the search index's FTS5 ``unicode61 remove_diacritics 2`` tokenizer, so a
-    full scan and an indexed search agree: ``"Café-Übersicht_v2"`` gives
-    ``["cafe", "ubersicht", "v2"]``.
-    """
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _TERM.findall(stripped)
-
 
 Extra: TypeAlias = dict[str, dict[str, JsonValue]]
 """``extra`` maps a format name (``"box"``, ``"whitebox"``…) to that format's own fields."""

@@ -31,8 +31,8 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
+from memcore._terms import text_terms
 from memcore.errors import QuerySyntaxError
-from memcore.models import text_terms
 
 __all__ = ["TOKENIZE", "ParsedQuery", "parse_query", "text_matches"]
 

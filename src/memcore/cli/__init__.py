@@ -176,18 +176,25 @@ def _snippet_text(snippet: str) -> Text:
 
 
 def _print_entries(entries: list[MemoryEntry], snippets: list[str] | None = None) -> None:
+    _print_rows([(e.id, e.kind.value, e.status.value, e.title, e.body, e.tags) for e in entries], snippets)
+
+
+def _print_rows(
+    rows: list[tuple[str | None, str, str, str, str, list[str]]], snippets: list[str] | None = None
+) -> None:
+    """Print entries as the table: rows of ``(id, kind, status, title, body, tags)``."""
     from rich.table import Table
     from rich.text import Text
 
     table = Table()
     # Ids are never shortened: they are what `memcore show` takes.
-    table.add_column("id", no_wrap=True, min_width=max((len(e.id or "") for e in entries), default=2))
+    table.add_column("id", no_wrap=True, min_width=max((len(row[0] or "") for row in rows), default=2))
     for name in ("kind", "status", "title", "tags", *(["match"] if snippets is not None else [])):
         table.add_column(name)
-    for i, e in enumerate(entries):
-        title = e.title or e.body.strip().splitlines()[0][:60] if (e.title or e.body.strip()) else ""
+    for i, (entry_id, kind, status, title, body, tags) in enumerate(rows):
+        shown_title = title or body.strip().splitlines()[0][:60] if (title or body.strip()) else ""
         shown = [_snippet_text(snippets[i])] if snippets is not None else []
-        table.add_row(e.id or "", e.kind.value, e.status.value, Text(title), Text(", ".join(e.tags)), *shown)
+        table.add_row(entry_id or "", kind, status, Text(shown_title), Text(", ".join(tags)), *shown)
     _console().print(table)
 
 
@@ -290,6 +297,28 @@ def search(
     entries, each with "score" and "snippet" (hits in [brackets]). Text with no searchable term
     (symbols, emoji) finds nothing, with a note on stderr.
     """
+    from memcore.cli import _fast_search
+
+    fast = None
+    if _fast_search.enabled():
+        fast = _fast_search.fast_search(
+            store,
+            parse_options(options, scope),
+            text=text,
+            kinds=list(kind) or None,
+            statuses=list(status) or None,
+            tags_any=list(tag) or None,
+            limit=limit,
+        )
+    if fast is not None:
+        if fast.note:
+            click.echo(f"memcore: note: {fast.note}", err=True)
+        if as_json:
+            dump_json([{**entry, "score": score, "snippet": snippet} for entry, score, snippet in fast.hits])
+            return
+        rows = [(e["id"], e["kind"], e["status"], e["title"], e["body"], e["tags"]) for e, _, _ in fast.hits]
+        _print_rows(rows, [snippet for _, _, snippet in fast.hits] if text and text.strip() else None)
+        return
     from memcore.index import search_hits
 
     with open_from_cli(store, options, scope) as provider:

@@ -131,10 +131,11 @@ def open_from_cli(
 
 def dump_json(data: Any) -> None:
     """Print ``data`` (pydantic models allowed, nested) as indented JSON on stdout."""
-    from pydantic import BaseModel
+    # No model exists unless pydantic was imported: JSON data alone needs no pydantic.
+    pydantic = sys.modules.get("pydantic")
 
     def default(obj: Any) -> Any:
-        if isinstance(obj, BaseModel):
+        if pydantic is not None and isinstance(obj, pydantic.BaseModel):
             return obj.model_dump(mode="json")
         if isinstance(obj, (set, frozenset)):
             return sorted(obj)
