@@ -56,6 +56,7 @@ from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
 from memcore.models import MemoryEntry, Query, utc_now
 from memcore.provider import option_flag
 from memcore.query_syntax import TOKENIZE, ParsedQuery, parse_query
+from memcore.ranking import WEIGHTS, Ranker, fast_rank_enabled, varints
 from memcore.storage import make_private_dir, touch_private_file
 
 __all__ = [
@@ -76,10 +77,10 @@ __all__ = [
 #: 2: ``entries.expires_at`` / ``entries.indexed_at`` (re-read a file once an entry in it expires).
 #: 3: the ``fts`` table stems (``porter unicode61 remove_diacritics 2``); an older database is
 #: rebuilt, never read with the new query syntax.
-SCHEMA_VERSION = 3
-#: A search text matching more entries than this, with a limit, is ranked among the entries
-#: indexed last, this many (docs/search.md, "Ranking a very common word").
-RANK_WINDOW = 200
+#: 4: ``entries.dlen`` (the entry's length in tokens as FTS5 counts it: BM25's document length)
+#: and ``meta.generation`` (bumped by every refresh that changes an entry), for
+#: :mod:`memcore.ranking`.
+SCHEMA_VERSION = 4
 _BUSY_TIMEOUT_MS = 30_000
 _RETRIES = 20
 T = TypeVar("T")
@@ -170,7 +171,7 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS entries (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, seq INTEGER NOT NULL,
     kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL,
-    expires_at TEXT, indexed_at TEXT NOT NULL
+    expires_at TEXT, indexed_at TEXT NOT NULL, dlen INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_file ON entries(file);
 CREATE INDEX IF NOT EXISTS entries_expires ON entries(expires_at) WHERE expires_at IS NOT NULL;
@@ -185,7 +186,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 
 #: The ranking: BM25 with a title hit worth 10 body hits and a tag hit 5 (columns title, body,
 #: tags), also kept as the table's configured ``rank``.
-_WEIGHTS = "10.0, 1.0, 5.0"
+_WEIGHTS = ", ".join(str(w) for w in WEIGHTS)
 _RANK = f"INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({_WEIGHTS})')"
 
 _WHOLE_STORE = "*"
@@ -231,6 +232,7 @@ class SearchIndex:
         self._changes: _ChangeWatch | None = None
         self._next_expiry: str | None = None
         self._db_id: tuple[int, int] | None = None
+        self._ranker = Ranker()
 
     # -- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -479,6 +481,11 @@ class SearchIndex:
                 size, mtime = now[rel]
                 conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
             reread = len(changed)
+        if whole or changed or removed:
+            conn.execute(
+                "INSERT INTO meta VALUES ('generation', '1')"
+                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
         count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
         if whole and not reason:
             reason = "files changed" if changed or removed else "entries expired"
@@ -536,7 +543,9 @@ class SearchIndex:
             QuerySyntaxError: The text does not follow the query syntax.
         """
         with self._lock:
-            return _search_rows(self.conn, query, limit, default_operator, self._retry, snippets=snippets)
+            return _search_rows(
+                self.conn, query, limit, default_operator, self._retry, snippets=snippets, ranker=self._ranker
+            )
 
     def status(self) -> IndexStatus:
         """Return what the index holds now (no refresh)."""
@@ -641,11 +650,20 @@ def _close_quietly(inotify: Any) -> None:
 def _insert_rows(
     conn: sqlite3.Connection, entries: Iterable[MemoryEntry], file_of: Callable[[MemoryEntry], str], stamp: str
 ) -> None:
+    rowid = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM entries").fetchone()[0])
     for seq, entry in enumerate(entries):
-        cur = conn.execute(
-            "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data, expires_at, indexed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rowid += 1
+        conn.execute(
+            "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+            (rowid, entry.title, entry.body, " ".join(entry.tags)),
+        )
+        # BM25's document length: the row's tokens in every column, as FTS5 itself counts them
+        size = conn.execute("SELECT sz FROM fts_docsize WHERE id = ?", (rowid,)).fetchone()
+        conn.execute(
+            "INSERT INTO entries (rowid, id, file, seq, kind, status, scope, created_at, data, expires_at,"
+            " indexed_at, dlen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
+                rowid,
                 entry.id or "",
                 file_of(entry),
                 seq,
@@ -656,12 +674,8 @@ def _insert_rows(
                 entry.model_dump_json(),
                 _utc_text(entry.expires_at) if entry.expires_at is not None else None,
                 stamp,
+                sum(varints(size[0])) if size is not None else 0,
             ),
-        )
-        rowid = cur.lastrowid
-        conn.execute(
-            "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
-            (rowid, entry.title, entry.body, " ".join(entry.tags)),
         )
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in dict.fromkeys(entry.tags)])
 
@@ -681,8 +695,14 @@ def _search_rows(
     retry: Callable[[Callable[[], list[Any]]], list[Any]],
     *,
     snippets: bool = True,
+    ranker: Ranker | None = None,
 ) -> SearchResults[SearchHit]:
-    """Run ``query`` on an index database (a store's, or a scan's in memory); see :meth:`SearchIndex.search`."""
+    """Run ``query`` on an index database (a store's, or a scan's in memory); see :meth:`SearchIndex.search`.
+
+    ``ranker`` (a store index's own) answers a word or words joined by AND, without filters and
+    with a limit, from its postings (:mod:`memcore.ranking`; the same hits in the same order as
+    ``bm25()``); anything else, or ``MEMCORE_FAST_RANK=0``, is ranked by FTS5's ``bm25()``.
+    """
     if isinstance(query, str):
         query = Query(text=query)
     limit = limit if limit is not None else query.limit
@@ -722,16 +742,14 @@ def _search_rows(
     # crosses the cut, which the full query settles by file order.
     inner = sql_limit + 1 if sql_limit is not None and text and not where else None
 
-    def ranked_sql(window: bool, inner_limit: int | None) -> str:
+    def ranked_sql(inner_limit: int | None) -> str:
         return (
             # BM25 (weights in _WEIGHTS) ordered inside the FTS5 subquery, with the limit there
             # when no filter follows: SQLite keeps the best rows as it scores, and the join
             # reads only the entries kept.
             (
                 f"SELECT e.rowid, e.data, f.score FROM (SELECT rowid, bm25(fts, {_WEIGHTS}) AS score"
-                " FROM fts WHERE fts MATCH ?"
-                + (" AND rowid > ?" if window else "")
-                + " ORDER BY score"
+                " FROM fts WHERE fts MATCH ? ORDER BY score"
                 + (f" LIMIT {inner_limit}" if inner_limit is not None else "")
                 + ") AS f JOIN entries e ON e.rowid = f.rowid"
                 if text
@@ -742,41 +760,50 @@ def _search_rows(
             + (f" LIMIT {sql_limit + (1 if inner_limit is not None else 0)}" if sql_limit is not None else "")
         )
 
-    def rows(window_from: int | None, inner_limit: int | None) -> list[tuple[int, MemoryEntry, float]]:
-        sql = ranked_sql(window_from is not None, inner_limit)
-        args = [params[0], window_from, *params[1:]] if window_from is not None else params
+    def rows(inner_limit: int | None) -> list[tuple[int, MemoryEntry, float]]:
         kept: list[tuple[int, MemoryEntry, float]] = []
-        for rowid, data, score in conn.execute(sql, args):
+        for rowid, data, score in conn.execute(ranked_sql(inner_limit), params):
             if limit is not None and len(kept) >= limit:
                 if inner_limit is None or float(score) != kept[-1][2]:
                     break
                 # the extra row of an inner limit ties with the last hit kept: the full query
                 # settles equal scores by file and position
-                return rows(window_from, None)
+                return rows(None)
             entry = MemoryEntry.model_validate_json(data)
             if rest is not None and not rest.matches(entry):
                 continue
             kept.append((rowid, entry, float(score)))
         return kept
 
+    def fast_rows(ranker: Ranker, fts: str, k: int) -> list[tuple[int, MemoryEntry, float]] | None:
+        # one read transaction: the generation, FTS5's totals, the postings and the entries
+        # come from one snapshot of the database
+        conn.execute("BEGIN")
+        try:
+            top = ranker.top(conn, fts, k)
+            found = None
+            if top is not None:
+                score_of = dict(top)
+                marks = ",".join("?" * len(score_of))
+                found = conn.execute(
+                    f"SELECT rowid, data, file, seq FROM entries WHERE rowid IN ({marks})", list(score_of)
+                ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        if found is None:
+            return None
+        # equal scores in file order, as the SQL ranking orders them
+        found.sort(key=lambda row: (score_of[row[0]], row[2], row[3]))
+        return [(rowid, MemoryEntry.model_validate_json(data), score_of[rowid]) for rowid, data, _f, _s in found[:k]]
+
     def run() -> list[SearchHit]:
         if limit == 0:
             return []
-        window_from = None
-        if text and limit is not None:
-            # A text matching more than RANK_WINDOW entries is ranked among the RANK_WINDOW
-            # matches indexed last (found by one walk down FTS5's rowid order) instead of all:
-            # BM25 scores every match and FTS5 has no top-k pruning, so a word in most of a
-            # large store would cost about 1 us per entry. Fewer hits than the limit in the
-            # window (filters) runs the full ranking, so the window never hides a match.
-            past = conn.execute(
-                f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET {RANK_WINDOW}",
-                [text],
-            ).fetchone()
-            window_from = past[0] if past is not None else None
-        kept = rows(window_from, inner)
-        if window_from is not None and len(kept) < (limit or 0):
-            kept = rows(None, inner)
+        kept = None
+        if ranker is not None and text and not where and rest is None and limit is not None and fast_rank_enabled():
+            kept = fast_rows(ranker, text, int(limit))
+        if kept is None:
+            kept = rows(inner)
         fragments: dict[int, str] = {}
         if text and kept and snippets:
             marks = ",".join("?" * len(kept))
