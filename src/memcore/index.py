@@ -53,7 +53,7 @@ import platformdirs
 
 from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
-from memcore.models import MemoryEntry, Query, utc_now
+from memcore.models import TRUSTED, MemoryEntry, Query, utc_now
 from memcore.provider import option_flag
 from memcore.query_syntax import TOKENIZE, ParsedQuery, parse_query
 from memcore.ranking import WEIGHTS, Ranker, fast_rank_enabled, varints
@@ -769,7 +769,7 @@ def _search_rows(
                 # the extra row of an inner limit ties with the last hit kept: the full query
                 # settles equal scores by file and position
                 return rows(None)
-            entry = MemoryEntry.model_validate_json(data)
+            entry = MemoryEntry.model_validate_json(data, context=TRUSTED)
             if rest is not None and not rest.matches(entry):
                 continue
             kept.append((rowid, entry, float(score)))
@@ -794,7 +794,10 @@ def _search_rows(
             return None
         # equal scores in file order, as the SQL ranking orders them
         found.sort(key=lambda row: (score_of[row[0]], row[2], row[3]))
-        return [(rowid, MemoryEntry.model_validate_json(data), score_of[rowid]) for rowid, data, _f, _s in found[:k]]
+        return [
+            (rowid, MemoryEntry.model_validate_json(data, context=TRUSTED), score_of[rowid])
+            for rowid, data, _f, _s in found[:k]
+        ]
 
     def run() -> list[SearchHit]:
         if limit == 0:
