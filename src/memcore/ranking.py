@@ -51,9 +51,6 @@ K1 = 1.2
 B = 0.75
 #: Column weights of the index's ranking (title, body, tags), as in ``bm25(fts, 10.0, 1.0, 5.0)``.
 WEIGHTS = (10.0, 1.0, 5.0)
-#: Rows read from the streams before giving the query back to ``bm25()`` (an AND of common
-#: words that rarely occur together).
-READ_BUDGET = 2000
 #: Postings kept in memory, all terms together (about 40 bytes each).
 MAX_POSTINGS = 2_000_000
 
@@ -133,6 +130,7 @@ class Postings:
     rowids: array[int]
     freqs: array[float]
     groups: list[tuple[float, array[int], array[int]]]
+    _by_row: dict[int, float] | None = None
 
     def __len__(self) -> int:
         return len(self.rowids)
@@ -143,6 +141,12 @@ class Postings:
         if i < len(self.rowids) and self.rowids[i] == rowid:
             return self.freqs[i]
         return None
+
+    def by_row(self) -> dict[int, float]:
+        """Return rowid -> weighted frequency (made on first use: only an AND of words reads it)."""
+        if self._by_row is None:
+            self._by_row = dict(zip(self.rowids, self.freqs, strict=True))
+        return self._by_row
 
 
 _POSTINGS_SQL = (
@@ -249,44 +253,49 @@ class Ranker:
         return postings
 
 
-def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: int) -> list[tuple[int, float]] | None:
+def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: int) -> list[tuple[int, float]]:
     """The threshold algorithm over the terms' streams; see the module docstring.
 
+    Always ends: at worst every row of a term is read (about as costly as ``bm25()`` over
+    every match, which is what it replaces).
+
     Returns:
-        Every match scoring at least the ``k``-th best (as ``(rowid, bm25 score)``), or ``None``
-        when :data:`READ_BUDGET` rows were read before the bound closed.
+        Every match scoring at least the ``k``-th best, as ``(rowid, bm25 score)``.
     """
-    # One heap per term over its groups' heads: (-part, group index, position).
-    heaps: list[list[tuple[float, int, int]]] = []
+    k1p1 = K1 + 1.0
+    # fts5_aux.c computes idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl))); the
+    # same operations in the same order below, with the D term computed once per row.
+    heaps: list[list[tuple[float, int, int]]] = []  # per term: (-part, group, position) of each group's head
     for p, idf in zip(lists, idfs, strict=True):
         heap = [(-_part(idf, f, float(lengths[0]), avgdl), g, 0) for g, (f, lengths, _r) in enumerate(p.groups)]
         heapq.heapify(heap)
         heaps.append(heap)
+    lookups = [p.by_row() if len(lists) > 1 else {} for p in lists]
     seen: set[int] = set()
     hits: list[tuple[int, float]] = []
     best: list[float] = []  # min-heap of the k best sums
-    reads = 0
+    terms = range(len(lists))
     while True:
-        for t, heap in enumerate(heaps):
+        for t in terms:
+            heap = heaps[t]
             if not heap:
                 return _cut(hits, best, k)  # this term's every row was read: so was every match
             _neg, g, pos = heapq.heappop(heap)
             f, lengths, rowids = lists[t].groups[g]
             if pos + 1 < len(rowids):
-                nxt = -_part(idfs[t], f, float(lengths[pos + 1]), avgdl)
-                heapq.heappush(heap, (nxt, g, pos + 1))
+                norm = K1 * (1 - B + B * float(lengths[pos + 1]) / avgdl)
+                heapq.heappush(heap, (-(idfs[t] * ((f * k1p1) / (f + norm))), g, pos + 1))
             rowid = rowids[pos]
             if rowid in seen:
                 continue
             seen.add(rowid)
-            reads += 1
-            d = float(lengths[pos])
+            norm = K1 * (1 - B + B * float(lengths[pos]) / avgdl)
             total = 0.0
-            for j, other in enumerate(lists):
-                fj = f if j == t else other.freq(rowid)
+            for j in terms:
+                fj = f if j == t else lookups[j].get(rowid)
                 if fj is None:
                     break
-                total += _part(idfs[j], fj, d, avgdl)
+                total += idfs[j] * ((fj * k1p1) / (fj + norm))
             else:
                 hits.append((rowid, -1.0 * total))
                 if len(best) < k:
@@ -301,8 +310,6 @@ def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: in
                 bound += -heap[0][0]
             if best[0] > bound:
                 return _cut(hits, best, k)
-        if reads > READ_BUDGET:
-            return None
 
 
 def _cut(hits: list[tuple[int, float]], best: list[float], k: int) -> list[tuple[int, float]]:
