@@ -95,6 +95,8 @@ def test_fast_top_k_equals_the_full_bm25_ranking(tmp_path: Path, seed: int) -> N
                 assert _hits(index, text, limit) == full[:limit], (text, limit)
         # the answers above came from postings, not from bm25(): each searched token is held
         assert {"river", "bank", "water", "stone", "heron", "kingfish"} <= set(index._ranker.tokens)
+        # an AND searched again was answered from its joint groups (the first time: the threshold algorithm)
+        assert {("river", "bank"), ("river", "water", "stone")} <= set(index._ranker._joint)
 
 
 def test_the_off_switch_ranks_with_bm25_and_answers_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,10 @@ an ``fts5vocab`` table) and stops as soon as no unseen row can enter the top ``k
   search), and reading stops when the ``k``-th best score is strictly above the sum of the
   streams' next parts (no unseen row can reach it, nor tie it) or a stream ends (every row
   holding all the terms was read);
+* an AND of words searched a second time (same generation) is answered from its joint groups
+  instead: the rows holding every word, grouped by all the words' weighted frequencies and
+  sorted by length inside a group, so the score falls along each group and merging the groups'
+  heads reads the ``k`` best (and their ties) and nothing more;
 * scores are FTS5's own formula with its constants, in the order FTS5 evaluates it
   (``fts5_aux.c``: IDF ``log((N - n + 0.5) / (n + 0.5))``, at least ``1e-6``; ``k1`` 1.2,
   ``b`` 0.75; ``N`` and the token totals from FTS5's averages record), so each score is the
@@ -173,6 +177,9 @@ class Ranker:
         self._held = 0
         self._searches = 0
         self._vocab_ready = False
+        # an AND of words searched again: its matches grouped by every word's weighted frequency
+        self._joint: OrderedDict[tuple[str, ...], list[_JointGroup]] = OrderedDict()
+        self._asked: dict[tuple[str, ...], int] = {}
 
     @property
     def tokens(self) -> list[str]:
@@ -209,6 +216,8 @@ class Ranker:
         generation = str(head[0])
         if generation != self._generation:
             self._postings.clear()
+            self._joint.clear()
+            self._asked.clear()
             self._held = 0
             self._generation = generation
         counts = varints(head[1])
@@ -223,7 +232,29 @@ class Ranker:
         for p in lists:
             idf = math.log((n_rows - len(p) + 0.5) / (len(p) + 0.5))
             idfs.append(idf if idf > 0.0 else 1e-6)
-        return _threshold_top(lists, idfs, avgdl, k)
+        if len(lists) == 1:
+            return _threshold_top(lists, idfs, avgdl, k)
+        key = tuple(t for t in tokens if t is not None)
+        joint = self._joint.get(key)
+        if joint is None:
+            self._asked[key] = self._asked.get(key, 0) + 1
+            if self._asked[key] < 2:  # a first AND of these words: the threshold algorithm
+                return _threshold_top(lists, idfs, avgdl, k)
+            joint = _join(lists)
+            self._joint[key] = joint
+            self._held += sum(len(rowids) for _fs, _l, rowids in joint)
+            self._evict()
+        else:
+            self._joint.move_to_end(key)
+        return _joint_top(joint, idfs, avgdl, k)
+
+    def _evict(self) -> None:
+        while self._held > MAX_POSTINGS and self._joint:
+            _gone, groups = self._joint.popitem(last=False)
+            self._held -= sum(len(rowids) for _fs, _l, rowids in groups)
+        while self._held > MAX_POSTINGS and len(self._postings) > 1:
+            _token, old = self._postings.popitem(last=False)
+            self._held -= len(old)
 
     def _get(self, conn: sqlite3.Connection, token: str) -> Postings:
         found = self._postings.get(token)
@@ -247,9 +278,7 @@ class Ranker:
         postings = Postings(rowids, freqs, groups)
         self._postings[token] = postings
         self._held += len(postings)
-        while self._held > MAX_POSTINGS and len(self._postings) > 1:
-            _gone, old = self._postings.popitem(last=False)
-            self._held -= len(old)
+        self._evict()
         return postings
 
 
@@ -310,6 +339,70 @@ def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: in
                 bound += -heap[0][0]
             if best[0] > bound:
                 return _cut(hits, best, k)
+
+
+#: One group of an AND's matches: (each word's weighted frequency, lengths ascending, rowids).
+_JointGroup = tuple[tuple[float, ...], "array[int]", "array[int]"]
+
+
+def _join(lists: list[Postings]) -> list[_JointGroup]:
+    """Group the rows holding every word by their words' weighted frequencies, shortest first."""
+    rare = min(range(len(lists)), key=lambda j: len(lists[j]))
+    lookups = [p.by_row() for p in lists]
+    by: dict[tuple[float, ...], list[tuple[int, int]]] = {}
+    for f, lengths, rowids in lists[rare].groups:
+        for length, rowid in zip(lengths, rowids, strict=True):
+            found: list[float] = []
+            for j, lookup in enumerate(lookups):
+                fj = f if j == rare else lookup.get(rowid)
+                if fj is None:
+                    break
+                found.append(fj)
+            else:
+                by.setdefault(tuple(found), []).append((length, rowid))
+    groups: list[_JointGroup] = []
+    for key, members in by.items():
+        members.sort()
+        groups.append((key, array("q", [m[0] for m in members]), array("q", [m[1] for m in members])))
+    return groups
+
+
+def _joint_top(groups: list[_JointGroup], idfs: list[float], avgdl: float, k: int) -> list[tuple[int, float]]:
+    """Top ``k`` of an AND from its joint groups: inside a group the score falls as the length grows.
+
+    Returns:
+        Every match scoring at least the ``k``-th best, as ``(rowid, bm25 score)``.
+    """
+    k1p1 = K1 + 1.0
+
+    def score(fs: tuple[float, ...], length: int) -> float:
+        # the threshold algorithm's sum: the same operations in the same order
+        norm = K1 * (1 - B + B * float(length) / avgdl)
+        total = 0.0
+        for idf, f in zip(idfs, fs, strict=True):
+            total += idf * ((f * k1p1) / (f + norm))
+        return total
+
+    heap = [(-score(fs, lengths[0]), g, 0) for g, (fs, lengths, _r) in enumerate(groups) if len(lengths)]
+    heapq.heapify(heap)
+    hits: list[tuple[int, float]] = []
+    best: list[float] = []
+    while heap:
+        neg, g, pos = heap[0]
+        total = -neg
+        if len(best) >= k and total < best[0]:
+            break  # every row left scores strictly less than the k-th best
+        fs, lengths, rowids = groups[g]
+        if pos + 1 < len(rowids):
+            heapq.heapreplace(heap, (-score(fs, lengths[pos + 1]), g, pos + 1))
+        else:
+            heapq.heappop(heap)
+        hits.append((rowids[pos], -1.0 * total))
+        if len(best) < k:
+            heapq.heappush(best, total)
+        elif total > best[0]:
+            heapq.heapreplace(best, total)
+    return _cut(hits, best, k)
 
 
 def _cut(hits: list[tuple[int, float]], best: list[float], k: int) -> list[tuple[int, float]]:
