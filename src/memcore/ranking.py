@@ -9,8 +9,8 @@ an ``fts5vocab`` table) and stops as soon as no unseen row can enter the top ``k
 * each term's postings are grouped by weighted term frequency ``f`` and sorted by document
   length ``D`` inside a group; a term's BM25 part falls as ``D`` grows, so merging the groups'
   heads gives the term's rows best first (a stream, as in Fagin's threshold algorithm);
-* the streams are read in turn; each row read is scored whole (the other terms' ``f`` by binary
-  search), and reading stops when the ``k``-th best score is strictly above the sum of the
+* the streams are read in turn; each row read is scored whole (the other terms' ``f`` from a
+  rowid map), and reading stops when the ``k``-th best score is strictly above the sum of the
   streams' next parts (no unseen row can reach it, nor tie it) or a stream ends (every row
   holding all the terms was read);
 * an AND of words searched a second time (same generation) is answered from its joint groups
@@ -39,7 +39,6 @@ import os
 import sqlite3
 import threading
 from array import array
-from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -138,13 +137,6 @@ class Postings:
 
     def __len__(self) -> int:
         return len(self.rowids)
-
-    def freq(self, rowid: int) -> float | None:
-        """Return the weighted frequency of the token in ``rowid``, or ``None`` if absent."""
-        i = bisect_left(self.rowids, rowid)
-        if i < len(self.rowids) and self.rowids[i] == rowid:
-            return self.freqs[i]
-        return None
 
     def by_row(self) -> dict[int, float]:
         """Return rowid -> weighted frequency (made on first use: only an AND of words reads it)."""
