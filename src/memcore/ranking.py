@@ -23,7 +23,7 @@ an ``fts5vocab`` table) and stops as soon as no unseen row can enter the top ``k
   same double ``bm25()`` returns and equal scores stay equal (the caller breaks them by file
   and position, as the SQL ranking does).
 
-Only a text that is one word, or words joined by AND, without filters and with a limit, takes
+Only a text that is one word, or words joined by AND or by OR, without filters and with a limit, takes
 this path (``None`` otherwise: the caller ranks with ``bm25()``). Postings are built on the
 second search of an index (a one-shot ``memcore search`` never pays for them) and dropped when
 the index's generation (``meta``, bumped by every refresh that changes an entry, in any
@@ -85,19 +85,21 @@ def single_token(word: str) -> str | None:
     return tokens[0] if len(tokens) == 1 else None
 
 
-def and_words(fts: str) -> list[str] | None:
-    """Return the words of an FTS5 expression that is ``"w"`` or ``("w1" AND "w2" ...)``, else ``None``.
+def query_words(fts: str) -> tuple[list[str], bool] | None:
+    """Return the words of ``"w"``, ``("w1" AND "w2" ...)`` or ``("w1" OR "w2" ...)``, and whether it is an OR.
 
     ``fts`` is :attr:`memcore.query_syntax.ParsedQuery.fts`: every term is quoted, so a part
     ``"w"`` holding no blank and no quote is one bare word (not a phrase, not a prefix).
+    ``None`` for any other shape (phrases, prefixes, NOT, nested groups, AND mixed with OR).
     """
     body = fts[1:-1] if fts.startswith("(") and fts.endswith(")") else fts
+    any_of = " OR " in body
     words = []
-    for part in body.split(" AND "):
+    for part in body.split(" OR " if any_of else " AND "):
         if len(part) < 3 or part[0] != '"' or part[-1] != '"' or any(c in part[1:-1] for c in ' "()*'):
             return None
         words.append(part[1:-1])
-    return words
+    return words, any_of
 
 
 def varints(blob: bytes) -> list[int]:
@@ -194,9 +196,10 @@ class Ranker:
             ``k``; or ``None`` when this path does not apply (the caller uses ``bm25()``).
         """
         self._searches += 1
-        words = and_words(fts)
-        if words is None or self._searches < 2:
+        shape = query_words(fts)
+        if shape is None or self._searches < 2:
             return None
+        words, any_of = shape
         tokens = [single_token(w) for w in words]
         if any(t is None for t in tokens):
             return None
@@ -217,15 +220,18 @@ class Ranker:
         if n_rows <= 0:
             return []
         lists = [self._get(conn, t) for t in tokens if t is not None]
-        if any(len(p) == 0 for p in lists):
+        if any_of:
+            # a word no entry holds adds 0.0 to every score in bm25(): leaving it out changes none
+            lists = [p for p in lists if len(p)]
+        if not lists or any(len(p) == 0 for p in lists):
             return []
         avgdl = float(n_tokens) / float(n_rows)
         idfs = []
         for p in lists:
             idf = math.log((n_rows - len(p) + 0.5) / (len(p) + 0.5))
             idfs.append(idf if idf > 0.0 else 1e-6)
-        if len(lists) == 1:
-            return _threshold_top(lists, idfs, avgdl, k)
+        if len(lists) == 1 or any_of:
+            return _threshold_top(lists, idfs, avgdl, k, any_of=any_of)
         key = tuple(t for t in tokens if t is not None)
         joint = self._joint.get(key)
         if joint is None:
@@ -274,8 +280,14 @@ class Ranker:
         return postings
 
 
-def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: int) -> list[tuple[int, float]]:
+def _threshold_top(
+    lists: list[Postings], idfs: list[float], avgdl: float, k: int, *, any_of: bool = False
+) -> list[tuple[int, float]]:
     """The threshold algorithm over the terms' streams; see the module docstring.
+
+    ``any_of``: the words are alternatives (OR): a row lacking a word adds nothing for it (as
+    ``bm25()``, whose part for a word that is absent is 0.0), and a stream that ends stops
+    bounding unseen rows instead of ending the search.
 
     Always ends: at worst every row of a term is read (about as costly as ``bm25()`` over
     every match, which is what it replaces).
@@ -300,6 +312,10 @@ def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: in
         for t in terms:
             heap = heaps[t]
             if not heap:
+                if any_of:
+                    if not any(heaps):
+                        return _cut(hits, best, k)  # every row of every word was read
+                    continue
                 return _cut(hits, best, k)  # this term's every row was read: so was every match
             _neg, g, pos = heapq.heappop(heap)
             f, lengths, rowids = lists[t].groups[g]
@@ -315,6 +331,8 @@ def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: in
             for j in terms:
                 fj = f if j == t else lookups[j].get(rowid)
                 if fj is None:
+                    if any_of:
+                        continue
                     break
                 total += idfs[j] * ((fj * k1p1) / (fj + norm))
             else:
@@ -324,11 +342,12 @@ def _threshold_top(lists: list[Postings], idfs: list[float], avgdl: float, k: in
                 elif total > best[0]:
                     heapq.heapreplace(best, total)
         if len(best) >= k:
-            bound = 0.0
+            bound = 0.0  # the best an unread row can score: each word's next part
             for heap in heaps:
-                if not heap:
+                if heap:
+                    bound += -heap[0][0]
+                elif not any_of:
                     return _cut(hits, best, k)
-                bound += -heap[0][0]
             if best[0] > bound:
                 return _cut(hits, best, k)
 
