@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memcore.query_syntax import TOKENIZE
+from memcore.ranking import WEIGHTS as RANK_WEIGHTS
 
 __all__ = [
-    "RANK_WINDOW",
     "RANK_SQL",
     "SCHEMA_SQL",
     "SCHEMA_VERSION",
@@ -35,10 +35,10 @@ __all__ = [
 #: 2: ``entries.expires_at`` / ``entries.indexed_at`` (re-read a file once an entry in it expires).
 #: 3: the ``fts`` table stems (``porter unicode61 remove_diacritics 2``); an older database is
 #: rebuilt, never read with the new query syntax.
-SCHEMA_VERSION = 3
-#: A search text matching more entries than this, with a limit, is ranked among the entries
-#: indexed last, this many (docs/search.md, "Ranking a very common word").
-RANK_WINDOW = 200
+#: 4: ``entries.dlen`` (the entry's length in tokens as FTS5 counts it: BM25's document length)
+#: and ``meta.generation`` (bumped by every refresh that changes an entry), for
+#: :mod:`memcore.ranking`.
+SCHEMA_VERSION = 4
 
 SCHEMA_SQL = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS entries (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, seq INTEGER NOT NULL,
     kind TEXT, status TEXT, scope TEXT, created_at TEXT, data TEXT NOT NULL,
-    expires_at TEXT, indexed_at TEXT NOT NULL
+    expires_at TEXT, indexed_at TEXT NOT NULL, dlen INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_file ON entries(file);
 CREATE INDEX IF NOT EXISTS entries_expires ON entries(expires_at) WHERE expires_at IS NOT NULL;
@@ -63,7 +63,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 
 #: The ranking: BM25 with a title hit worth 10 body hits and a tag hit 5 (columns title, body,
 #: tags), also kept as the table's configured ``rank``.
-WEIGHTS = "10.0, 1.0, 5.0"
+WEIGHTS = ", ".join(str(w) for w in RANK_WEIGHTS)
 RANK_SQL = f"INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25({WEIGHTS})')"
 
 #: ``entries.file`` of the entries of a provider that is re-read whole (not file by file).
@@ -119,7 +119,7 @@ def search_rows(
     keep: Callable[[E], bool] | None = None,
     retry: Callable[[Callable[[], list[Any]]], list[Any]] = lambda run: run(),
     snippets: bool = True,
-    rank_window: int = RANK_WINDOW,
+    top: Callable[[sqlite3.Connection, str, int], list[tuple[int, str, float]] | None] | None = None,
 ) -> list[tuple[E, float, str]]:
     """Run the ranked query on an index database; return ``(entry, score, snippet)`` best first.
 
@@ -139,7 +139,9 @@ def search_rows(
             with it the limit is applied after the filter, not in SQL.
         retry: Runs the read, retrying while the database is busy.
         snippets: ``False`` makes no fragment: each snippet is the title.
-        rank_window: See :data:`RANK_WINDOW`.
+        top: The best ``limit`` rows ``(rowid, entries.data, score)`` of a text without
+            filters, best first, the same as the SQL ranking gives (:mod:`memcore.ranking`), or
+            ``None`` to rank in SQL; used only for a text with a limit and no filter.
 
     Returns:
         Hits by BM25 rank (title 10, body 1, tags 5) then file order when there is text, else in
@@ -172,16 +174,14 @@ def search_rows(
     # crosses the cut, which the full query settles by file order.
     inner = sql_limit + 1 if sql_limit is not None and text and not where else None
 
-    def ranked_sql(window: bool, inner_limit: int | None) -> str:
+    def ranked_sql(inner_limit: int | None) -> str:
         return (
             # BM25 (weights in WEIGHTS) ordered inside the FTS5 subquery, with the limit there
             # when no filter follows: SQLite keeps the best rows as it scores, and the join
             # reads only the entries kept.
             (
                 f"SELECT e.rowid, e.data, f.score FROM (SELECT rowid, bm25(fts, {WEIGHTS}) AS score"
-                " FROM fts WHERE fts MATCH ?"
-                + (" AND rowid > ?" if window else "")
-                + " ORDER BY score"
+                " FROM fts WHERE fts MATCH ? ORDER BY score"
                 + (f" LIMIT {inner_limit}" if inner_limit is not None else "")
                 + ") AS f JOIN entries e ON e.rowid = f.rowid"
                 if text
@@ -192,17 +192,15 @@ def search_rows(
             + (f" LIMIT {sql_limit + (1 if inner_limit is not None else 0)}" if sql_limit is not None else "")
         )
 
-    def rows(window_from: int | None, inner_limit: int | None) -> list[tuple[int, E, float]]:
-        sql = ranked_sql(window_from is not None, inner_limit)
-        args = [params[0], window_from, *params[1:]] if window_from is not None else params
+    def rows(inner_limit: int | None) -> list[tuple[int, E, float]]:
         kept: list[tuple[int, E, float]] = []
-        for rowid, data, score in conn.execute(sql, args):
+        for rowid, data, score in conn.execute(ranked_sql(inner_limit), params):
             if limit is not None and len(kept) >= limit:
                 if inner_limit is None or float(score) != kept[-1][2]:
                     break
                 # the extra row of an inner limit ties with the last hit kept: the full query
                 # settles equal scores by file and position
-                return rows(window_from, None)
+                return rows(None)
             entry = decode(data)
             if keep is not None and not keep(entry):
                 continue
@@ -212,21 +210,10 @@ def search_rows(
     def run() -> list[tuple[E, float, str]]:
         if limit == 0:
             return []
-        window_from = None
-        if text and limit is not None:
-            # A text matching more than rank_window entries is ranked among the rank_window
-            # matches indexed last (found by one walk down FTS5's rowid order) instead of all:
-            # BM25 scores every match and FTS5 has no top-k pruning, so a word in most of a
-            # large store would cost about 1 us per entry. Fewer hits than the limit in the
-            # window (filters) runs the full ranking, so the window never hides a match.
-            past = conn.execute(
-                f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET {rank_window}",
-                [text],
-            ).fetchone()
-            window_from = past[0] if past is not None else None
-        kept = rows(window_from, inner)
-        if window_from is not None and len(kept) < (limit or 0):
-            kept = rows(None, inner)
+        best = None
+        if top is not None and text and not where and keep is None and limit is not None:
+            best = top(conn, text, int(limit))
+        kept = [(rowid, decode(data), score) for rowid, data, score in best] if best is not None else rows(inner)
         fragments: dict[int, str] = {}
         if text and kept and snippets:
             marks = ",".join("?" * len(kept))

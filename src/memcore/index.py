@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from memcore import _index_sql
 from memcore._fresh import SETTLE_NS, STAMP_KEY, folder_stamp, plugin_stamp, stamp_dirs
 from memcore._index_sql import (
     RANK_SQL,
@@ -62,9 +61,10 @@ from memcore._index_sql import (
 )
 from memcore.contract import Capability, FileBackedProvider, MemoryProvider
 from memcore.errors import ReadOnlyStoreError, UnsupportedOperationError
-from memcore.models import MemoryEntry, Query, utc_now
+from memcore.models import TRUSTED, MemoryEntry, Query, utc_now
 from memcore.provider import option_flag
 from memcore.query_syntax import ParsedQuery, parse_query
+from memcore.ranking import Ranker, fast_rank_enabled, varints
 from memcore.storage import make_private_dir, touch_private_file
 
 __all__ = [
@@ -82,9 +82,6 @@ __all__ = [
     "watch_index",
 ]
 
-#: A search text matching more entries than this, with a limit, is ranked among the entries
-#: indexed last, this many (docs/search.md, "Ranking a very common word").
-RANK_WINDOW = _index_sql.RANK_WINDOW
 _BUSY_TIMEOUT_MS = 30_000
 _RETRIES = 20
 T = TypeVar("T")
@@ -196,6 +193,7 @@ class SearchIndex:
         self._changes: _ChangeWatch | None = None
         self._next_expiry: str | None = None
         self._db_id: tuple[int, int] | None = None
+        self._ranker = Ranker()
 
     # -- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -468,6 +466,11 @@ class SearchIndex:
                 size, mtime = now[rel]
                 conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
             reread = len(changed)
+        if whole or changed or removed:
+            conn.execute(
+                "INSERT INTO meta VALUES ('generation', '1')"
+                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
         count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
         if whole and not reason:
             reason = "files changed" if changed or removed else "entries expired"
@@ -525,7 +528,9 @@ class SearchIndex:
             QuerySyntaxError: The text does not follow the query syntax.
         """
         with self._lock:
-            return _search_rows(self.conn, query, limit, default_operator, self._retry, snippets=snippets)
+            return _search_rows(
+                self.conn, query, limit, default_operator, self._retry, snippets=snippets, ranker=self._ranker
+            )
 
     def status(self) -> IndexStatus:
         """Return what the index holds now (no refresh)."""
@@ -647,11 +652,20 @@ def _close_quietly(inotify: Any) -> None:
 def _insert_rows(
     conn: sqlite3.Connection, entries: Iterable[MemoryEntry], file_of: Callable[[MemoryEntry], str], stamp: str
 ) -> None:
+    rowid = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM entries").fetchone()[0])
     for seq, entry in enumerate(entries):
-        cur = conn.execute(
-            "INSERT INTO entries (id, file, seq, kind, status, scope, created_at, data, expires_at, indexed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rowid += 1
+        conn.execute(
+            "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
+            (rowid, entry.title, entry.body, " ".join(entry.tags)),
+        )
+        # BM25's document length: the row's tokens in every column, as FTS5 itself counts them
+        size = conn.execute("SELECT sz FROM fts_docsize WHERE id = ?", (rowid,)).fetchone()
+        conn.execute(
+            "INSERT INTO entries (rowid, id, file, seq, kind, status, scope, created_at, data, expires_at,"
+            " indexed_at, dlen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
+                rowid,
                 entry.id or "",
                 file_of(entry),
                 seq,
@@ -662,12 +676,8 @@ def _insert_rows(
                 entry.model_dump_json(),
                 _utc_text(entry.expires_at) if entry.expires_at is not None else None,
                 stamp,
+                sum(varints(size[0])) if size is not None else 0,
             ),
-        )
-        rowid = cur.lastrowid
-        conn.execute(
-            "INSERT INTO fts (rowid, title, body, tags) VALUES (?, ?, ?, ?)",
-            (rowid, entry.title, entry.body, " ".join(entry.tags)),
         )
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in dict.fromkeys(entry.tags)])
 
@@ -687,8 +697,14 @@ def _search_rows(
     retry: Callable[[Callable[[], list[Any]]], list[Any]],
     *,
     snippets: bool = True,
+    ranker: Ranker | None = None,
 ) -> SearchResults[SearchHit]:
-    """Run ``query`` on an index database (a store's, or a scan's in memory); see :meth:`SearchIndex.search`."""
+    """Run ``query`` on an index database (a store's, or a scan's in memory); see :meth:`SearchIndex.search`.
+
+    ``ranker`` (a store index's own) answers a word or words joined by AND, without filters and
+    with a limit, from its postings (:mod:`memcore.ranking`; the same hits in the same order as
+    ``bm25()``); anything else, or ``MEMCORE_FAST_RANK=0``, is ranked by FTS5's ``bm25()``.
+    """
     if isinstance(query, str):
         query = Query(text=query)
     limit = limit if limit is not None else query.limit
@@ -701,9 +717,35 @@ def _search_rows(
         if query.parent is not None or query.created_after is not None or query.created_before is not None
         else None
     )
+    text = parsed.fts if parsed is not None else None
+    filtered = any(
+        v is not None for v in (query.kinds, query.statuses, query.ids, query.scope, query.tags_any, query.tags_all)
+    )
+    fast = ranker is not None and text and not filtered and rest is None and limit is not None and fast_rank_enabled()
+
+    def top(conn: sqlite3.Connection, fts: str, k: int) -> list[tuple[int, str, float]] | None:
+        assert ranker is not None
+        # one read transaction: the generation, FTS5's totals, the postings and the entries
+        # come from one snapshot of the database
+        conn.execute("BEGIN")
+        try:
+            best = ranker.top(conn, fts, k)
+            if best is None:
+                return None
+            score_of = dict(best)
+            marks = ",".join("?" * len(score_of))
+            found = conn.execute(
+                f"SELECT rowid, data, file, seq FROM entries WHERE rowid IN ({marks})", list(score_of)
+            ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        # equal scores in file order, as the SQL ranking orders them
+        found.sort(key=lambda row: (score_of[row[0]], row[2], row[3]))
+        return [(rowid, data, score_of[rowid]) for rowid, data, _f, _s in found[:k]]
+
     hits = search_rows(
         conn,
-        text=parsed.fts if parsed is not None else None,
+        text=text,
         kinds=[str(k) for k in query.kinds] if query.kinds is not None else None,
         statuses=[str(s) for s in query.statuses] if query.statuses is not None else None,
         ids=query.ids,
@@ -711,12 +753,12 @@ def _search_rows(
         tags_any=query.tags_any,
         tags_all=query.tags_all,
         limit=limit,
-        decode=MemoryEntry.model_validate_json,
+        decode=lambda data: MemoryEntry.model_validate_json(data, context=TRUSTED),
         title_of=lambda entry: entry.title,
         keep=rest.matches if rest is not None else None,
         retry=retry,
         snippets=snippets,
-        rank_window=RANK_WINDOW,
+        top=top if fast else None,
     )
     return SearchResults(SearchHit(entry=entry, score=score, snippet=snippet) for entry, score, snippet in hits)
 

@@ -16,12 +16,13 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, ValidationInfo, field_validator
 
 from memcore._terms import text_terms
 from memcore._vocabulary import Kind, Severity, Status
 
 __all__ = [
+    "TRUSTED",
     "Diagnostic",
     "Extra",
     "FidelityNote",
@@ -191,6 +192,17 @@ def _refuse_surrogates(text: str) -> None:
         ) from None
 
 
+#: Validation context for JSON that :meth:`MemoryEntry.model_dump_json` wrote from an entry that
+#: passed validation (the search index's rows: ``MemoryEntry.model_validate_json(data,
+#: context=TRUSTED)``): the checks and NFC normalisations each field passed then are not run
+#: again (they are idempotent on such data); timestamps are still converted to UTC datetimes.
+TRUSTED: dict[str, bool] = {"memcore_trusted": True}
+
+
+def _trusted(info: ValidationInfo) -> bool:
+    return isinstance(info.context, dict) and info.context.get("memcore_trusted") is True
+
+
 class Relation(BaseModel):
     """A typed edge from one entry to another.
 
@@ -209,15 +221,15 @@ class Relation(BaseModel):
 
     @field_validator("type", "target", mode="before")
     @classmethod
-    def _unicode_text(cls, value: Any) -> Any:
-        if isinstance(value, str):
+    def _unicode_text(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not _trusted(info):
             _refuse_surrogates(value)
         return value
 
     @field_validator("type", "target")
     @classmethod
-    def _nfc(cls, value: str) -> str:
-        return unicodedata.normalize("NFC", value)
+    def _nfc(cls, value: str, info: ValidationInfo) -> str:
+        return value if _trusted(info) else unicodedata.normalize("NFC", value)
 
 
 class MemoryEntry(BaseModel):
@@ -268,7 +280,9 @@ class MemoryEntry(BaseModel):
 
     @field_validator("id", "parent", "title", "body", "source", "scope", "tags", mode="before")
     @classmethod
-    def _unicode_text(cls, value: Any) -> Any:
+    def _unicode_text(cls, value: Any, info: ValidationInfo) -> Any:
+        if _trusted(info):
+            return value
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str):
                 _refuse_surrogates(text)
@@ -276,9 +290,9 @@ class MemoryEntry(BaseModel):
 
     @field_validator("id", "parent")
     @classmethod
-    def _nfc_id(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
+    def _nfc_id(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or _trusted(info):
+            return value
         value = unicodedata.normalize("NFC", value)
         if not value or "\x00" in value:
             raise ValueError("an id must be a non-empty string without NUL")
@@ -286,12 +300,14 @@ class MemoryEntry(BaseModel):
 
     @field_validator("title")
     @classmethod
-    def _nfc_title(cls, value: str) -> str:
-        return unicodedata.normalize("NFC", value)
+    def _nfc_title(cls, value: str, info: ValidationInfo) -> str:
+        return value if _trusted(info) else unicodedata.normalize("NFC", value)
 
     @field_validator("tags")
     @classmethod
-    def _tags(cls, value: list[str]) -> list[str]:
+    def _tags(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if _trusted(info):
+            return value
         out = []
         for tag in value:
             if not isinstance(tag, str) or not tag.strip():
@@ -308,10 +324,10 @@ class MemoryEntry(BaseModel):
 
     @field_validator("extra")
     @classmethod
-    def _check_extra(cls, value: Extra) -> Extra:
+    def _check_extra(cls, value: Extra, info: ValidationInfo) -> Extra:
         # a field validator, not a model one: with validate_assignment a model validator ran
         # (and serialised extra) on every attribute assignment, ~14 times per migrated entry
-        if value:
+        if value and not _trusted(info):
             try:
                 json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
             except UnicodeEncodeError:
