@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from memcore.errors import MemcoreError
+from memcore.migrate.journal import origin_stamp
 from memcore.migrate.report import FieldChange
 from memcore.migrate.state import _batch, _RunState, stamp_of
 from memcore.models import MemoryEntry, Severity, json_copy
@@ -273,7 +274,7 @@ class _ReadBack(_RunState):
                 rep.losses = [FieldChange(field="*", written=None, stored=None)]
                 continue
             self._record_version(got.id or "", got.version)
-            if stamp_of(got) is None:
+            if stamp_of(written) is not None and stamp_of(got) is None:
                 provenance_lost = True
             changes = self.returned_changes.get(src_id)
             if changes is None or src_id in kept or got != returned:
@@ -304,8 +305,8 @@ class _ReadBack(_RunState):
             return set()
         stash: dict[str, list[FieldChange]] = {}
         for src_id, (written, returned) in self.sent.items():
-            if stamp_of(returned) is None:
-                continue
+            if stamp_of(written) is not None and stamp_of(returned) is None:
+                continue  # the target does not keep extra.memcore
             changes = self.returned_changes[src_id] = compare_entries(written, returned)
             core = [c for c in changes if not c.field.startswith("extra.")]
             if core:
@@ -324,6 +325,9 @@ class _ReadBack(_RunState):
                         "value": _field_json(written, "updated_at"),
                     }
                 meta["kept"] = kept
+                # an entry whose target does not give it back whole is stamped: a re-run tells
+                # a changed source from what the target changed by the stamp's digest
+                meta["migrated_from"] = origin_stamp(self.keys[src_id], self.hashes[src_id])
                 got.extra[MEMCORE_NS] = meta
                 try:
                     stored = self.target.update(got, expected_version=got.version)
