@@ -102,6 +102,20 @@ class ClaudeCodeProvider(BaseProvider):
         if not (root / INDEX_FILE).exists():
             atomic_write(root / INDEX_FILE, b"")
 
+    @classmethod
+    def init_store_like(cls, location: str, source: Any, **options: Any) -> list[str]:
+        """Create the memory folder with ``source``'s own ``MEMORY.md``, byte for byte (none if it has none).
+
+        The index lines of the topics migrated are then kept in step as every add keeps them;
+        lines the source's index holds for files it does not ship stay, as in the source.
+        """
+        root = Path(location)
+        root.mkdir(parents=True, exist_ok=True)
+        index = Path(os.fspath(source.location)) / INDEX_FILE
+        if index.is_file() and not index.is_symlink() and not (root / INDEX_FILE).exists():
+            atomic_write(root / INDEX_FILE, index.read_bytes())
+        return []
+
     def open(self) -> ClaudeCodeProvider:
         """Check that the folder exists and return ``self``.
 
@@ -283,8 +297,9 @@ class ClaudeCodeProvider(BaseProvider):
 
         The file is the entry's id when that is a memory file path, else
         ``extra.claudecode.path`` when free, else ``<type>_<slug>.md`` from the title. A topic
-        without times gets ``modified`` now; other files hold no times of their own. A body's
-        CR and CRLF line breaks are stored (and returned) as the file's own line breaks.
+        whose times are unset gets ``modified`` now (times given as ``None`` stay absent); other
+        files hold no times of their own. A body's CR and CRLF line breaks are stored (and
+        returned) as the file's own line breaks.
 
         Raises:
             ConflictError: A file exists at the id given.
@@ -297,8 +312,12 @@ class ClaudeCodeProvider(BaseProvider):
             entry.id = path
             if role == "topic":
                 self._index_writable(snap)
-                entry.updated_at = entry.updated_at or entry.created_at or utc_now()
-                entry.created_at = entry.created_at or entry.updated_at
+                # a time given as None (a copy of a topic without one) stays absent
+                given = entry.model_fields_set
+                if entry.updated_at is None and "updated_at" not in given:
+                    entry.updated_at = entry.created_at or utc_now()
+                if entry.created_at is None and "created_at" not in given:
+                    entry.created_at = entry.updated_at
             self._write(snap, session, entry, role)
             if role == "topic":
                 self._index_line(snap, entry, new=True)
