@@ -380,13 +380,9 @@ class BasicMemoryProvider(BaseProvider):
                 raise ConflictError(
                     f"basicmemory: a note with permalink {entry.id!r} exists ({project.paths[entry.id]})"
                 )
-            # a time the caller left unset is now; one given as None (a copy of a note without
-            # one) stays absent, as basic-memory's own writer leaves it (its times are the file's)
-            given = entry.model_fields_set
-            if entry.created_at is None and "created_at" not in given:
-                entry.created_at = utc_now()
-            if entry.updated_at is None and "updated_at" not in given:
-                entry.updated_at = entry.created_at
+            given = entry.model_fields_set  # a time given as None stays absent, as bm write-note leaves it
+            entry.created_at = entry.created_at or (None if "created_at" in given else utc_now())
+            entry.updated_at = entry.updated_at or (None if "updated_at" in given else entry.created_at)
             stem = posixpath.basename(path)[:-3]
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)

@@ -97,23 +97,15 @@ class ClaudeCodeProvider(BaseProvider):
     @classmethod
     def init_store(cls, location: str, **options: Any) -> None:
         """Create the memory folder (and its parents) with an empty ``MEMORY.md``; leave an existing one alone."""
-        root = Path(location)
-        root.mkdir(parents=True, exist_ok=True)
-        if not (root / INDEX_FILE).exists():
-            atomic_write(root / INDEX_FILE, b"")
+        cls.init_store_like(location, None)
 
     @classmethod
     def init_store_like(cls, location: str, source: Any, **options: Any) -> list[str]:
-        """Create the memory folder with ``source``'s own ``MEMORY.md``, byte for byte (none if it has none).
-
-        The index lines of the topics migrated are then kept in step as every add keeps them;
-        lines the source's index holds for files it does not ship stay, as in the source.
-        """
-        root = Path(location)
-        root.mkdir(parents=True, exist_ok=True)
-        index = Path(os.fspath(source.location)) / INDEX_FILE
-        if index.is_file() and not index.is_symlink() and not (root / INDEX_FILE).exists():
-            atomic_write(root / INDEX_FILE, index.read_bytes())
+        """As :meth:`init_store`, with ``source``'s own ``MEMORY.md`` byte for byte (none when it has none)."""
+        (root := Path(location)).mkdir(parents=True, exist_ok=True)
+        index = None if source is None else Path(os.fspath(source.location)) / INDEX_FILE
+        if not (root / INDEX_FILE).exists() and (index is None or (index.is_file() and not index.is_symlink())):
+            atomic_write(root / INDEX_FILE, b"" if index is None else index.read_bytes())
         return []
 
     def open(self) -> ClaudeCodeProvider:
@@ -297,9 +289,8 @@ class ClaudeCodeProvider(BaseProvider):
 
         The file is the entry's id when that is a memory file path, else
         ``extra.claudecode.path`` when free, else ``<type>_<slug>.md`` from the title. A topic
-        whose times are unset gets ``modified`` now (times given as ``None`` stay absent); other
-        files hold no times of their own. A body's CR and CRLF line breaks are stored (and
-        returned) as the file's own line breaks.
+        without times gets ``modified`` now (unless given as ``None``); other files hold no times
+        of their own. A body's CR and CRLF line breaks are stored (and returned) as the file's own.
 
         Raises:
             ConflictError: A file exists at the id given.
@@ -312,12 +303,9 @@ class ClaudeCodeProvider(BaseProvider):
             entry.id = path
             if role == "topic":
                 self._index_writable(snap)
-                # a time given as None (a copy of a topic without one) stays absent
-                given = entry.model_fields_set
-                if entry.updated_at is None and "updated_at" not in given:
-                    entry.updated_at = entry.created_at or utc_now()
-                if entry.created_at is None and "created_at" not in given:
-                    entry.created_at = entry.updated_at
+                told = entry.model_fields_set  # a time told as None (a copy of a topic without one) stays absent
+                entry.updated_at = entry.updated_at or (None if "updated_at" in told else entry.created_at or utc_now())
+                entry.created_at = entry.created_at or (None if "created_at" in told else entry.updated_at)
             self._write(snap, session, entry, role)
             if role == "topic":
                 self._index_line(snap, entry, new=True)
