@@ -10,8 +10,7 @@ differs without being named, and on one named that no longer differs, so the lis
 exact.
 
 No entry of such a migration carries a ``migrated_from`` stamp (every one keeps its source's
-id) unless the target changed it (a field kept in free data); a second run writes nothing,
-with its journal and without.
+id); a second run writes nothing, with its journal and without.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from memcore import open as memcore_open
 from memcore.migrate import ConversionReport, migrate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -298,3 +298,49 @@ def test_same_format_migration_again_writes_nothing_with_or_without_journal(
     blind = _run(source, target)
     assert (blind.counts["written"], blind.counts["updated"], blind.counts["conflict"]) == (0, 0, 0)
     assert _snapshot(target.partition(":")[2]) == written
+
+
+def _edit_source_body(location: str, old: bytes, new: bytes) -> None:
+    path = Path(location) / "memories" / "decision__jwt-vs-sessions-decision.md"
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new, 1))
+
+
+def test_a_changed_source_entry_is_updated_in_place_without_a_stamp(tmp_path: Path) -> None:
+    """With the journal, an unstamped copy is known as the earlier run's: updated, still unstamped."""
+    fmt, make = SETS["box-memory/examples"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    location = make(tmp_path / "a")
+    target = _new_target(fmt, location, tmp_path / "b")
+    _run(f"{fmt}:{location}", target)
+    _edit_source_body(location, b"how long do we keep them?", b"how long do we keep them (revised)?")
+    again = _run(f"{fmt}:{location}", target)
+    assert (again.counts["updated"], again.counts["written"]) == (1, 0)
+    updated = [e for e in again.entries if e.action == "updated"]
+    assert [e.target_id for e in updated] == ["mem_01HXYZA1B2C3D4E5F6G7H8J9K0"]
+    text = Path(target.partition(":")[2], "memories", "decision__jwt-vs-sessions-decision.md").read_bytes()
+    assert b"(revised)" in text and b"migrated_from" not in text
+
+
+def test_without_a_journal_an_unstamped_entry_holding_something_else_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No journal: the copy under the source's id may be another's or edited; the source entry goes beside it."""
+    fmt, make = SETS["box-memory/examples"]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    location = make(tmp_path / "a")
+    target = _new_target(fmt, location, tmp_path / "b")
+    _run(f"{fmt}:{location}", target)
+    kept = Path(target.partition(":")[2], "memories", "decision__jwt-vs-sessions-decision.md").read_bytes()
+    _edit_source_body(location, b"how long do we keep them?", b"how long do we keep them (revised)?")
+    monkeypatch.setenv("MEMCORE_STATE_DIR", str(tmp_path / "other-state"))
+    again = _run(f"{fmt}:{location}", target)
+    assert (again.counts["updated"], again.counts["written"], again.counts["unchanged"]) == (0, 1, 2)
+    assert Path(target.partition(":")[2], "memories", "decision__jwt-vs-sessions-decision.md").read_bytes() == kept
+    (beside,) = [e for e in again.entries if e.action == "written"]
+    assert beside.target_id != beside.source_id
+    with memcore_open(target) as store:
+        assert "migrated_from" in store.get(beside.target_id or "").extra["memcore"]

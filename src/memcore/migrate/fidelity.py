@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import JsonValue
 
 from memcore.errors import MemcoreError
-from memcore.migrate.journal import origin_stamp
 from memcore.migrate.report import FieldChange
 from memcore.migrate.state import _batch, _RunState, stamp_of
 from memcore.models import MemoryEntry, Severity, json_copy
@@ -325,9 +324,6 @@ class _ReadBack(_RunState):
                         "value": _field_json(written, "updated_at"),
                     }
                 meta["kept"] = kept
-                # an entry whose target does not give it back whole is stamped: a re-run tells
-                # a changed source from what the target changed by the stamp's digest
-                meta["migrated_from"] = origin_stamp(self.keys[src_id], self.hashes[src_id])
                 got.extra[MEMCORE_NS] = meta
                 try:
                     stored = self.target.update(got, expected_version=got.version)

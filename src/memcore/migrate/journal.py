@@ -17,7 +17,9 @@ Without a journal (first run, another machine, a deleted state folder) nothing i
 the run behaves as before.
 
 **Origin keys.** No file memcore writes names a place of the machine it ran on. A migrated entry
-carries only ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:func:`origin_stamp`):
+that keeps its source entry's id carries nothing: the journal records its content digest
+(``digests``: ``{target id: digest}``), and without a journal it is matched by id and content. Any
+other migrated entry carries only ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:func:`origin_stamp`):
 ``key`` is 12 hex digits of the sha256 of ``"<source format>:<source location>\n<source id>"``
 (:func:`origin_key`; the location as the journal names it, a resolved real path for file
 stores), ``digest`` the first 8 hex digits of the source entry's

@@ -445,7 +445,11 @@ class _Run(_IdPlanning, _ReadBack):
         """
         found = entry.extra.get(MEMCORE_NS)
         meta = dict(found) if isinstance(found, dict) else {}
-        if "migrated_from" in meta or entry.id != src_id or (existing is not None and stamp_of(existing) is not None):
+        if existing is not None:  # an update: stamped as the entry it replaces is (or for another id)
+            stamped = entry.id != src_id or stamp_of(existing) is not None
+        else:
+            stamped = "migrated_from" in meta or entry.id != src_id
+        if stamped:
             meta["migrated_from"] = origin_stamp(self.keys[src_id], self.hashes[src_id] if done else None)
         else:
             meta.pop("migrated_from", None)
