@@ -304,6 +304,28 @@ class BaseProvider(abc.ABC):
         """
         raise UnsupportedOperationError(f"{cls.format_name}: `init` is not supported by this format")
 
+    @classmethod
+    def init_store_like(cls, location: str, source: MemoryProvider, **options: Any) -> list[str]:
+        """Create a new store at ``location`` for a migration from ``source``, a store of this format.
+
+        Optional. A same-format migration into a new store calls it instead of
+        :meth:`init_store`, so that the new store's store-level files (those that hold no
+        entry: a vault's ``AGENTS.md``, a workspace config) are the source's own rather than
+        memcore's scaffold; the entries are written afterwards, by ``add``. The default is
+        :meth:`init_store`.
+
+        Args:
+            location: Where the new store goes (nothing there yet, or an empty folder).
+            source: The open source store, only read.
+            **options: As :meth:`init_store`.
+
+        Returns:
+            One sentence per store-level file that is not the source's (and why), for the
+            migration report's notes; ``[]`` when every such file was carried over.
+        """
+        cls.init_store(location, **options)
+        return []
+
     @property
     def url(self) -> str:
         """The store URL, ``<format>:<location>``."""

@@ -23,7 +23,11 @@ What the conversion does, in order (docs/migration.md explains each step for use
    entry that does not exist yet; one that can neither plan ids nor update gets
    them from a **trial run** into a scratch copy of the target. If the target assigns another
    id than planned, the relations concerned are rewritten in the second pass.
-2. **Provenance.** Each written entry carries one short opaque stamp,
+2. **Provenance.** An entry written under its source entry's own id (a same-format copy)
+   carries no stamp: a second run finds it by that id, and tells it unchanged by the content
+   digest the journal recorded for it or, without a journal, by holding what the source entry
+   holds (an unstamped entry under that id holding something else is left alone: the source
+   entry is written beside it, stamped). Every other written entry carries one short opaque stamp,
    ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:mod:`memcore.migrate.journal`):
    ``key`` hashes the source's format, location and the entry's id, ``digest`` is cut from the
    sha256 of the source entry's :meth:`~memcore.models.MemoryEntry.content_hash`. No path of
@@ -35,6 +39,9 @@ What the conversion does, in order (docs/migration.md explains each step for use
    the next run. Where the target cannot keep ``extra["memcore"]``, entries are matched by
    ``(title, body)`` (whitespace-trimmed) instead, and the report says so. Which format and id
    an entry came from is recorded outside the store (the origins file beside the journal).
+   A same-format migration into a new store creates it with the provider's
+   ``init_store_like`` (:meth:`~memcore.provider.BaseProvider.init_store_like`): the files
+   that hold no entry are the source's own, not memcore's scaffold.
 3. **Read back.** After the writes, the target is read once and each written entry is compared
    with what was sent (id and version aside). A core field the target changed is then
    **kept in free data** when the target allows it: ``extra["memcore"]["kept"][field] =

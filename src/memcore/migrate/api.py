@@ -11,7 +11,14 @@ from typing import Any, Protocol, runtime_checkable
 import pluggy
 
 from memcore.errors import ConfigError
-from memcore.migrate.journal import EditCheck, journal_path, load_journal, load_origins, save_journal, save_origins
+from memcore.migrate.journal import (
+    EditCheck,
+    journal_path,
+    load_journal_state,
+    load_origins,
+    save_journal,
+    save_origins,
+)
 from memcore.migrate.report import ConversionReport, ProgressCallback, _collect_source_diagnostics
 from memcore.migrate.run import _Run
 from memcore.migrate.stores import _exists, _init_if_missing, _refuse_overlap, _scratch_copy, _unscratch
@@ -177,8 +184,10 @@ def _run_once(
         # source that cannot be opened or a mistyped option leaves no new target behind
         source = stack.enter_context(src_cls(src_loc, **src_opts))
         target_provider = dst_cls(dst_loc, **dst_opts)
-        if _init_if_missing(dst_cls, dst_loc, dst_opts):
+        created = _init_if_missing(dst_cls, dst_loc, dst_opts, like=source)
+        if created is not None:
             report.notes.append(f"created a new {dst_cls.format_name} store at {dst_loc}")
+            report.notes.extend(created)
         target = stack.enter_context(target_provider)
         if conv is not None:
             report.converter = f"{type(conv).__module__}.{type(conv).__qualname__}"
@@ -254,11 +263,11 @@ def migrate(
     src_url, dst_url = f"{src_cls.format_name}:{src_loc}", f"{dst_cls.format_name}:{dst_loc}"
     pm = reg.pm
     journal_key = (_journal_url(src_cls, src_loc), _journal_url(dst_cls, dst_loc))
-    previous, journal_problem = load_journal(*journal_key)
+    previous, digests, journal_problem = load_journal_state(*journal_key)
     homes = load_origins(journal_key[0])
 
     def edit_check() -> EditCheck:
-        return EditCheck(previous=previous, overwrite=overwrite, homes=homes)
+        return EditCheck(previous=previous, overwrite=overwrite, homes=homes, digests=digests)
 
     def noted(report: ConversionReport) -> ConversionReport:
         if journal_problem is not None:
@@ -304,8 +313,9 @@ def migrate(
         # what the last run recorded
         if report.converter == "generic":  # a direct converter does not report versions
             versions = edits.current if finished else {**previous, **edits.current}
+            kept_digests = edits.current_digests if finished else {**digests, **edits.current_digests}
             try:
-                save_journal(*journal_key, versions)
+                save_journal(*journal_key, versions, {k: v for k, v in kept_digests.items() if k in versions})
                 save_origins(journal_key[1], edits.origins)
             except OSError as exc:
                 report.notes.append(

@@ -292,7 +292,7 @@ class _ReadBack(_RunState):
                 rep.losses = [FieldChange(field="*", written=None, stored=None)]
                 continue
             self._record_version(got.id or "", got.version)
-            if stamp_of(got) is None:
+            if stamp_of(written) is not None and stamp_of(got) is None:
                 provenance_lost = True
             changes = self.returned_changes.get(src_id)
             if changes is None or src_id in kept or got != returned:
@@ -340,8 +340,8 @@ class _ReadBack(_RunState):
             return set()
         stash: dict[str, list[FieldChange]] = {}
         for src_id, (written, returned) in self.sent.items():
-            if stamp_of(returned) is None:
-                continue
+            if stamp_of(written) is not None and stamp_of(returned) is None:
+                continue  # the target does not keep extra.memcore
             changes = self.returned_changes[src_id] = compare_entries(written, returned)
             core = [c for c in changes if not c.field.startswith("extra.")]
             if core:

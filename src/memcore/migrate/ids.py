@@ -33,6 +33,14 @@ def _parents_first(order: list[MemoryEntry], by_id: dict[str, MemoryEntry]) -> l
     return out
 
 
+def _set_meta(entry: MemoryEntry, meta: dict[str, JsonValue]) -> None:
+    """Put ``meta`` in ``entry.extra["memcore"]``, or drop the namespace when ``meta`` is empty."""
+    if meta:
+        entry.extra[MEMCORE_NS] = meta
+    else:
+        entry.extra.pop(MEMCORE_NS, None)
+
+
 #: ``extra.memcore`` key recording relation types renamed on the way out of a format
 _RENAMED = "relation_types"
 
@@ -104,8 +112,6 @@ class _IdPlanning(_RunState):
         if self.relation_types is not None:
             entry.relations = self.rename_relations(entry.relations, origin, renamed, meta)
         key = self.keys[src.id]
-        meta["migrated_from"] = origin_stamp(key, self.hashes[src.id])
-        entry.extra[MEMCORE_NS] = meta
         proposed: str | None = None
         if self.src_fmt == self.tgt_fmt:
             proposed = src.id
@@ -146,9 +152,13 @@ class _IdPlanning(_RunState):
         entry.relations = mapped
         if waiting:
             self.pending[src.id] = full
-            meta["migrated_from"] = origin_stamp(key, None)
         elif predicted:
             self.used_predictions[src.id] = full
+        if entry.id != src.id:
+            # the target entry will not carry the source entry's id: the stamp tells a re-run
+            # which source entry it is (an entry that keeps its id is found by that id)
+            meta["migrated_from"] = origin_stamp(key, None if waiting else self.hashes[src.id])
+        _set_meta(entry, meta)
         return entry
 
     def _plans_ids(self) -> bool:

@@ -17,7 +17,9 @@ Without a journal (first run, another machine, a deleted state folder) nothing i
 the run behaves as before.
 
 **Origin keys.** No file memcore writes names a place of the machine it ran on. A migrated entry
-carries only ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:func:`origin_stamp`):
+that keeps its source entry's id carries nothing: the journal records its content digest
+(``digests``: ``{target id: digest}``), and without a journal it is matched by id and content. Any
+other migrated entry carries only ``extra["memcore"]["migrated_from"] = "<key>.<digest>"`` (:func:`origin_stamp`):
 ``key`` is 12 hex digits of the sha256 of ``"<source format>:<source location>\n<source id>"``
 (:func:`origin_key`; the location as the journal names it, a resolved real path for file
 stores), ``digest`` the first 8 hex digits of the source entry's
@@ -49,6 +51,7 @@ __all__ = [
     "journal_path",
     "legacy_origin",
     "load_journal",
+    "load_journal_state",
     "load_origins",
     "origin_key",
     "origin_stamp",
@@ -87,6 +90,11 @@ class EditCheck:
     #: Filled by the conversion: ``{origin key: (source format, source id)}`` of every entry it
     #: left migrated in the target (saved in the target's origins file)
     origins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: ``{target id: digest}`` the last run recorded for the entries it wrote without a stamp
+    #: (a target entry that keeps its source entry's id, see :func:`origin_stamp`)
+    digests: Mapping[str, str] = field(default_factory=dict)
+    #: Filled by the conversion: ``{target id: digest}`` of the unstamped entries it left migrated
+    current_digests: dict[str, str] = field(default_factory=dict)
 
 
 #: hex digits of an origin key (48 bits: a collision among a store's entries is negligible)
@@ -215,30 +223,50 @@ def load_journal(source_url: str, target_url: str) -> tuple[dict[str, str], str 
     Never raises: a missing journal gives ``({}, None)``; one that cannot be read or parsed
     gives ``({}, why)`` so that the caller can say edits were not checked.
     """
+    versions, _digests, problem = load_journal_state(source_url, target_url)
+    return versions, problem
+
+
+def load_journal_state(source_url: str, target_url: str) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """Return ``({target id: version}, {target id: digest}, problem)`` of the last run of this migration.
+
+    The digests are those of the entries written without a ``migrated_from`` stamp (see
+    :func:`origin_stamp`). Never raises, as :func:`load_journal`.
+    """
     path = journal_path(source_url, target_url)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return {}, None
+        return {}, {}, None
     except OSError as exc:
-        return {}, f"the migration journal {path} could not be read ({exc.strerror or exc})"
+        return {}, {}, f"the migration journal {path} could not be read ({exc.strerror or exc})"
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        return {}, f"the migration journal {path} is not JSON ({exc}); delete it to start afresh"
+        return {}, {}, f"the migration journal {path} is not JSON ({exc}); delete it to start afresh"
     versions = data.get("versions") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("journal") != JOURNAL_VERSION or not isinstance(versions, dict):
-        return {}, f"the migration journal {path} is not a memcore journal of version {JOURNAL_VERSION}"
-    return {k: v for k, v in versions.items() if isinstance(k, str) and isinstance(v, str)}, None
+        return {}, {}, f"the migration journal {path} is not a memcore journal of version {JOURNAL_VERSION}"
+    found = data.get("digests")
+    digests = found if isinstance(found, dict) else {}
+    return (
+        {k: v for k, v in versions.items() if isinstance(k, str) and isinstance(v, str)},
+        {k: v for k, v in digests.items() if isinstance(k, str) and isinstance(v, str)},
+        None,
+    )
 
 
-def save_journal(source_url: str, target_url: str, versions: Mapping[str, str]) -> Path:
+def save_journal(
+    source_url: str, target_url: str, versions: Mapping[str, str], digests: Mapping[str, str] | None = None
+) -> Path:
     """Record ``{target id: version}`` for this migration (replacing what was recorded).
 
     Args:
         source_url: ``format:location`` of the source.
         target_url: ``format:location`` of the target.
         versions: The version token of every target entry the run left migrated.
+        digests: ``{target id: digest}`` of the entries written without a stamp (kept
+            under ``digests``; omitted when empty).
 
     Returns:
         The journal file written.
@@ -248,7 +276,14 @@ def save_journal(source_url: str, target_url: str, versions: Mapping[str, str]) 
     """
     path = journal_path(source_url, target_url)
     make_private_dir(path.parent)
-    data = {"journal": JOURNAL_VERSION, "source": source_url, "target": target_url, "versions": dict(versions)}
+    data: dict[str, object] = {
+        "journal": JOURNAL_VERSION,
+        "source": source_url,
+        "target": target_url,
+        "versions": dict(versions),
+    }
+    if digests:
+        data["digests"] = dict(digests)
     text = json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n"
     atomic_write(path, text.encode("utf-8"), mode=PRIVATE_FILE_MODE)
     return path

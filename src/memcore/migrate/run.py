@@ -102,15 +102,36 @@ class _Run(_IdPlanning, _ReadBack):
         by_origin: dict[tuple[str, str], MemoryEntry] = {}
         by_content: dict[tuple[str, str], MemoryEntry] = {}
         ids: set[str] = set()
+        same_id: list[MemoryEntry] = []
         for entry in self.target.iter_entries():
             if entry.id is not None:
                 ids.add(entry.id)
             stamp = stamp_of(entry)
             if stamp is not None and stamp[0] in self.by_key:
                 by_origin[(self.src_fmt, self.by_key[stamp[0]])] = entry
+            elif stamp is None and self.src_fmt == self.tgt_fmt and entry.id in self.originals:
+                same_id.append(entry)
             elif stamp is None:
                 by_content.setdefault(_content_key(entry), entry)
+        for entry in same_id:
+            # an unstamped entry under a source entry's id is that entry's copy when the last
+            # run of this migration wrote it (the journal), or when it holds what the source
+            # does; else it is another's (or edited since, with no journal to tell): left alone
+            assert entry.id is not None
+            if (self.src_fmt, entry.id) not in by_origin and (
+                entry.id in self.edits.previous or self._same_as_source(entry.id, entry)
+            ):
+                by_origin[(self.src_fmt, entry.id)] = entry
+            else:
+                by_content.setdefault(_content_key(entry), entry)
         return by_origin, by_content, ids
+
+    def _same_as_source(self, src_id: str, existing: MemoryEntry) -> bool:
+        """Whether ``existing`` (same format, same id, no stamp) holds the source entry ``src_id`` as it is now."""
+        found = self.same_as_source.get(src_id)
+        if found is None:
+            found = self.same_as_source[src_id] = not compare_entries(self.restored[src_id], restore_kept(existing))
+        return found
 
     # -- the run -----------------------------------------------------------------------
     def run(self) -> None:
@@ -174,7 +195,7 @@ class _Run(_IdPlanning, _ReadBack):
             src.id
             for src in ordered
             if (self.src_fmt, src.id) not in by_origin
-            or not self._written_as_is(by_origin[(self.src_fmt, src.id or "")])
+            or not self._written_as_is(by_origin[(self.src_fmt, src.id or "")], src.id or "")
         }
         if self.predict and _forward_links(ordered, self.restored, to_write):
             # Relations that point forward in the write order: the ids the target will assign
@@ -279,7 +300,7 @@ class _Run(_IdPlanning, _ReadBack):
             else:
                 assert existing.id is not None
                 self.id_map[src.id] = existing.id
-                if self._written_as_is(existing):
+                if self._written_as_is(existing, src.id):
                     # written completely by an earlier run (an unfinished one has "pending")
                     rep.action, rep.target_id = "unchanged", existing.id
                     self.pending.pop(src.id, None)
@@ -301,6 +322,7 @@ class _Run(_IdPlanning, _ReadBack):
                     self._record_version(existing.id, last)  # reported again until resolved
                     return
                 entry.id = existing.id
+                self._stamp_done(entry, src.id, existing, done=src.id not in self.pending)
                 try:
                     stored = self.target.update(entry, expected_version=existing.version)
                 except (UnsupportedOperationError, ImmutableEntryError) as exc:
@@ -339,6 +361,12 @@ class _Run(_IdPlanning, _ReadBack):
         existing_ids.add(stored.id)
         self.sent[src.id] = (entry, stored)
         self._record_version(stored.id, stored.version)  # as returned; the read-back confirms it
+        if stamp_of(entry) is None:
+            if stored.id != src.id and Capability.UPDATE in self.caps:
+                # the target gave another id than the source's: stamped in the second pass
+                self.pending.setdefault(src.id, list(entry.relations))
+            elif src.id not in self.pending:
+                self.edits.current_digests[stored.id] = self.hashes[src.id][:DIGEST_DIGITS]
         self.edits.origins[self.keys[src.id]] = (self.src_fmt, src.id)
         if src.id in self.predicted and self.predicted[src.id] != stored.id:
             self._unpredict()
@@ -368,7 +396,7 @@ class _Run(_IdPlanning, _ReadBack):
                 continue  # its relations are the user's now
             if Capability.UPDATE in self.caps and existing.id in self.edits.previous:  # as memcore left it
                 entry.id, entry.relations = existing.id, wanted
-                self._stamp_done(entry, src.id)
+                self._stamp_done(entry, src.id, existing)
                 try:
                     stored = self.target.update(entry, expected_version=existing.version)
                 except (UnsupportedOperationError, ImmutableEntryError):
@@ -388,17 +416,49 @@ class _Run(_IdPlanning, _ReadBack):
                 )
             )
 
-    def _written_as_is(self, existing: MemoryEntry) -> bool:
-        """Whether ``existing`` was written completely (not ``pending``) from the source entry as it is now."""
-        stamp = stamp_of(existing)
-        src_id = self.by_key.get(stamp[0]) if stamp is not None else None
-        return stamp is not None and src_id is not None and stamp[1] == self.hashes[src_id][:DIGEST_DIGITS]
+    def _written_as_is(self, existing: MemoryEntry, src_id: str) -> bool:
+        """Whether ``existing`` was written completely (not ``pending``) from the source entry as it is now.
 
-    def _stamp_done(self, entry: MemoryEntry, src_id: str) -> None:
-        """Mark ``entry`` (about to be written) as complete: its stamp carries the content digest."""
-        meta = entry.extra[MEMCORE_NS]
-        assert isinstance(meta, dict)
-        meta["migrated_from"] = origin_stamp(self.keys[src_id], self.hashes[src_id])
+        A stamped entry says so by its digest. An unstamped one (it keeps the source entry's
+        id) by the digest the journal recorded for it, or else by holding what the source does.
+        """
+        stamp = stamp_of(existing)
+        if stamp is None:
+            if existing.id != src_id or src_id not in self.restored:
+                return False
+            digest = self.hashes[src_id][:DIGEST_DIGITS]
+            if self.edits.digests.get(src_id) == digest or self._same_as_source(src_id, existing):
+                self.edits.current_digests[src_id] = digest
+                return True
+            return False
+        stamped_id = self.by_key.get(stamp[0])
+        return stamped_id is not None and stamp[1] == self.hashes[stamped_id][:DIGEST_DIGITS]
+
+    def _stamp_done(
+        self, entry: MemoryEntry, src_id: str, existing: MemoryEntry | None = None, *, done: bool = True
+    ) -> None:
+        """Give ``entry`` (about to be written) the stamp it needs, or none (:mod:`memcore.migrate`, step 2).
+
+        An entry under another id than its source entry's, or replacing a stamped entry, is
+        stamped with the content digest (``pending`` unless ``done``); an entry that keeps the
+        source's id carries no stamp, and its digest goes to the journal once ``done``.
+        """
+        found = entry.extra.get(MEMCORE_NS)
+        meta = dict(found) if isinstance(found, dict) else {}
+        if existing is not None:  # an update: stamped as the entry it replaces is (or for another id)
+            stamped = entry.id != src_id or stamp_of(existing) is not None
+        else:
+            stamped = "migrated_from" in meta or entry.id != src_id
+        if stamped:
+            meta["migrated_from"] = origin_stamp(self.keys[src_id], self.hashes[src_id] if done else None)
+        else:
+            meta.pop("migrated_from", None)
+            if done and entry.id is not None:
+                self.edits.current_digests[entry.id] = self.hashes[src_id][:DIGEST_DIGITS]
+        if meta:
+            entry.extra[MEMCORE_NS] = meta
+        else:
+            entry.extra.pop(MEMCORE_NS, None)
 
     def _edited_since(self, existing: MemoryEntry) -> bool:
         """Whether ``existing`` was edited in the target since the last run wrote it (and may not be overwritten)."""
@@ -440,6 +500,11 @@ class _Run(_IdPlanning, _ReadBack):
                 continue
             try:
                 stored = self.target.update(final, expected_version=stored.version)
+            except (UnsupportedOperationError, ImmutableEntryError) as exc:
+                if final.relations != entry.relations or final.parent != entry.parent:
+                    rep.error = f"second pass (relations): {type(exc).__name__}: {exc}"
+                    self.sent[src_id] = (final, stored)
+                continue  # a stamp alone: the entry is found by its content, or the journal
             except MemcoreError as exc:
                 rep.error = f"second pass (relations): {type(exc).__name__}: {exc}"
                 self.sent[src_id] = (final, stored)

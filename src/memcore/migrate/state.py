@@ -84,6 +84,8 @@ class _RunState:
         #: source id -> compare_entries(sent, returned), judged by keep() (verify reuses it
         #: when the entry read back equals the one returned)
         self.returned_changes: dict[str, list[FieldChange]] = {}
+        #: source id -> whether the unstamped same-id target entry holds the source entry as it is
+        self.same_as_source: dict[str, bool] = {}
         #: source id -> the full relation list still to write in the second pass
         self.pending: dict[str, list[Relation]] = {}
         #: source id -> content hash of the source entry

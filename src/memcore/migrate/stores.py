@@ -12,7 +12,7 @@ from typing import Any
 
 from memcore.errors import ConfigError
 from memcore.migrate.report import ConversionReport
-from memcore.provider import Capability
+from memcore.provider import Capability, MemoryProvider
 from memcore.storage import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 
 
@@ -25,11 +25,17 @@ def _empty_folder(location: str) -> bool:
     return os.path.isdir(location) and not os.listdir(location)
 
 
-def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> bool:
+def _init_if_missing(
+    cls: type[Any], location: str, options: dict[str, Any], like: MemoryProvider | None = None
+) -> list[str] | None:
     """Create the store at ``location`` when there is none: nothing there, or an empty folder.
 
+    With ``like`` (the open source, of the same format), the store is created by the
+    provider's ``init_store_like`` (:meth:`~memcore.provider.BaseProvider.init_store_like`):
+    its store-level files are the source's own.
+
     Returns:
-        Whether a store was created.
+        ``None`` when a store was there already; else the notes of the creation (``[]``: none).
     """
     if Capability.REMOTE in getattr(cls, "capabilities", frozenset()):
         # A remote location (a Box folder id) always "exists": ask the provider whether it holds
@@ -39,15 +45,18 @@ def _init_if_missing(cls: type[Any], location: str, options: dict[str, Any]) -> 
             probe.open()
         except ConfigError:
             cls.init_store(location, **options)
-            return True
+            return []
         probe.close()
-        return False
+        return None
     if _exists(location) and not _empty_folder(location):
-        return False
+        return None
     parent = os.path.dirname(os.path.abspath(location))
     os.makedirs(parent, exist_ok=True)
+    init_like = getattr(cls, "init_store_like", None)
+    if like is not None and like.format_name == cls.format_name and callable(init_like):
+        return [str(note) for note in init_like(location, like, **options)]
     cls.init_store(location, **options)
-    return True
+    return []
 
 
 def _store_area(location: str) -> tuple[str, bool]:

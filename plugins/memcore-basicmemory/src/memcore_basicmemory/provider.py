@@ -380,8 +380,9 @@ class BasicMemoryProvider(BaseProvider):
                 raise ConflictError(
                     f"basicmemory: a note with permalink {entry.id!r} exists ({project.paths[entry.id]})"
                 )
-            entry.created_at = entry.created_at or utc_now()
-            entry.updated_at = entry.updated_at or entry.created_at
+            given = entry.model_fields_set  # a time given as None stays absent, as bm write-note leaves it
+            entry.created_at = entry.created_at or (None if "created_at" in given else utc_now())
+            entry.updated_at = entry.updated_at or (None if "updated_at" in given else entry.created_at)
             stem = posixpath.basename(path)[:-3]
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)

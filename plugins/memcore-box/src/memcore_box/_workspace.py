@@ -104,3 +104,29 @@ def init_workspace(storage: Storage, *, location: str = "", **options: Any) -> N
     if not storage.exists(INDEX_FILE):
         rollup = build_rollup(seeded, folder_id=root.id, updated_at=now, tier=tier)
         storage.write(INDEX_FILE, dumps_json(rollup), expected_version=CREATE)
+
+
+def init_workspace_like(storage: Storage, source: Storage, *, location: str = "", **options: Any) -> list[str]:
+    """Create a workspace on ``storage`` whose ``_box-memory.json`` is the one of ``source``, byte for byte.
+
+    The workspace config holds no memory: a same-format migration into a new workspace keeps
+    the source's (its name, tier, teams, settings, unknown fields) instead of a new one. The
+    folders and empty indexes are then made as :func:`init_workspace` makes them (box-init
+    steps 4-6), for the teams the options name.
+
+    Returns:
+        One sentence when ``source`` has no config to copy (memcore's new one was written).
+
+    Raises:
+        ConfigError: A team or layout option is invalid.
+        OSError: A file cannot be read or written.
+    """
+    notes: list[str] = []
+    if source.exists(CONFIG_FILE):
+        data, _version = source.read(CONFIG_FILE)
+        storage.make_folder("")
+        storage.write(CONFIG_FILE, data, expected_version=CREATE)
+    else:
+        notes.append(f"box: the source workspace has no {CONFIG_FILE}; memcore's new one was written")
+    init_workspace(storage, location=location, **options)
+    return notes

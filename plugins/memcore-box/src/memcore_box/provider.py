@@ -56,7 +56,7 @@ from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
 from memcore_box._render import patched, render
 from memcore_box._state import _MAX_SLUG_TRIES, WorkspaceState
-from memcore_box._workspace import CONFIG_FILE, init_workspace
+from memcore_box._workspace import CONFIG_FILE, init_workspace, init_workspace_like
 from memcore_box.codec import _EPOCH, _sort_key, _working_copy, entry_from_meta, meta_from_entry
 from memcore_box.index import (
     INDEX_FILE,
@@ -137,6 +137,12 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         cls.initialize(storage, location=location, **options)
 
     initialize = staticmethod(init_workspace)
+
+    @classmethod
+    def init_store_like(cls, location: str, source: Any, **options: Any) -> list[str]:
+        """A workspace with ``source``'s own config (:func:`~memcore_box._workspace.init_workspace_like`)."""
+        storage = options.pop("storage", None) or cls.storage_for(location, **options)
+        return init_workspace_like(storage, source.storage, location=location, **options)
 
     # -- life cycle -------------------------------------------------------------------
     def open(self) -> BoxMemoryProvider:

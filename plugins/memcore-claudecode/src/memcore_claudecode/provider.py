@@ -97,10 +97,16 @@ class ClaudeCodeProvider(BaseProvider):
     @classmethod
     def init_store(cls, location: str, **options: Any) -> None:
         """Create the memory folder (and its parents) with an empty ``MEMORY.md``; leave an existing one alone."""
-        root = Path(location)
-        root.mkdir(parents=True, exist_ok=True)
-        if not (root / INDEX_FILE).exists():
-            atomic_write(root / INDEX_FILE, b"")
+        cls.init_store_like(location, None)
+
+    @classmethod
+    def init_store_like(cls, location: str, source: Any, **options: Any) -> list[str]:
+        """As :meth:`init_store`, with ``source``'s own ``MEMORY.md`` byte for byte (none when it has none)."""
+        (root := Path(location)).mkdir(parents=True, exist_ok=True)
+        index = None if source is None else Path(os.fspath(source.location)) / INDEX_FILE
+        if not (root / INDEX_FILE).exists() and (index is None or (index.is_file() and not index.is_symlink())):
+            atomic_write(root / INDEX_FILE, b"" if index is None else index.read_bytes())
+        return []
 
     def open(self) -> ClaudeCodeProvider:
         """Check that the folder exists and return ``self``.
@@ -283,8 +289,8 @@ class ClaudeCodeProvider(BaseProvider):
 
         The file is the entry's id when that is a memory file path, else
         ``extra.claudecode.path`` when free, else ``<type>_<slug>.md`` from the title. A topic
-        without times gets ``modified`` now; other files hold no times of their own. A body's
-        CR and CRLF line breaks are stored (and returned) as the file's own line breaks.
+        without times gets ``modified`` now (unless given as ``None``); other files hold no times
+        of their own. A body's CR and CRLF line breaks are stored (and returned) as the file's own.
 
         Raises:
             ConflictError: A file exists at the id given.
@@ -297,8 +303,9 @@ class ClaudeCodeProvider(BaseProvider):
             entry.id = path
             if role == "topic":
                 self._index_writable(snap)
-                entry.updated_at = entry.updated_at or entry.created_at or utc_now()
-                entry.created_at = entry.created_at or entry.updated_at
+                told = entry.model_fields_set  # a time told as None (a copy of a topic without one) stays absent
+                entry.updated_at = entry.updated_at or (None if "updated_at" in told else entry.created_at or utc_now())
+                entry.created_at = entry.created_at or (None if "created_at" in told else entry.updated_at)
             self._write(snap, session, entry, role)
             if role == "topic":
                 self._index_line(snap, entry, new=True)

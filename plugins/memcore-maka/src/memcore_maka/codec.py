@@ -814,14 +814,16 @@ def new_entry(entry: MemoryEntry, doc: Document, where: Path, now: int, *, propo
         ConflictError: The entry's id is taken.
         InvalidEntryError: See :func:`prepare`; a session proposal without a ``sessionId``.
     """
+    given = entry.model_fields_set
     entry = prepare(entry)
-    if entry.created_at is None:
+    # a time the caller left unset is now; one given as None (a copy of an entry without one,
+    # as Maka's best-effort metadata allows) stays absent
+    if entry.created_at is None and "created_at" not in given:
         entry.created_at = from_ms(now)
-    if entry.updated_at is None:
+    if entry.updated_at is None and "updated_at" not in given:
         entry.updated_at = entry.created_at
-    assert entry.created_at is not None
     if entry.id is None:
-        ms = to_ms(entry.created_at)
+        ms = to_ms(entry.created_at) if entry.created_at is not None else now
         base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
         taken = doc.index().taken
         candidate, n = base, 1
@@ -848,9 +850,10 @@ def proposed_entry(entry: MemoryEntry, doc: Document, where: Path, now: int) -> 
     if draft.scope != "session":
         draft.scope = "workspace"
     new = new_entry(draft, doc, where, now, proposal=True)
-    assert new.id is not None and new.created_at is not None
+    assert new.id is not None
+    proposed_at = to_ms(new.created_at) if new.created_at is not None else now
     maka = dict(new.extra.get(FORMAT, {}))
-    maka.update(proposalId=new.id, source="chat_extracted", proposedAt=str(to_ms(new.created_at)))
+    maka.update(proposalId=new.id, source="chat_extracted", proposedAt=str(proposed_at))
     new.extra = {**new.extra, FORMAT: maka}
     new.created_at = None
     new.updated_at = None

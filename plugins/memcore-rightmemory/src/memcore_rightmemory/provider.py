@@ -36,6 +36,7 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_
 from memcore.storage import LocalStorage, WriteSession, temp_file_diagnostics
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
+from memcore_rightmemory._init import EMPTY_MEMORY, EMPTY_PURSUITS, init_root, root_files_like
 from memcore_rightmemory._move import move_item
 from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
 from memcore_rightmemory._render import DEFAULT_MEMORY_HEADING, DEFAULT_PURSUIT_HEADING
@@ -52,7 +53,6 @@ from memcore_rightmemory.codec import (
 )
 from memcore_rightmemory.mapping import AGENT_CORRECTION_FILES, RELATION_TYPES
 from memcore_rightmemory.validate import (
-    FOCUS_PLACEHOLDER,
     GraphInvariantError,
     UnusableRootError,
     check_new_edge,
@@ -74,8 +74,6 @@ __all__ = [
 #: Bytes of files whose parse a provider keeps between reads (outside a batch): about 15,000
 #: nodes. A bigger store is parsed again, beyond that, on each read.
 READ_CACHE_BYTES = 2 * 1024 * 1024
-_EMPTY_MEMORY = "# Memory\n"
-_EMPTY_PURSUITS = f"# Pursuits\n\n## Focus\n\n{FOCUS_PLACEHOLDER}\n"
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 
 
@@ -168,12 +166,12 @@ class RightMemoryProvider(BaseProvider):
         Raises:
             OSError: The folder cannot be created or written.
         """
-        store = cls(location)
-        store.storage.make_folder("")
-        with store.session("init") as session:
-            for name, text in (("MEMORY.md", _EMPTY_MEMORY), ("PURSUITS.md", _EMPTY_PURSUITS)):
-                if not session.storage.exists(name):
-                    session.write(name, text.encode("utf-8"))
+        init_root(cls(location), {"MEMORY.md": EMPTY_MEMORY, "PURSUITS.md": EMPTY_PURSUITS})
+
+    @classmethod
+    def init_store_like(cls, location: str, source: Any, **options: Any) -> list[str]:
+        """Create a root whose files start as ``source``'s do (:func:`~memcore_rightmemory._init.root_files_like`)."""
+        return init_root(cls(location), *root_files_like(Path(os.fspath(source.location))))
 
     def open(self) -> RightMemoryProvider:
         """Check that the root is a folder holding MEMORY.md and return ``self``.

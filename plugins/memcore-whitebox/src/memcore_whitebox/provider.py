@@ -52,6 +52,7 @@ from memcore.storage import (
     WriteSession,
     version_token,
 )
+from memcore_whitebox import _templates
 from memcore_whitebox._blocks import parse_fields
 from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
@@ -157,9 +158,12 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         Raises:
             ConflictError: ``location`` already holds a vault (AGENTS.md or tags.md).
         """
-        from memcore_whitebox._templates import write_vault
+        _templates.write_vault(Path(location), stable_files=truthy(options.get("stable_files", False)))
 
-        write_vault(Path(location), stable_files=truthy(options.get("stable_files", False)))
+    @classmethod
+    def init_store_like(cls, location: str, source: Any, **options: Any) -> list[str]:
+        """A vault with ``source``'s AGENTS.md, tags.md… and month headers (``_templates.write_vault_like``)."""
+        return _templates.write_vault_like(Path(location), Path(os.fspath(source.location)))
 
     def _load_scopes(self) -> ScopeTable:
         self._scopes = load_scopes(self.root, self._read, self.options.get("scope"))
