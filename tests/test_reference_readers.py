@@ -56,7 +56,7 @@ def test_maka_reader_reads_the_default_templates_as_maka_shows_them() -> None:
     (head,) = maka.parse((SAMPLES / "maka" / "default-template.HEAD-f19eede.rendered-now-1700000000000.md").read_text())
     assert (head.id, head.title, head.origin, head.status, head.scope) == (
         "mem-e060c48e23fe4573",
-        "示例：我的偏好",
+        "示例\uff1a我的偏好",  # fullwidth colon, as written
         "manual",
         "active",
         "workspace",
