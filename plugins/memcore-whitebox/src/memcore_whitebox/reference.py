@@ -10,6 +10,9 @@ whose items lose their quotes and control characters; ``kind`` is kept only as `
 :func:`reference_notes` compares that reading with the entry memcore reads from the same block
 (which applies its ``memcore:`` object: the quoted values' text, the fence lines of
 :mod:`memcore_whitebox._fences`) and lists every field the reference shows otherwise.
+:func:`kind_note` adds the entry type: WhiteBox's is the file's layer (an observation in
+``observations/``, a stable fact at the root, …), so a kind memcore keeps in ``memcore:`` is
+one the reference does not show.
 """
 
 from __future__ import annotations
@@ -19,15 +22,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from memcore.errors import ParseError
-from memcore.models import FidelityNote, MemoryEntry
+from memcore.models import FidelityNote, Kind, MemoryEntry
 from memcore.storage import TextFile
 from memcore_whitebox._parse import numbered
-from memcore_whitebox.mapping import V11_KEYS
+from memcore_whitebox.mapping import V11_KEYS, kind_for_path
 
 if TYPE_CHECKING:
     from memcore_whitebox.provider import WhiteBoxProvider
 
-__all__ = ["READER", "ReferenceObservation", "WhiteBoxReference", "reference_notes", "reference_observations"]
+__all__ = [
+    "READER",
+    "ReferenceObservation",
+    "WhiteBoxReference",
+    "kind_note",
+    "reference_notes",
+    "reference_observations",
+]
 
 #: The reference reader, as WhiteBox's sources name it.
 READER = "observation-parser.ts"
@@ -100,6 +110,15 @@ def _body_why(kept: str, shown: str) -> str:
     return "the reference parser reads the block's text as written"
 
 
+def kind_note(entry: MemoryEntry, rel: str) -> list[FidelityNote]:
+    """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives (spec: entry types)."""
+    shown = Kind.OBSERVATION if rel.startswith("observations/") else kind_for_path(rel)
+    if entry.kind is shown:
+        return []
+    why = f"WhiteBox's entry type is the file's layer ({shown.value}); memcore keeps {entry.kind.value} in memcore:"
+    return [_note("kind", entry.kind.value, shown.value, why)]
+
+
 def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> list[FidelityNote]:
     """Return each field the reference parser reads otherwise than memcore for observation ``number``.
 
@@ -148,12 +167,12 @@ class WhiteBoxReference:
     def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
         """Return what the reference parser reads differently for observation ``entry.id`` (:func:`reference_notes`).
 
-        Empty for stable-file entries (the reference parser reads observations) and for an id
-        naming no readable observation file.
+        For a stable file (which the reference parser does not read) only the entry type
+        (:func:`kind_note`); empty for an id naming no readable observation file.
         """
         rel, sep, number = (entry.id or "").rpartition("#")
         if not sep or not number.isdigit():
-            return []
+            return kind_note(entry, entry.id or "") if entry.id else []
         found = cast("WhiteBoxProvider", self)._read(rel)
         if found is None:
             return []
@@ -161,4 +180,4 @@ class WhiteBoxReference:
             text = TextFile.decode(found[0], path=rel).text
         except ParseError:
             return []
-        return reference_notes(entry, text, rel, int(number))
+        return kind_note(entry, rel) + reference_notes(entry, text, rel, int(number))
