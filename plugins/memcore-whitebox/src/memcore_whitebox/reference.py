@@ -111,7 +111,7 @@ def _body_why(kept: str, shown: str) -> str:
 
 
 def kind_note(entry: MemoryEntry, rel: str) -> list[FidelityNote]:
-    """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives (spec: entry types)."""
+    """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives."""
     shown = Kind.OBSERVATION if rel.startswith("observations/") else kind_for_path(rel)
     if entry.kind is shown:
         return []
