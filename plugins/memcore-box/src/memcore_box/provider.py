@@ -64,6 +64,7 @@ from memcore_box.index import (
     index_row,
 )
 from memcore_box.mapping import box_kind, format_timestamp, slugify
+from memcore_box.reference import BoxReference
 from memcore_box.validate import check_team, companion_for_problem, content_diags, drift_diags, fold_team, refuse_errors
 
 __all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider", "check_team", "companion_for_problem", "fold_team"]
@@ -73,7 +74,7 @@ _RECENT_PATHS = 1024
 _HOLD_BYTES = 16 * 2**20
 
 
-class BoxMemoryProvider(WorkspaceState):
+class BoxMemoryProvider(BoxReference, WorkspaceState):
     """Box-memory workspace provider on a :class:`~memcore.storage.Storage`.
 
     Args:
