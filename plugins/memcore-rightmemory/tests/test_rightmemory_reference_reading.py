@@ -57,3 +57,14 @@ def test_a_migration_into_rightmemory_reports_what_graph_py_reads_differently(tm
     report = migrate(f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}", f"rightmemory:{tmp_path / 'rm'}", validate=False)
     assert report.fidelity_fields == {"body": 66, "kind": 57, "relations": 11}
     assert report.counts["reads_differently"] == 66
+
+
+def test_the_kept_graph_is_read_again_after_the_file_changes(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    with RightMemoryProvider(root) as store:
+        got = store.add(MemoryEntry(kind=Kind.FACT, id="editor", title="Editor", body="I use helix.\n"))
+        assert store.reference_reads_differently(got) == []
+        memory = root / "MEMORY.md"
+        memory.write_text(memory.read_text(encoding="utf-8").replace("helix", "vim"), encoding="utf-8")
+        (note,) = store.reference_reads_differently(got)  # the entry as it was: the file says otherwise now
+    assert (note.field, note.kept, note.shown) == ("body", "I use helix.", "I use vim.")

@@ -10,6 +10,8 @@ ones on its line. :func:`reference_notes` lists each such field of one item.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from memcore.errors import MemcoreError
@@ -68,8 +70,40 @@ def reference_notes(entry: MemoryEntry, graph: Graph, ref: ItemRef) -> list[Fide
     return notes
 
 
+def _stamp(root: Path, rels: list[str]) -> tuple[tuple[str, int, int, int], ...] | None:
+    """Return ``(file, mtime_ns, size, inode)`` of each graph file, ``None`` when one cannot be read."""
+    out = []
+    for rel in rels:
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            return None
+        out.append((rel, st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
+
+
 class RightMemoryReference:
-    """:class:`memcore.provider.ReferenceReading` for :class:`~memcore_rightmemory.provider.RightMemoryProvider`."""
+    """:class:`memcore.provider.ReferenceReading` for :class:`~memcore_rightmemory.provider.RightMemoryProvider`.
+
+    A migration asks about every item in turn: outside a write session the parsed graph is kept
+    between calls while no graph file changed (same modification time, size and inode), so
+    the questions cost one parse of the store, not one per item
+    (``benchmarks/bench_reference_reading.py``; ``MEMCORE_REFERENCE_MEMO=0`` turns it off).
+    """
+
+    _reference_memo: tuple[tuple[tuple[str, int, int, int], ...], Graph] | None = None
+
+    def _reference_graph(self) -> Graph:
+        provider = cast("RightMemoryProvider", self)
+        if provider.active_session() is not None or os.environ.get("MEMCORE_REFERENCE_MEMO") == "0":
+            return provider.graph()
+        memo = self._reference_memo
+        if memo is not None and _stamp(provider.root, [rel for rel, *_ in memo[0]]) == memo[0]:
+            return memo[1]
+        graph = provider.graph()
+        stamp = _stamp(provider.root, sorted({*graph.docs, *graph.unreadable}))
+        self._reference_memo = None if stamp is None else (stamp, graph)
+        return graph
 
     def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
         """Return what ``graph.py`` reads differently for graph item ``entry.id`` (:func:`reference_notes`).
@@ -80,7 +114,7 @@ class RightMemoryReference:
         if entry.id is None:
             return []
         try:
-            graph = provider.graph()
+            graph = self._reference_graph()
             ref = provider._item(graph, entry.id)
         except MemcoreError:
             return []

@@ -17,13 +17,16 @@ one the reference does not show.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, cast
 
 from memcore.errors import ParseError
 from memcore.models import FidelityNote, Kind, MemoryEntry
 from memcore.storage import TextFile
+from memcore_whitebox._blocks import RawBlock
 from memcore_whitebox._parse import numbered
 from memcore_whitebox.mapping import V11_KEYS, kind_for_path
 
@@ -110,6 +113,27 @@ def _body_why(kept: str, shown: str) -> str:
     return "the reference parser reads the block's text as written"
 
 
+@lru_cache(maxsize=2)
+def _file_reading(text: str, rel: str) -> tuple[dict[int, RawBlock], dict[int, ReferenceObservation]]:
+    """Return memcore's numbered blocks and the reference's observations of one file, kept for the next entry of it.
+
+    A migration asks about every observation of a month file in turn: one parse per file
+    text, not one per entry (``benchmarks/bench_reference_reading.py``;
+    ``MEMCORE_REFERENCE_MEMO=0`` turns it off).
+    """
+    blocks = {n: blk for n, blk, _, _ in numbered(text, rel, None, None)}
+    return blocks, {o.start: o for o in reference_observations(text)}
+
+
+@lru_cache(maxsize=2)
+def _decoded(data: bytes, rel: str) -> str | None:
+    """Return a file's text, kept for the next entry of the same bytes; ``None`` when it is not text."""
+    try:
+        return TextFile.decode(data, path=rel).text
+    except ParseError:
+        return None
+
+
 def kind_note(entry: MemoryEntry, rel: str) -> list[FidelityNote]:
     """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives."""
     shown = Kind.OBSERVATION if rel.startswith("observations/") else kind_for_path(rel)
@@ -133,10 +157,13 @@ def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> lis
         v1.1 ``extra.whitebox`` keys; one ``"*"`` note when the reference reads no observation
         at this block (a block before it swallowed it).
     """
-    block = next((blk for n, blk, _, _ in numbered(text, rel, None, None) if n == number), None)
+    reading = _file_reading.__wrapped__ if os.environ.get("MEMCORE_REFERENCE_MEMO") == "0" else _file_reading
+    blocks, observations = reading(text, rel)
+    block = blocks.get(number)
     if block is None or block.layout != "fenced":
         return []
-    found = next((o for o in reference_observations(text) if 0 <= o.start - block.start <= len(block.fence) - 3), None)
+    starts = (observations.get(block.start + shift) for shift in range(len(block.fence) - 2))
+    found = next((o for o in starts if o is not None), None)
     if found is None:
         why = "the reference parser's block regex reads no observation here (an earlier body ends it out of step)"
         return [_note("*", entry.id, None, why)]
@@ -176,8 +203,8 @@ class WhiteBoxReference:
         found = cast("WhiteBoxProvider", self)._read(rel)
         if found is None:
             return []
-        try:
-            text = TextFile.decode(found[0], path=rel).text
-        except ParseError:
+        decoded = _decoded.__wrapped__ if os.environ.get("MEMCORE_REFERENCE_MEMO") == "0" else _decoded
+        text = decoded(found[0], rel)
+        if text is None:
             return []
         return kind_note(entry, rel) + reference_notes(entry, text, rel, int(number))
