@@ -114,7 +114,7 @@ def whitebox_fields(root: Path) -> _Fields:
         yield "tags", entry.tags, list(front.get("tags") or [])
         yield "confidence", _wb_label(entry.confidence, None), front.get("confidence")
         yield "status", entry.status.value, front.get("status", "active")
-        yield "scope", entry.scope, front.get("scope", entry.scope if "scope" not in front else None)
+        yield "scope", entry.scope, front.get("scope", entry.scope)  # no scope: key, the vault's active scope
 
     return fields
 
