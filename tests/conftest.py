@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from memcore.errors import EntryNotFoundError
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO.parent / "shared" / "samples"
+# tests/reference_readers (the formats' own parsers' rules, independent of memcore) imports as a package
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 class DictProvider(BaseProvider):

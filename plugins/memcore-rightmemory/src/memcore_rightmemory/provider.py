@@ -52,6 +52,7 @@ from memcore_rightmemory.codec import (
     want,
 )
 from memcore_rightmemory.mapping import AGENT_CORRECTION_FILES, RELATION_TYPES
+from memcore_rightmemory.reference import RightMemoryReference
 from memcore_rightmemory.validate import (
     GraphInvariantError,
     UnusableRootError,
@@ -71,13 +72,12 @@ __all__ = [
     "UnusableRootError",
 ]
 
-#: Bytes of files whose parse a provider keeps between reads (outside a batch): about 15,000
-#: nodes. A bigger store is parsed again, beyond that, on each read.
+#: Bytes of parsed files a provider keeps between reads outside a batch (~15,000 nodes); beyond, reads parse again.
 READ_CACHE_BYTES = 2 * 1024 * 1024
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 
 
-class RightMemoryProvider(BaseProvider):
+class RightMemoryProvider(RightMemoryReference, BaseProvider):
     """memcore provider for a RightMemory root (the folder holding MEMORY.md and PURSUITS.md).
 
     Args:

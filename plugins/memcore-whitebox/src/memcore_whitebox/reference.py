@@ -10,21 +10,26 @@ whose items lose their quotes and control characters; ``kind`` is kept only as `
 :func:`reference_notes` compares that reading with the entry memcore reads from the same block
 (which applies its ``memcore:`` object: the quoted values' text, the fence lines of
 :mod:`memcore_whitebox._fences`) and lists every field the reference shows otherwise.
+:func:`kind_note` adds the entry type: WhiteBox's is the file's layer (an observation in
+``observations/``, a stable fact at the root, …), so a kind memcore keeps in ``memcore:`` is
+one the reference does not show.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, cast
 
 from memcore.errors import ParseError
-from memcore.models import FidelityNote, MemoryEntry
+from memcore.models import FidelityNote, Kind, MemoryEntry
 from memcore.storage import TextFile
 from memcore_whitebox._parse import numbered_blocks
-from memcore_whitebox.mapping import V11_KEYS
+from memcore_whitebox.mapping import V11_KEYS, kind_for_path
 
 if TYPE_CHECKING:
     from memcore_whitebox.provider import WhiteBoxProvider
@@ -34,6 +39,7 @@ __all__ = [
     "MonthReading",
     "ReferenceObservation",
     "WhiteBoxReference",
+    "kind_note",
     "reference_notes",
     "reference_observations",
 ]
@@ -107,6 +113,15 @@ def _body_why(kept: str, shown: str) -> str:
     if "~~~" in shown and "```" in kept:
         return "a backtick code fence is written with tildes (the same code block in CommonMark)"
     return "the reference parser reads the block's text as written"
+
+
+def kind_note(entry: MemoryEntry, rel: str) -> list[FidelityNote]:
+    """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives."""
+    shown = Kind.OBSERVATION if rel.startswith("observations/") else kind_for_path(rel)
+    if entry.kind is shown:
+        return []
+    why = f"WhiteBox's entry type is the file's layer ({shown.value}); memcore keeps {entry.kind.value} in memcore:"
+    return [_note("kind", entry.kind.value, shown.value, why)]
 
 
 def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> list[FidelityNote]:
@@ -188,33 +203,38 @@ class WhiteBoxReference:
     def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
         """Return what the reference parser reads differently for observation ``entry.id`` (:func:`reference_notes`).
 
-        Empty for stable-file entries (the reference parser reads observations) and for an id
-        naming no readable observation file.
+        For a stable file (which the reference parser does not read) only the entry type
+        (:func:`kind_note`); empty for an id naming no readable observation file.
         """
         return self.reference_reads_differently_many([entry])[0]
 
     def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
         """Return :meth:`reference_reads_differently` of each entry, reading each month file once."""
-        readings: dict[str, MonthReading | None] = {}
         out: list[list[FidelityNote]] = []
         for entry in entries:
             rel, sep, number = (entry.id or "").rpartition("#")
             if not sep or not number.isdigit():
-                out.append([])
+                out.append(kind_note(entry, entry.id) if entry.id else [])
                 continue
-            if rel not in readings:
-                readings[rel] = self._month_reading(rel)
-            reading = readings[rel]
-            out.append(reading.notes(entry, int(number)) if reading is not None else [])
+            found = cast("WhiteBoxProvider", self)._read(rel)
+            reading = None
+            if found is not None:
+                memo = os.environ.get("MEMCORE_REFERENCE_MEMO") != "0"
+                reading = (_month_reading if memo else _month_reading.__wrapped__)(found[0], rel)
+            out.append(kind_note(entry, rel) + reading.notes(entry, int(number)) if reading is not None else [])
         return out
 
-    def _month_reading(self, rel: str) -> MonthReading | None:
-        """The :class:`MonthReading` of vault file ``rel``; ``None`` if it cannot be read as text."""
-        found = cast("WhiteBoxProvider", self)._read(rel)
-        if found is None:
-            return None
-        try:
-            text = TextFile.decode(found[0], path=rel).text
-        except ParseError:
-            return None
-        return MonthReading(text)
+
+@lru_cache(maxsize=2)
+def _month_reading(data: bytes, rel: str) -> MonthReading | None:
+    """The :class:`MonthReading` of a month file's bytes, kept for the next entry of the same bytes.
+
+    A caller asking about every observation in turn (one entry per call) pays one parse per
+    file, not one per entry (``benchmarks/bench_reference_reading.py``;
+    ``MEMCORE_REFERENCE_MEMO=0`` turns the memo off). ``None`` when the bytes are not text.
+    """
+    try:
+        text = TextFile.decode(data, path=rel).text
+    except ParseError:
+        return None
+    return MonthReading(text)
