@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import ValidationError
 
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaFunctionToolResultType, ToolError
@@ -64,17 +67,44 @@ from memcore.models import MemoryEntry
 __all__ = ["MemcoreMemoryTool"]
 
 
-@contextmanager
-def _as_tool_errors() -> Iterator[None]:
-    """Turn a refused command into the ``ToolError`` the runner reports with ``is_error``."""
-    try:
-        yield
-    except TreeError as exc:
-        raise ToolError(str(exc)) from None
-    except UnsafePathError as exc:
-        raise ToolError(f"Path would escape /memories directory via symlink ({exc})") from None
-    except MemcoreError as exc:
-        raise ToolError(str(exc)) from None
+#: command → the arguments it needs and their JSON types (spec §2); ``view_range`` is checked apart.
+_ARGUMENTS: dict[str, dict[str, type]] = {
+    "view": {"path": str},
+    "create": {"path": str, "file_text": str},
+    "str_replace": {"path": str, "old_str": str, "new_str": str},
+    "insert": {"path": str, "insert_line": int, "insert_text": str},
+    "delete": {"path": str},
+    "rename": {"old_path": str, "new_path": str},
+}
+
+
+def _check_arguments(command: object) -> None:
+    """Refuse a command whose arguments are missing or of another type.
+
+    The SDK's runner builds the command from the model's JSON without validating it, so a
+    missing ``file_text`` arrives as ``None`` and a ``view_range`` of strings as strings.
+
+    Raises:
+        TreeError: Naming the command or the argument and the type it needs.
+    """
+    name = getattr(command, "command", None)
+    if not isinstance(name, str) or name not in _ARGUMENTS:
+        raise TreeError(f"Unknown command {name!r}: the memory tool's commands are {', '.join(_ARGUMENTS)}")
+    for argument, kind in _ARGUMENTS[name].items():
+        value = getattr(command, argument, None)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            needed = "a string" if kind is str else "an integer"
+            raise TreeError(f"The {name} command needs `{argument}` as {needed}, got {type(value).__name__}")
+    view_range = getattr(command, "view_range", None) if name == "view" else None
+    if view_range is not None and not (
+        isinstance(view_range, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)
+    ):
+        raise TreeError(f"The view command needs `view_range` as two integers [first, last], got {view_range!r}")
+
+
+def _validation_text(exc: ValidationError) -> str:
+    """The rules a new entry broke, without pydantic's echo of the input or its links."""
+    return "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
 
 
 class MemcoreMemoryTool(BetaAbstractMemoryTool):
@@ -100,8 +130,38 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             ToolError: The path is refused, the file is missing, or the store refused the
                 operation (the message is the store's, naming the format rule).
         """
-        with _as_tool_errors():
+        with self._as_tool_errors():
+            _check_arguments(command)
             return super().execute(command)
+
+    @contextmanager
+    def _as_tool_errors(self) -> Iterator[None]:
+        """Turn a refused command into the ``ToolError`` the runner reports with ``is_error``.
+
+        The text never names the store's place on this machine: the store's location reads as
+        ``/memories`` (a folder store) or as the store file's own name (a one-file store).
+        """
+        try:
+            yield
+        except TreeError as exc:
+            raise ToolError(self._scrub(str(exc))) from None
+        except UnsafePathError as exc:
+            raise ToolError(self._scrub(f"Path would escape /memories directory via symlink ({exc})")) from None
+        except MemcoreError as exc:
+            raise ToolError(self._scrub(str(exc))) from None
+        except ValidationError as exc:
+            raise ToolError(self._scrub(_validation_text(exc))) from None
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with the store's location replaced by what the session sees of it."""
+        location = getattr(self.store, "location", "")
+        if not isinstance(location, str) or not location:
+            return text
+        where = Path(location)
+        shown = ROOT if where.is_dir() else where.name
+        for spelling in {str(where.resolve()), str(where.absolute()), location}:
+            text = text.replace(spelling, shown)
+        return text
 
     def tree(self) -> Tree:
         """Return the store as the tree the session sees (one read of ``iter_entries``).
@@ -161,7 +221,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         tree, rel = self.tree(), relative_path(command.path)
         if rel in tree.entries or rel in tree.folders:
             raise TreeError(f"File {command.path} already exists")
-        stored = self.store.add(self.scheme.new_entry(rel, command.file_text))
+        entry = self.scheme.new_entry(rel, command.file_text)
+        if self.scheme.kind == "title":  # a title gets ``.md``: ``notes`` is shown as ``notes.md``
+            landing = self.scheme.path_of(self.store, entry)
+            if landing in tree.entries or landing in tree.folders:
+                raise TreeError(f"File {ROOT}/{landing} already exists")
+        stored = self.store.add(entry)
         where = Tree.read(self.store, self.scheme, [stored]).entries
         landed = next(iter(where), rel)
         return f"File created successfully at: {ROOT}/{landed}"
@@ -170,13 +235,19 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         """Replace the one occurrence of ``old_str`` in a file through :func:`memcore.ops.edit`."""
         _, _, entry = self._file(command.path)
         body, old = entry.body, command.old_str
+        if not old:
+            raise TreeError(
+                f"No replacement was performed, old_str is empty: give the text to replace in {command.path}."
+            )
         count = body.count(old)
         if count == 0:
             raise TreeError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {command.path}.")
-        if count > 1:
-            starts, at = [], body.find(old)
+        if count > 1:  # one pass over the body: the line of each match, as the SDK lists them
+            starts, at, line, seen = [], body.find(old), 1, 0
             while at != -1:
-                starts.append(str(body[:at].count("\n") + 1))
+                line += body.count("\n", seen, at)
+                seen = at
+                starts.append(str(line))
                 at = body.find(old, at + 1)
             raise TreeError(
                 f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
