@@ -165,3 +165,57 @@ def test_str_replace_with_many_matches_lists_each_line_once(opened: tuple[str, A
     assert text == (
         "No replacement was performed. Multiple occurrences of old_str `a` in lines: 1, 1, 3, 3. Please ensure it is unique"
     )
+
+
+def _box_with_a_held_memory(tmp_path: Path) -> str:
+    """A Box workspace with ``note__a.md`` (active) and ``note__b.md`` on legal hold."""
+    url = new_store("box", tmp_path)
+    with memcore.open(url) as store:
+        tool = MemcoreMemoryTool(store)
+        for stem in ("a", "b"):
+            tool.call({"command": "create", "path": f"/memories/memories/note__{stem}.md", "file_text": f"{stem}\n"})
+    held = tmp_path / "store" / "memories" / "note__b.md"
+    held.write_text(held.read_text(encoding="utf-8").replace("status: active", "status: held"), encoding="utf-8")
+    return url
+
+
+def _box_files(tmp_path: Path) -> list[str]:
+    return sorted(str(p.relative_to(tmp_path / "store")) for p in (tmp_path / "store").rglob("*.md"))
+
+
+def test_a_refused_rename_of_a_held_box_memory_leaves_no_copy(tmp_path: Path) -> None:
+    with memcore.open(_box_with_a_held_memory(tmp_path)) as store:
+        tool = MemcoreMemoryTool(store)
+        text = _refusal(
+            tool,
+            {
+                "command": "rename",
+                "old_path": "/memories/memories/note__b.md",
+                "new_path": "/memories/memories/note__c.md",
+            },
+        )
+        assert text == (
+            "box: /memories/memories/note__b.md is on hold (status: held) and cannot be moved or deleted; "
+            "rename refused, nothing moved (release the hold first)"
+        )
+        assert _box_files(tmp_path) == ["memories/note__a.md", "memories/note__b.md"]
+        assert _bodies(store) == ["a\n", "b\n"]
+
+
+def test_a_folder_rename_holding_a_held_memory_moves_nothing(tmp_path: Path) -> None:
+    with memcore.open(_box_with_a_held_memory(tmp_path)) as store:
+        tool = MemcoreMemoryTool(store)
+        text = _refusal(
+            tool, {"command": "rename", "old_path": "/memories/memories", "new_path": "/memories/teams/x/memories"}
+        )
+        assert "/memories/memories/note__b.md is on hold" in text and "nothing moved" in text
+        assert _box_files(tmp_path) == ["memories/note__a.md", "memories/note__b.md"]
+        assert _bodies(store) == ["a\n", "b\n"]
+
+
+def test_a_folder_delete_holding_a_held_memory_deletes_nothing(tmp_path: Path) -> None:
+    with memcore.open(_box_with_a_held_memory(tmp_path)) as store:
+        tool = MemcoreMemoryTool(store)
+        text = _refusal(tool, {"command": "delete", "path": "/memories/memories"})
+        assert "/memories/memories/note__b.md is on hold" in text and "nothing deleted" in text
+        assert _box_files(tmp_path) == ["memories/note__a.md", "memories/note__b.md"]

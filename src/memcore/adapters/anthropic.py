@@ -27,7 +27,7 @@ is not in the tree. Results use the SDK handler's strings (spec §3 of
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -62,7 +62,7 @@ from memcore.adapters._memory_tree import (
 )
 from memcore.contract import Capability, MemoryProvider
 from memcore.errors import MemcoreError, UnsafePathError
-from memcore.models import MemoryEntry
+from memcore.models import MemoryEntry, Status
 
 __all__ = ["MemcoreMemoryTool"]
 
@@ -289,6 +289,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         doomed = tree.under(rel)
         if not doomed:
             raise TreeError(f"The path {command.path} does not exist")
+        held = [path for path in doomed if tree.entries[path].status == Status.HELD]
+        if held and len(doomed) > 1:  # one file: the store's own refusal names the hold
+            raise TreeError(
+                f"{self.store.format_name}: {ROOT}/{held[0]} is on hold (status: held) and cannot be deleted; "
+                f"delete of {command.path} refused, nothing deleted (release the hold first)"
+            )
         for path in doomed:
             self.store.delete(tree.entries[path].id or "")
         return f"Successfully deleted {command.path}"
@@ -298,7 +304,9 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
 
         A ``title`` scheme renames the entry through :func:`memcore.ops.rename`; where the path is
         the entry's file (``file`` schemes) the entry is added at the new path, then the old one
-        deleted (refused up front in a format without delete).
+        deleted (refused up front in a format without delete, or when a file is ``held``: a Box
+        memory on legal hold); when the store refuses to delete an old file, its new copy is
+        deleted again and the refusal says how many files of a folder were moved before it.
         """
         tree, old = self.tree(), relative_path(command.old_path)
         new = relative_path(command.new_path)
@@ -315,6 +323,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
                     f"{self.store.format_name}: a file cannot be renamed: the path is the entry's file and "
                     "this format never deletes one (create a new file instead)"
                 )
+            held = [src for src, _ in moves if tree.entries[src].status == Status.HELD]
+            if held:  # the copy would be held too: neither file could then be deleted
+                raise TreeError(
+                    f"{self.store.format_name}: {ROOT}/{held[0]} is on hold (status: held) and cannot be moved or "
+                    "deleted; rename refused, nothing moved (release the hold first)"
+                )
         for src, dst in moves:
             entry = tree.entries[src]
             moved = self.scheme.new_entry(dst, entry.body)
@@ -325,6 +339,14 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             copy = entry.model_copy(
                 update={"id": moved.id, "title": moved.title, "version": None, "extra": extra, "scope": moved.scope}
             )
-            self.store.add(copy)
-            self.store.delete(entry.id or "")
+            added = self.store.add(copy)
+            try:
+                self.store.delete(entry.id or "")
+            except MemcoreError as exc:  # the original stays: take the copy back
+                with suppress(MemcoreError):
+                    self.store.delete(added.id or "")
+                done = moves.index((src, dst))
+                raise TreeError(
+                    f"{exc} ({ROOT}/{src} is unchanged; {done} of {len(moves)} files were moved before it)"
+                ) from None
         return f"Successfully renamed {command.old_path} to {command.new_path}"
