@@ -219,3 +219,13 @@ def test_a_folder_delete_holding_a_held_memory_deletes_nothing(tmp_path: Path) -
         text = _refusal(tool, {"command": "delete", "path": "/memories/memories"})
         assert "/memories/memories/note__b.md is on hold" in text and "nothing deleted" in text
         assert _box_files(tmp_path) == ["memories/note__a.md", "memories/note__b.md"]
+
+
+def test_a_name_the_file_system_refuses_is_a_tool_error_without_the_machine_path(tmp_path: Path) -> None:
+    with memcore.open(new_store("box", tmp_path)) as store:
+        tool = MemcoreMemoryTool(store)
+        path = "/memories/teams/" + "a" * 300 + "/memories/note__x.md"
+        text = _refusal(tool, {"command": "create", "path": path, "file_text": "x\n"})
+        assert text.startswith("box: the file system refused this command: File name too long (/memories/teams/aaa")
+        assert str(tmp_path) not in text
+        assert list(store.iter_entries()) == []

@@ -56,3 +56,9 @@ def test_an_adapter_error_names_no_machine_path(lgstore: MemcoreStore) -> None:
     with pytest.raises(ValueError, match="must be JSON data") as caught:
         lgstore.put(("u",), "k", {"when": {1, 2}})
     assert lgstore.provider.location not in str(caught.value)
+
+
+def test_a_filter_that_is_not_a_dict_is_a_value_error(lgstore: MemcoreStore) -> None:
+    lgstore.put(("u",), "k", {"a": 1})
+    with pytest.raises(ValueError, match="a search filter is a dict"):
+        lgstore.search(("u",), filter=["a"])  # type: ignore[arg-type]

@@ -151,6 +151,13 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(self._scrub(str(exc))) from None
         except ValidationError as exc:
             raise ToolError(self._scrub(_validation_text(exc))) from None
+        except OSError as exc:  # a name the file system will not take (longer than 255 bytes…)
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise ToolError(
+                self._scrub(
+                    f"{self.store.format_name}: the file system refused this command: {exc.strerror or exc}{where}"
+                )
+            ) from None
 
     def _scrub(self, text: str) -> str:
         """``text`` with the store's location replaced by what the session sees of it."""

@@ -334,6 +334,8 @@ class MemcoreStore(BaseStore):
         return found.item
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.filter is not None and not isinstance(op.filter, dict):
+            raise ValueError(f"a search filter is a dict of value key → wanted value, got {type(op.filter).__name__}")
         prefix = op.namespace_prefix
         scores: dict[str, float | None] = {}
         if op.query:
