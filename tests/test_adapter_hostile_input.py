@@ -229,3 +229,17 @@ def test_a_name_the_file_system_refuses_is_a_tool_error_without_the_machine_path
         assert text.startswith("box: the file system refused this command: File name too long (/memories/teams/aaa")
         assert str(tmp_path) not in text
         assert list(store.iter_entries()) == []
+
+
+@pytest.mark.parametrize("fmt", TITLE_FORMATS)
+def test_rename_never_lands_on_another_file(fmt: str, tmp_path: Path) -> None:
+    """``/memories/notes`` is shown as ``notes.md``: a rename there is refused when that exists."""
+    with memcore.open(new_store(fmt, tmp_path), **OPTIONS.get(fmt, {})) as store:
+        tool = MemcoreMemoryTool(store)
+        tool.call({"command": "create", "path": "/memories/notes.md", "file_text": "first\n"})
+        tool.call({"command": "create", "path": "/memories/draft.md", "file_text": "second\n"})
+        text = _refusal(tool, {"command": "rename", "old_path": "/memories/draft.md", "new_path": "/memories/notes"})
+        assert text == "The destination /memories/notes.md already exists"
+        assert sorted((e.title, e.body) for e in store.iter_entries()) == [("draft", "second\n"), ("notes", "first\n")]
+        tool.call({"command": "rename", "old_path": "/memories/draft.md", "new_path": "/memories/draft"})
+        assert sorted(e.title for e in store.iter_entries()) == ["draft", "notes"]

@@ -324,6 +324,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         moves = [(p, new + p[len(old) :]) for p in tree.under(old)]
         if not moves:
             raise TreeError(f"The path {command.old_path} does not exist")
+        if self.scheme.kind == "title":  # ``notes`` is shown as ``notes.md``: never onto another file
+            leaving = {src for src, _ in moves}
+            for _, dst in moves:
+                landing = self.scheme.path_of(self.store, self.scheme.new_entry(dst, ""))
+                if landing not in leaving and (landing in tree.entries or landing in tree.folders):
+                    raise TreeError(f"The destination {ROOT}/{landing} already exists")
         if self.scheme.kind == "file":
             if Capability.DELETE not in self.store.capabilities:
                 raise TreeError(
