@@ -65,7 +65,10 @@ def relative_path(path: str) -> str:
     """Return ``path`` relative to ``/memories`` ("" for the root), refusing what escapes it.
 
     Stricter than the SDK's prefix check (spec §5): ``/memories_backup/x`` is refused, so are
-    ``..`` segments (also ``..\\`` and URL-encoded ``%2e%2e``), backslashes and NUL.
+    ``..`` segments (also ``..\\`` and URL-encoded ``%2e%2e``), backslashes and NUL; so are
+    control characters, line and paragraph separators and lone surrogates (a name is one line
+    of text), and a name that begins or ends with whitespace (stores trim titles, so the file
+    would not be found again at the path given).
 
     Args:
         path: The ``path`` / ``old_path`` / ``new_path`` of a command.
@@ -75,7 +78,7 @@ def relative_path(path: str) -> str:
 
     Raises:
         TreeError: With the SDK's ``Path must start with /memories, got: …`` or ``Path … would
-            escape /memories directory`` text.
+            escape /memories directory`` text, or naming the character or space refused.
     """
     if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
         raise TreeError(f"Path must start with {ROOT}, got: {path}")
@@ -86,6 +89,18 @@ def relative_path(path: str) -> str:
     parts = [p for p in re.split(r"[/\\]", decoded) if p not in ("", ".")]
     if ".." in parts or "\\" in rest:
         raise TreeError(f"Path {path} would escape /memories directory")
+    for char in rest:
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs"):
+            raise TreeError(
+                f"Path {path!r} is refused: a name in /memories is one line of printable text, and this one "
+                f"holds U+{ord(char):04X} (remove it)"
+            )
+    for part in parts:
+        if part != part.strip():
+            raise TreeError(
+                f"Path {path!r} is refused: the name {part!r} begins or ends with a space, which the store "
+                "would trim, so the file could not be found at this path (remove the space)"
+            )
     return unicodedata.normalize("NFC", "/".join(parts))
 
 
@@ -231,7 +246,7 @@ class Tree:
         """Build the tree of ``entries`` (what the session may see) under ``scheme``."""
         tree = cls(folders={""})
         for entry in entries:
-            path = scheme.path_of(provider, entry)
+            path = unicodedata.normalize("NFC", scheme.path_of(provider, entry))  # as relative_path gives
             if path in tree.entries:  # a second entry with the same title: name it by its id too
                 stem, dot, ext = path.rpartition(".")
                 path = f"{stem}~{_safe_id(entry.id or '')}{dot}{ext}"

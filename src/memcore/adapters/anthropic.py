@@ -27,7 +27,10 @@ is not in the tree. Results use the SDK handler's strings (spec §3 of
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from pydantic import ValidationError
 
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, BetaFunctionToolResultType, ToolError
@@ -59,22 +62,49 @@ from memcore.adapters._memory_tree import (
 )
 from memcore.contract import Capability, MemoryProvider
 from memcore.errors import MemcoreError, UnsafePathError
-from memcore.models import MemoryEntry
+from memcore.models import MemoryEntry, Status
 
 __all__ = ["MemcoreMemoryTool"]
 
 
-@contextmanager
-def _as_tool_errors() -> Iterator[None]:
-    """Turn a refused command into the ``ToolError`` the runner reports with ``is_error``."""
-    try:
-        yield
-    except TreeError as exc:
-        raise ToolError(str(exc)) from None
-    except UnsafePathError as exc:
-        raise ToolError(f"Path would escape /memories directory via symlink ({exc})") from None
-    except MemcoreError as exc:
-        raise ToolError(str(exc)) from None
+#: command → the arguments it needs and their JSON types (spec §2); ``view_range`` is checked apart.
+_ARGUMENTS: dict[str, dict[str, type]] = {
+    "view": {"path": str},
+    "create": {"path": str, "file_text": str},
+    "str_replace": {"path": str, "old_str": str, "new_str": str},
+    "insert": {"path": str, "insert_line": int, "insert_text": str},
+    "delete": {"path": str},
+    "rename": {"old_path": str, "new_path": str},
+}
+
+
+def _check_arguments(command: object) -> None:
+    """Refuse a command whose arguments are missing or of another type.
+
+    The SDK's runner builds the command from the model's JSON without validating it, so a
+    missing ``file_text`` arrives as ``None`` and a ``view_range`` of strings as strings.
+
+    Raises:
+        TreeError: Naming the command or the argument and the type it needs.
+    """
+    name = getattr(command, "command", None)
+    if not isinstance(name, str) or name not in _ARGUMENTS:
+        raise TreeError(f"Unknown command {name!r}: the memory tool's commands are {', '.join(_ARGUMENTS)}")
+    for argument, kind in _ARGUMENTS[name].items():
+        value = getattr(command, argument, None)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            needed = "a string" if kind is str else "an integer"
+            raise TreeError(f"The {name} command needs `{argument}` as {needed}, got {type(value).__name__}")
+    view_range = getattr(command, "view_range", None) if name == "view" else None
+    if view_range is not None and not (
+        isinstance(view_range, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)
+    ):
+        raise TreeError(f"The view command needs `view_range` as two integers [first, last], got {view_range!r}")
+
+
+def _validation_text(exc: ValidationError) -> str:
+    """The rules a new entry broke, without pydantic's echo of the input or its links."""
+    return "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
 
 
 class MemcoreMemoryTool(BetaAbstractMemoryTool):
@@ -100,8 +130,45 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             ToolError: The path is refused, the file is missing, or the store refused the
                 operation (the message is the store's, naming the format rule).
         """
-        with _as_tool_errors():
+        with self._as_tool_errors():
+            _check_arguments(command)
             return super().execute(command)
+
+    @contextmanager
+    def _as_tool_errors(self) -> Iterator[None]:
+        """Turn a refused command into the ``ToolError`` the runner reports with ``is_error``.
+
+        The text never names the store's place on this machine: the store's location reads as
+        ``/memories`` (a folder store) or as the store file's own name (a one-file store).
+        """
+        try:
+            yield
+        except TreeError as exc:
+            raise ToolError(self._scrub(str(exc))) from None
+        except UnsafePathError as exc:
+            raise ToolError(self._scrub(f"Path would escape /memories directory via symlink ({exc})")) from None
+        except MemcoreError as exc:
+            raise ToolError(self._scrub(str(exc))) from None
+        except ValidationError as exc:
+            raise ToolError(self._scrub(_validation_text(exc))) from None
+        except OSError as exc:  # a name the file system will not take (longer than 255 bytes…)
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise ToolError(
+                self._scrub(
+                    f"{self.store.format_name}: the file system refused this command: {exc.strerror or exc}{where}"
+                )
+            ) from None
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with the store's location replaced by what the session sees of it."""
+        location = getattr(self.store, "location", "")
+        if not isinstance(location, str) or not location:
+            return text
+        where = Path(location)
+        shown = ROOT if where.is_dir() else where.name
+        for spelling in {str(where.resolve()), str(where.absolute()), location}:
+            text = text.replace(spelling, shown)
+        return text
 
     def tree(self) -> Tree:
         """Return the store as the tree the session sees (one read of ``iter_entries``).
@@ -161,7 +228,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         tree, rel = self.tree(), relative_path(command.path)
         if rel in tree.entries or rel in tree.folders:
             raise TreeError(f"File {command.path} already exists")
-        stored = self.store.add(self.scheme.new_entry(rel, command.file_text))
+        entry = self.scheme.new_entry(rel, command.file_text)
+        if self.scheme.kind == "title":  # a title gets ``.md``: ``notes`` is shown as ``notes.md``
+            landing = self.scheme.path_of(self.store, entry)
+            if landing in tree.entries or landing in tree.folders:
+                raise TreeError(f"File {ROOT}/{landing} already exists")
+        stored = self.store.add(entry)
         where = Tree.read(self.store, self.scheme, [stored]).entries
         landed = next(iter(where), rel)
         return f"File created successfully at: {ROOT}/{landed}"
@@ -170,13 +242,19 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         """Replace the one occurrence of ``old_str`` in a file through :func:`memcore.ops.edit`."""
         _, _, entry = self._file(command.path)
         body, old = entry.body, command.old_str
+        if not old:
+            raise TreeError(
+                f"No replacement was performed, old_str is empty: give the text to replace in {command.path}."
+            )
         count = body.count(old)
         if count == 0:
             raise TreeError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {command.path}.")
-        if count > 1:
-            starts, at = [], body.find(old)
+        if count > 1:  # one pass over the body: the line of each match, as the SDK lists them
+            starts, at, line, seen = [], body.find(old), 1, 0
             while at != -1:
-                starts.append(str(body[:at].count("\n") + 1))
+                line += body.count("\n", seen, at)
+                seen = at
+                starts.append(str(line))
                 at = body.find(old, at + 1)
             raise TreeError(
                 f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
@@ -218,6 +296,12 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         doomed = tree.under(rel)
         if not doomed:
             raise TreeError(f"The path {command.path} does not exist")
+        held = [path for path in doomed if tree.entries[path].status == Status.HELD]
+        if held and len(doomed) > 1:  # one file: the store's own refusal names the hold
+            raise TreeError(
+                f"{self.store.format_name}: {ROOT}/{held[0]} is on hold (status: held) and cannot be deleted; "
+                f"delete of {command.path} refused, nothing deleted (release the hold first)"
+            )
         for path in doomed:
             self.store.delete(tree.entries[path].id or "")
         return f"Successfully deleted {command.path}"
@@ -227,7 +311,9 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
 
         A ``title`` scheme renames the entry through :func:`memcore.ops.rename`; where the path is
         the entry's file (``file`` schemes) the entry is added at the new path, then the old one
-        deleted (refused up front in a format without delete).
+        deleted (refused up front in a format without delete, or when a file is ``held``: a Box
+        memory on legal hold); when the store refuses to delete an old file, its new copy is
+        deleted again and the refusal says how many files of a folder were moved before it.
         """
         tree, old = self.tree(), relative_path(command.old_path)
         new = relative_path(command.new_path)
@@ -238,11 +324,23 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         moves = [(p, new + p[len(old) :]) for p in tree.under(old)]
         if not moves:
             raise TreeError(f"The path {command.old_path} does not exist")
+        if self.scheme.kind == "title":  # ``notes`` is shown as ``notes.md``: never onto another file
+            leaving = {src for src, _ in moves}
+            for _, dst in moves:
+                landing = self.scheme.path_of(self.store, self.scheme.new_entry(dst, ""))
+                if landing not in leaving and (landing in tree.entries or landing in tree.folders):
+                    raise TreeError(f"The destination {ROOT}/{landing} already exists")
         if self.scheme.kind == "file":
             if Capability.DELETE not in self.store.capabilities:
                 raise TreeError(
                     f"{self.store.format_name}: a file cannot be renamed: the path is the entry's file and "
                     "this format never deletes one (create a new file instead)"
+                )
+            held = [src for src, _ in moves if tree.entries[src].status == Status.HELD]
+            if held:  # the copy would be held too: neither file could then be deleted
+                raise TreeError(
+                    f"{self.store.format_name}: {ROOT}/{held[0]} is on hold (status: held) and cannot be moved or "
+                    "deleted; rename refused, nothing moved (release the hold first)"
                 )
         for src, dst in moves:
             entry = tree.entries[src]
@@ -254,6 +352,14 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
             copy = entry.model_copy(
                 update={"id": moved.id, "title": moved.title, "version": None, "extra": extra, "scope": moved.scope}
             )
-            self.store.add(copy)
-            self.store.delete(entry.id or "")
+            added = self.store.add(copy)
+            try:
+                self.store.delete(entry.id or "")
+            except MemcoreError as exc:  # the original stays: take the copy back
+                with suppress(MemcoreError):
+                    self.store.delete(added.id or "")
+                done = moves.index((src, dst))
+                raise TreeError(
+                    f"{exc} ({ROOT}/{src} is unchanged; {done} of {len(moves)} files were moved before it)"
+                ) from None
         return f"Successfully renamed {command.old_path} to {command.new_path}"

@@ -114,7 +114,10 @@ _WHITEBOX_RESERVED = frozenset({"observations", "proposed"})
 
 def _whitebox_id(namespace: tuple[str, ...], key: str) -> str:
     """A vault path for an item: one folder per label, ``<key>.md`` (sha256 prefix when unsafe)."""
-    parts = [p if _PATH_PART.fullmatch(p) else hashlib.sha256(p.encode()).hexdigest()[:16] for p in (*namespace, key)]
+    parts = [
+        p if _PATH_PART.fullmatch(p) else hashlib.sha256(p.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        for p in (*namespace, key)
+    ]
     if parts[0] in _WHITEBOX_RESERVED:
         parts.insert(0, "lg")
     return "/".join(parts) + ".md"
@@ -331,6 +334,8 @@ class MemcoreStore(BaseStore):
         return found.item
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.filter is not None and not isinstance(op.filter, dict):
+            raise ValueError(f"a search filter is a dict of value key → wanted value, got {type(op.filter).__name__}")
         prefix = op.namespace_prefix
         scores: dict[str, float | None] = {}
         if op.query:
@@ -375,6 +380,7 @@ class MemcoreStore(BaseStore):
     # -- writing -----------------------------------------------------------------------------
 
     def _put(self, op: PutOp) -> None:
+        _check_put(op)
         if op.namespace and op.namespace[0] == FOREIGN_ROOT:
             raise UnsupportedOperationError(
                 f"{self._label()}: the {FOREIGN_ROOT!r} namespace holds the store's own entries, read-only "
@@ -426,7 +432,8 @@ class MemcoreStore(BaseStore):
         return entry
 
     def _label(self) -> str:
-        return f"{getattr(self.provider, 'format_name', 'store')} store {getattr(self.provider, 'location', '')}"
+        """The store as errors name it: its format, never its place on this machine."""
+        return f"{getattr(self.provider, 'format_name', 'memcore')} store"
 
     def sweep(self) -> int:
         """Delete every expired item the adapter wrote; return how many were deleted.
@@ -445,6 +452,34 @@ class MemcoreStore(BaseStore):
             for entry_id in expired:
                 self.provider.delete(entry_id or "")
             return len(expired)
+
+
+def _check_put(op: PutOp) -> None:
+    """Refuse a put the store could not keep, before anything is read or written.
+
+    Raises:
+        ValueError: The key or a namespace label holds a lone surrogate (no file can hold it),
+            the value is neither a dict nor ``None``, or ``ttl`` is not a finite number of minutes
+            that ends before the year 10000.
+    """
+    for what, text in (("key", op.key), *(("namespace label", label) for label in op.namespace)):
+        if isinstance(text, str):
+            bad = next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)
+            if bad is not None:
+                raise ValueError(
+                    f"the {what} {text!r} holds a lone surrogate U+{ord(bad):04X}: not valid Unicode, so no "
+                    "file can hold it (decode the source with errors='replace' or remove the character)"
+                )
+    if op.value is not None and not isinstance(op.value, dict):
+        raise ValueError(f"a LangGraph item's value must be a dict (or None to delete), got {type(op.value).__name__}")
+    if op.ttl is not None:
+        try:
+            utc_now() + timedelta(minutes=op.ttl)
+        except (OverflowError, ValueError, TypeError):
+            raise ValueError(
+                f"ttl={op.ttl!r}: a ttl is a finite number of minutes that ends before the year 10000 "
+                "(or None for no expiry)"
+            ) from None
 
 
 def _readable(fields: dict[str, Any]) -> str:
