@@ -24,7 +24,7 @@ PAIRS = [(source, target) for target in FORMATS for source in FORMATS]
 #: slot for (docs/mapping.md lists it per format), every field of it reported.
 EXPECTED = {
     "whitebox": (585, 554),
-    "box": (792, 696),
+    "box": (792, 753),
     "rightmemory": (330, 196),
     "maka": (528, 413),
 }

@@ -205,7 +205,8 @@ def box_fields(root: Path) -> _Fields:
         yield "tags", entry.tags, [str(t) for t in fm.get("tags") or []]
         yield "source", entry.source, fm.get("agent")
         yield "confidence", entry.confidence, fm.get("confidence")
-        yield "scope", entry.scope, fm.get("team", "default")  # schema: team defaults to "default"
+        # the schema's default team is what an unscoped entry means in a workspace
+        yield "scope", entry.scope, fm.get("team", entry.scope if entry.scope in (None, "default") else None)
         if entry.parent is not None:
             yield "parent", entry.parent, None  # not a schema field: kept under memcore.parent
         for name in ("created_at", "updated_at", "expires_at"):

@@ -98,9 +98,8 @@ def test_what_the_schema_reader_shows_otherwise_is_listed_per_field(root: Path) 
             )
         )
         notes = {n.field: n for n in store.reference_reads_differently(entry)}
-    assert sorted(notes) == ["kind", "parent", "relations", "scope"]
+    assert sorted(notes) == ["kind", "parent", "relations"]  # no team is the default team: no note
     assert (notes["kind"].kept, notes["kind"].shown) == ("preference", "fact")
-    assert (notes["scope"].kept, notes["scope"].shown) == (None, "default")
     assert notes["relations"].kept == [["derived_from", target.id]] and notes["relations"].shown == []
     assert (notes["parent"].kept, notes["parent"].shown) == (target.id, None)
 

@@ -52,10 +52,10 @@ def test_a_kind_outside_the_schema_and_a_foreign_relation_type_are_listed(tmp_pa
     assert sorted(notes) == ["kind", "relations"]
     assert (notes["kind"].kept, notes["kind"].shown) == ("pursuit", "task")
     assert (notes["relations"].kept, notes["relations"].shown) == ([["depends_on", base.id]], [])
-    assert notes["kind"].reader == "references/schema.md"
+    assert notes["kind"].reader == "box-memory schema (box-recall)"
 
 
 def test_a_migration_into_box_reports_what_the_schema_reader_shows_differently(tmp_path: Path) -> None:
     report = migrate(f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}", f"box:{tmp_path / 'ws'}", validate=False)
-    assert report.fidelity_fields == {"kind": 8, "relations": 5}
-    assert report.counts["reads_differently"] == 13
+    assert report.fidelity_fields == {"kind": 8, "relations": 5, "title": 26}
+    assert report.counts["reads_differently"] == 39

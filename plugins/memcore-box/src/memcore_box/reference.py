@@ -9,7 +9,8 @@ therefore shows, per field (:func:`reference_notes`):
   reader shows the id.
 - ``kind`` / ``status``: a memcore kind or status Box has no word for is written as the Box
   word (``preference`` as ``fact``, ``proposed`` as ``draft``…); the reader shows that word.
-- ``scope``: a memory without ``team`` is in the ``default`` team for the reader.
+- ``scope``: not noted for a memory without ``team``: the schema's readers put it in the
+  ``default`` team, which is what memcore's unscoped entry means in a workspace.
 - ``relations``: the reader resolves ``[[Title]]`` by exact title only (``by_wikilink``), not
   by id nor case-folded title as memcore does; it sees ``supersedes`` and one
   ``superseded_by``, not the other relation types memcore keeps under ``memcore.relations``.
@@ -76,7 +77,7 @@ def reference_notes(
         by_wikilink: Exact title -> id, as the workspace's ``by_wikilink`` maps give it.
 
     Returns:
-        Notes in field order: title, kind, status, scope, relations, parent. Relations are
+        Notes in field order: title, kind, status, relations, parent. Relations are
         compared as sets of ``[type, target]`` (their order is memcore's own).
     """
     notes: list[FidelityNote] = []
@@ -93,8 +94,6 @@ def reference_notes(
         shown = str(meta.get(field))
         if kept != shown:
             note(field, kept, shown, f"Box has no {field} {kept!r}: written as {shown!r} (memcore.{field} keeps it)")
-    if entry.scope is None and meta.get("team") is None:
-        note("scope", None, "default", "a memory without team is in the team default (the schema's default)")
     kept_edges = [[r.type, r.target] for r in entry.relations]
     shown_edges = _edges(meta, by_wikilink)
     if sorted(kept_edges) != sorted(shown_edges):
