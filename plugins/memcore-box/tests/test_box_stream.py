@@ -1,8 +1,9 @@
 """Iterating a workspace maps the files pass 1 held exactly as it maps the files it reads again.
 
-``_stream_entries`` holds what its first pass parsed for the first ``_HOLD_BYTES`` of memory
-files and re-reads the rest: both kinds of file must give the same entries, in the same order,
-with the same versions, and orphans stay out either way.
+``stream_entries`` holds what its first pass parsed for the first ``_HOLD_BYTES`` of memory
+files, the bytes of the next ``_HOLD_RAW_BYTES`` (parsed again) and re-reads the rest: every kind
+of file must give the same entries, in the same order, with the same versions, and orphans stay
+out either way.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry
-from memcore_box import provider as box_provider
+from memcore_box import _stream as box_provider
 from memcore_box.provider import BoxMemoryProvider
 
 
@@ -46,7 +47,10 @@ def _dumps(root: Path) -> list[tuple[str, str | None, dict[str, object]]]:
 def test_held_and_reread_files_give_the_same_entries(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     held = _dumps(root)
     monkeypatch.setattr(box_provider, "_HOLD_BYTES", 0)
+    kept = _dumps(root)  # every file's bytes held, parsed again
+    monkeypatch.setattr(box_provider, "_HOLD_RAW_BYTES", 0)
     reread = _dumps(root)
+    assert held == kept
     assert held == reread
     assert held[0][0] == "mem_HAND"  # created 2020: first; the orphan left out
     assert len(held) == 4
@@ -58,7 +62,8 @@ def test_held_and_reread_files_give_the_same_entries(root: Path, monkeypatch: py
 def test_a_workspace_larger_than_the_hold_mixes_both_and_matches(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reference = _dumps(root)
     first = min(p.stat().st_size for p in (root / "memories").glob("*.md"))
-    monkeypatch.setattr(box_provider, "_HOLD_BYTES", first)  # one file held, the rest read again
+    monkeypatch.setattr(box_provider, "_HOLD_BYTES", first)  # one file held parsed
+    monkeypatch.setattr(box_provider, "_HOLD_RAW_BYTES", first)  # one file's bytes; the rest read again
     assert _dumps(root) == reference
 
 

@@ -71,6 +71,10 @@ def join(*parts: str) -> str:
     Example: ``join("teams/core", "memories", "fact__x.md")`` is
     ``"teams/core/memories/fact__x.md"``; ``join("", "x.md")`` is ``"x.md"``.
     """
+    if len(parts) == 2:  # a folder and a name, neither with an edge "/": the common case, cheaply
+        head, tail = parts
+        if head and tail and head[0] != "/" and head[-1] != "/" and tail[0] != "/" and tail[-1] != "/":
+            return f"{head}/{tail}"
     return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
 
 

@@ -28,6 +28,8 @@ _REMEMBER_FROM_BYTES = 64 * 1024
 # path without resolving it (see there); anything else goes to ``safe_join`` as it is.
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*(?:/[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*)*\Z")
 _FAST_PATHS = os.name == "posix"
+#: How every Windows-reserved device name (``CON``, ``nul.txt``, ``COM1``…) starts, lower-cased.
+_DEVICE_HEADS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})
 
 
 @contextlib.contextmanager
@@ -142,6 +144,15 @@ class LocalStorage:
         Raises:
             UnsafePathError: A component is one ``check_component`` refuses (as ``safe_join``).
         """
+        text = self._plain_text(path)
+        return None if text is None else Path(text)
+
+    def _plain_text(self, path: str) -> str | None:
+        """Return :meth:`_plain_path` of ``path`` as text (no :class:`~pathlib.Path` built), or ``None``.
+
+        Raises:
+            UnsafePathError: As :meth:`_plain_path`.
+        """
         if not _FAST_PATHS:
             return None
         if not _PLAIN_PATH.match(path):
@@ -149,7 +160,10 @@ class LocalStorage:
         parts = path.split("/")
         checked = self._components
         for part in parts:
-            if part not in checked:
+            # A plain component holds no forbidden character and is no dot name (its first
+            # character is a letter, digit or "_"): only a last dot or space, or a Windows device
+            # name (whose first three letters tell), can still make check_component refuse it.
+            if (part[-1] in " ." or part[:3].lower() in _DEVICE_HEADS) and part not in checked:
                 check_component(part)
                 if len(checked) >= 4096:
                     checked.clear()
@@ -165,7 +179,7 @@ class LocalStorage:
                 return None
             if stat.S_ISLNK(mode):
                 return None
-        return Path(self._root_text, *parts)
+        return f"{self._root_text.rstrip('/')}/{path}"  # "" for the file system root
 
     @staticmethod
     def _key(st: os.stat_result) -> tuple[int, int, int]:
@@ -284,7 +298,10 @@ class LocalStorage:
             FileNotFoundError: No file at ``path`` (also when ``path`` is a folder).
             UnsafePathError: ``path`` leaves the store or is a symbolic-link loop.
         """
-        p = self._path(path)
+        # A plain path is opened as text: no Path object per read (most of a small file's cost).
+        p: str | Path | None = self._plain_text(path) if path else None
+        if p is None:
+            p = self._path(path)
         try:
             with open(p, "rb") as fh:
                 key = self._key(os.fstat(fh.fileno()))
@@ -295,11 +312,13 @@ class LocalStorage:
             if exc.errno == errno.ELOOP:
                 raise UnsafePathError(f"{self.label}: {p}: symbolic link loop") from exc
             raise
-        if key[2] >= _REMEMBER_FROM_BYTES:  # smaller files' versions are never remembered
-            known = self._known.get(p)
-            if known is not None and known[0] == key:
-                return data, known[1]
-        return data, self._remember(p, key, version_token(data))
+        if key[2] < _REMEMBER_FROM_BYTES:  # smaller files' versions are never remembered
+            return data, version_token(data)
+        local = Path(p)  # the key _current_version and write() use
+        known = self._known.get(local)
+        if known is not None and known[0] == key:
+            return data, known[1]
+        return data, self._remember(local, key, version_token(data))
 
     def write(self, path: str, data: bytes, *, expected_version: str | None) -> Item:
         """Write ``data`` to ``path`` atomically if ``expected_version`` holds (under the lock).

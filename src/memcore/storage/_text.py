@@ -47,6 +47,8 @@ class TextFile:
         bom = text.startswith(_BOM)
         if bom:
             text = text[1:]
+        if "\r" not in text:  # LF only (or no line break): nothing to count or replace
+            return cls(text=text, bom=bom)
         crlf = text.count("\r\n")
         lone_cr = text.count("\r") - crlf
         lf = text.count("\n") - crlf

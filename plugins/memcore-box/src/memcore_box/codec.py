@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from memcore import frontmatter
 from memcore.frontmatter import flow_list, is_scalar, plain_text, text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, json_copy, lf_body
@@ -325,11 +326,88 @@ def entry_from_meta(
         extra["box"] = box
     fields["extra"] = extra
     try:
-        return MemoryEntry(**fields), diags
+        return _construct(fields), diags
     except ValidationError as exc:  # pragma: no cover - fields are checked above
         diags.append(_diag(path, "box.invalid", f"cannot read as a memory: {exc}", entry_id=entry_id))
         fields.pop("relations", None)
         return MemoryEntry(id=entry_id, body=body, version=version), diags
+
+
+_BLANK = MemoryEntry()
+_TEXT_FIELDS = ("id", "title", "body", "source", "scope", "parent", "version")
+
+
+def _json_text(value: Any, depth: int = 0) -> bool:
+    """Return whether ``value`` is JSON ``json.dumps(allow_nan=False)`` writes, as UTF-8 text, surely.
+
+    Exact dicts with string keys, lists, strings without lone surrogates, ``None``, booleans,
+    integers and finite floats, nested at most 32 deep; ``False`` (let the model decide) for
+    anything else.
+    """
+    kind = type(value)
+    if kind is str:
+        if value.isascii():
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if value is None or kind is bool or kind is int:
+        return True
+    if kind is float:
+        return bool(value - value == 0)  # neither nan nor an infinity
+    if depth >= 32:
+        return False
+    if kind is dict:
+        return all(type(k) is str and _json_text(k) and _json_text(v, depth + 1) for k, v in value.items())
+    if kind is list:
+        return all(_json_text(v, depth + 1) for v in value)
+    return False
+
+
+def _construct(fields: dict[str, Any]) -> MemoryEntry:
+    """Return ``MemoryEntry(**fields)`` for the fields :func:`entry_from_meta` built, cheaply where it can.
+
+    ``entry_from_meta`` gives every field its type already: enums, UTC datetimes from
+    ``parse_timestamp``, a float in 0..1, tags as non-empty strings, validated relations. What
+    the model's validators would still do is refuse lone surrogates and NFC-normalise ``title``
+    and ``tags`` (``id`` is already NFC): done here, and the entry is a copy of a blank entry
+    with these fields (no validation pass, cheaper than ``model_construct``), equal to the
+    validated one, with the same fields set. With an
+    ``extra`` that :func:`_json_text` cannot clear (the model's JSON check decides), or with the fast paths off
+    (:data:`memcore.frontmatter.FAST_PATHS`, ``MEMCORE_YAML_FAST=0``), the model validates.
+
+    Raises:
+        ValidationError: As ``MemoryEntry(**fields)``.
+    """
+    if not frontmatter.FAST_PATHS or not _json_text(fields.get("extra")):
+        return MemoryEntry(**fields)
+    try:
+        for name in _TEXT_FIELDS:
+            value = fields.get(name)
+            if value is not None and not value.isascii():
+                value.encode("utf-8")  # a lone surrogate raises
+        tags = fields.get("tags")
+        if tags:
+            for tag in tags:
+                if not tag.isascii():
+                    tag.encode("utf-8")
+    except UnicodeEncodeError:
+        return MemoryEntry(**fields)  # the model's own error
+    title = fields.get("title")
+    if title is not None and not title.isascii():
+        fields["title"] = unicodedata.normalize("NFC", title)
+    if tags and not all(tag.isascii() for tag in tags):
+        fields["tags"] = [unicodedata.normalize("NFC", tag) for tag in tags]
+    entry = _BLANK.model_copy()  # copies the field dict as it is: no validation, no per-field work
+    values = entry.__dict__
+    values.update(fields)
+    for name, empty in (("tags", list), ("relations", list), ("extra", dict)):
+        if name not in fields:
+            values[name] = empty()  # never the blank's own list or dict
+    object.__setattr__(entry, "__pydantic_fields_set__", set(fields))
+    return entry
 
 
 def _ts(value: datetime, existing: Any) -> Any:

@@ -31,12 +31,10 @@ import mimetypes
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memcore import frontmatter
 from memcore.errors import (
     ConfigError,
     ConflictError,
@@ -56,8 +54,9 @@ from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
 from memcore_box._render import patched, render
 from memcore_box._state import _MAX_SLUG_TRIES, WorkspaceState
+from memcore_box._stream import stream_entries
 from memcore_box._workspace import CONFIG_FILE, init_workspace, init_workspace_like
-from memcore_box.codec import _EPOCH, _sort_key, _working_copy, entry_from_meta, meta_from_entry
+from memcore_box.codec import _EPOCH, _working_copy, entry_from_meta, meta_from_entry
 from memcore_box.index import (
     INDEX_FILE,
     _Titles,
@@ -70,8 +69,6 @@ from memcore_box.validate import check_team, companion_for_problem, content_diag
 __all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider", "check_team", "companion_for_problem", "fold_team"]
 
 _RECENT_PATHS = 1024
-#: file bytes whose parse ``_stream_entries`` holds between passes (~3x in objects; 10,000 memories fit)
-_HOLD_BYTES = 16 * 2**20
 
 
 class BoxMemoryProvider(BoxReference, WorkspaceState):
@@ -309,61 +306,8 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         yield from query.apply(self._stream_entries())
 
     def _stream_entries(self) -> Iterator[MemoryEntry]:
-        """Yield every memory in ``(created_at, id)`` order, holding one parsed file at a time.
-
-        Pass 1 reads each memory file and keeps ``(created_at, id, scan position, path)`` plus
-        the title/id lookups for wikilinks; pass 2 reads the files again in that order and maps
-        each one. Orphans are skipped; of files sharing an id only the first in order is read.
-        A file that became an orphan between the passes (a concurrent writer) is skipped.
-        Pass 2 maps the first files pass 1 read (up to :data:`_HOLD_BYTES` of them, none with the
-        fast paths off) from what pass 1 parsed, without reading them again.
-        """
-        titles = _Titles()
-        # (created_at, id, scan position, folder number, file name): one flat tuple per file,
-        # the name shared with the listing; the path is joined again in pass 2.
-        order: list[tuple[datetime, str, int, int, str]] = []
-        folders = sorted(self._discover().items())
-        held: dict[int, tuple[tuple[Mapping[str, Any], str] | None, str]] = {}
-        budget = _HOLD_BYTES if frontmatter.FAST_PATHS else 0
-        for number, (folder, items) in enumerate(folders):
-            for item in items:
-                if item.is_folder or not is_memory_name(item.name):
-                    continue
-                path = join(folder, item.name)
-                try:
-                    data, version = self.storage.read(path)
-                except FileNotFoundError:
-                    continue
-                found = self._read_meta(path, data)
-                if found is None:
-                    continue
-                entry_id = titles.add(found[0])
-                created, _ = _sort_key(found[0].get("created_at"), entry_id)
-                if len(data) <= budget:
-                    budget -= len(data)
-                    held[len(order)] = (found, version)
-                order.append((created, entry_id, len(order), number, item.name))
-        names = [folder for folder, _ in folders]
-        del folders  # the listings
-        order.sort()
-        seen: set[str] = set()
-        for _, entry_id, position, number, name in order:
-            found, version = held.pop(position, (None, ""))
-            if entry_id in seen:
-                continue
-            seen.add(entry_id)
-            path = join(names[number], name)
-            if found is None:
-                try:
-                    data, version = self.storage.read(path)
-                except (FileNotFoundError, UnsafePathError):
-                    continue
-                found = self._read_meta(path, data)
-            if found is not None:
-                self._remember_path(entry_id, path)
-                yield entry_from_meta(
-                    found[0], found[1], path=path, version=version, resolve=titles.resolve, is_known_id=titles.known
-                )[0]
+        """Yield every memory in ``(created_at, id)`` order (:func:`memcore_box._stream.stream_entries`)."""
+        return stream_entries(self)
 
     def _remember_path(self, entry_id: str, path: str) -> None:
         if len(self._recent) >= _RECENT_PATHS:
