@@ -20,6 +20,7 @@ from tests.conftest import BUILTIN_FORMATS, new_store
 
 import memcore
 from memcore.adapters.langgraph import MemcoreStore
+from memcore.errors import UnsafePathError
 
 
 @pytest.fixture(params=BUILTIN_FORMATS)
@@ -62,3 +63,12 @@ def test_a_filter_that_is_not_a_dict_is_a_value_error(lgstore: MemcoreStore) -> 
     lgstore.put(("u",), "k", {"a": 1})
     with pytest.raises(ValueError, match="a search filter is a dict"):
         lgstore.search(("u",), filter=["a"])  # type: ignore[arg-type]
+
+
+def test_a_label_too_long_for_a_folder_name_is_refused_naming_the_rule_not_the_path(tmp_path: Path) -> None:
+    with memcore.open(new_store("box", tmp_path)) as provider:
+        store = MemcoreStore(provider)
+        with pytest.raises(UnsafePathError, match="over the 255") as caught:
+            store.put(("t" * 5000,), "k", {"v": 1})
+        assert str(tmp_path) not in str(caught.value)
+        assert store.get(("t" * 5000,), "k") is None

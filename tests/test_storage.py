@@ -318,3 +318,13 @@ def test_a_lock_held_too_long_is_a_store_busy_error_naming_the_store(tmp_path: P
     assert isinstance(caught.value, MemcoreError) and isinstance(caught.value, TimeoutError)
     with file_lock(store, timeout=1):  # free again
         pass
+
+
+def test_check_component_refuses_a_name_over_255_utf8_bytes_before_the_file_system_does() -> None:
+    assert check_component("a" * 255) == "a" * 255
+    assert check_component("é" * 127) == "é" * 127  # 254 bytes
+    with pytest.raises(UnsafePathError, match="256 bytes in UTF-8, over the 255"):
+        check_component("é" * 128)
+    with pytest.raises(UnsafePathError, match="over the 255") as caught:
+        check_component("t" * 5000)
+    assert len(str(caught.value)) < 200  # the name is cut in the message

@@ -27,12 +27,17 @@ _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]
 _FORBIDDEN_CHARS = set('\x00\\:*?"<>|') | {chr(c) for c in range(1, 32)}
 
 
+#: The longest file or folder name, in bytes (``NAME_MAX`` of Linux and macOS file systems).
+NAME_MAX_BYTES = 255
+
+
 def check_component(name: str) -> str:
     """Return ``name`` if it is one safe, portable path component, else raise.
 
     Refused: empty, ``.``/``..``, separators (``/`` and ``\\``), NUL and control characters,
     characters Windows forbids (``:*?"<>|``), Windows-reserved device names (``CON``,
-    ``nul.txt``, ``COM1``…), and names ending in a dot or a space.
+    ``nul.txt``, ``COM1``…), names ending in a dot or a space, and names longer than
+    :data:`NAME_MAX_BYTES` (255) bytes in UTF-8, which Linux and macOS file systems cannot hold.
 
     Raises:
         UnsafePathError: The name is not safe; the message says why.
@@ -48,6 +53,12 @@ def check_component(name: str) -> str:
         raise UnsafePathError(f"unsafe path component {name!r}: a Windows-reserved device name")
     if name[-1] in " .":
         raise UnsafePathError(f"unsafe path component {name!r}: ends in a dot or space")
+    if len(name) > NAME_MAX_BYTES // 4 and len(name.encode("utf-8", "surrogatepass")) > NAME_MAX_BYTES:
+        size = len(name.encode("utf-8", "surrogatepass"))
+        raise UnsafePathError(
+            f"unsafe path component {name[:40]!r}…: {size} bytes in UTF-8,"
+            f" over the {NAME_MAX_BYTES} a file name can hold"
+        )
     return name
 
 
