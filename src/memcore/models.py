@@ -38,6 +38,7 @@ __all__ = [
     "revalidated",
     "text_terms",
     "unholdable",
+    "utf8_text",
     "utc_now",
 ]
 
@@ -174,6 +175,23 @@ def unholdable(value: Any, where: str = "the value") -> str | None:
             else:
                 stack.extend((item[i], f"{place}[{i}]", False) for i in range(len(item) - 1, -1, -1))
     return None
+
+
+def utf8_text(value: Any) -> bool:
+    """Return whether ``value`` is a ``str`` (exactly) that UTF-8 can hold: no lone surrogate.
+
+    A quick check for fast paths that build entries without validation; the model refuses what
+    this refuses (:func:`_refuse_surrogates` says why).
+    """
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _refuse_surrogates(text: str) -> None:

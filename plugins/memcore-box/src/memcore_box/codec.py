@@ -21,7 +21,17 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from memcore import frontmatter
 from memcore.frontmatter import flow_list, is_scalar, plain_text, text_of
 from memcore.frontmatter import to_plain as plain
-from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, json_copy, lf_body
+from memcore.models import (
+    Diagnostic,
+    Kind,
+    MemoryEntry,
+    Relation,
+    Severity,
+    Status,
+    json_copy,
+    lf_body,
+    utf8_text,
+)
 from memcore_box.mapping import (
     BOX_KINDS,
     BOX_STATUSES,
@@ -346,13 +356,7 @@ def _json_text(value: Any, depth: int = 0) -> bool:
     """
     kind = type(value)
     if kind is str:
-        if value.isascii():
-            return True
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
+        return utf8_text(value)
     if value is None or kind is bool or kind is int:
         return True
     if kind is float:

@@ -29,7 +29,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from memcore.models import Kind, MemoryEntry, Relation, Status
+from memcore.models import Kind, MemoryEntry, Relation, Status, utf8_text
 
 __all__ = [
     "META_FIELDS",
@@ -246,17 +246,7 @@ _DATE_KEYS = frozenset({"created_at", "updated_at", "expires_at"})
 _UTC_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
 
 
-def _text(value: Any) -> bool:
-    """Whether ``value`` is a ``str`` that UTF-8 can hold (no lone surrogate)."""
-    if type(value) is not str:
-        return False
-    if value.isascii():
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+_text = utf8_text
 
 
 def _plain_relations(value: Any) -> list[Relation] | None:
