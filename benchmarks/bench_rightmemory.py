@@ -9,8 +9,10 @@ interleaved, best of ``--repeat``:
 * provider: a fresh ``RightMemoryProvider`` (empty parse cache) ``.validate()``: read,
   tokenise, extract headings/nodes/edges, follow F# references, every validator rule.
 
-Also reported (not part of the ratio): building all 51,200 ``MemoryEntry`` objects, and one
-``add`` into the big store. Target: parse + validate <= 3x the baseline.
+Also reported (not part of the ratio): building all 51,200 ``MemoryEntry`` objects, one
+``add`` into the big store, and ``--adds`` adds (500) into a fresh graph in one session with
+the one-range fast commit on and off (``MEMCORE_RIGHTMEMORY_FAST_COMMIT=0``), CPU seconds, best
+of ``--repeat``, alternating. Target: parse + validate <= 3x the baseline.
 
 Run: ``/work/venv/bin/python benchmarks/bench_rightmemory.py [--repeat 3] [--files 200] [--nodes 50000]``
 """
@@ -18,6 +20,7 @@ Run: ``/work/venv/bin/python benchmarks/bench_rightmemory.py [--repeat 3] [--fil
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import tempfile
@@ -92,12 +95,35 @@ def parse_validate(root: Path) -> tuple[float, int]:
     return time.perf_counter() - start, len(diagnostics)
 
 
+def adds(count: int, fast: bool) -> float:
+    """CPU seconds of ``count`` adds into a new graph in one session, fast commit on or off."""
+    os.environ["MEMCORE_RIGHTMEMORY_FAST_COMMIT"] = "1" if fast else "0"
+    root = Path(tempfile.mkdtemp(prefix="bench-rightmemory-adds-"))
+    try:
+        RightMemoryProvider.init_store(str(root))
+        with RightMemoryProvider(root) as provider, provider.batch():
+            start = time.process_time()
+            for i in range(count):
+                provider.add(MemoryEntry(kind=Kind.FACT, title=f"Fact {i}", body=f"Body {i}.\n"))
+            return time.process_time() - start
+    finally:
+        os.environ.pop("MEMCORE_RIGHTMEMORY_FAST_COMMIT", None)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--nodes", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--adds", type=int, default=500)
     args = parser.parse_args()
+    on, off = [], []
+    for _ in range(args.repeat):
+        on.append(adds(args.adds, True))
+        off.append(adds(args.adds, False))
+    print(f"{args.adds} adds in one session, CPU s (best of {args.repeat}): fast commit {min(on):.2f}, "
+          f"off {min(off):.2f} ({min(off) / min(on):.1f}x)")  # fmt: skip
     root = Path(tempfile.mkdtemp(prefix="bench-rightmemory-"))
     try:
         nodes, headings = generate(root, args.files, args.nodes)

@@ -31,6 +31,15 @@ from memcore_rightmemory._render import Change
 from memcore_rightmemory.codec import FORMAT
 from memcore_rightmemory.validate import GraphInvariantError, check_roots, introduced
 
+
+def fast_commit_enabled() -> bool:
+    """Whether one-item writes take :meth:`GraphKeeper._fast_commit` (read at each write).
+
+    ``MEMCORE_RIGHTMEMORY_FAST_COMMIT=0`` turns it off, so a benchmark can show both paths.
+    """
+    return os.environ.get("MEMCORE_RIGHTMEMORY_FAST_COMMIT", "1") != "0"
+
+
 __all__ = ["Fast", "GraphKeeper", "regular", "trim_cache"]
 
 
@@ -221,9 +230,11 @@ class GraphKeeper:
 
         With ``fast`` (an add or update of one item, one line range of one file), only the
         changed part of the file is parsed again and only the changed item is checked
-        (:meth:`_fast_commit`); anything that path cannot decide with certainty, and every
-        other change, re-parses the touched files and compares the diagnostics of the whole
-        graph before and after. The session writes the files when it ends.
+        (:meth:`_fast_commit`; ``MEMCORE_RIGHTMEMORY_FAST_COMMIT=0`` turns it off, for
+        ``benchmarks/bench_rightmemory.py`` to show both); anything that path cannot decide with
+        certainty, and every other change, re-parses the touched files and compares the
+        diagnostics of the whole graph before and after. The session writes the files when it
+        ends.
 
         Raises:
             GraphInvariantError: The change would add diagnostics (errors).
@@ -231,7 +242,7 @@ class GraphKeeper:
         """
         work = self.work
         assert work is not None, "writes run inside a session"
-        if fast is not None and self._fast_commit(graph, change, fast, check):
+        if fast is not None and fast_commit_enabled() and self._fast_commit(graph, change, fast, check):
             assert work.graph is not None
             session.count()
             return work.graph
