@@ -226,7 +226,8 @@ def test_a_name_the_file_system_refuses_is_a_tool_error_without_the_machine_path
         tool = MemcoreMemoryTool(store)
         path = "/memories/teams/" + "a" * 300 + "/memories/note__x.md"
         text = _refusal(tool, {"command": "create", "path": path, "file_text": "x\n"})
-        assert text.startswith("box: the file system refused this command: File name too long (/memories/teams/aaa")
+        assert text.startswith("box: unsafe path component 'aaaaaaaa")
+        assert text.endswith("300 bytes in UTF-8, over the 255 a file name can hold")
         assert str(tmp_path) not in text
         assert list(store.iter_entries()) == []
 

@@ -146,6 +146,8 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         except TreeError as exc:
             raise ToolError(self._scrub(str(exc))) from None
         except UnsafePathError as exc:
+            if str(exc).startswith("unsafe path component"):  # the name itself breaks a rule
+                raise ToolError(self._scrub(f"{self.store.format_name}: {exc}")) from None
             raise ToolError(self._scrub(f"Path would escape /memories directory via symlink ({exc})")) from None
         except MemcoreError as exc:
             raise ToolError(self._scrub(str(exc))) from None
