@@ -242,6 +242,7 @@ class WorkspaceState(BaseProvider):
             parsed["entries"] = None
         except ValueError as exc:
             folder.entries, folder.stale, folder.problem = [], True, f"malformed: {exc}"
+            folder.source = None  # nothing of a file that did not parse is ever reused
             folder.reposition()
             return
         folder.entries, folder.stale, folder.problem = entries, False, None
@@ -578,7 +579,9 @@ class WorkspaceState(BaseProvider):
         spans = _splice.entry_spans(data, len(source[1]))
         return None if spans is None else _splice.Spans(data, spans, source[1])
 
-    def _write_rollup(self, session: WriteSession, now: str, written: Mapping[str, _splice.Spans] | None = None) -> None:
+    def _write_rollup(
+        self, session: WriteSession, now: str, written: Mapping[str, _splice.Spans] | None = None
+    ) -> None:
         expected = self._rollup_version if self._rollup_version is not None else CREATE
         if self._rollup_problem not in (None, "missing"):
             expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
