@@ -46,7 +46,13 @@ def _emit(value: Any, level: int, column: int, out: list[str]) -> None:
         pad = "  " * (level + 1)
         if not any(isinstance(v, (dict, list, tuple)) for v in value.values()):
             # Flat maps (by_id, by_slug, by_wikilink…): one line per key, no recursion.
-            lines = [pad + _encode_str(str(k)) + ": " + _scalar(v) for k, v in value.items()]
+            lines = [
+                pad
+                + _encode_str(str(k))
+                + ": "
+                + (int.__repr__(v) if type(v) is int else _encode_str(v) if type(v) is str else _scalar(v))
+                for k, v in value.items()
+            ]
             out.append("{\n" + ",\n".join(lines) + "\n" + "  " * level + "}")
             return
         out.append("{")
@@ -67,7 +73,7 @@ def _emit(value: Any, level: int, column: int, out: list[str]) -> None:
             return
         pad = "  " * (level + 1)
         if not any(isinstance(v, (dict, list, tuple)) for v in value):
-            items = [_scalar(v) for v in value]
+            items = [_encode_str(v) if type(v) is str else _scalar(v) for v in value]
             inline = "[" + ", ".join(items) + "]"
             if column + len(inline) <= _INLINE_MAX:
                 out.append(inline)
