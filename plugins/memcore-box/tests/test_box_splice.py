@@ -144,6 +144,12 @@ def test_entry_spans_accept_the_writers_bytes_and_refuse_any_other_layout(tmp_pa
         assert json.loads(data[start:end]) == entry
         assert data[start:end] == IndexWriter()._entry(entry, None).encode("utf-8")
     assert _splice.entry_spans(data, 14) is None  # not the count the file was parsed into
+    rollup = (root / INDEX_FILE).read_bytes()
+    assert _splice.entry_spans(rollup, 15) is None  # a rollup's head and entries are not a folder's
+    rollup_spans = _splice.entry_spans(rollup, 15, rollup=True)
+    assert rollup_spans is not None
+    first = rollup[rollup_spans[0][0] : rollup_spans[1][0]]
+    assert json.loads(first) == {**parsed["entries"][0], "folder_path": "memories/"}
     ascii_escaped = json.dumps(parsed, indent=2, ensure_ascii=True).encode() + b"\n"
     assert _splice.entry_spans(ascii_escaped, 15) is None  # \u00fc escapes: not the writer's text
     folded = data.replace(b'"tags": [\n        "tag-number-00",\n        ', b'"tags": ["tag-number-00", ', 1)
