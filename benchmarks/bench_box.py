@@ -23,8 +23,10 @@ Everything is measured in one run, in temp folders on the same disk:
    iterate every memory beside reading every file's bytes (the floor, as ``bench_index.py``
    reads it: the indexes too) and the memory files' bytes alone, ``get`` of ``--gets``
    random ids, and a batch of 1,000 adds (the workspace is put back afterwards: the new files
-   removed, the indexes and config rewritten from the bytes saved before). Wall and CPU time,
-   best of ``--repeat``; per-operation costs are compared across sizes (flat = within ~1.5x).
+   removed, the indexes and config rewritten from the bytes saved before), once with the index
+   splice fast path (``memcore_box._splice``) and once with it off (``MEMCORE_BOX_SPLICE=0``),
+   alternated. Wall and CPU time, best of ``--repeat``; per-operation costs are compared across
+   sizes (flat = within ~1.5x).
 
 Ratios are ``memcore / floor`` from the same run; absolute times depend on the disk's fsync.
 """
@@ -46,6 +48,7 @@ from typing import Any
 from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry
 from memcore.storage import atomic_write, scratch_writes
+from memcore_box import _splice
 from memcore_box.provider import BoxMemoryProvider
 
 KINDS = (Kind.DECISION, Kind.FACT, Kind.TASK, Kind.OBSERVATION, Kind.REFERENCE, Kind.NOTE)
@@ -303,22 +306,42 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
     saved = {name: (root / name).read_bytes() for name in ("_index.json", "memories/_index.json", "_box-memory.json")}
     before = set(os.listdir(root / "memories"))
     entries = list(make_entries(1000, seed + 9, f"Scale{n}"))
-    store = BoxMemoryProvider(str(root)).open()
-    store.get(picked[0])
-    wall, cpu = time.perf_counter(), time.process_time()
-    add_all(store, entries, batch=True)
-    row.update(batch_1000_s=time.perf_counter() - wall, batch_1000_cpu_s=time.process_time() - cpu)
-    store.close()
-    for name in set(os.listdir(root / "memories")) - before:
-        (root / "memories" / name).unlink()
-    for name, data in saved.items():
-        atomic_write(root / name, data)
+
+    def batch(splice: bool) -> tuple[float, float]:
+        """One batch of 1,000 adds into a freshly opened store (index read first); the workspace put back."""
+        os.environ[_splice.ENV] = "1" if splice else "0"
+        try:
+            store = BoxMemoryProvider(str(root)).open()
+            store.get(picked[0])
+            wall, cpu = time.perf_counter(), time.process_time()
+            add_all(store, entries, batch=True)
+            took = time.perf_counter() - wall, time.process_time() - cpu
+            store.close()
+        finally:
+            os.environ.pop(_splice.ENV, None)
+            for name in set(os.listdir(root / "memories")) - before:
+                (root / "memories" / name).unlink()
+            for name, data in saved.items():
+                atomic_write(root / name, data)
+        return took
+
+    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for _ in range(repeat):  # alternated: fast path, then the full parse and encoding
+        for splice in (True, False):
+            runs[splice].append(batch(splice))
+    row.update(
+        batch_1000_s=min(w for w, _ in runs[True]),
+        batch_1000_cpu_s=min(c for _, c in runs[True]),
+        batch_1000_full_s=min(w for w, _ in runs[False]),
+        batch_1000_full_cpu_s=min(c for _, c in runs[False]),
+    )
     print(
         f"{n:>7} memories: open+iterate {row['open_iterate_s']:.2f} s wall / {row['open_iterate_cpu_s']:.2f} s CPU, "
         f"floor (read bytes) {floor_wall:.2f} / {floor_cpu:.2f} s: x{row['ratio_wall']:.1f} wall, "
         f"x{row['ratio_cpu']:.1f} CPU (memory files alone {md_wall:.2f} / {md_cpu:.2f} s: "
         f"x{row['ratio_md_cpu']:.1f} CPU); get {row['get_ms']:.3f} ms ({row['get_cpu_ms']:.3f} CPU); "
-        f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU)",
+        f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU), splice off "
+        f"{row['batch_1000_full_s']:.2f} s ({row['batch_1000_full_cpu_s']:.2f} CPU)",
         flush=True,
     )
     return row
@@ -329,10 +352,12 @@ def run_scale(sizes: list[int], base: Path, gets: int, repeat: int, seed: int) -
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
     rows = [scale_row(scale_workspace(base, n, seed), n, gets, repeat, seed) for n in sizes]
     first, last = rows[0], rows[-1]
-    growth = {key: last[key] / first[key] for key in ("get_ms", "get_cpu_ms", "batch_1000_s", "batch_1000_cpu_s")}
+    keys = ("get_ms", "get_cpu_ms", "batch_1000_s", "batch_1000_cpu_s", "batch_1000_full_cpu_s")
+    growth = {key: last[key] / first[key] for key in keys}
     print(
         f"growth {first['n']} -> {last['n']}: get x{growth['get_ms']:.2f} wall / x{growth['get_cpu_ms']:.2f} CPU; "
-        f"batch x{growth['batch_1000_s']:.2f} wall / x{growth['batch_1000_cpu_s']:.2f} CPU",
+        f"batch x{growth['batch_1000_s']:.2f} wall / x{growth['batch_1000_cpu_s']:.2f} CPU (splice off: "
+        f"x{growth['batch_1000_full_cpu_s']:.2f} CPU)",
         flush=True,
     )
     return {"scale": rows, "growth": growth, "load": os.getloadavg()}

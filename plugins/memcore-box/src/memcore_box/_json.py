@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -45,7 +46,13 @@ def _emit(value: Any, level: int, column: int, out: list[str]) -> None:
         pad = "  " * (level + 1)
         if not any(isinstance(v, (dict, list, tuple)) for v in value.values()):
             # Flat maps (by_id, by_slug, by_wikilink…): one line per key, no recursion.
-            lines = [pad + _encode_str(str(k)) + ": " + _scalar(v) for k, v in value.items()]
+            lines = [
+                pad
+                + _encode_str(str(k))
+                + ": "
+                + (int.__repr__(v) if type(v) is int else _encode_str(v) if type(v) is str else _scalar(v))
+                for k, v in value.items()
+            ]
             out.append("{\n" + ",\n".join(lines) + "\n" + "  " * level + "}")
             return
         out.append("{")
@@ -66,7 +73,7 @@ def _emit(value: Any, level: int, column: int, out: list[str]) -> None:
             return
         pad = "  " * (level + 1)
         if not any(isinstance(v, (dict, list, tuple)) for v in value):
-            items = [_scalar(v) for v in value]
+            items = [_encode_str(v) if type(v) is str else _scalar(v) for v in value]
             inline = "[" + ", ".join(items) + "]"
             if column + len(inline) <= _INLINE_MAX:
                 out.append(inline)
@@ -102,6 +109,10 @@ def dumps_json(value: Any) -> bytes:
 
 class _Row(Protocol):
     def as_dict(self) -> dict[str, Any]: ...
+
+
+class _Texts(Protocol):
+    def text(self, row: Any, hint: int) -> bytes | bytearray | None: ...
 
 
 #: Entry texts are cached only while an index holds at most this many entries: the cache makes a
@@ -148,6 +159,8 @@ class IndexWriter:
         *,
         groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = (),
         borrow: Sequence[IndexWriter] = (),
+        splice: Sequence[_Texts | None] = (),
+        spans: tuple[array[int], array[int]] | None = None,
     ) -> bytearray:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
@@ -161,14 +174,24 @@ class IndexWriter:
                 (no tuple per entry).
             borrow: Other writers whose cached entry texts may be used (an entry's text is the
                 same in every index: the rollup takes what the folder indexes just wrote).
+            splice: One per group: where the folder-index text of an unchanged entry can be
+                taken as is (:class:`memcore_box._splice.Spans`), or ``None``.
+            spans: Two arrays that receive each entry's ``(start, end)`` byte offsets in the
+                output (its folder-index text: without the rollup's ``folder_path``).
 
         Returns:
             UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
         """
         items = index.items() if isinstance(index, Mapping) else index
         count = len(sources) + sum(len(entries) for entries, _ in groups)
-        pairs: Iterable[tuple[dict[str, Any] | _Row, str | None]] = sources or (
-            (entry, folder_path) for entries, folder_path in groups for entry in entries
+        pairs: Iterable[tuple[dict[str, Any] | _Row, str | None, _Texts | None, int]] = (
+            ((entry, folder_path, None, 0) for entry, folder_path in sources)
+            if sources
+            else (
+                (entry, folder_path, splice[g] if g < len(splice) else None, j)
+                for g, (entries, folder_path) in enumerate(groups)
+                for j, entry in enumerate(entries)
+            )
         )
         seen: dict[int, tuple[Any, str]] | None = {} if count <= CACHE_MAX_ENTRIES else None
         buf = bytearray(b"{")
@@ -186,17 +209,27 @@ class IndexWriter:
                 buf += b"[]"
                 continue
             buf += b"[\n"
-            tails: dict[str, str] = {}
-            for i, (entry, folder_path) in enumerate(pairs):
-                text = self._entry(entry, seen, borrow)
+            tails: dict[str, bytes] = {}
+            for i, (entry, folder_path, texts, j) in enumerate(pairs):
+                if i:
+                    buf += b",\n"
+                known = texts.text(entry, j) if texts is not None else None
+                start = len(buf)
+                if known is None:
+                    buf += self._entry(entry, seen, borrow).encode("utf-8")
+                else:
+                    buf += known
+                if spans is not None:
+                    spans[0].append(start)
+                    spans[1].append(len(buf))
                 if folder_path is not None:
                     tail = tails.get(folder_path)
                     if tail is None:
-                        tail = tails[folder_path] = json.dumps(folder_path, ensure_ascii=False)
-                    text = text[:-6] + ',\n      "folder_path": ' + tail + "\n    }"
-                if i:
-                    buf += b",\n"
-                buf += text.encode("utf-8")
+                        tail = tails[folder_path] = (
+                            ',\n      "folder_path": ' + json.dumps(folder_path, ensure_ascii=False) + "\n    }"
+                        ).encode("utf-8")
+                    del buf[-6:]
+                    buf += tail
             buf += b"\n  ]"
         if first:
             return bytearray(b"{}\n")

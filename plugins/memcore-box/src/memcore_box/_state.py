@@ -14,6 +14,7 @@ import mimetypes
 import posixpath
 import sys
 import unicodedata
+from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -38,6 +39,7 @@ from memcore.storage import (
     WriteSession,
     join,
 )
+from memcore_box import _splice
 from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._parse import _File, is_memory_name, parse, read_meta
 from memcore_box._workspace import CONFIG_FILE
@@ -87,6 +89,7 @@ class WorkspaceState(BaseProvider):
         self._rollup_problem: str | None = None
         self._rollup_dirty = False
         self._rollup_writer = IndexWriter()
+        self._rollup_scanned = False  # the rollup's keys were scanned, its content not parsed
         # Mutating storage calls started (memory files, indexes, config): a failed operation
         # that started none left the workspace as it was.
         self._mutations = 0
@@ -239,26 +242,45 @@ class WorkspaceState(BaseProvider):
             parsed["entries"] = None
         except ValueError as exc:
             folder.entries, folder.stale, folder.problem = [], True, f"malformed: {exc}"
+            folder.source = None  # nothing of a file that did not parse is ever reused
             folder.reposition()
             return
         folder.entries, folder.stale, folder.problem = entries, False, None
+        folder.source = (version, tuple(entries))
         folder.folder_id = parsed.get("folder_id") if isinstance(parsed.get("folder_id"), str) else folder.folder_id
         known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries"}
         known.update(("by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for"))
         folder.keep = {k: v for k, v in parsed.items() if k not in known}
         folder.reposition()
 
-    def _load_rollup(self) -> None:
+    def _load_rollup(self, *, full: bool = False) -> None:
+        """Read the rollup's unknown keys (and whether it is missing or malformed) when it changed.
+
+        Args:
+            full: Parse the whole rollup (validate reports a malformed one); otherwise a rollup
+                in the writer's layout has only its top-level keys scanned
+                (:func:`memcore_box._splice.top_level_extras`).
+        """
         try:
-            if self._rollup_version is not None and self.storage.stat(INDEX_FILE).version == self._rollup_version:
+            if (
+                self._rollup_version is not None
+                and not (full and self._rollup_scanned)
+                and self.storage.stat(INDEX_FILE).version == self._rollup_version
+            ):
                 return
             data, version = self.storage.read(INDEX_FILE)
         except FileNotFoundError:
             self._rollup_version, self._rollup_keep, self._rollup_problem = None, {}, "missing"
             return
-        if version == self._rollup_version:
+        if version == self._rollup_version and not (full and self._rollup_scanned):
             return
         self._rollup_version = version
+        if _splice.enabled() and not full:
+            extras = _splice.top_level_extras(data, _ROLLUP_KEYS)
+            if extras is not None:  # the writer's layout: only the unknown keys were decoded
+                self._rollup_keep, self._rollup_problem, self._rollup_scanned = extras, None, True
+                return
+        self._rollup_scanned = False
         try:
             parsed = loads_json(data)
             if not isinstance(parsed, dict):
@@ -266,10 +288,7 @@ class WorkspaceState(BaseProvider):
         except ValueError as exc:
             self._rollup_keep, self._rollup_problem = {}, f"malformed: {exc}"
             return
-        known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "child_indexes"}
-        known.update(("entries", "by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status"))
-        known.add("by_companion_for")
-        self._rollup_keep = {k: v for k, v in parsed.items() if k not in known}
+        self._rollup_keep = {k: v for k, v in parsed.items() if k not in _ROLLUP_KEYS}
         self._rollup_problem = None
 
     def _sync(self, *, repair: bool = False) -> None:
@@ -459,13 +478,23 @@ class WorkspaceState(BaseProvider):
         """Write every changed folder index, then the rollup, then the config (in that order)."""
         now = format_timestamp(utc_now())
         wrote = False
+        written: dict[str, _splice.Spans] = {}  # folder -> the index just written, for the rollup
         for path in sorted(self._folders):
             folder = self._folders[path]
             if not folder.dirty:
                 continue
             expected = folder.version if folder.version is not None else CREATE
-            payload = folder.writer.dumps(self._index_items(folder, now), groups=[(folder.entries, None)])
+            old = self._old_texts(folder)
+            spans: tuple[array[int], array[int]] | None = (array("q"), array("q")) if self._splicing() else None
+            payload = folder.writer.dumps(
+                self._index_items(folder, now), groups=[(folder.entries, None)], splice=[old], spans=spans
+            )
+            del old
             item = self._put(session, join(path, INDEX_FILE), payload, expected)
+            rows = tuple(folder.entries)
+            folder.source = (item.version, rows) if item.version else None
+            if spans is not None:
+                written[path] = _splice.Spans(payload, spans, rows)
             del payload
             if folder.repaired == folder.version:
                 folder.repaired = item.version  # our own write keeps files and index in step
@@ -473,7 +502,8 @@ class WorkspaceState(BaseProvider):
             folder.index_id = item.id or folder.index_id
             wrote = True
         if wrote or self._rollup_dirty:
-            self._write_rollup(session, now)
+            self._write_rollup(session, now, written)
+        written.clear()
         if self._config_dirty:
             self._config["updated_at"] = now
             expected = self._config_version if self._config_version is not None else CREATE
@@ -527,19 +557,46 @@ class WorkspaceState(BaseProvider):
             for row in folder.entries:
                 yield {**row.as_dict(), "folder_path": folder.path + "/"}
 
-    def _write_rollup(self, session: WriteSession, now: str) -> None:
+    def _splicing(self) -> bool:
+        """Whether index writes reuse unchanged entries' bytes (local folders; ``MEMCORE_BOX_SPLICE``)."""
+        return isinstance(self.storage, LocalStorage) and _splice.enabled()
+
+    def _old_texts(self, folder: _Folder) -> _splice.Spans | None:
+        """Return the entry texts of ``folder``'s index file as memcore last read or wrote it, or ``None``.
+
+        ``None`` when splicing is off, the file changed since (another version) or is not in
+        the writer's layout (then every entry is encoded).
+        """
+        source = folder.source
+        if source is None or not self._splicing() or source[0] != folder.version:
+            return None
+        try:
+            data, version = self.storage.read(join(folder.path, INDEX_FILE))
+        except FileNotFoundError:
+            return None
+        if version != source[0]:
+            return None
+        spans = _splice.entry_spans(data, len(source[1]))
+        return None if spans is None else _splice.Spans(data, spans, source[1])
+
+    def _write_rollup(
+        self, session: WriteSession, now: str, written: Mapping[str, _splice.Spans] | None = None
+    ) -> None:
         expected = self._rollup_version if self._rollup_version is not None else CREATE
         if self._rollup_problem not in (None, "missing"):
             expected = ANY_VERSION  # derived state: a malformed rollup is rebuilt from the folder indexes
         folders = self._rollup_folders()
         rows = [row for f in folders for row in f.entries]  # one reference per entry, for the maps
         groups: list[tuple[list[IndexRow], str | None]] = [(f.entries, f.path + "/") for f in folders]
+        texts = [(written or {}).get(f.path) or self._old_texts(f) for f in folders]
         payload = self._rollup_writer.dumps(
-            self._rollup_items(folders, rows, now), groups=groups, borrow=[f.writer for f in folders]
+            self._rollup_items(folders, rows, now), groups=groups, borrow=[f.writer for f in folders], splice=texts
         )
+        del texts
         del rows
         item = self._put(session, INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
+        self._rollup_scanned = False  # what was just written is known whole
 
     # -- the write session (memcore.provider.BaseProvider.session) -----------------------
     # Every write runs in the core session: it holds the lock; each operation flushes its own

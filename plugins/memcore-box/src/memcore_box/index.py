@@ -441,6 +441,9 @@ class _Folder:
     writer: IndexWriter = field(default_factory=IndexWriter)
     repaired: str | None = "never"
     loaded: bool = False
+    #: The version of the index file memcore last read or wrote and the rows its entries are,
+    #: in file order: what :mod:`memcore_box._splice` takes unchanged entries' texts from.
+    source: tuple[str, tuple[IndexRow, ...]] | None = None
 
     def reposition(self) -> None:
         self.pos = {}

@@ -410,7 +410,7 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File]) -> list[Diagnostic
                         "`memcore reindex`",
                     )
                 )
-    store._load_rollup()
+    store._load_rollup(full=True)
     if store._rollup_problem is not None:
         diags.append(
             Diagnostic(
