@@ -313,8 +313,7 @@ def _malformed(path: str, line: int, why: str) -> Diagnostic:
 
 
 def _stem(path: str) -> str:
-    name = posixpath.basename(path)
-    return name[:-3] if name.lower().endswith(".md") else name
+    return posixpath.basename(path)[:-3] if path.lower().endswith(".md") else posixpath.basename(path)
 
 
 # -- body grammar (§3) ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ IGNORED_FOLDERS = frozenset(
 )
 _FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
 _MAX_NAME = 120
+_DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -316,8 +317,8 @@ class BasicMemoryProvider(BaseProvider):
         name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:_MAX_NAME].strip(" .-") or "untitled"
         try:
             check_component(name + ".md")
-        except UnsafePathError:
-            name = generate_permalink(name) or "untitled"
+        except UnsafePathError:  # control characters, or a device name (NUL, COM1…) even as a permalink
+            name = (p := generate_permalink(name) or "untitled") + ("-note" if p.split(".")[0] in _DEVICES else "")
         taken = {p.casefold() for p in project.notes}
         candidate, n = name, 0
         while join(folder, candidate + ".md").casefold() in taken:
