@@ -615,6 +615,9 @@ class BaseProvider(abc.ABC):
         ``observations/2026-03.md#4``) can tell them in advance; the conformance suite checks
         that adding the same entries, in order, in one :meth:`batch`, gives exactly the ids
         planned (an item may be ``None``: that id cannot be told, e.g. the add would fail).
+        A provider that plans ids accepts, in :meth:`add`, a relation to a planned id before
+        its entry exists (a migration writes forward relations so); a graph that refuses such
+        an edge does not plan.
         The default returns ``None``: cannot plan (a migration then learns the ids of an
         append-only target by a trial run into a scratch copy).
 

@@ -19,8 +19,8 @@ What the conversion does, in order (docs/migration.md explains each step for use
    and writes every relation at once, so each entry is written exactly once, by ``add`` (an
    ``update`` would stamp ``updated_at`` on most formats, and append-only entries cannot be
    updated at all). A target that cannot plan ids gets those relations in a second pass
-   through ``update``, and so does a graph format (``GRAPH``), which refuses an edge to an
-   entry that does not exist yet; one that can neither plan ids nor update gets
+   through ``update`` (as a graph format that refuses an edge to an entry that does not exist
+   yet, RightMemory, does not plan them); one that can neither plan ids nor update gets
    them from a **trial run** into a scratch copy of the target. If the target assigns another
    id than planned, the relations concerned are rewritten in the second pass.
 2. **Provenance.** An entry written under its source entry's own id (a same-format copy)

@@ -202,9 +202,10 @@ class _Run(_IdPlanning, _ReadBack):
             # are asked for first (plan_ids), so every entry is written once, by add. A target
             # that cannot plan them gets those links in the second pass (one update per such
             # entry); one that cannot update either (append-only entries) would lose them, so
-            # its ids are learnt by a trial run into a scratch copy. (A graph is not asked: it
-            # refuses an edge to an entry that does not exist yet.)
-            can_plan = Capability.GRAPH not in self.caps and self._plans_ids()
+            # its ids are learnt by a trial run into a scratch copy. (A provider that plans ids
+            # accepts a relation to a planned id before its entry exists; a graph that refuses
+            # such an edge, RightMemory, has no plan_ids.)
+            can_plan = self._plans_ids()
             must_learn = Capability.APPEND_ONLY in self.caps or Capability.UPDATE not in self.caps
             if can_plan or must_learn:
                 self.progress("plan", 0, len(to_write))

@@ -31,7 +31,7 @@ import mimetypes
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -46,12 +46,10 @@ from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
-from memcore.storage import (
-    Item,
-    join,
-)
+from memcore.storage import Item, Storage, join
 from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
+from memcore_box._plan import Reservations, plan_box_ids
 from memcore_box._render import patched, render
 from memcore_box._state import _MAX_SLUG_TRIES, WorkspaceState
 from memcore_box._stream import stream_entries
@@ -108,6 +106,11 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
     )
 
     # -- construction -----------------------------------------------------------------
+    def __init__(self, location: str | Any, *, storage: Storage | None = None, **options: Any) -> None:
+        super().__init__(location, storage=storage, **options)
+        #: ids plan_ids() minted, for the next adds without an id (in order)
+        self._reserved = Reservations()
+
     @classmethod
     def sniff(cls, path: Path) -> bool:
         """Return whether ``path`` is a folder holding ``_box-memory.json``."""
@@ -166,6 +169,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         """Forget cached state; everything was written already."""
         self._folders.clear()
         self._invalidate()
+        self._reserved.clear()
         super().close()
 
     @staticmethod
@@ -317,10 +321,13 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new memory file and index it.
 
-        A missing id gets ``mem_`` + a new ULID; missing ``created_at``/``updated_at`` get now
-        (given ones are kept, so an imported memory keeps its history). The slug comes from
+        A missing id gets the next id :meth:`plan_ids` reserved, else ``mem_`` + a new ULID
+        (a given id is kept, checked); missing ``created_at``/``updated_at`` get now (given
+        ones are kept, so an imported memory keeps its history). The slug comes from
         ``extra["box"]["slug"]`` or the title, made unique with ``-2``, ``-3``…
-        (case-insensitively, across the workspace).
+        (case-insensitively, across the workspace). A relation to a memory :meth:`plan_ids`
+        planned and not yet added is written (and returned) as resolved: ``related`` by the
+        title that memory will have.
 
         Raises:
             ConflictError: The id exists, or belonged to a deleted memory.
@@ -328,7 +335,13 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         """
         entry = _working_copy(entry)
         with self.session("add") as session:
-            entry.id = self._new_id() if entry.id is None else self._check_new_id(entry.id)
+            if entry.id is None:
+                dead = self._tombstones()
+                entry.id = self._reserved.take(lambda i: i not in dead and not self._is_known(i)) or self._new_id()
+            else:
+                entry.id = self._check_new_id(entry.id)
+                self._reserved.given(entry.id)
+            self._reserved.added(entry.id)
             now = utc_now()
             entry.created_at = entry.created_at or now
             entry.updated_at = entry.updated_at or now
@@ -355,7 +368,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
                 kind_name = slugify(str(raw_kind))
             for skip in range(_MAX_SLUG_TRIES):
                 slug = self._unique_slug(base, skip=skip)
-                meta = meta_from_entry(entry, slug=slug, title_of=self._title_of)
+                meta = meta_from_entry(entry, slug=slug, title_of=self._title_or_planned)
                 filename = f"{kind_name}__{slug}.md"
                 refuse_errors(self, join(folder_path, filename), meta, entry.body)
                 data = render(meta, entry.body)
@@ -372,15 +385,30 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
             else:  # pragma: no cover
                 raise InvalidEntryError(f"box: no free file name for slug {base!r}")
             self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
-            stored, _ = entry_from_meta(  # after indexing: its own title and id resolve
+            stored, _ = entry_from_meta(  # after indexing: its own title and id resolve; planned ones too
                 meta,
                 entry.body,
                 path=join(folder_path, filename),
                 version=item.version,
-                resolve=self._resolve,
-                is_known_id=self._is_known,
+                resolve=lambda title: self._resolve(title) or self._reserved.planned_id(title),
+                is_known_id=lambda i: self._is_known(i) or self._reserved.title(i) is not None,
             )
         return stored
+
+    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
+        """Return the ids :meth:`add` will give ``entries`` added in this order now; write nothing.
+
+        Mints the ``mem_<ULID>`` of each entry without an id, reserved for the next adds without
+        an id (:func:`memcore_box._plan.plan_box_ids`); an entry with an id keeps it, ``None``
+        where add would refuse it.
+        """
+        self._ensure_open()
+        self.require(Capability.ADD, "plan_ids")
+        return plan_box_ids(self, self._reserved, entries)
+
+    def _title_or_planned(self, entry_id: str) -> str | None:
+        """The title of memory ``entry_id``, or of one :meth:`plan_ids` planned and not yet added."""
+        return self._title_of(entry_id) or self._reserved.title(entry_id)
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
         """Rewrite a memory file, changing only what changed, and re-index it.
@@ -419,7 +447,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
                 entry.created_at = stored.created_at or utc_now()
             entry.updated_at = utc_now()
             slug = text_of(current.meta.get("slug")) or self._unique_slug(slugify(entry.title))
-            meta, yaml_text = patched(current, entry, slug, title_of=self._title_of, resolve=self._resolve)
+            meta, yaml_text = patched(current, entry, slug, title_of=self._title_or_planned, resolve=self._resolve)
             refuse_errors(self, current.path, meta, entry.body, current=current)
             if str(meta.get("status")) == "active" and str(current.meta.get("status")) != "active":
                 holder = self._active_slug_holder(slug, entry_id)
