@@ -87,14 +87,10 @@ _RETRIES = 20
 T = TypeVar("T")
 
 
-def _store_key(provider: MemoryProvider) -> str:
-    options = getattr(provider, "options", {}) or {}
-    return index_file_name(provider.format_name, provider.location, options)
-
-
 def index_path_for(provider: MemoryProvider, cache_dir: Path | None = None) -> Path:
     """Return the database path for ``provider``'s store (format, location and options)."""
-    return (cache_dir or default_cache_dir()) / _store_key(provider)
+    options = getattr(provider, "options", {}) or {}
+    return (cache_dir or default_cache_dir()) / index_file_name(provider.format_name, provider.location, options)
 
 
 @dataclass(frozen=True)
@@ -146,11 +142,6 @@ class IndexStatus:
     reread: int
     removed: int
     rebuilt: str | None
-
-
-_SCHEMA = SCHEMA_SQL
-_RANK = RANK_SQL
-_WHOLE_STORE = WHOLE_STORE
 
 
 class SearchIndex:
@@ -205,11 +196,11 @@ class SearchIndex:
         try:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.executescript(_SCHEMA)
+            conn.executescript(SCHEMA_SQL)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-                conn.execute(_RANK)
+                conn.execute(RANK_SQL)
             elif row[0] != str(SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"schema {row[0]} != {SCHEMA_VERSION}")
             check = conn.execute("PRAGMA quick_check").fetchone()
@@ -272,7 +263,7 @@ class SearchIndex:
         with self._lock:
             if self._changes is None:
                 self._changes = _ChangeWatch()
-            due = self._next_expiry is not None and _utc_text(utc_now()) >= self._next_expiry
+            due = self._next_expiry is not None and utc_text(utc_now()) >= self._next_expiry
             if self._changes.changed() or due or self.last_status is None:
                 return self.refresh()
             return None
@@ -428,7 +419,7 @@ class SearchIndex:
         removed = [rel for rel in recorded if rel not in now]
         # A file is re-read, unchanged, once an entry in it expires after it was indexed: the
         # provider's view of that entry may have changed with time (Maka archives it on load).
-        stamp = _utc_text(utc_now())
+        stamp = utc_text(utc_now())
         expired = [
             row[0]
             for row in conn.execute(
@@ -436,7 +427,7 @@ class SearchIndex:
                 " AND expires_at > indexed_at",
                 (stamp,),
             )
-            if row[0] not in changed and (row[0] in now or row[0] == _WHOLE_STORE)
+            if row[0] not in changed and (row[0] in now or row[0] == WHOLE_STORE)
         ]
         if not recorded and now and reason is None:
             reason = "no index yet"
@@ -448,7 +439,7 @@ class SearchIndex:
             conn.execute("DELETE FROM files")
             for rel in now:
                 hashes.setdefault(rel, self._sha256(rel))
-            self._insert_entries(conn, _WHOLE_STORE if not per_file else None, self.provider.iter_entries(), stamp)
+            self._insert_entries(conn, WHOLE_STORE if not per_file else None, self.provider.iter_entries(), stamp)
             for rel, (size, mtime) in now.items():
                 conn.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (rel, size, mtime, hashes[rel]))
             reread = len(now)
@@ -498,7 +489,7 @@ class SearchIndex:
     def _file_of(self, entry: MemoryEntry) -> str:
         if isinstance(self.provider, FileBackedProvider):
             return self.provider.file_of(entry)
-        return _WHOLE_STORE
+        return WHOLE_STORE
 
     # -- search -------------------------------------------------------------------------
     def search(
@@ -674,7 +665,7 @@ def _insert_rows(
                 entry.scope,
                 entry.created_at.isoformat() if entry.created_at else None,
                 entry.model_dump_json(),
-                _utc_text(entry.expires_at) if entry.expires_at is not None else None,
+                utc_text(entry.expires_at) if entry.expires_at is not None else None,
                 stamp,
                 sum(varints(size[0])) if size is not None else 0,
             ),
@@ -718,10 +709,6 @@ def _search_rows(
         else None
     )
     text = parsed.fts if parsed is not None else None
-    filtered = any(
-        v is not None for v in (query.kinds, query.statuses, query.ids, query.scope, query.tags_any, query.tags_all)
-    )
-    fast = ranker is not None and text and not filtered and rest is None and limit is not None and fast_rank_enabled()
 
     def top(conn: sqlite3.Connection, fts: str, k: int) -> list[tuple[int, str, float]] | None:
         assert ranker is not None
@@ -758,7 +745,7 @@ def _search_rows(
         keep=rest.matches if rest is not None else None,
         retry=retry,
         snippets=snippets,
-        top=top if fast else None,
+        top=top if ranker is not None and fast_rank_enabled() else None,  # used without filters only
     )
     return SearchResults(SearchHit(entry=entry, score=score, snippet=snippet) for entry, score, snippet in hits)
 
@@ -796,15 +783,12 @@ def scan_hits(
         return SearchResults(note=parsed.note)
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        conn.executescript(_SCHEMA)
-        conn.execute(_RANK)
+        conn.executescript(SCHEMA_SQL)
+        conn.execute(RANK_SQL)
         _insert_rows(conn, entries, lambda _e: "", "")
         return _search_rows(conn, query, None, default_operator, lambda run: run(), snippets=snippets)
     finally:
         conn.close()
-
-
-_utc_text = utc_text
 
 
 def read_denied(provider: MemoryProvider) -> str | None:
