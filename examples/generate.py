@@ -25,6 +25,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 import memcore
+from memcore.mapping import translate_relation_type
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.registry import get_registry
 
@@ -133,6 +134,11 @@ def write_store(
         # pairs (cycles) need an update afterwards
         others = _targets_first(others)
     known = predicted or {}
+
+    def native(pivot: str) -> str:
+        # the dataset names relations in the pivot; a host app writes the format's own name
+        return translate_relation_type(pivot, {}, cls.relation_types)
+
     ids: dict[str, str] = {}
     later: dict[str, list[Relation]] = {}
     with cls(str(location)) as store:
@@ -143,7 +149,7 @@ def write_store(
             if fmt == "basicmemory":  # a project keeps its notes in folders; one per kind here
                 out.extra = {"basicmemory": {"folder": f"{entry.kind.value}s"}}
             now = [
-                Relation(type=r.type, target=ids.get(r.target) or known[r.target])
+                Relation(type=native(r.type), target=ids.get(r.target) or known[r.target])
                 for r in entry.relations
                 if r.target in ids or r.target in known
             ]
@@ -157,7 +163,7 @@ def write_store(
                 raise SystemExit(f"{fmt}: {key} got id {stored.id}, not {known[key]} as predicted")
         for key, relations in later.items():
             current = store.get(ids[key])
-            current.relations = [Relation(type=r.type, target=ids[r.target]) for r in relations]
+            current.relations = [Relation(type=native(r.type), target=ids[r.target]) for r in relations]
             try:
                 store.update(current, expected_version=current.version)
             except memcore.UnsupportedOperationError:

@@ -56,6 +56,30 @@ def test_relation_type_names_map_through_the_pivot() -> None:
     assert translate_relation_type("supersedes", {}, rm) == "supersedes"
 
 
+def test_a_depends_on_relation_is_a_rightmemory_dep_edge_and_comes_back(tmp_path: Path) -> None:
+    """WhiteBox/Box ``depends_on`` <-> RightMemory ``dep:`` (schema "Edge Types": A depends on B)."""
+    box = f"box:{tmp_path / 'box'}"
+    get_registry().get("box").init_store(str(tmp_path / "box"))
+    with memcore.open(box) as store:
+        a = store.add(MemoryEntry(kind=Kind.FACT, title="Billing export", body="The project.\n"))
+        store.add(
+            MemoryEntry(
+                kind=Kind.DECISION,
+                title="Parquet by month",
+                body="Partitioned.\n",
+                relations=[Relation(type="depends_on", target=a.id or "")],
+            )
+        )
+    rm = tmp_path / "rm"
+    migrate(box, f"rightmemory:{rm}")
+    text = (rm / "MEMORY.md").read_text(encoding="utf-8")
+    assert "→ [dep:billing-export]" in text
+    assert '"relations"' not in text  # drawn as the edge, not kept in the comment
+    assert _relations(f"rightmemory:{rm}")["Parquet by month"] == [("dep", "Billing export")]
+    migrate(f"rightmemory:{rm}", f"box:{tmp_path / 'box2'}")
+    assert _relations(f"box:{tmp_path / 'box2'}")["Parquet by month"] == [("depends_on", "Billing export")]
+
+
 def _relations(url: str) -> dict[str, list[tuple[str, str]]]:
     with memcore.open(url) as store:
         titles = {e.id: e.title for e in store.iter_entries()}
@@ -69,7 +93,7 @@ def _relations(url: str) -> dict[str, list[tuple[str, str]]]:
 )
 def test_box_related_is_a_rightmemory_rel_edge_and_both_come_back(tmp_path: Path) -> None:
     """Box ``related`` <-> RightMemory ``rel:`` edge; a ``related`` RightMemory kept in free data stays one."""
-    assert relation_types("rightmemory") == {"rel": "related"}
+    assert relation_types("rightmemory") == {"rel": "related", "dep": "depends_on"}
     assert relation_types("box") == {}
     box = f"box:{tmp_path / 'box'}"
     get_registry().get("box").init_store(str(tmp_path / "box"))

@@ -59,9 +59,10 @@ EDGE_TYPES: tuple[str, ...] = (
 
 #: Native edge type -> memcore's pivot relation type, for conversions between formats
 #: (:func:`memcore.mapping.translate_relation_type`): ``rel`` is the schema's "general
-#: relationship, when no specific type fits", which is what Box's ``related`` means. The other
-#: fourteen edge types have no counterpart elsewhere and keep their names.
-RELATION_TYPES: dict[str, str] = {"rel": "related"}
+#: relationship, when no specific type fits", which is what Box's ``related`` means; ``dep``
+#: ("A depends on B") is the pivot's ``depends_on`` (WhiteBox's and the memory tools'). The
+#: other thirteen edge types have no counterpart elsewhere and keep their names.
+RELATION_TYPES: dict[str, str] = {"rel": "related", "dep": "depends_on"}
 
 #: Item id grammar ``[A-Za-z0-9_.-]+``.
 ITEM_ID_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
