@@ -129,8 +129,8 @@ _MAKA_META = (
 _MAKA_BAK = "writer: Maka's save copies the file it replaces to MEMORY.md.bak (here the new store's empty file)"
 _MAKA_END = "writer: Maka's writer ends the file with a line break (the extracted fixture has none)"
 _MAKA_SHADOW = (
-    "gap: a second metadata comment under a heading, which Maka's reader ignores, is not written back, and the "
-    "report does not name it (nor the missing final line break)"
+    "source: a second metadata comment under a heading is ignored by Maka's reader and in no entry (the "
+    "report's unread_text); Maka's writer ends the file with a line break (the fixture has none)"
 )
 _BM_NAME = (
     "gap: basic-memory's writer names a new note's file after its title (section 4.1); the reader keeps no "

@@ -106,7 +106,7 @@ def test_first_metadata_comment_is_authoritative(sample_copy) -> None:
     assert entry.body == line(name, 5) + "\n" + line(name, 7)
     assert entry.title == heading(name, 3)
     codes = [(d.code, d.line) for d in MakaProvider(path).validate()]
-    assert ("maka.shadowed-comment", 6) in codes
+    assert ("maka.unread-text", 6) in codes
 
 
 def test_session_scope_sample(sample_copy) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memcore.migrate import migrate
 from memcore.models import Severity
 from memcore_maka import MakaProvider
 
@@ -18,10 +19,25 @@ SECTION = (
 )
 
 
+#: The one sample holding text in no entry: its section's second metadata comment (line 6).
+SHADOWED = "fixture-first-metadata-comment-authoritative.md"
+
+
 @pytest.mark.parametrize("path", [*sorted(SAMPLES.glob("*.md")), EXAMPLE], ids=lambda p: p.name)
-def test_samples_have_no_unread_text(path: Path) -> None:
+def test_samples_have_no_unread_text_but_a_shadowed_comment(path: Path) -> None:
     snap = MakaProvider(path, read_only=True).open().read_all()
-    assert [d for d in snap.diagnostics if d.code == "maka.unread-text"] == []
+    lines = [d.line for d in snap.diagnostics if d.code == "maka.unread-text"]
+    assert lines == ([6] if path.name == SHADOWED else [])
+
+
+def test_a_later_metadata_comment_is_unread_text_a_migration_reports(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text(SECTION + "<!-- maka-memory: id=x2 status=archived -->\nmore body\n", encoding="utf-8")
+    [entry] = MakaProvider(path, read_only=True).open().iter_entries()
+    assert entry.body == "body\nmore body"
+    report = migrate(f"maka:{path}", f"maka:{tmp_path / 'new' / 'MEMORY.md'}", validate=False)
+    assert [(d.line, d.severity) for d in report.unread_text] == [(4, Severity.WARNING)]
+    assert not report.lossless
 
 
 def test_prose_before_the_first_section_is_reported_once_per_paragraph(tmp_path: Path) -> None:

@@ -161,11 +161,12 @@ def document_diagnostics(doc: Document, views: Iterable[EntryView], shown: str) 
                 Diagnostic(
                     path=shown,
                     line=index + 1,
-                    code="maka.shadowed-comment",
-                    severity=Severity.INFO,
+                    code="maka.unread-text",
+                    severity=Severity.WARNING,
                     message="a later metadata comment in the section: ignored (the first one is "
-                    "authoritative; Maka V0.1 used the last one) and removed from the content; memcore "
-                    "keeps the line when it rewrites the section",
+                    "authoritative; Maka V0.1 used the last one) and removed from the content, so it is "
+                    "part of no entry: memcore keeps the line when it rewrites the section in place, "
+                    "conversions do not carry it",
                     entry_id=section.id,
                 )
             )
