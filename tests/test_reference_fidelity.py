@@ -25,7 +25,7 @@ PAIRS = [(source, target) for target in FORMATS for source in FORMATS]
 EXPECTED = {
     "whitebox": (585, 554),
     "box": (792, 753),
-    "rightmemory": (330, 201),
+    "rightmemory": (330, 267),
     "maka": (528, 413),
 }
 

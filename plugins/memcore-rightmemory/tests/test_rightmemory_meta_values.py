@@ -15,6 +15,7 @@ import pytest
 from memcore.errors import InvalidEntryError
 from memcore.models import Severity, Status
 from memcore_rightmemory import RightMemoryProvider
+from memcore_rightmemory._header import inline_text
 
 PURSUITS = "# Pursuits\n\n## Focus\n\nNo Pursuit is focused yet.\n"
 META_LINE = re.compile(r"<!-- memcore: (.*) -->")
@@ -29,7 +30,7 @@ def _store(root: Path, meta: str) -> Path:
 
 
 def _meta_of(root: Path) -> dict[str, object]:
-    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    text = inline_text((root / "MEMORY.md").read_text(encoding="utf-8"))
     match = META_LINE.search(text)
     assert match is not None
     value = json.loads(match.group(1))
@@ -93,7 +94,7 @@ def test_update_keeps_keys_it_did_not_understand(tmp_path: Path) -> None:
     assert again.title == "one, edited"
     assert again.source == "agent-7"
     # The node line and the untouched item are the only other text.
-    lines = (root / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    lines = inline_text((root / "MEMORY.md").read_text(encoding="utf-8")).splitlines()
     assert lines[2] == "- `a` one, edited → []"
     assert lines[4] == "- `b` two → []"
 

@@ -10,6 +10,7 @@ import memcore.ops
 from memcore.errors import EntryNotFoundError, InvalidEntryError, ReadOnlyStoreError
 from memcore.models import MemoryEntry, Relation, Severity
 from memcore_rightmemory import GraphInvariantError, RightMemoryProvider
+from memcore_rightmemory._header import inline_text
 
 START = """# Memory
 
@@ -55,7 +56,7 @@ def test_a_node_moves_with_its_edges_and_comment_and_referrers_still_resolve(sto
         assert [(r.type, r.target) for r in moved.relations] == [("dep", "cache")]
         assert provider.get("web").relations[0].resolved is True
         assert _errors(provider) == []
-    text = (store / "MEMORY.md").read_text(encoding="utf-8")
+    text = inline_text((store / "MEMORY.md").read_text(encoding="utf-8"))
     assert "- `web` Web app. → [dep:db]\n- `db` Postgres 16. → [dep:cache]\n  <!-- memcore:" in text
     assert "## Infra {#infra} → [rel:apps]\nAbout infra.\n\n- `cache` Redis. → []\n" in text
 

@@ -44,19 +44,32 @@ def test_a_comment_under_a_heading_a_foreign_kind_and_a_non_edge_relation_are_li
             )
         )
         notes = {n.field: n for n in store.reference_reads_differently(got)}
-    assert sorted(notes) == ["body", "kind", "relations"]
+    # the comment is in the file's header, so graph.py reads the body as memcore does
+    assert sorted(notes) == ["kind", "relations"]
     assert (notes["kind"].kept, notes["kind"].shown) == ("decision", "fact")
-    assert notes["body"].kept == "Is so."
-    shown = str(notes["body"].shown)
-    assert shown.startswith("<!-- memcore: ") and shown.endswith("Is so.")
     assert (notes["relations"].kept, notes["relations"].shown) == ([["supersedes", "old"]], [])
     assert {n.reader for n in notes.values()} == {"graph.py"}
 
 
+def test_a_comment_left_under_a_heading_is_body_to_graph_py(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    (root / "MEMORY.md").write_text(
+        '# Memory\n\n# New {#new}\n<!-- memcore: {"kind":"decision"} -->\n\nIs so.\n', encoding="utf-8"
+    )
+    with RightMemoryProvider(root) as store:
+        got = store.get("new")
+        assert (got.kind, got.body) == (Kind.DECISION, "Is so.\n")
+        notes = {n.field: n for n in store.reference_reads_differently(got)}
+    assert sorted(notes) == ["body", "kind"]
+    assert notes["body"].kept == "Is so."
+    shown = str(notes["body"].shown)
+    assert shown.startswith("<!-- memcore: ") and shown.endswith("Is so.")
+
+
 def test_a_migration_into_rightmemory_reports_what_graph_py_reads_differently(tmp_path: Path) -> None:
     report = migrate(f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}", f"rightmemory:{tmp_path / 'rm'}", validate=False)
-    assert report.fidelity_fields == {"body": 66, "kind": 57, "relations": 6}
-    assert report.counts["reads_differently"] == 66
+    assert report.fidelity_fields == {"kind": 57, "relations": 6}
+    assert report.counts["reads_differently"] == 57
 
 
 def test_the_kept_graph_is_read_again_after_the_file_changes(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from memcore.errors import ConflictError, EntryNotFoundError, InvalidEntryError, UnsupportedOperationError
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore_rightmemory import GraphInvariantError, RightMemoryProvider
+from memcore_rightmemory._header import inline_text
 from memcore_rightmemory._parse import fenced_lines
 
 SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples" / "rightmemory"
@@ -252,11 +253,19 @@ def test_meta_comment_round_trip_and_is_plain_text_to_the_reference(tmp_path: Pa
         assert again.extra["rightmemory"]["note"] == "kept"
         assert p.validate() == []
     lines = (root / "MEMORY.md").read_text().splitlines()
-    comment = [line for line in lines if "memcore:" in line]
-    assert len(comment) == 1 and comment[0].startswith("  <!-- memcore: {")
-    # None of the reference parser's line patterns (reference-notes/rightmemory.md) matches it.
-    for pattern in (r"^(#+)\s+", r"^\s*-\s+`", r"^ {0,3}(`{3,}|~{3,})", r"^\s*\*\*(State|Next|Done when|Status):\*\*"):
-        assert re.match(pattern, comment[0]) is None
+    # the comment is kept in the file's header, before its first heading, where graph.py reads nothing
+    assert lines[0] == "<!-- memcore: items"
+    assert lines[1].startswith(f"{stored.id} {{") and lines[2] == "-->"
+    assert [line for line in lines if "memcore" in line] == lines[:1]
+    # None of the reference parser's line patterns (reference-notes/rightmemory.md) matches a header line.
+    for line in lines[:3]:
+        for pattern in (
+            r"^(#+)\s+",
+            r"^\s*-\s+`",
+            r"^ {0,3}(`{3,}|~{3,})",
+            r"^\s*\*\*(State|Next|Done when|Status):\*\*",
+        ):
+            assert re.match(pattern, line) is None
 
 
 def test_uncertain_reads_low_confidence(tmp_path: Path) -> None:
@@ -333,8 +342,10 @@ def test_node_after_continuation_and_nested_items(tmp_path: Path) -> None:
         )  # fmt: skip
         assert [(r.type, r.target) for r in c.relations] == [("dep", "a"), ("supersedes", "zz")]
         assert [e.id for e in p.iter_entries() if e.parent == "h"] == ["a", "b", "third"]
-    lines = (root / "MEMORY.md").read_text().splitlines()
+    lines = inline_text((root / "MEMORY.md").read_text()).splitlines()
     assert lines[7].startswith("- `third` third \u2192 [dep:a]") and lines[6] == "  - `b` nested \u2192 []"
+    assert lines[8] == '  <!-- memcore: {"relations":[["supersedes","zz",false]]} -->'
+    assert (root / "MEMORY.md").read_text().startswith('<!-- memcore: items\nthird {"relations":')
 
 
 def test_read_only_option_refuses_writes(fixture: Path) -> None:
@@ -417,7 +428,10 @@ def test_every_kind_and_status_round_trips(tmp_path: Path) -> None:
             derived = kind_for(got.extra["rightmemory"]["module"], got.extra["rightmemory"]["marker"])
             file, line = p.locate(got.id or "")
             lines = (root / file).read_text().splitlines()
-            comment = lines[line] if line < len(lines) else ""  # the line after the item
+            assert f"{{{got.extra['rightmemory']['marker']}{got.id}}}" in lines[line - 1] or lines[line - 1].startswith(
+                f"- `{got.id}`"
+            )
+            comment = next((x for x in lines if x.startswith(f"{got.id} {{")), "")  # its header line
             assert (f'"kind":"{kind.value}"' in comment) != (kind == derived)
         assert p.validate() == []
     assert kind_for("memory", "S#") == Kind.SKILL and kind_for("memory", "M#") == Kind.REFERENCE

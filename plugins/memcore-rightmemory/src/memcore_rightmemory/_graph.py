@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,6 +162,23 @@ class Graph:
         graph._validate_corrections(read)
         return graph
 
+    def file_line(self, rel: str | None, line: int | None) -> int | None:
+        """Return the line of file ``rel`` on disk for the parsed (inline) line ``line``.
+
+        The two differ in a file that keeps its memcore comments in its header
+        (:mod:`memcore_rightmemory._header`).
+        """
+        doc = self.docs.get(rel) if rel is not None else None
+        return line if doc is None else doc.source.file_line(line)
+
+    def on_disk(self, diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """Return ``diags`` with their lines as the files on disk number them (:meth:`file_line`)."""
+        out = []
+        for diag in diags:
+            line = self.file_line(diag.path, diag.line)
+            out.append(diag if line == diag.line else diag.model_copy(update={"line": line}))
+        return out
+
     def error(
         self,
         code: str,
@@ -274,7 +291,7 @@ class Graph:
                 "rm.duplicate-id",
                 ref.rel,
                 ref.line,
-                f"duplicate id `{ref.id}`; first seen at {previous.rel}:{previous.line}",
+                f"duplicate id `{ref.id}`; first seen at {previous.rel}:{self.file_line(previous.rel, previous.line)}",
                 ref.id,
             )
             self.shared_ids.add(ref.id)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 
 from memcore_rightmemory._graph import Graph, ItemRef
+from memcore_rightmemory._header import to_file, to_inline
 from memcore_rightmemory._parse import META_RE, Doc, Heading, Node, Source, parse_doc, split_lines
 
 __all__ = ["LiveSource", "Patch", "apply", "live", "plan", "reindex", "window_is_current"]
@@ -91,6 +92,8 @@ class LiveSource(Source):
         self._live_raw: list[str] = list(base.raw)
         self._live_lines: list[str] = list(base.lines)
         self._live_data: bytes | None = None
+        self.inline = False
+        self._map = None
 
     @property
     def raw(self) -> list[str]:
@@ -106,18 +109,23 @@ class LiveSource(Source):
 
     @property
     def data(self) -> bytes:
-        """The bytes the lines make (BOM first when the file had one)."""
+        """The bytes the lines make, in the header layout (BOM first when the file had one)."""
         if self._live_data is None:
-            text = ("\ufeff" if self.bom else "") + "".join(self._live_raw)
+            text = ("\ufeff" if self.bom else "") + "".join(to_file(self._live_raw, self.newline))
             self._live_data = text.encode("utf-8")
         return self._live_data
 
     @data.setter
     def data(self, value: bytes) -> None:
         text = value.decode("utf-8")
-        self._live_raw = split_lines(text[1:] if self.bom else text)
+        self._live_raw, _map = to_inline(split_lines(text[1:] if self.bom else text), self.newline)
         self._live_lines = [line.rstrip("\r\n") for line in self._live_raw]
         self._live_data = value
+
+    def file_line(self, line: int | None) -> int | None:
+        """Return the line of the file the lines make for inline line ``line``."""
+        _raw, found = to_inline(to_file(self._live_raw, self.newline), self.newline)
+        return line if found is None else found.file_line(line)
 
     def release(self) -> None:
         """Keep the lines: they are the only copy of the text."""

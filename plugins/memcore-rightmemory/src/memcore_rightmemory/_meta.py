@@ -4,8 +4,10 @@ RightMemory has no place for status, tags, source, timestamps, scope, expiry, no
 relations or other formats' ``extra``. memcore keeps them, only when they differ from what the
 item itself says, as one compact JSON object in an HTML comment on the line right after the
 heading line or node line (indented to the node's content column, so it stays inside the list
-item). RightMemory's reference parser reads that line as ordinary text and reports nothing;
-markdown-it renders nothing for it. ``-->`` inside JSON strings is written ``--\\u003e``.
+item): that is the *inline* text memcore's parser and writers work on. On disk the comments are
+kept in the file's header instead, where RightMemory's reference parser reads nothing
+(:mod:`memcore_rightmemory._header`); markdown-it renders nothing for either. ``-->`` inside
+JSON strings is written ``--\\u003e``.
 
 Keys: ``kind``, ``status``, ``tags``, ``confidence``, ``source``, ``created_at``, ``updated_at``,
 ``date_only``, ``scope``, ``expires_at`` (ISO-8601 UTC with ``Z``), ``relations`` (list of

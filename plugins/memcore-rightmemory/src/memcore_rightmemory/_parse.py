@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -28,6 +28,9 @@ from markdown_it.token import Token
 from memcore.storage import TextFile
 from memcore_rightmemory._meta import body_problems, meta_problems, meta_values
 from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
+
+if TYPE_CHECKING:
+    from memcore_rightmemory._header import LineMap
 
 __all__ = [
     "Doc",
@@ -271,6 +274,10 @@ def split_lines(text: str) -> list[str]:
     return _LINE_RE.findall(text)
 
 
+#: How a file whose memcore comments are in its header starts (:mod:`memcore_rightmemory._header`).
+HEADER_START = b"<!-- memcore: items"
+
+
 class Source:
     """One file's text, kept so that any line range can be replaced byte for byte.
 
@@ -278,24 +285,30 @@ class Source:
     can be dropped again with :meth:`release` (a read of a big store keeps the bytes of every
     file, never every file's lines at once).
 
+    The lines are the file's *inline* text: the comments the file keeps in its header are put
+    back under their items (:func:`memcore_rightmemory._header.to_inline`), and bytes made from
+    lines are in the header layout again (:func:`~memcore_rightmemory._header.to_file`).
+
     Attributes:
         rel: Path relative to the store root, ``/``-separated.
         data: The file's bytes as read.
         bom: Whether the file starts with a UTF-8 BOM.
         newline: The file's dominant line ending, used for lines memcore writes.
-        raw: Lines with their original terminators (BOM removed from the first).
+        raw: Inline lines with their original terminators (BOM removed from the first).
         lines: The same lines without terminators.
     """
 
-    __slots__ = ("_lines", "_raw", "bom", "data", "newline", "rel")
+    __slots__ = ("_lines", "_map", "_raw", "bom", "data", "inline", "newline", "rel")
 
-    def __init__(self, rel: str, data: bytes, bom: bool, newline: str) -> None:
+    def __init__(self, rel: str, data: bytes, bom: bool, newline: str, *, inline: bool = False) -> None:
         self.rel = rel
         self.data = data
         self.bom = bom
         self.newline = newline
+        self.inline = inline
         self._raw: list[str] | None = None
         self._lines: list[str] | None = None
+        self._map: LineMap | None = None
 
     @classmethod
     def from_bytes(cls, rel: str, data: bytes) -> Source:
@@ -320,9 +333,10 @@ class Source:
             UnicodeEncodeError: A line holds a lone surrogate (as encoding the text would).
         """
         text = "\n".join(lines) + "\n"
-        source = cls(rel, text.encode("utf-8"), False, "\n")
+        source = cls(rel, text.encode("utf-8"), False, "\n", inline=True)
         if text.startswith("\ufeff") or any("\r" in line or "\n" in line for line in lines):
-            return cls.from_bytes(rel, source.data)
+            tf = TextFile.decode(source.data, path=rel)
+            return cls(rel, source.data, tf.bom, tf.newline, inline=True)
         source._lines = list(lines) if lines else [""]
         return source
 
@@ -331,8 +345,20 @@ class Source:
         """Lines with their original terminators (split from :attr:`data` on first use)."""
         if self._raw is None:
             text = self.data.decode("utf-8")
-            self._raw = split_lines(text[1:] if self.bom else text)
+            raw = split_lines(text[1:] if self.bom else text)
+            if not self.inline:
+                from memcore_rightmemory._header import to_inline
+
+                raw, self._map = to_inline(raw, self.newline)
+            self._raw = raw
         return self._raw
+
+    def file_line(self, line: int | None) -> int | None:
+        """Return the line of the file on disk for inline line ``line`` (``None`` stays ``None``)."""
+        if self._map is None and not self.inline and self.data[:32].lstrip(b"\xef\xbb\xbf").startswith(HEADER_START):
+            self.release()
+            _ = self.raw  # split again: that makes the map
+        return line if self._map is None else self._map.file_line(line)
 
     @property
     def lines(self) -> list[str]:
@@ -370,6 +396,10 @@ class Source:
                 if not tail and old and not old[-1].endswith(("\n", "\r")):
                     added[-1] = added[-1][: -len(self.newline)]
             raw = head + added + tail
+        if not self.inline:
+            from memcore_rightmemory._header import to_file
+
+            raw = to_file(raw, self.newline)
         text = ("\ufeff" if self.bom else "") + "".join(raw)
         return text.encode("utf-8")
 

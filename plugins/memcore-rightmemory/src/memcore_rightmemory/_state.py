@@ -262,7 +262,7 @@ class GraphKeeper:
         new = Graph.load(self.root, read, self.md, self.cache)
         added = introduced(graph.diags, new.diags)
         if added:
-            raise GraphInvariantError(f"{FORMAT}: write refused; it would break the graph:", added)
+            raise GraphInvariantError(f"{FORMAT}: write refused; it would break the graph:", new.on_disk(added))
         if check is not None:
             check(new)
         for rel, data in outputs.items():  # the session writes new files first, deletes last

@@ -236,7 +236,7 @@ class RightMemoryProvider(RightMemoryReference, BaseProvider):
         Never raises for bad files: unreadable files are reported as ``rm.unreadable``.
         """
         graph = self.graph()
-        return [*graph.diags, *unread_text(graph), *temp_file_diagnostics(self.root, "rm")]
+        return [*graph.on_disk([*graph.diags, *unread_text(graph)]), *temp_file_diagnostics(self.root, "rm")]
 
     def iter_entries(self, query: Query | None = None) -> Iterator[MemoryEntry]:
         """Yield entries matching ``query`` in reading order.
@@ -267,8 +267,7 @@ class RightMemoryProvider(RightMemoryReference, BaseProvider):
         return StoreSnapshot(
             entries,
             [
-                *graph.diags,
-                *(d for rel in sorted(graph.docs) for d in unread[rel]),
+                *graph.on_disk([*graph.diags, *(d for rel in sorted(graph.docs) for d in unread[rel])]),
                 *temp_file_diagnostics(self.root, "rm"),
             ],
         )
@@ -356,10 +355,13 @@ class RightMemoryProvider(RightMemoryReference, BaseProvider):
             EntryNotFoundError: No such item.
             AmbiguousIdError: Two or more items use this id.
         """
-        ref = self._item(self.graph(), item_id)
+        graph = self.graph()
+        ref = self._item(graph, item_id)
         if ref is None:
             raise EntryNotFoundError(f"{FORMAT}: no item {item_id!r} in {self.root}")
-        return ref.rel, ref.line
+        line = graph.file_line(ref.rel, ref.line)
+        assert line is not None
+        return ref.rel, line
 
     def _item(self, graph: Graph, item_id: str) -> ItemRef | None:
         """Return the one graph item with ``item_id``, or ``None`` when there is none.
@@ -370,7 +372,7 @@ class RightMemoryProvider(RightMemoryReference, BaseProvider):
         if item_id in graph.shared_ids:
             refs = graph.occurrences(item_id)
             if len(refs) > 1:
-                places = tuple(f"{self.root / ref.rel}:{ref.line}" for ref in refs)
+                places = tuple(f"{self.root / ref.rel}:{graph.file_line(ref.rel, ref.line)}" for ref in refs)
                 raise AmbiguousIdError(
                     f"{FORMAT}: id {item_id!r} names {len(refs)} items ({', '.join(places)}); memcore acts on "
                     "none of them: give each its own id (edit the `{#…}` anchor of all but one, and the "

@@ -1,11 +1,13 @@
 """What RightMemory's own parser (``graph.py``) reads differently from what memcore kept.
 
 memcore reads an item whole: its ``<!-- memcore: {…} -->`` comment holds the fields RightMemory
-has no slot for (docs/formats/rightmemory.md). ``graph.py`` does not read that comment as
-metadata (reference notes, "Exact syntax"): under a heading it is one more line of the
-heading's body (the paragraphs directly under it); the item's type is its marker and tree (a
-Memory heading or node, an ``S#`` skill, an ``M#`` evidence file, a Pursuit); its edges are the
-ones on its line. :func:`reference_notes` lists each such field of one item.
+has no slot for (docs/formats/rightmemory.md). memcore writes those comments in the file's
+header, before its first heading, where ``graph.py`` reads nothing (:mod:`._header`); in a
+file that keeps one under its heading (memcore's older layout, which it still reads) graph.py
+reads it as one more line of the heading's body (the paragraphs directly under it). The
+item's type is its marker and tree (a Memory heading or node, an ``S#`` skill, an ``M#``
+evidence file, a Pursuit); its edges are the ones on its line. :func:`reference_notes` lists
+each such field of one item.
 """
 
 from __future__ import annotations
@@ -54,11 +56,16 @@ def reference_notes(entry: MemoryEntry, graph: Graph, ref: ItemRef) -> list[Fide
         notes.append(_note("kind", entry.kind.value, shown_kind.value, why))
     if ref.is_heading:
         heading = doc.headings[ref.index]
-        shown = "\n".join(doc.source.lines[heading.line : heading.lead_end]).strip()
+        meta = heading.meta_line
+        if meta is not None and (doc.source.file_line(meta) or 0) < (doc.source.file_line(heading.line) or 0):
+            meta = None  # the file keeps the comment in its header, where graph.py reads nothing
+        hidden = heading.meta_line if meta is None else None
+        lines = doc.source.lines
+        shown = "\n".join(lines[n - 1] for n in range(heading.line + 1, heading.lead_end + 1) if n != hidden).strip()
         if shown != entry.body.strip():
             why = (
                 "graph.py reads the <!-- memcore: --> line under the heading as part of the heading's body"
-                if heading.meta_line is not None
+                if meta is not None
                 else "graph.py reads the heading's body as written"
             )
             notes.append(_note("body", entry.body.strip(), shown, why))

@@ -18,6 +18,7 @@ from pathlib import Path
 from memcore.errors import InvalidEntryError
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph
+from memcore_rightmemory._header import HEADER_OPEN
 from memcore_rightmemory._parse import META_RE, NODE_RE, Doc, Source, fenced_lines, match_anchor
 from memcore_rightmemory.mapping import EDGE_TYPES
 
@@ -262,7 +263,7 @@ def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
         if in_code and inside and number not in covered:
             runs[-1].append((number, text))  # a code block is one passage, blank lines and all
             continue
-        if number in covered or not text or META_RE.match(line) or _format_text(text):
+        if number in covered or not text or META_RE.match(line) or _format_text(text) or text == HEADER_OPEN:
             inside = False
             continue
         if not inside:
