@@ -34,7 +34,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from memcore_rightmemory._parse import META_RE, NODE_RE, fenced_lines, match_anchor, split_lines
+from memcore_rightmemory._parse import META_RE, NODE_RE, match_anchor, split_lines
 
 __all__ = ["HEADER_CLOSE", "HEADER_OPEN", "LineMap", "header_enabled", "inline_text", "to_file", "to_inline"]
 
@@ -52,21 +52,42 @@ def _strip(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+#: A line either scanner must look at: a fence, a heading, a bullet starting with a backticked id.
+_CANDIDATE_RE = re.compile(r"^(?: {0,3}(?:`{3,}|~{3,})[^\n]*|#[^\n]*|[ \t]*-[ \t]+`[^\n]*)$", re.MULTILINE)
+_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
 def _items(lines: list[str], start: int) -> dict[str, list[tuple[int, int | None]]]:
     """Return ``id -> [(index, node indent or None for a heading)]`` of item lines from ``start`` on.
 
-    Lines in fenced code are skipped (as both parsers skip them).
+    Lines in fenced code are skipped, by the rules of :func:`~memcore_rightmemory._parse.fenced_lines`.
+    One regular expression over the joined text finds the lines worth a look (fences, headings,
+    node bullets); the rest are never visited one by one.
     """
     found: dict[str, list[tuple[int, int | None]]] = {}
-    for number, line, in_code in fenced_lines(lines[start:]):
-        if in_code:
+    text = "\n".join(lines[start:])
+    fence_char: str | None = None
+    fence_len = 0
+    index, at = start, 0
+    for match in _CANDIDATE_RE.finditer(text):
+        index += text.count("\n", at, match.start())
+        at = match.start()
+        line = match.group()
+        fence = _FENCE_RE.match(line)
+        if fence is not None:
+            marker = fence.group(1)
+            if fence_char is None:
+                fence_char, fence_len = marker[0], len(marker)
+            elif marker[0] == fence_char and len(marker) >= fence_len:
+                fence_char, fence_len = None, 0
             continue
-        index = start + number - 1
+        if fence_char is not None:
+            continue
         if line.startswith("#"):
             anchor = match_anchor(line)
             if anchor is not None:
                 found.setdefault(anchor.group(4), []).append((index, None))
-        elif "`" in line:
+        else:
             node = NODE_RE.match(line)
             if node is not None:
                 found.setdefault(node.group(2), []).append((index, len(node.group(1))))
@@ -131,7 +152,7 @@ def to_inline(raw: list[str], newline: str) -> tuple[list[str], LineMap | None]:
     content = end + 1
     if content < len(raw) and not _strip(raw[content]):
         content += 1
-    body = [_strip(line) for line in raw]
+    body = [line.rstrip("\r\n") for line in raw]
     items = _items(body, content)
     place: dict[int, tuple[str, int]] = {}  # item line index -> (comment line, header index)
     kept: list[int] = []
@@ -177,9 +198,9 @@ def to_file(raw: list[str], newline: str) -> list[str]:
     Inline text with no comment to move, or whose header layout would not read back as exactly
     these lines (:func:`to_inline`), is returned as it is.
     """
-    if not header_enabled():
+    if not header_enabled() or "<!-- memcore: " not in "".join(raw):
         return raw
-    lines = [_strip(line) for line in raw]
+    lines = [line.rstrip("\r\n") for line in raw]
     start = 0
     kept: list[str] = []
     end = _header_end(raw)

@@ -122,6 +122,13 @@ class LiveSource(Source):
         self._live_lines = [line.rstrip("\r\n") for line in self._live_raw]
         self._live_data = value
 
+    def settled(self) -> Source:
+        """Return a plain :class:`Source` of these bytes that keeps the lines already split."""
+        source = Source.from_bytes(self.rel, self.data)
+        source._raw = self._live_raw
+        source._lines = self._live_lines
+        return source  # its line map is made when first asked for (Source.file_line)
+
     def file_line(self, line: int | None) -> int | None:
         """Return the line of the file the lines make for inline line ``line``."""
         _raw, found = to_inline(to_file(self._live_raw, self.newline), self.newline)

@@ -26,7 +26,6 @@ from memcore.errors import InvalidEntryError, UnsafePathError
 from memcore.storage import WriteSession
 from memcore_rightmemory import _incremental
 from memcore_rightmemory._graph import Graph, ParseCache
-from memcore_rightmemory._parse import Source
 from memcore_rightmemory._render import Change
 from memcore_rightmemory.codec import FORMAT
 from memcore_rightmemory.validate import GraphInvariantError, check_roots, introduced
@@ -138,9 +137,9 @@ class GraphKeeper:
         work, self.work = self.work, None
         if work is None or work.graph is None or not work.flushed:
             return
-        for rel, doc in work.graph.docs.items():
+        for doc in work.graph.docs.values():
             if isinstance(doc.source, _incremental.LiveSource):
-                doc.source = Source.from_bytes(rel, doc.source.data)
+                doc.source = doc.source.settled()
         if not work.reparse:
             versions = {rel: session.version(rel) for rel in work.files}
             self.memo = _Memo(work.graph, work.files, versions, work.stale)
