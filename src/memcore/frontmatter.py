@@ -1048,9 +1048,14 @@ def to_plain(value: Any) -> Any:
     return str(value)
 
 
+# Exact built-in scalar types: told by one set lookup, without the ABC check (what load_own and
+# libyaml give).
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def is_scalar(value: Any) -> bool:
     """Return whether ``value`` is a YAML scalar (text, number, bool, null), not a list or mapping."""
-    return not isinstance(value, (Mapping, list, tuple, set))
+    return type(value) in _SCALAR_TYPES or not isinstance(value, (Mapping, list, tuple, set))
 
 
 def text_of(value: Any) -> str | None:
@@ -1059,6 +1064,8 @@ def text_of(value: Any) -> str | None:
     A list or mapping never becomes text here: ``str()`` of it would be a Python repr
     (``"['a', 'b']"``), which a write would then store as if the user had typed it.
     """
+    if type(value) is str:
+        return value
     if value is None or not is_scalar(value):
         return None
     if isinstance(value, bool):
