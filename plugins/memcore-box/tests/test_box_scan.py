@@ -9,6 +9,8 @@ memory (with the fast paths and with the round-trip parse alone), with the same 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +241,53 @@ def test_the_switch_is_read_per_iteration(monkeypatch: pytest.MonkeyPatch) -> No
     assert _scan.enabled()
     monkeypatch.setenv(_scan.ENV, "0")
     assert not _scan.enabled()
+
+
+# -- the listing open() took, reused by the first iteration ---------------------------------
+
+
+def _settle(root: Path) -> None:
+    """Date every folder of the workspace an hour back (as a workspace nobody wrote lately)."""
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        os.utime(folder, ns=(time.time_ns() - 3600 * 10**9,) * 2)
+
+
+def test_a_settled_workspace_is_listed_once_for_open_and_iterate(root: Path) -> None:
+    _settle(root)
+    reference = _dumps(root)
+    with BoxMemoryProvider(str(root)) as store:
+        assert store._opened_listings is not None  # kept by open()
+        assert [e.id for e in store.iter_entries()] == [i for i, _, _ in reference]
+        assert store._opened_listings is None  # used once
+        assert [e.id for e in store.iter_entries()] == [i for i, _, _ in reference]  # listed again
+
+
+def test_files_added_or_removed_after_open_are_seen(root: Path) -> None:
+    _settle(root)
+    with BoxMemoryProvider(str(root)) as store:
+        assert store._opened_listings is not None
+        (root / "memories" / "note__late.md").write_bytes(b"---\nid: mem_LATE\nkind: note\ntitle: Late\n---\nb\n")
+        (root / "memories" / "note__nodate.md").unlink()
+        ids = [e.id for e in store.iter_entries()]
+    assert "mem_LATE" in ids and "mem_NODATE" not in ids
+
+
+def test_a_folder_changed_just_before_open_is_listed_again(root: Path) -> None:
+    with BoxMemoryProvider(str(root)) as store:  # the fixture just wrote every folder
+        assert store._opened_listings is None
+
+
+def test_a_write_after_open_forgets_the_listing(root: Path) -> None:
+    _settle(root)
+    with BoxMemoryProvider(str(root)) as store:
+        added = store.add(MemoryEntry(kind=Kind.NOTE, title="Added", body="b\n"))
+        assert store._opened_listings is None
+        assert added.id in [e.id for e in store.iter_entries()]
+
+
+def test_with_the_switch_off_nothing_is_kept(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _settle(root)
+    monkeypatch.setenv(_scan.ENV, "0")
+    with BoxMemoryProvider(str(root)) as store:
+        assert store._opened_listings is None
+        assert len(list(store.iter_entries())) == len(_dumps(root))

@@ -43,7 +43,7 @@ def stream_entries(self: BoxMemoryProvider) -> Iterator[MemoryEntry]:
     # (created_at, id, scan position, folder number, file name): one flat tuple per file,
     # the name shared with the listing; the path is joined again in pass 2.
     order: list[tuple[datetime, str, int, int, str]] = []
-    folders = sorted(self._discover().items())
+    folders = sorted((self._reused_listings() or self._discover()).items())
     held: dict[int, tuple[tuple[Mapping[str, Any], str] | None, str]] = {}
     kept: dict[int, tuple[bytes, str]] = {}  # bytes held unparsed, beyond the parsed budget
     budget = _HOLD_BYTES if frontmatter.FAST_PATHS else 0
