@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -68,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--yaml-off", action="store_true", help="also run with MEMCORE_YAML_FAST=0")
     args = parser.parse_args(argv)
-    sides = ["floor", "after", "stream-off"] + (["before"] if args.before else []) + (["yaml-off"] if args.yaml_off else [])
+    sides = ["floor", "after", "stream-off"] + (["before"] if args.before else [])
+    sides += ["yaml-off"] if args.yaml_off else []
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} workspace {args.workspace}", flush=True)
     best: dict[str, dict[str, object]] = {}
     for number in range(args.rounds):
@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     floor = float(best["floor"]["cpu"])  # type: ignore[arg-type]
     for what in sides:
         cpu = float(best[what]["cpu"])  # type: ignore[arg-type]
-        print(f"{what:>10}: best CPU {cpu:.3f} s, x{cpu / floor:.1f} of the floor, peak RSS {best[what]['rss_mb']:.0f} MB")
+        rss = best[what]["rss_mb"]
+        print(f"{what:>10}: best CPU {cpu:.3f} s, x{cpu / floor:.1f} of the floor, peak RSS {rss:.0f} MB")
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0
 

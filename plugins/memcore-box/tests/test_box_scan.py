@@ -89,7 +89,7 @@ def test_what_memcore_writes_is_read_from_its_lines() -> None:
         (b"status: active", b"status: [unclosed"),
         (b"status: active", b"status: {a: b}"),
         (b"status: active", b'status: "a\\"b"'),
-        (b"status: active", b"related:\n  - \"[[Login Flow]]\""),
+        (b"status: active", b'related:\n  - "[[Login Flow]]"'),
         (b"tags: [finance]", b"tags: [finance, null, true, 0.5, 'x', \"[[T]]\"]"),
         (b"tags: [finance]", b"tags: []"),
         (b"tags: [finance]", b"tags: [a,b]"),
@@ -170,7 +170,9 @@ def test_keys_that_do_not_read_as_strings_are_the_booleans_and_nulls() -> None:
     assert tags <= {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
     for key in _scan._NOT_TEXT_KEYS:
         assert not _reads_as_str(key.decode())
-    words = [a + b for a in ("t", "T", "f", "F", "n", "N") for b in ("rue", "RUE", "alse", "ALSE", "ull", "ULL", "o", "")]
+    words = [
+        a + b for a in ("t", "T", "f", "F", "n", "N") for b in ("rue", "RUE", "alse", "ALSE", "ull", "ULL", "o", "")
+    ]
     for word in [*words, "Yes", "no", "on", "off", "nan", "inf"]:
         assert _reads_as_str(word) == (word.encode() not in _scan._NOT_TEXT_KEYS)
 
