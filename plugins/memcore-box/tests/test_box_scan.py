@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from memcore.models import Kind, MemoryEntry
 from memcore_box import _scan
 from memcore_box import _stream as box_stream
 from memcore_box._parse import read_meta
+from memcore_box.mapping import parse_timestamp
 from memcore_box.provider import BoxMemoryProvider
 
 SAMPLES = Path("/work/shared/samples/box-memory")
@@ -293,3 +295,13 @@ def test_with_the_switch_off_nothing_is_kept(root: Path, monkeypatch: pytest.Mon
     with BoxMemoryProvider(str(root)) as store:
         assert store._opened_listings is None
         assert len(list(store.iter_entries())) == len(_dumps(root))
+
+
+def test_parse_timestamp_gives_the_same_values_when_a_text_repeats() -> None:
+    stamp = "2026-12-02T18:37:49.938Z"
+    first = parse_timestamp(stamp)
+    assert parse_timestamp(stamp) == first == datetime(2026, 12, 2, 18, 37, 49, 938000, tzinfo=UTC)
+    assert parse_timestamp("2026-01-01") == datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError):
+        parse_timestamp("2026-01-01T10:00:00")  # no timezone, after a remembered text
+    assert parse_timestamp(stamp) == first
