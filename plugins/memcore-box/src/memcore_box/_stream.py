@@ -38,6 +38,10 @@ def stream_entries(self: BoxMemoryProvider) -> Iterator[MemoryEntry]:
     fast paths off) from what pass 1 parsed, and the next ones (up to :data:`_HOLD_RAW_BYTES`)
     from the bytes pass 1 read, parsed again (at 100,000 memories of ~1.2 KB, about 80,000
     files are read once; peak RSS stays under the 250 MB target). The rest is read again.
+    Beyond the parsed budget, pass 1 takes the order keys of a file in memcore's layout from
+    its lines (:func:`memcore_box._scan.order_keys`, the same values) instead of parsing it, and
+    the first iteration after :meth:`open` reuses its listings when no folder changed
+    (:meth:`_reused_listings`); ``MEMCORE_BOX_STREAM_FAST=0`` turns both off.
     """
     titles = _Titles()
     # (created_at, id, scan position, folder number, file name): one flat tuple per file,
