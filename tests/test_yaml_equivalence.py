@@ -289,6 +289,76 @@ def test_read_scalar_reads_what_the_round_trip_loader_reads(value: str) -> None:
         assert _round_trip(f"k: [{value}, x]\n") == ("ok", {"k": items})
 
 
+stamps = st.builds(
+    lambda y, mo, d, h, mi, se, frac: f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{se:02d}{frac}Z",
+    st.integers(0, 9999),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.sampled_from(["", ".0", ".938", ".123456"]),
+)
+
+
+def test_the_sure_text_pattern_starts_with_no_resolver_rules_first_character() -> None:
+    table = fm._YAML.resolver.versioned_resolver
+    assert None not in table
+    firsts = [chr(c) for c in range(32, 127) if fm._SURE_TEXT.match(chr(c))]
+    assert firsts and all(not table.get(c) for c in firsts)
+    assert set(firsts).isdisjoint("tTfFnN~.-+0123456789<=!&*\"'[]{}#,:?|>%@` ")
+
+
+@SETTINGS
+@given(value=st.one_of(text, stamps, st.text(alphabet="aZ_ !$'()*+-./09;<=>?@\\^`|~\"#:,", max_size=12)))
+def test_sure_text_is_what_read_scalar_reads_as_itself(value: str) -> None:
+    if fm._SURE_TEXT.match(value):
+        assert read_scalar(value) == value and type(read_scalar(value)) is str
+        assert _round_trip(f"k: {value}\n") == ("ok", {"k": value})
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["mem_01M8W0RWZJ4HT06TZG9WX1Z4HG", "memo 1 a mobile because", "2026-12-02T18:37:49.938Z", "A/b (c) 'd' e!"],
+)
+def test_one_off_values_are_read_without_filling_the_value_memo(value: str) -> None:
+    fm._OWN_VALUES.clear()
+    assert load_own(f"k: {value}\n") == ({"k": value}, {"k": 0})
+    assert value not in fm._OWN_VALUES
+
+
+flat_lines = st.lists(
+    st.one_of(
+        st.builds(lambda k, v: f"{k}: {v}", st.sampled_from(["a", "b", "tags", "c_d", "true", "2x", "a b"]), text),
+        st.builds(lambda k: f"{k}:", st.sampled_from(["a", "m"])),
+        st.builds(lambda vs: "tags: [" + ", ".join(vs) + "]", st.lists(text, max_size=3)),
+        st.sampled_from(["", "# c", "a:b", "a :b", "a:  b", "k: v #c", "k: 'x'", 'k: "y"', "k: [a, [b]]"]),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@SETTINGS
+@given(rows=flat_lines)
+def test_the_flat_reader_gives_what_the_row_reader_gives(rows: list[str]) -> None:
+    yaml_text = "\n".join(rows) + "\n"
+    if yaml_text[0] in " -" or "\n " in yaml_text or "\n-" in yaml_text or not fm._OWN_TEXT.match(yaml_text):
+        return
+    flat = fm._own_flat(yaml_text)
+    assert flat == fm._own_rows(yaml_text) and load_own(yaml_text) == flat
+    if flat is not None:
+        assert ("ok", flat[0]) == _round_trip(yaml_text)
+
+
+def test_flow_lists_read_from_the_memo_are_new_lists() -> None:
+    first = load_own("tags: [a, b]\n")
+    second = load_own("tags: [a, b]\n")
+    assert first is not None and second is not None
+    assert first[0]["tags"] == second[0]["tags"] == ["a", "b"]
+    assert first[0]["tags"] is not second[0]["tags"]
+
+
 # -- documents -----------------------------------------------------------------------------
 
 

@@ -1048,9 +1048,14 @@ def to_plain(value: Any) -> Any:
     return str(value)
 
 
+# Exact built-in scalar types: told by one set lookup, without the ABC check (what load_own and
+# libyaml give).
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def is_scalar(value: Any) -> bool:
     """Return whether ``value`` is a YAML scalar (text, number, bool, null), not a list or mapping."""
-    return not isinstance(value, (Mapping, list, tuple, set))
+    return type(value) in _SCALAR_TYPES or not isinstance(value, (Mapping, list, tuple, set))
 
 
 def text_of(value: Any) -> str | None:
@@ -1059,6 +1064,8 @@ def text_of(value: Any) -> str | None:
     A list or mapping never becomes text here: ``str()`` of it would be a Python repr
     (``"['a', 'b']"``), which a write would then store as if the user had typed it.
     """
+    if type(value) is str:
+        return value
     if value is None or not is_scalar(value):
         return None
     if isinstance(value, bool):
@@ -1192,17 +1199,40 @@ def read_flow_list(text: str) -> list[Any] | None:
     return out
 
 
-# Text -> its value in block context (bounded, cleared when full; values are immutable).
+# Text -> its value in block context (bounded, cleared when full; values are immutable), and
+# flow-list text -> its items.
 _OWN_VALUES: dict[str, Any] = {}
+_OWN_LISTS: dict[str, tuple[Any, ...]] = {}
+
+
+# Plain text that read_scalar surely reads as itself in block context, told by one match: a first
+# character no implicit resolver rule starts with (a letter but t/f/n, either case, or "_"; none
+# in _NOT_FIRST), then printable ASCII without "#", ",", ":", brackets or braces, not ending in a
+# blank; or a UTC timestamp as memcore writes it (dates stay text). Most one-off values (ids,
+# slugs, titles, timestamps) are read here, without read_scalar's checks and without filling
+# _OWN_VALUES. tests/test_yaml_equivalence.py checks it against read_scalar.
+_SURE_TEXT = re.compile(
+    r"(?:[a-eg-mo-su-zA-EG-MO-SU-Z_](?:[ !\"$-+\--9;-Z\\^-z|~]*[!\"$-+\--9;-Z\\^-z|~])?"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z)\Z"
+)
 
 
 def _own_value(text: str) -> Any:
     found = _OWN_VALUES.get(text, _OWN_VALUES)
     if found is not _OWN_VALUES:
         return found
+    if _SURE_TEXT.match(text):
+        return text
     if text.startswith("["):
-        items = read_flow_list(text)  # a new list each time
-        return UNSURE if items is None else items
+        known = _OWN_LISTS.get(text)
+        if known is None:
+            items = read_flow_list(text)
+            if items is None:
+                return UNSURE
+            if len(_OWN_LISTS) >= _MEMO_MAX:
+                _OWN_LISTS.clear()
+            _OWN_LISTS[text] = known = tuple(items)
+        return list(known)  # a new list each time (its items are immutable)
     value = read_scalar(text)
     if len(_OWN_VALUES) >= _MEMO_MAX:
         _OWN_VALUES.clear()
@@ -1270,6 +1300,40 @@ def _own_list(rows: list[_Row], i: int, indent: int) -> tuple[list[Any], int]:
     return out, i
 
 
+# Key text -> whether it is a key load_own reads (``[A-Za-z_][A-Za-z0-9_]*`` that reads as a
+# string); bounded, cleared when full.
+_OWN_KEYS: dict[str, bool] = {}
+_OWN_KEY_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _own_flat(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """:func:`load_own` of a text whose every line starts at column 0 and none with ``-``.
+
+    Such a text is in the layout only as ``key: value`` lines (a ``key:`` line would need
+    deeper lines after it); this reads them one by one, with the same key and value rules as
+    the row reader, and gives what it gives.
+    """
+    out: dict[str, Any] = {}
+    keys: dict[str, int] = {}
+    known = _OWN_KEYS
+    for number, line in enumerate(yaml_text[:-1].split("\n")):
+        key, sep, rest = line.partition(": ")
+        good = known.get(key)
+        if good is None:
+            good = bool(_OWN_KEY_TEXT.match(key)) and _reads_as_str(key)
+            if len(known) >= _MEMO_MAX:
+                known.clear()
+            known[key] = good
+        if not good or not sep or key in out:
+            return None
+        value = _own_value(rest)
+        if value is UNSURE:
+            return None
+        out[key] = value
+        keys[key] = number
+    return (out, keys) if out else None
+
+
 def load_own(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     """Read frontmatter in memcore's own layout, without libyaml; ``None`` for any other text.
 
@@ -1286,6 +1350,13 @@ def load_own(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     """
     if not FAST_PATHS or not yaml_text.endswith("\n") or not _OWN_TEXT.match(yaml_text):
         return None
+    if yaml_text[0] not in " -" and "\n " not in yaml_text and "\n-" not in yaml_text:
+        return _own_flat(yaml_text)
+    return _own_rows(yaml_text)
+
+
+def _own_rows(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """:func:`load_own` of any text in the layout (printable ASCII ending in a line break), row by row."""
     rows: list[_Row] = []
     for line in yaml_text[:-1].split("\n"):
         found = _OWN_LINE.match(line)

@@ -11,8 +11,10 @@ block ends; a failed write says whether it left the workspace ``unchanged`` or `
 from __future__ import annotations
 
 import mimetypes
+import os
 import posixpath
 import sys
+import time
 import unicodedata
 from array import array
 from collections.abc import Iterator, Mapping
@@ -39,7 +41,7 @@ from memcore.storage import (
     WriteSession,
     join,
 )
-from memcore_box import _splice
+from memcore_box import _scan, _splice
 from memcore_box._json import IndexWriter, dumps_json, loads_json
 from memcore_box._parse import _File, is_memory_name, parse, read_meta
 from memcore_box._workspace import CONFIG_FILE
@@ -65,6 +67,8 @@ _INDEX_KEYS = frozenset(
 )
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _MAX_SLUG_TRIES = 1000
+#: how long before a walk a folder must have last changed for its listing to be reused (ns)
+_SETTLED_NS = 2_000_000_000
 
 
 class WorkspaceState(BaseProvider):
@@ -108,6 +112,8 @@ class WorkspaceState(BaseProvider):
         # id -> path of the memories iteration yielded last (bounded): file_of() answers from it
         # without reading every folder index.
         self._recent: dict[str, str] = {}
+        # (folder stamps, listings) of the walk open() made, for the first iteration to reuse
+        self._opened_listings: tuple[dict[str, Any], dict[str, list[Any]]] | None = None
         #: removes temp files of interrupted writes on the first write holding the lock (local folders)
 
     @classmethod
@@ -178,7 +184,9 @@ class WorkspaceState(BaseProvider):
         return self._config
 
     # -- folders and indexes ----------------------------------------------------------
-    def _walk(self, folder: str = "") -> Iterator[tuple[str, list[Any]]]:
+    def _walk(self, folder: str = "", stamps: dict[str, Any] | None = None) -> Iterator[tuple[str, list[Any]]]:
+        if stamps is not None:
+            stamps[folder] = self._folder_stamp(folder)  # before listing: a change while listing shows
         try:
             items = self.storage.list(folder)
         except FileNotFoundError:
@@ -186,12 +194,44 @@ class WorkspaceState(BaseProvider):
         yield folder, items
         for item in items:
             if item.is_folder and not item.name.startswith("."):
-                yield from self._walk(join(folder, item.name))
+                yield from self._walk(join(folder, item.name), stamps)
 
-    def _discover(self) -> dict[str, list[Any]]:
-        """Find every memory folder (one holding ``_index.json`` or memory files); return listings."""
+    def _folder_stamp(self, folder: str) -> tuple[int, int] | None:
+        """Return a local folder's ``(inode, modification time in ns)``, or ``None`` (not a local folder)."""
+        storage = self.storage
+        if not isinstance(storage, LocalStorage):
+            return None
+        try:
+            st = os.stat(storage._path(folder))
+        except (OSError, UnsafePathError):
+            return None
+        return st.st_ino, st.st_mtime_ns
+
+    def _reused_listings(self) -> dict[str, list[Any]] | None:
+        """Return the listings :meth:`open` took, when no folder changed since (then forget them)."""
+        kept, self._opened_listings = self._opened_listings, None
+        if kept is None or not _scan.enabled():
+            return None
+        stamps, listings = kept
+        for folder, stamp in stamps.items():
+            if self._folder_stamp(folder) != stamp:
+                return None
+        return listings
+
+    def _discover(self, *, remember: bool = False) -> dict[str, list[Any]]:
+        """Find every memory folder (one holding ``_index.json`` or memory files); return listings.
+
+        Args:
+            remember: Keep the listings for the first iteration (:meth:`_reused_listings`), when
+                every folder is local and was last changed at least :data:`_SETTLED_NS` before the
+                walk began (a change in the same clock tick as a listing could leave the
+                folder's time as it was). Any other walk, or a write, forgets them.
+        """
+        self._opened_listings = None
+        stamps: dict[str, Any] | None = {} if remember and _scan.enabled() else None
+        began = time.time_ns()
         listings: dict[str, list[Any]] = {}
-        for folder, items in self._walk(""):
+        for folder, items in self._walk("", stamps):
             if not folder:
                 continue
             if any(not i.is_folder and (i.name == INDEX_FILE or is_memory_name(i.name)) for i in items):
@@ -202,6 +242,8 @@ class WorkspaceState(BaseProvider):
             if not self.storage.exists(path):
                 del self._folders[path]
                 self._invalidate()
+        if stamps and all(s is not None and s[1] < began - _SETTLED_NS for s in stamps.values()):
+            self._opened_listings = (stamps, dict(listings))
         return listings
 
     def _loaded(self, folder: _Folder) -> _Folder:
@@ -604,6 +646,7 @@ class WorkspaceState(BaseProvider):
     # the rollup and the config are written once, when the outermost block ends.
     def _session_started(self, session: WriteSession) -> None:
         """Sync with storage (repairing drift) before the first write (core swept temp files)."""
+        self._opened_listings = None
         self._started = self._mutations
         self._outside = sys.exc_info()[1]
         self._ensure_open()

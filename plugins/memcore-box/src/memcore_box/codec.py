@@ -62,6 +62,8 @@ _HANDLED = (frozenset(FIELD_ORDER) - {"companion_for", "links", "sources"}) | {M
 _MEMCORE_KNOWN = frozenset({"kind", "status", "title", "date_only", "parent", "relations", "relation_order", "extra"})
 
 Resolver = Callable[[str], str | None]
+_KINDS = {kind.value: kind for kind in Kind}
+_STATUSES = {status.value: status for status in Status}
 
 
 def wikilink_title(text: str) -> str:
@@ -168,14 +170,16 @@ def entry_from_meta(
 
     extra_ns: dict[str, Any] = {}
     memcore = meta.get(MEMCORE_KEY)
-    if isinstance(memcore, Mapping):
+    if memcore is None:
+        pass
+    elif isinstance(memcore, Mapping):
         extra_ns = plain(memcore)
-    elif memcore is not None:
+    else:
         bad(MEMCORE_KEY, "the 'memcore' key must be a mapping")
 
     raw_kind = str(meta["kind"])
     if raw_kind in BOX_KINDS:
-        kind = Kind(raw_kind)
+        kind = _KINDS[raw_kind]
         wanted = extra_ns.get("kind")
         if isinstance(wanted, str) and wanted in Kind.__members__.values() and box_kind(Kind(wanted)) == raw_kind:
             kind = Kind(wanted)
@@ -187,7 +191,7 @@ def entry_from_meta(
     raw_status = meta.get("status")
     if raw_status is not None:
         if str(raw_status) in BOX_STATUSES:
-            status = Status(str(raw_status))
+            status = _STATUSES[str(raw_status)]
             wanted = extra_ns.get("status")
             if (
                 isinstance(wanted, str)
@@ -243,7 +247,9 @@ def entry_from_meta(
 
     tags = meta.get("tags")
     if tags is not None:
-        if isinstance(tags, list):
+        if isinstance(tags, list) and all(type(t) is str for t in tags):
+            fields["tags"] = [t for t in tags if t.strip()]  # what the general case below gives
+        elif isinstance(tags, list):
             fields["tags"] = [str(text_of(t)) for t in tags if is_scalar(t) and t is not None and str(t).strip()]
             if not all(is_scalar(t) for t in tags):  # never a tag "['a']": the item stays as written
                 bad("tags", "a tag must be a single text value, not a list or mapping, e.g. [auth, security]")
@@ -364,9 +370,15 @@ def _json_text(value: Any, depth: int = 0) -> bool:
     if depth >= 32:
         return False
     if kind is dict:
-        return all(type(k) is str and _json_text(k) and _json_text(v, depth + 1) for k, v in value.items())
+        for k, v in value.items():
+            if type(k) is not str or not utf8_text(k) or not _json_text(v, depth + 1):
+                return False
+        return True
     if kind is list:
-        return all(_json_text(v, depth + 1) for v in value)
+        for v in value:
+            if not _json_text(v, depth + 1):
+                return False
+        return True
     return False
 
 

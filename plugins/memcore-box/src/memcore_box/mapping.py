@@ -179,12 +179,26 @@ def format_timestamp(value: datetime) -> str:
     return text + "Z"
 
 
+# The last text parse_timestamp read and its value (a file's updated_at is mostly its created_at).
+_last_stamp: tuple[str, datetime] | None = None
+
+
 def parse_timestamp(text: str) -> datetime:
     """Parse an ISO-8601 timestamp (``Z`` or an offset; a bare date is 00:00 UTC) to UTC.
 
     Raises:
         ValueError: Not ISO-8601, or a datetime without a timezone.
     """
+    global _last_stamp
+    last = _last_stamp
+    if last is not None and last[0] == text:
+        return last[1]
+    value = _parse_timestamp(text)
+    _last_stamp = (text, value)
+    return value
+
+
+def _parse_timestamp(text: str) -> datetime:
     raw = text.strip()
     if raw.endswith(("Z", "z")):
         raw = raw[:-1] + "+00:00"

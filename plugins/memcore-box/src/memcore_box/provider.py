@@ -158,7 +158,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
                 f"create one with `memcore init --store {self.format_name}:{self.location}`"
             )
         self._load_config()
-        self._discover()
+        self._discover(remember=True)
         # The rollup is read at the first write or validate (``_sync``), not here: only its
         # unknown keys and version are kept, and parsing it (as large as all folder indexes
         # together) would double a reader's peak memory for nothing.
@@ -168,6 +168,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
     def close(self) -> None:
         """Forget cached state; everything was written already."""
         self._folders.clear()
+        self._opened_listings = None
         self._invalidate()
         self._reserved.clear()
         super().close()

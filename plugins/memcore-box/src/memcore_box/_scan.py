@@ -1,0 +1,101 @@
+"""Pass 1 of iterating: a memory file's order keys read from its bytes, without parsing its frontmatter.
+
+:func:`stream_entries <memcore_box._stream.stream_entries>` needs from each file, before it maps
+any, only whether the file is a memory (not an orphan), its ``id``, ``title`` and
+``created_at``. :func:`order_keys` answers that from the bytes of a file in the layout memcore
+writes, when it is sure: the answer is then what :func:`memcore_box._parse.read_meta` would
+give (a file it does not orphan, with those three values); otherwise ``None``, and the caller
+reads the file the general way. ``MEMCORE_BOX_STREAM_FAST=0`` (or the YAML fast paths off,
+``MEMCORE_YAML_FAST=0``) turns it off.
+
+Sure means: ASCII bytes without a carriage return (so decoding changes nothing), ``---`` on the
+first line, a closing ``---``/``...`` line, and between them at most 64 KiB of ``key: value``
+lines at column 0, each key an identifier that reads as a string and none twice, each value one
+that the round-trip loader surely reads without an error: plain text whose first character
+starting with a letter or ``_`` (text, a boolean or null), a UTC timestamp as memcore writes it (read as
+itself), a decimal number, ``true``/``false``, quoted text with nothing to escape, or a flow list
+of such items. ``id`` and ``kind`` must be there, and ``id``, ``kind``, ``title`` and
+``created_at`` must be plain text read as a string or timestamps (values read as themselves).
+plugins/memcore-box/tests/test_box_scan.py compares it with ``read_meta``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from memcore import frontmatter
+from memcore.frontmatter import _reads_as_str
+
+__all__ = ["ENV", "enabled", "order_keys"]
+
+ENV = "MEMCORE_BOX_STREAM_FAST"
+
+# Plain text read as itself: a first character no implicit resolver rule starts with (a letter
+# but t/f/n, either case, or "_"), then printable ASCII without "#", ",", ":", brackets or
+# braces, not ending in a blank (what memcore.frontmatter._SURE_TEXT reads).
+_PLAIN = rb"[a-eg-mo-su-zA-EG-MO-SU-Z_](?:[ !\"$-+\--9;-Z\\^-z|~]*[!\"$-+\--9;-Z\\^-z|~])?"
+# Any plain text starting with a letter or "_", same characters: read as text, a boolean or null,
+# never an error.
+_WORDS = rb"[A-Za-z_](?:[ !\"$-+\--9;-Z\\^-z|~]*[!\"$-+\--9;-Z\\^-z|~])?"
+_STAMP = rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z"
+_NUMBER = rb"-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,17})?"
+_QUOTED = rb'"[ !#-\[\]-~]*"|\'[ -&(-~]*\''  # printable, nothing to escape, no quote inside
+_ITEM = rb"(?:" + _WORDS + rb"|" + _NUMBER + rb"|" + _QUOTED + rb")"
+_VALUE = rb"(?:" + _WORDS + rb"|" + _STAMP + rb"|" + _NUMBER + rb"|" + _QUOTED
+_VALUE += rb"|\[(?:" + _ITEM + rb"(?:, " + _ITEM + rb")*)?\])"
+_LINES = re.compile(rb"(?:[A-Za-z_][A-Za-z0-9_]{0,99}: " + _VALUE + rb"\n)+\Z")
+_TEXT = re.compile(rb"(?:" + _PLAIN + rb"|" + _STAMP + rb")\Z")
+_WORDS_TEXT = re.compile(_WORDS + rb"\Z")
+_CLOSE = re.compile(rb"\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)")
+# The keys of _LINES that do not read as strings (YAML 1.2: a boolean or null; the other letters
+# and "_" start no implicit type). tests/test_box_scan.py checks this against the resolver.
+_NOT_TEXT_KEYS = frozenset({b"true", b"True", b"TRUE", b"false", b"False", b"FALSE", b"null", b"Null", b"NULL"})
+_MAX_YAML = 64 * 1024  # well under frontmatter.MAX_VALUES values, whatever the lines hold
+
+
+def enabled() -> bool:
+    """Return whether :func:`order_keys` is used (``MEMCORE_BOX_STREAM_FAST`` not ``0``, YAML fast paths on)."""
+    return frontmatter.FAST_PATHS and os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def _is_text(value: bytes) -> bool:
+    """Whether a value of :data:`_LINES` is plain text the round-trip loader reads as itself."""
+    return bool(_TEXT.match(value)) or (bool(_WORDS_TEXT.match(value)) and _reads_as_str(value.decode("ascii")))
+
+
+def order_keys(data: bytes) -> tuple[str, str | None, str | None] | None:
+    """Return ``(id, title, created_at)`` of a memory file in memcore's layout, or ``None`` when unsure.
+
+    Args:
+        data: The file's bytes.
+
+    Returns:
+        The three values as :func:`memcore_box._parse.read_meta` reads them (``title`` and
+        ``created_at`` ``None`` when absent); ``None`` for anything outside the sure subset (see
+        the module docstring), orphans included.
+    """
+    if not data.startswith(b"---\n") or not data.isascii() or b"\r" in data:
+        return None
+    closing = _CLOSE.search(data, 3)
+    if closing is None:
+        return None
+    yaml = data[4 : closing.start() + 1]
+    if len(yaml) > _MAX_YAML or not _LINES.match(yaml):
+        return None
+    pairs = dict(line.split(b": ", 1) for line in yaml[:-1].split(b"\n"))
+    if len(pairs) != yaml.count(b"\n"):
+        return None  # a key twice
+    entry_id, kind = pairs.get(b"id"), pairs.get(b"kind")
+    title, created = pairs.get(b"title"), pairs.get(b"created_at")
+    if entry_id is None or kind is None or not _is_text(entry_id) or not _is_text(kind):
+        return None
+    if (title is not None and not _is_text(title)) or (created is not None and not _is_text(created)):
+        return None
+    if not _NOT_TEXT_KEYS.isdisjoint(pairs):
+        return None
+    return (
+        entry_id.decode("ascii"),
+        None if title is None else title.decode("ascii"),
+        None if created is None else created.decode("ascii"),
+    )
