@@ -22,6 +22,7 @@ import os
 import re
 from array import array
 from collections.abc import Iterable, Sequence
+from operator import is_
 from typing import Any
 
 __all__ = ["ENV", "Spans", "enabled", "entry_spans", "top_level_extras"]
@@ -154,13 +155,14 @@ class Spans:
 
     Args:
         data: The file's bytes.
-        spans: :func:`entry_spans` of ``data``.
+        spans: :func:`entry_spans` of ``data``: each entry's ``(start, end)``; or, for a file
+            this process just wrote (:meth:`whole`), one pair: where the entries' texts begin
+            and end (consecutive, separated by ``,\\n``).
         rows: The rows the file's entries became, in file order (matched by identity: a row
             replaced since, or built from the memory files, is not found).
-        rollup: Whether ``data`` is a rollup (its entry texts end with ``folder_path``).
     """
 
-    __slots__ = ("_by_id", "data", "ends", "rollup", "rows", "starts")
+    __slots__ = ("_by_id", "data", "ends", "rows", "starts")
 
     def __init__(self, data: bytes | bytearray, spans: tuple[array[int], array[int]], rows: Sequence[Any]) -> None:
         self.data = data
@@ -168,17 +170,43 @@ class Spans:
         self.rows = rows
         self._by_id: dict[int, int] | None = None
 
-    def text(self, row: Any, hint: int) -> bytes | bytearray | None:
-        """Return the folder-index text of ``row`` (``hint``: its likely position), or ``None``."""
-        rows = self.rows
-        pos = hint if hint < len(rows) and rows[hint] is row else -1
-        if pos < 0:
-            if self._by_id is None:
-                self._by_id = {id(r): i for i, r in enumerate(rows)}
-            pos = self._by_id.get(id(row), -1)
-            if pos < 0 or rows[pos] is not row:
-                return None
-        return self.data[self.starts[pos] : self.ends[pos]]
+    @classmethod
+    def whole(cls, data: bytes | bytearray, region: Sequence[int], rows: Sequence[Any]) -> Spans:
+        """Return the texts of a file whose entries (``rows``, in order) span ``data[region[0]:region[1]]``."""
+        return cls(data, (array("q", [region[0]]), array("q", [region[1]])), rows)
+
+    def plan(self, rows: Sequence[Any]) -> list[Any]:
+        """Return how to write ``rows``: ``(start, end)`` byte ranges of ``data`` and rows to encode.
+
+        A range covers consecutive rows that are consecutive, unchanged entries of this file
+        (their texts and the ``,\\n`` between them); every other row is given as itself.
+        """
+        mine = self.rows
+        if len(self.starts) != len(mine):  # a file just written: all of its rows, or none
+            if len(rows) == len(mine) and all(map(is_, rows, mine)):
+                return [(self.starts[0], self.ends[0])] if rows else []
+            return list(rows)
+        if self._by_id is None:
+            self._by_id = {id(r): i for i, r in enumerate(mine)}
+        old = list(map(self._by_id.get, map(id, rows)))  # a live row's id is no other object's
+        plan: list[Any] = []
+        starts, ends = self.starts, self.ends
+        n = len(rows)
+        i = 0
+        while i < n:
+            p = old[i]
+            if p is None:
+                plan.append(rows[i])
+                i += 1
+                continue
+            j = i + 1
+            q = p + 1
+            while j < n and old[j] == q:
+                j += 1
+                q += 1
+            plan.append((starts[p], ends[q - 1]))
+            i = j
+        return plan
 
 
 def _decode_at(text: str, pos: int) -> tuple[Any, int] | None:

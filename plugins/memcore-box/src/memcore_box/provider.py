@@ -168,6 +168,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
     def close(self) -> None:
         """Forget cached state; everything was written already."""
         self._folders.clear()
+        self._listed.clear()
         self._invalidate()
         self._reserved.clear()
         super().close()
