@@ -26,7 +26,7 @@ __all__ = ["RawText", "map_texts"]
 #: beyond this many keys the caller's one-pass build is cheaper.
 _MAX_GROUPS = 64
 
-_ID, _TITLE, _SLUG, _KIND, _STATUS, _TAGS, _COMPANION = 0, 3, 4, 5, 6, 8, 10
+_ID, _TITLE, _SLUG, _KIND, _STATUS, _TAGS, _COMPANION, _RAW = 0, 3, 4, 5, 6, 8, 10, 15
 _NONE = type(None)
 
 
@@ -38,12 +38,13 @@ class RawText(_PreEncoded):
 
 def _flat(keys: Sequence[Any], eids: Sequence[str]) -> str | None:
     """Return the text of ``{key: id}`` over the rows with a key, or ``None`` when two rows share one."""
-    pairs = list(compress(zip(keys, eids), keys))
-    if not pairs:
+    held = list(compress(keys, keys))
+    if not held:
         return "{}"
-    if len(dict(pairs)) != len(pairs):
+    if len(set(held)) != len(held):
         return None  # a shared key: the active-wins rule decides which id it maps to
-    return "{\n" + ",\n".join(["    " + _encode_str(k) + ": " + e for k, e in pairs]) + "\n  }"
+    lines = map(": ".join, zip(map(_encode_str, held), compress(eids, keys)))
+    return "{\n    " + ",\n    ".join(lines) + "\n  }"
 
 
 def _groups(order: Sequence[str], member: Any, values: Sequence[Any], eids: Sequence[str]) -> str:
@@ -79,7 +80,7 @@ def map_texts(rows: Sequence[Any]) -> list[tuple[str, RawText]] | None:
         characters); ``None`` when the rows are outside what this covers (see the module
         docstring).
     """
-    if any(row.raw is not None for row in rows):
+    if list(map(itemgetter(_RAW), rows)).count(None) != len(rows):
         return None
     ids = list(map(itemgetter(_ID), rows))
     if len(set(ids)) != len(ids):

@@ -15,7 +15,7 @@ import posixpath
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from operator import is_
+from operator import is_, itemgetter
 from typing import Any, ClassVar
 
 from ulid import ULID
@@ -66,6 +66,13 @@ _INDEX_KEYS = frozenset(
 )
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _MAX_SLUG_TRIES = 1000
+
+
+def _filenames(rows: list[IndexRow]) -> set[str]:
+    """Return ``{row.filename for row in rows}``, in C-level passes when every name is the conventional one."""
+    if list(map(itemgetter(2), rows)).count(None) == len(rows):  # fname None: <kind>__<slug>.md
+        return set(map("{}__{}.md".format, map(itemgetter(5), rows), map(itemgetter(4), rows)))
+    return {row.filename for row in rows}
 
 
 class WorkspaceState(BaseProvider):
@@ -341,8 +348,7 @@ class WorkspaceState(BaseProvider):
             and _drift.stamp(self.storage, folder.path) == listed.stamp
         ):
             # No name added, removed or renamed in the folder since opening listed it.
-            present_names = {name for name in listed.names if is_memory_name(name)}
-            if {e.filename for e in folder.entries} == present_names:
+            if _filenames(folder.entries) == set(filter(is_memory_name, listed.names)):
                 return
         try:
             items = self.storage.list(folder.path)
@@ -519,7 +525,7 @@ class WorkspaceState(BaseProvider):
             rows = tuple(folder.entries)
             folder.source = (item.version, rows) if item.version else None
             if region is not None:
-                written[path] = _splice.Spans.whole(payload, region, rows)
+                written[path] = _splice.Spans(payload, (region[0], region[1]), rows)
             del payload
             if folder.repaired == folder.version:
                 folder.repaired = item.version  # our own write keeps files and index in step
@@ -623,8 +629,14 @@ class WorkspaceState(BaseProvider):
             return None
         if version != source[0]:
             return None
-        spans = _splice.entry_spans(data, len(source[1]))
-        return None if spans is None else _splice.Spans(data, spans, source[1])
+        region = _splice.entries_region(data, len(source[1]))
+        if region is not None:
+            return _splice.Spans(data, region, source[1])
+        spans = _splice.entry_spans(data, len(source[1]))  # one entry at a time (long non-ASCII lists)
+        if spans is None:
+            return None
+        edges = (spans[0][0], spans[1][-1]) if len(spans[0]) else (0, 0)
+        return _splice.Spans(data, edges, source[1], spans)
 
     def _write_rollup(
         self, session: WriteSession, now: str, written: Mapping[str, _splice.Spans] | None = None
