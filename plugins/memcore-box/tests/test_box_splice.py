@@ -13,6 +13,7 @@ from memcore.models import Kind, MemoryEntry
 from memcore_box import _drift, _splice
 from memcore_box._json import IndexWriter, _emit, dumps_json, loads_json
 from memcore_box._maps import map_texts
+from memcore_box._parse import is_memory_name
 from memcore_box._state import _ROLLUP_KEYS
 from memcore_box.index import INDEX_FILE, IndexRow, row_from_json, row_maps
 from memcore_box.provider import BoxMemoryProvider
@@ -481,3 +482,26 @@ def test_a_rollup_over_two_folders_builds_its_own_maps_with_the_same_bytes(tmp_p
     rollup = loads_json((root / INDEX_FILE).read_bytes())
     assert rollup["entry_count"] == 10 - 1 + 7 and rollup["by_id"][rollup["entries"][-1]["id"]] == 15
     store.close()
+
+
+def test_indexed_files_match_compares_the_index_with_the_memory_files_among_the_names() -> None:
+    rows = [_row(i) for i in range(40)]
+    names = {r.filename for r in rows} | {"_index.json", "README.md", ".x.md", "notes.txt", ".a.md.0123456789ab.tmp"}
+
+    def slow(rows: list[IndexRow], names: set[str]) -> bool:
+        return {r.filename for r in rows} == {n for n in names if is_memory_name(n)}
+
+    cases = [
+        (rows, names),
+        (rows, names | {"fact__by-hand.md"}),  # a memory file nobody indexed
+        (rows, names | {"Other.MD"}),
+        (rows, names - {rows[3].filename}),  # an indexed file gone
+        (rows[1:], names),
+        ([*rows, _row(50, kind=".hidden")], names | {".hidden__s-50.md"}),  # not a memory name
+        ([*rows, _row(51, filename="custom.md")], names | {"custom.md"}),
+        ([*rows, _row(52, filename="notes.txt")], names),
+    ]
+    for case_rows, case_names in cases:
+        assert _drift.indexed_files_match(case_rows, frozenset(case_names), is_memory_name) == slow(case_rows, case_names)
+    assert _drift.indexed_files_match(rows, frozenset(names), is_memory_name)
+    assert not _drift.indexed_files_match(rows, frozenset(names | {"fact__by-hand.md"}), is_memory_name)

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from operator import itemgetter
 from typing import Any
 
 from memcore.storage import LocalStorage
 
-__all__ = ["SETTLED_NS", "Listed", "now_ns", "stamp", "take"]
+__all__ = ["SETTLED_NS", "Listed", "indexed_files_match", "now_ns", "stamp", "take"]
 
 #: How much older than a listing the folder's last change must be for the listing to be kept
 #: (nanoseconds): beyond any file system's timestamp granularity (FAT's is 2 s).
@@ -79,3 +82,26 @@ def take(before: Stamp | None, after: Stamp | None, started_ns: int, names: froz
 def now_ns() -> int:
     """Return the wall clock in nanoseconds (the clock a local file system's times follow)."""
     return time.time_ns()
+
+
+def indexed_files_match(rows: Sequence[Any], names: AbstractSet[str], is_memory_name: Callable[[str], bool]) -> bool:
+    """Return ``{r.filename for r in rows} == {n for n in names if is_memory_name(n)}``.
+
+    Args:
+        rows: A folder index's rows (:class:`memcore_box.index.IndexRow`).
+        names: The names of the folder's files.
+        is_memory_name: :func:`memcore_box._parse.is_memory_name`.
+
+    When every row has the conventional file name ``<kind>__<slug>.md`` (a memory name unless
+    the kind starts with a dot), the names are built and compared in C-level passes, and only
+    the folder's other files (``_index.json``…) go through ``is_memory_name``.
+    """
+    try:
+        conventional = list(map(itemgetter(2), rows)).count(None) == len(rows)
+        kinds = set(map(itemgetter(5), rows)) if conventional else set()
+    except TypeError:  # an unhashable kind (a foreign index): the general comparison
+        conventional = False
+    if not conventional or any("{}".format(kind).startswith(".") for kind in kinds):
+        return {row.filename for row in rows} == {n for n in names if is_memory_name(n)}
+    indexed = set(map("{}__{}.md".format, map(itemgetter(5), rows), map(itemgetter(4), rows)))
+    return indexed <= names and not any(map(is_memory_name, names - indexed))

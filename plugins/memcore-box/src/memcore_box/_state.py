@@ -15,7 +15,7 @@ import posixpath
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from operator import is_, itemgetter
+from operator import is_
 from typing import Any, ClassVar
 
 from ulid import ULID
@@ -66,13 +66,6 @@ _INDEX_KEYS = frozenset(
 )
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _MAX_SLUG_TRIES = 1000
-
-
-def _filenames(rows: list[IndexRow]) -> set[str]:
-    """Return ``{row.filename for row in rows}``, in C-level passes when every name is the conventional one."""
-    if list(map(itemgetter(2), rows)).count(None) == len(rows):  # fname None: <kind>__<slug>.md
-        return set(map("{}__{}.md".format, map(itemgetter(5), rows), map(itemgetter(4), rows)))
-    return {row.filename for row in rows}
 
 
 class WorkspaceState(BaseProvider):
@@ -348,7 +341,7 @@ class WorkspaceState(BaseProvider):
             and _drift.stamp(self.storage, folder.path) == listed.stamp
         ):
             # No name added, removed or renamed in the folder since opening listed it.
-            if _filenames(folder.entries) == set(filter(is_memory_name, listed.names)):
+            if _drift.indexed_files_match(folder.entries, listed.names, is_memory_name):
                 return
         try:
             items = self.storage.list(folder.path)
