@@ -413,7 +413,7 @@ def test_a_folder_unchanged_since_opening_is_not_listed_again_and_a_hand_change_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_drift, "SETTLED_NS", 0)  # the workspace was made a moment ago
-    root, ids = _workspace(tmp_path, 8)
+    root, _ = _workspace(tmp_path, 8)
     store = BoxMemoryProvider(str(root)).open()
     assert "memories" in store._listed  # opening listed it and kept the names
     with store.batch():
@@ -502,6 +502,8 @@ def test_indexed_files_match_compares_the_index_with_the_memory_files_among_the_
         ([*rows, _row(52, filename="notes.txt")], names),
     ]
     for case_rows, case_names in cases:
-        assert _drift.indexed_files_match(case_rows, frozenset(case_names), is_memory_name) == slow(case_rows, case_names)
+        assert _drift.indexed_files_match(case_rows, frozenset(case_names), is_memory_name) == slow(
+            case_rows, case_names
+        )
     assert _drift.indexed_files_match(rows, frozenset(names), is_memory_name)
     assert not _drift.indexed_files_match(rows, frozenset(names | {"fact__by-hand.md"}), is_memory_name)

@@ -101,7 +101,7 @@ def indexed_files_match(rows: Sequence[Any], names: AbstractSet[str], is_memory_
         kinds = set(map(itemgetter(5), rows)) if conventional else set()
     except TypeError:  # an unhashable kind (a foreign index): the general comparison
         conventional = False
-    if not conventional or any("{}".format(kind).startswith(".") for kind in kinds):
+    if not conventional or any(f"{kind}".startswith(".") for kind in kinds):
         return {row.filename for row in rows} == {n for n in names if is_memory_name(n)}
     indexed = set(map("{}__{}.md".format, map(itemgetter(5), rows), map(itemgetter(4), rows)))
     return indexed <= names and not any(map(is_memory_name, names - indexed))

@@ -43,7 +43,7 @@ def _flat(keys: Sequence[Any], eids: Sequence[str]) -> str | None:
         return "{}"
     if len(set(held)) != len(held):
         return None  # a shared key: the active-wins rule decides which id it maps to
-    lines = map(": ".join, zip(map(_encode_str, held), compress(eids, keys)))
+    lines = map(": ".join, zip(map(_encode_str, held), compress(eids, keys), strict=True))
     return "{\n    " + ",\n    ".join(lines) + "\n  }"
 
 

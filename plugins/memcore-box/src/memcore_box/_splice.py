@@ -259,7 +259,8 @@ class Spans:
         self.data = data
         self.region = region
         self.rows = rows
-        self.starts, self.ends = spans if spans is not None else (None, None)
+        self.starts: array[int] | None = spans[0] if spans is not None else None
+        self.ends: array[int] | None = spans[1] if spans is not None else None
         self._by_id: dict[int, int] | None = None
 
     def _offsets(self) -> tuple[array[int], array[int]]:
