@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memcore.models import Kind, MemoryEntry
-from memcore_box import _drift, _splice
+from memcore_box import _drift, _json, _splice
 from memcore_box._json import IndexWriter, _emit, dumps_json, loads_json
 from memcore_box._maps import map_texts
 from memcore_box._parse import is_memory_name
@@ -507,3 +507,17 @@ def test_indexed_files_match_compares_the_index_with_the_memory_files_among_the_
         )
     assert _drift.indexed_files_match(rows, frozenset(names), is_memory_name)
     assert not _drift.indexed_files_match(rows, frozenset(names | {"fact__by-hand.md"}), is_memory_name)
+
+
+def test_the_rollup_takes_the_folder_index_text_piece_by_piece_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_json, "_PIECE", 300)  # a few entries per piece, cut after an entry's brace
+    root, ids = _workspace(tmp_path, 30)
+    store = BoxMemoryProvider(str(root)).open()
+    with store.batch():
+        store.add(_entry(31, "p"))
+        store.delete(ids[7])
+    expected = _full_encodings(store)
+    assert _on_disk(root, expected) == expected
+    store.close()

@@ -125,6 +125,8 @@ class _Texts(Protocol):
 #: How every entry's text ends: its one line indented by four spaces (deeper values are
 #: indented further, and a JSON string holds no raw line break).
 _ENTRY_END = b"\n    }"
+_BETWEEN = b"\n    },\n    {\n"  # between two entries
+_PIECE = 4 << 20  # bytes of entries given the rollup's folder path at once
 
 
 #: Entry texts are cached only while an index holds at most this many entries: the cache makes a
@@ -258,12 +260,18 @@ class IndexWriter:
                     buf += b",\n"
                 first = False
                 if type(piece) is tuple:  # (start, end): consecutive entries' text in texts.data
-                    assert data is not None
-                    chunk = data[piece[0] : piece[1]]
+                    assert data is not None and texts is not None
+                    start, end = piece
                     if tail is None:
-                        buf += chunk
-                    else:  # each entry's closing "\n    }" (its only line indented by four spaces)
-                        buf += bytes(chunk).replace(_ENTRY_END, tail)
+                        buf += data[start:end]
+                        continue
+                    # Each entry's closing "\n    }" (its only line indented by four spaces) gets
+                    # the folder path, a few MiB at a time (cut after an entry's closing brace).
+                    while start < end:
+                        cut = texts.data.find(_BETWEEN, start + _PIECE, end) if end - start > _PIECE else -1
+                        cut = end if cut < 0 else cut + len(_ENTRY_END)
+                        buf += bytes(data[start:cut]).replace(_ENTRY_END, tail)
+                        start = cut
                     continue
                 text = self._entry(piece, seen, borrow).encode("utf-8")
                 buf += text if tail is None else text[: -len(_ENTRY_END)] + tail
