@@ -24,8 +24,10 @@ Everything is measured in one run, in temp folders on the same disk:
    reads it: the indexes too) and the memory files' bytes alone, ``get`` of ``--gets``
    random ids, and a batch of 1,000 adds (the workspace is put back afterwards: the new files
    removed, the indexes and config rewritten from the bytes saved before), once with the index
-   splice fast path (``memcore_box._splice``) and once with it off (``MEMCORE_BOX_SPLICE=0``),
-   alternated. Wall and CPU time, best of ``--repeat``; per-operation costs are compared across
+   splice fast paths (``memcore_box._splice``, ``_maps``, ``_drift``) and once with them off
+   (``MEMCORE_BOX_SPLICE=0``), alternated, each after waiting ``_drift.SETTLED_NS`` for the
+   folder put back to settle (outside the clock); beside the floor of the index files' I/O (read
+   both, hash, write them durably, hash again). Wall and CPU time, best of ``--repeat``; per-operation costs are compared across
    sizes (flat = within ~1.5x).
 
 Ratios are ``memcore / floor`` from the same run; absolute times depend on the disk's fsync.
@@ -47,8 +49,8 @@ from typing import Any
 
 from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry
-from memcore.storage import atomic_write, scratch_writes
-from memcore_box import _splice
+from memcore.storage import LocalStorage, atomic_write, scratch_writes, version_token
+from memcore_box import _drift, _splice
 from memcore_box.provider import BoxMemoryProvider
 
 KINDS = (Kind.DECISION, Kind.FACT, Kind.TASK, Kind.OBSERVATION, Kind.REFERENCE, Kind.NOTE)
@@ -310,6 +312,9 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
     def batch(splice: bool) -> tuple[float, float]:
         """One batch of 1,000 adds into a freshly opened store (index read first); the workspace put back."""
         os.environ[_splice.ENV] = "1" if splice else "0"
+        # The drift check answers from the listing opening made only for a folder whose last
+        # change is older than _drift.SETTLED_NS (the workspace was put back a moment ago).
+        time.sleep(_drift.SETTLED_NS / 1e9 + 0.1)
         try:
             store = BoxMemoryProvider(str(root)).open()
             store.get(picked[0])
@@ -325,6 +330,16 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
                 atomic_write(root / name, data)
         return took
 
+    def index_io() -> None:
+        """The floor of a batch's index writes: read both index files, hash them, write them durably, hash again."""
+        for name in ("memories/_index.json", "_index.json"):
+            data, _ = LocalStorage(str(root)).read(name)
+            atomic_write(root / f".{name.replace('/', '-')}.floor", data)
+            version_token(data)
+            (root / f".{name.replace('/', '-')}.floor").unlink()
+
+    _, io_cpu, _ = _timed(index_io, repeat)
+    row.update(batch_index_io_floor_cpu_s=io_cpu)
     runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
     for _ in range(repeat):  # alternated: fast path, then the full parse and encoding
         for splice in (True, False):
@@ -341,7 +356,8 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
         f"x{row['ratio_cpu']:.1f} CPU (memory files alone {md_wall:.2f} / {md_cpu:.2f} s: "
         f"x{row['ratio_md_cpu']:.1f} CPU); get {row['get_ms']:.3f} ms ({row['get_cpu_ms']:.3f} CPU); "
         f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU), splice off "
-        f"{row['batch_1000_full_s']:.2f} s ({row['batch_1000_full_cpu_s']:.2f} CPU)",
+        f"{row['batch_1000_full_s']:.2f} s ({row['batch_1000_full_cpu_s']:.2f} CPU); index files' I/O floor "
+        f"{row['batch_index_io_floor_cpu_s']:.2f} CPU",
         flush=True,
     )
     return row

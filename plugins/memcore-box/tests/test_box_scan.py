@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from memcore.frontmatter import _YAML, _reads_as_str, text_of
 from memcore.models import Kind, MemoryEntry
-from memcore_box import _scan
+from memcore_box import _drift, _scan
 from memcore_box import _stream as box_stream
 from memcore_box._parse import read_meta
 from memcore_box.mapping import parse_timestamp
@@ -250,14 +250,20 @@ def test_the_switch_is_read_per_iteration(monkeypatch: pytest.MonkeyPatch) -> No
 # -- the listing open() took, reused by the first iteration ---------------------------------
 
 
-def _settle(root: Path) -> None:
-    """Date every folder of the workspace an hour back (as a workspace nobody wrote lately)."""
+def _settle(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the workspace one nobody wrote lately: folders dated an hour back, no settling time.
+
+    ``os.utime`` cannot move a folder's change time back, so the settling time the stamps check
+    (:data:`memcore_box._drift.SETTLED_NS`) is set to none; the modification times an hour back
+    make any later change to a folder show in its stamp whatever the clock's granularity.
+    """
     for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
         os.utime(folder, ns=(time.time_ns() - 3600 * 10**9,) * 2)
+    monkeypatch.setattr(_drift, "SETTLED_NS", 0)
 
 
-def test_a_settled_workspace_is_listed_once_for_open_and_iterate(root: Path) -> None:
-    _settle(root)
+def test_a_settled_workspace_is_listed_once_for_open_and_iterate(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _settle(root, monkeypatch)
     reference = _dumps(root)
     with BoxMemoryProvider(str(root)) as store:
         assert store._opened_listings is not None  # kept by open()
@@ -266,8 +272,8 @@ def test_a_settled_workspace_is_listed_once_for_open_and_iterate(root: Path) -> 
         assert [e.id for e in store.iter_entries()] == [i for i, _, _ in reference]  # listed again
 
 
-def test_files_added_or_removed_after_open_are_seen(root: Path) -> None:
-    _settle(root)
+def test_files_added_or_removed_after_open_are_seen(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _settle(root, monkeypatch)
     with BoxMemoryProvider(str(root)) as store:
         assert store._opened_listings is not None
         (root / "memories" / "note__late.md").write_bytes(b"---\nid: mem_LATE\nkind: note\ntitle: Late\n---\nb\n")
@@ -281,8 +287,8 @@ def test_a_folder_changed_just_before_open_is_listed_again(root: Path) -> None:
         assert store._opened_listings is None
 
 
-def test_a_write_after_open_forgets_the_listing(root: Path) -> None:
-    _settle(root)
+def test_a_write_after_open_forgets_the_listing(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _settle(root, monkeypatch)
     with BoxMemoryProvider(str(root)) as store:
         added = store.add(MemoryEntry(kind=Kind.NOTE, title="Added", body="b\n"))
         assert store._opened_listings is None
@@ -290,7 +296,7 @@ def test_a_write_after_open_forgets_the_listing(root: Path) -> None:
 
 
 def test_with_the_switch_off_nothing_is_kept(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _settle(root)
+    _settle(root, monkeypatch)
     monkeypatch.setenv(_scan.ENV, "0")
     with BoxMemoryProvider(str(root)) as store:
         assert store._opened_listings is None

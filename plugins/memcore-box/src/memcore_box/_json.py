@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -107,12 +106,27 @@ def dumps_json(value: Any) -> bytes:
     return (_text(value) + "\n").encode("utf-8")
 
 
+class _PreEncoded(str):
+    """A top-level value given as its text (:class:`memcore_box._maps.RawText`): written as is."""
+
+    __slots__ = ()
+
+
 class _Row(Protocol):
     def as_dict(self) -> dict[str, Any]: ...
 
 
 class _Texts(Protocol):
-    def text(self, row: Any, hint: int) -> bytes | bytearray | None: ...
+    data: bytes | bytearray
+
+    def plan(self, rows: Sequence[Any]) -> list[Any]: ...
+
+
+#: How every entry's text ends: its one line indented by four spaces (deeper values are
+#: indented further, and a JSON string holds no raw line break).
+_ENTRY_END = b"\n    }"
+_BETWEEN = b"\n    },\n    {\n"  # between two entries
+_PIECE = 4 << 20  # bytes of entries given the rollup's folder path at once
 
 
 #: Entry texts are cached only while an index holds at most this many entries: the cache makes a
@@ -160,38 +174,34 @@ class IndexWriter:
         groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = (),
         borrow: Sequence[IndexWriter] = (),
         splice: Sequence[_Texts | None] = (),
-        spans: tuple[array[int], array[int]] | None = None,
+        region: list[int] | None = None,
     ) -> bytearray:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
         Args:
             index: The index's keys and values in order (a mapping, or ``(key, value)`` pairs
                 that may be produced lazily, e.g. one map at a time); the value given for
-                ``entries`` is not read (``sources`` gives it).
+                ``entries`` is not read (``sources`` gives it); a value that is a
+                :class:`memcore_box._maps.RawText` is the value's text, written as is.
             sources: ``(entry, folder_path)`` in order; a ``folder_path`` (rollup) is written as
                 the entry's last key.
             groups: Instead of ``sources``: ``(entries, folder_path)`` per folder, in order
                 (no tuple per entry).
             borrow: Other writers whose cached entry texts may be used (an entry's text is the
                 same in every index: the rollup takes what the folder indexes just wrote).
-            splice: One per group: where the folder-index text of an unchanged entry can be
-                taken as is (:class:`memcore_box._splice.Spans`), or ``None``.
-            spans: Two arrays that receive each entry's ``(start, end)`` byte offsets in the
-                output (its folder-index text: without the rollup's ``folder_path``).
+            splice: One per group: where the folder-index texts of unchanged entries can be
+                taken as they are (:class:`memcore_box._splice.Spans`), or ``None``.
+            region: A list that receives the byte offsets ``[start, end]`` of the entries'
+                texts in the output (from the first entry's indent to the last one's closing
+                brace; ``[n, n]`` for none).
 
         Returns:
             UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
         """
         items = index.items() if isinstance(index, Mapping) else index
         count = len(sources) + sum(len(entries) for entries, _ in groups)
-        pairs: Iterable[tuple[dict[str, Any] | _Row, str | None, _Texts | None, int]] = (
-            ((entry, folder_path, None, 0) for entry, folder_path in sources)
-            if sources
-            else (
-                (entry, folder_path, splice[g] if g < len(splice) else None, j)
-                for g, (entries, folder_path) in enumerate(groups)
-                for j, entry in enumerate(entries)
-            )
+        parts: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]] = (
+            [([entry], folder_path) for entry, folder_path in sources] if sources else groups
         )
         seen: dict[int, tuple[Any, str]] | None = {} if count <= CACHE_MAX_ENTRIES else None
         buf = bytearray(b"{")
@@ -201,41 +211,70 @@ class IndexWriter:
             buf += (("\n" if first else ",\n") + "  " + head).encode("utf-8")
             first = False
             if key != "entries":
+                if isinstance(value, _PreEncoded):  # a map's text built by memcore_box._maps
+                    buf += value.encode("utf-8")
+                    continue
                 out: list[str] = []
                 _emit(value, 1, 2 + len(head), out)
                 buf += "".join(out).encode("utf-8")
                 continue
             if not count:
                 buf += b"[]"
+                if region is not None:
+                    region[:] = [len(buf), len(buf)]
                 continue
             buf += b"[\n"
-            tails: dict[str, bytes] = {}
-            for i, (entry, folder_path, texts, j) in enumerate(pairs):
-                if i:
-                    buf += b",\n"
-                known = texts.text(entry, j) if texts is not None else None
-                start = len(buf)
-                if known is None:
-                    buf += self._entry(entry, seen, borrow).encode("utf-8")
-                else:
-                    buf += known
-                if spans is not None:
-                    spans[0].append(start)
-                    spans[1].append(len(buf))
-                if folder_path is not None:
-                    tail = tails.get(folder_path)
-                    if tail is None:
-                        tail = tails[folder_path] = (
-                            ',\n      "folder_path": ' + json.dumps(folder_path, ensure_ascii=False) + "\n    }"
-                        ).encode("utf-8")
-                    del buf[-6:]
-                    buf += tail
+            if region is not None:
+                region[:] = [len(buf)]
+            self._entries(buf, parts, splice if not sources else (), seen, borrow)
+            if region is not None:
+                region.append(len(buf))
             buf += b"\n  ]"
         if first:
             return bytearray(b"{}\n")
         buf += b"\n}\n"
         self._cache = seen if seen is not None else {}
         return buf
+
+    def _entries(
+        self,
+        buf: bytearray,
+        groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]],
+        splice: Sequence[_Texts | None],
+        seen: dict[int, tuple[Any, str]] | None,
+        borrow: Sequence[IndexWriter],
+    ) -> None:
+        """Append the entries' texts, separated by ``,\\n``: runs of unchanged ones copied whole."""
+        first = True
+        for g, (entries, folder_path) in enumerate(groups):
+            texts = splice[g] if g < len(splice) else None
+            tail = (
+                None
+                if folder_path is None
+                else (',\n      "folder_path": ' + json.dumps(folder_path, ensure_ascii=False) + "\n    }").encode()
+            )
+            pieces: Iterable[Any] = entries if texts is None else texts.plan(entries)
+            data = memoryview(texts.data) if texts is not None else None
+            for piece in pieces:
+                if not first:
+                    buf += b",\n"
+                first = False
+                if type(piece) is tuple:  # (start, end): consecutive entries' text in texts.data
+                    assert data is not None and texts is not None
+                    start, end = piece
+                    if tail is None:
+                        buf += data[start:end]
+                        continue
+                    # Each entry's closing "\n    }" (its only line indented by four spaces) gets
+                    # the folder path, a few MiB at a time (cut after an entry's closing brace).
+                    while start < end:
+                        cut = texts.data.find(_BETWEEN, start + _PIECE, end) if end - start > _PIECE else -1
+                        cut = end if cut < 0 else cut + len(_ENTRY_END)
+                        buf += bytes(data[start:cut]).replace(_ENTRY_END, tail)
+                        start = cut
+                    continue
+                text = self._entry(piece, seen, borrow).encode("utf-8")
+                buf += text if tail is None else text[: -len(_ENTRY_END)] + tail
 
 
 def loads_json(data: bytes) -> Any:

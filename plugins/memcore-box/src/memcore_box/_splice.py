@@ -22,9 +22,10 @@ import os
 import re
 from array import array
 from collections.abc import Iterable, Sequence
+from operator import is_
 from typing import Any
 
-__all__ = ["ENV", "Spans", "enabled", "entry_spans", "top_level_extras"]
+__all__ = ["ENV", "Spans", "enabled", "entries_region", "entry_spans", "top_level_extras"]
 
 #: Environment variable: ``0`` (or ``false``/``no``/``off``) turns the splice fast path off.
 ENV = "MEMCORE_BOX_SPLICE"
@@ -66,6 +67,41 @@ _ENTRY = re.compile(
 _INLINE_MAX = 100  # memcore_box._json._INLINE_MAX
 _TAGS_COLUMN = len('      "tags": ')
 _RELATED_COLUMN = len('      "related": ')
+
+
+def _short_list(column: int) -> bytes:
+    """A list as the writer writes it on one line, whose line (bytes) stays within 100 characters."""
+    return rb"(?:\[\]|(?=[^\n]{1,%d},\n)" % (_INLINE_MAX - column) + _INLINE + rb"|" + _FOLDED + rb")"
+
+
+# A folder index's entries, all of them at once: the entry above without groups, its lists
+# inline only when their line's bytes (at least its characters) fit, one atomic match each.
+_ENTRY_ONLY = (
+    rb'(?>    \{\n      "id": '
+    + _S
+    + _FIELD
+    + rb'"file_id": '
+    + _V
+    + _FIELD
+    + rb'"filename": '
+    + _S
+    + b"".join(_FIELD + b'"' + name + b'": ' + _V for name in (b"title", b"slug", b"kind", b"status", b"team"))
+    + _FIELD
+    + rb'"tags": '
+    + _short_list(_TAGS_COLUMN)
+    + _FIELD
+    + rb'"related": '
+    + _short_list(_RELATED_COLUMN)
+    + b"".join(
+        _FIELD + b'"' + name + b'": ' + _V
+        for name in (b"companion_for", b"sha256", b"size_bytes", b"created_at", b"updated_at")
+    )
+    + rb"\n    \})"
+)
+_ENTRIES = re.compile(_ENTRY_ONLY + rb"(?:,\n" + _ENTRY_ONLY + rb")*+")
+_FOLDED_START = re.compile(rb'\n      "(tags|related)": \[\n')
+#: Between two entries: the first one's closing line and the next one's opening line.
+_BETWEEN = b"\n    },\n    {\n"
 _HEAD_KEYS = ("version", "folder_id", "folder_path", "updated_at", "tier", "entry_count")
 _TOP_KEY = re.compile(rb'\n  ("(?:[^"\\]|\\.)*"): ')
 
@@ -149,36 +185,136 @@ def entry_spans(data: bytes, count: int, *, rollup: bool = False) -> tuple[array
     return (starts, ends) if data.startswith(b',\n  "', pos) or data[pos:] == b"\n}\n" else None
 
 
+def entries_region(data: bytes, count: int) -> tuple[int, int] | None:
+    """Return where a folder index's ``count`` entries are, when all of them are in the writer's layout.
+
+    :func:`entry_spans` with one regular-expression match for all the entries instead of one
+    per entry (and no offsets of each entry). Stricter: a list written on one line must fit in
+    100 *bytes* there (the writer counts characters), so a file with a long one-line list of
+    non-ASCII tags gives ``None`` here and is checked by :func:`entry_spans`.
+
+    Args:
+        data: The whole ``_index.json`` (a folder index, not the rollup).
+        count: The number of entries it was parsed into.
+
+    Returns:
+        ``(start, end)``: the entries' texts are ``data[start:end]``, from the first entry's
+        indent to the last one's closing brace, separated by ``,\\n``; ``None`` when the head,
+        an entry or the list around them is not in that layout.
+    """
+    marker = b'\n  "entries": '
+    at = data.find(marker)
+    if at < 0 or not _head(data, at, _HEAD_KEYS):
+        return None
+    pos = at + len(marker)
+    if data.startswith(b"[]", pos):
+        end = pos + 2
+        region = (pos, pos)
+    elif data.startswith(b"[\n", pos) and count:
+        pos += 2
+        stop = data.find(b"\n  ]", pos)  # no line inside an entry is indented by two spaces only
+        if stop < 0 or _ENTRIES.fullmatch(data, pos, stop) is None:
+            return None
+        if data.count(_BETWEEN, pos, stop) + 1 != count:
+            return None
+        folded = data.find(b"[\n        ", pos, stop)  # a folded list: not too short for one line?
+        while folded >= 0:
+            field = data.rfind(b"\n", pos, folded) + 1
+            column = _TAGS_COLUMN if data.startswith(b'      "tags": ', field) else _RELATED_COLUMN
+            close = data.find(b"\n      ]", folded, stop) + 8
+            if not _list_ok(data[folded:close], column):
+                return None
+            folded = data.find(b"[\n        ", close, stop)
+        end = stop + 4
+        region = (pos, stop)
+    else:
+        return None
+    if count == 0 and region[0] != region[1]:
+        return None
+    return region if data.startswith(b',\n  "', end) or data[end:] == b"\n}\n" else None
+
+
 class Spans:
-    """The entry texts of one index file, found by the row objects they were parsed into.
+    """The entry texts of one folder index file, found by the row objects they were parsed into.
 
     Args:
         data: The file's bytes.
-        spans: :func:`entry_spans` of ``data``.
+        region: Where the entries' texts are (:func:`entries_region`): consecutive, separated
+            by ``,\\n``, each in the writer's layout.
         rows: The rows the file's entries became, in file order (matched by identity: a row
             replaced since, or built from the memory files, is not found).
-        rollup: Whether ``data`` is a rollup (its entry texts end with ``folder_path``).
+        spans: Each entry's ``(start, end)`` when known (:func:`entry_spans`); otherwise found
+            from ``region`` when first needed.
     """
 
-    __slots__ = ("_by_id", "data", "ends", "rollup", "rows", "starts")
+    __slots__ = ("_by_id", "data", "ends", "region", "rows", "starts")
 
-    def __init__(self, data: bytes | bytearray, spans: tuple[array[int], array[int]], rows: Sequence[Any]) -> None:
+    def __init__(
+        self,
+        data: bytes | bytearray,
+        region: tuple[int, int],
+        rows: Sequence[Any],
+        spans: tuple[array[int], array[int]] | None = None,
+    ) -> None:
         self.data = data
-        self.starts, self.ends = spans
+        self.region = region
         self.rows = rows
+        self.starts: array[int] | None = spans[0] if spans is not None else None
+        self.ends: array[int] | None = spans[1] if spans is not None else None
         self._by_id: dict[int, int] | None = None
 
-    def text(self, row: Any, hint: int) -> bytes | bytearray | None:
-        """Return the folder-index text of ``row`` (``hint``: its likely position), or ``None``."""
-        rows = self.rows
-        pos = hint if hint < len(rows) and rows[hint] is row else -1
-        if pos < 0:
-            if self._by_id is None:
-                self._by_id = {id(r): i for i, r in enumerate(rows)}
-            pos = self._by_id.get(id(row), -1)
-            if pos < 0 or rows[pos] is not row:
-                return None
-        return self.data[self.starts[pos] : self.ends[pos]]
+    def _offsets(self) -> tuple[array[int], array[int]]:
+        """Return each entry's ``(start, end)``, found from the region once."""
+        if self.starts is None or self.ends is None:
+            starts: array[int] = array("q")
+            ends: array[int] = array("q")
+            if self.rows:
+                pos, stop = self.region
+                find = self.data.find
+                starts.append(pos)
+                while (at := find(_BETWEEN, pos, stop)) >= 0:
+                    ends.append(at + 6)  # after the closing "\n    }"
+                    pos = at + 8  # after ",\n": the next entry's indent
+                    starts.append(pos)
+                ends.append(stop)
+            self.starts, self.ends = starts, ends
+        return self.starts, self.ends
+
+    def plan(self, rows: Sequence[Any]) -> list[Any]:
+        """Return how to write ``rows``: ``(start, end)`` byte ranges of ``data`` and rows to encode.
+
+        A range covers consecutive rows that are consecutive, unchanged entries of this file
+        (their texts and the ``,\\n`` between them); every other row is given as itself.
+        """
+        mine = self.rows
+        known = len(mine)
+        if len(rows) >= known and all(map(is_, rows, mine)):  # the old entries first, unchanged (adds)
+            plan: list[Any] = [self.region] if known else []
+            plan.extend(rows[known:])
+            return plan
+        starts, ends = self._offsets()
+        if len(starts) != known:
+            return list(rows)
+        if self._by_id is None:
+            self._by_id = {id(r): i for i, r in enumerate(mine)}
+        old = list(map(self._by_id.get, map(id, rows)))  # a live row's id is no other object's
+        plan = []
+        n = len(rows)
+        i = 0
+        while i < n:
+            p = old[i]
+            if p is None:
+                plan.append(rows[i])
+                i += 1
+                continue
+            j = i + 1
+            q = p + 1
+            while j < n and old[j] == q:
+                j += 1
+                q += 1
+            plan.append((starts[p], ends[q - 1]))
+            i = j
+        return plan
 
 
 def _decode_at(text: str, pos: int) -> tuple[Any, int] | None:

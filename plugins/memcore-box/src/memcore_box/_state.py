@@ -11,13 +11,11 @@ block ends; a failed write says whether it left the workspace ``unchanged`` or `
 from __future__ import annotations
 
 import mimetypes
-import os
 import posixpath
 import sys
-import time
 import unicodedata
-from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import is_
 from typing import Any, ClassVar
 
 from ulid import ULID
@@ -41,8 +39,9 @@ from memcore.storage import (
     WriteSession,
     join,
 )
-from memcore_box import _scan, _splice
+from memcore_box import _drift, _scan, _splice
 from memcore_box._json import IndexWriter, dumps_json, loads_json
+from memcore_box._maps import RawText, map_texts
 from memcore_box._parse import _File, is_memory_name, parse, read_meta
 from memcore_box._workspace import CONFIG_FILE
 from memcore_box.codec import _sort_key
@@ -67,8 +66,6 @@ _INDEX_KEYS = frozenset(
 )
 _ROLLUP_KEYS = _INDEX_KEYS | {"child_indexes"}
 _MAX_SLUG_TRIES = 1000
-#: how long before a walk a folder must have last changed for its listing to be reused (ns)
-_SETTLED_NS = 2_000_000_000
 
 
 class WorkspaceState(BaseProvider):
@@ -94,6 +91,10 @@ class WorkspaceState(BaseProvider):
         self._rollup_dirty = False
         self._rollup_writer = IndexWriter()
         self._rollup_scanned = False  # the rollup's keys were scanned, its content not parsed
+        # folder -> its file names as the last listing saw them, while the folder stays unchanged
+        self._listed: dict[str, _drift.Listed] = {}
+        # The rows and map texts the last index written in this flush was given (see _maps_of).
+        self._map_texts: tuple[tuple[IndexRow, ...], list[tuple[str, RawText]]] | None = None
         # Mutating storage calls started (memory files, indexes, config): a failed operation
         # that started none left the workspace as it was.
         self._mutations = 0
@@ -185,27 +186,25 @@ class WorkspaceState(BaseProvider):
 
     # -- folders and indexes ----------------------------------------------------------
     def _walk(self, folder: str = "", stamps: dict[str, Any] | None = None) -> Iterator[tuple[str, list[Any]]]:
+        started = _drift.now_ns()
+        before = _drift.stamp(self.storage, folder) if _splice.enabled() or stamps is not None else None
         if stamps is not None:
-            stamps[folder] = self._folder_stamp(folder)  # before listing: a change while listing shows
+            stamps[folder] = before  # taken before listing: a change while listing shows
         try:
             items = self.storage.list(folder)
         except FileNotFoundError:
             return
+        if before is not None and _splice.enabled():  # what the drift check may take (memcore_box._drift)
+            names = frozenset([i.name for i in items if not i.is_folder])
+            listed = _drift.take(before, _drift.stamp(self.storage, folder), started, names)
+            if listed is None:
+                self._listed.pop(folder, None)
+            else:
+                self._listed[folder] = listed
         yield folder, items
         for item in items:
             if item.is_folder and not item.name.startswith("."):
                 yield from self._walk(join(folder, item.name), stamps)
-
-    def _folder_stamp(self, folder: str) -> tuple[int, int] | None:
-        """Return a local folder's ``(inode, modification time in ns)``, or ``None`` (not a local folder)."""
-        storage = self.storage
-        if not isinstance(storage, LocalStorage):
-            return None
-        try:
-            st = os.stat(storage._path(folder))
-        except (OSError, UnsafePathError):
-            return None
-        return st.st_ino, st.st_mtime_ns
 
     def _reused_listings(self) -> dict[str, list[Any]] | None:
         """Return the listings :meth:`open` took, when no folder changed since (then forget them)."""
@@ -214,7 +213,7 @@ class WorkspaceState(BaseProvider):
             return None
         stamps, listings = kept
         for folder, stamp in stamps.items():
-            if self._folder_stamp(folder) != stamp:
+            if _drift.stamp(self.storage, folder) != stamp:
                 return None
         return listings
 
@@ -223,13 +222,13 @@ class WorkspaceState(BaseProvider):
 
         Args:
             remember: Keep the listings for the first iteration (:meth:`_reused_listings`), when
-                every folder is local and was last changed at least :data:`_SETTLED_NS` before the
+                every folder is local and was last changed at least :data:`memcore_box._drift.SETTLED_NS` before the
                 walk began (a change in the same clock tick as a listing could leave the
                 folder's time as it was). Any other walk, or a write, forgets them.
         """
         self._opened_listings = None
         stamps: dict[str, Any] | None = {} if remember and _scan.enabled() else None
-        began = time.time_ns()
+        began = _drift.now_ns()
         listings: dict[str, list[Any]] = {}
         for folder, items in self._walk("", stamps):
             if not folder:
@@ -242,7 +241,7 @@ class WorkspaceState(BaseProvider):
             if not self.storage.exists(path):
                 del self._folders[path]
                 self._invalidate()
-        if stamps and all(s is not None and s[1] < began - _SETTLED_NS for s in stamps.values()):
+        if stamps and all(s is not None and s[3] < began - _drift.SETTLED_NS for s in stamps.values()):
             self._opened_listings = (stamps, dict(listings))
         return listings
 
@@ -353,14 +352,24 @@ class WorkspaceState(BaseProvider):
                 and not folder.stale
                 and (forced or self._settings().get("rebuild_index_on_drift", True))
             ):
-                self._repair(folder)
+                self._repair(folder, forced=forced)
                 folder.repaired = folder.version
         if forced:
             self._discover()  # a folder the failed write created is repaired on its first use
             self._force_repair = False
         self._load_rollup()
 
-    def _repair(self, folder: _Folder) -> None:
+    def _repair(self, folder: _Folder, *, forced: bool = False) -> None:
+        listed = self._listed.pop(folder.path, None)
+        if (
+            listed is not None
+            and not forced
+            and _splice.enabled()
+            and _drift.stamp(self.storage, folder.path) == listed.stamp
+        ):
+            # No name added, removed or renamed in the folder since opening listed it.
+            if _drift.indexed_files_match(folder.entries, listed.names, is_memory_name):
+                return
         try:
             items = self.storage.list(folder.path)
         except FileNotFoundError:
@@ -527,24 +536,27 @@ class WorkspaceState(BaseProvider):
                 continue
             expected = folder.version if folder.version is not None else CREATE
             old = self._old_texts(folder)
-            spans: tuple[array[int], array[int]] | None = (array("q"), array("q")) if self._splicing() else None
+            region: list[int] | None = [] if self._splicing() else None
             payload = folder.writer.dumps(
-                self._index_items(folder, now), groups=[(folder.entries, None)], splice=[old], spans=spans
+                self._index_items(folder, now), groups=[(folder.entries, None)], splice=[old], region=region
             )
             del old
             item = self._put(session, join(path, INDEX_FILE), payload, expected)
             rows = tuple(folder.entries)
             folder.source = (item.version, rows) if item.version else None
-            if spans is not None:
-                written[path] = _splice.Spans(payload, spans, rows)
+            if region is not None:
+                written[path] = _splice.Spans(payload, (region[0], region[1]), rows)
             del payload
             if folder.repaired == folder.version:
                 folder.repaired = item.version  # our own write keeps files and index in step
             folder.version, folder.dirty, folder.problem = item.version, False, None
             folder.index_id = item.id or folder.index_id
             wrote = True
-        if wrote or self._rollup_dirty:
-            self._write_rollup(session, now, written)
+        try:
+            if wrote or self._rollup_dirty:
+                self._write_rollup(session, now, written)
+        finally:
+            self._map_texts = None
         written.clear()
         if self._config_dirty:
             self._config["updated_at"] = now
@@ -563,10 +575,29 @@ class WorkspaceState(BaseProvider):
             ("entry_count", len(folder.entries)),
             ("entries", None),
         )
-        yield from row_maps(folder.entries)
+        yield from self._maps_of(folder.entries)
         for key, value in folder.keep.items():
             if key not in _INDEX_KEYS:
                 yield key, value
+
+    def _maps_of(self, rows: Sequence[IndexRow]) -> Iterable[tuple[str, Any]]:
+        """Return the ``by_*`` maps of ``rows``: their text (:func:`memcore_box._maps.map_texts`), or dicts.
+
+        The text is built once per flush for the same rows (the rollup of a workspace whose
+        entries are all in one folder has that folder's maps). With ``MEMCORE_BOX_SPLICE=0``, or
+        rows :func:`~memcore_box._maps.map_texts` does not cover, the maps are built as dicts
+        one at a time (:func:`memcore_box.index.row_maps`).
+        """
+        if not _splice.enabled():
+            return row_maps(rows)
+        cached = self._map_texts
+        if cached is not None and len(cached[0]) == len(rows) and all(map(is_, cached[0], rows)):
+            return cached[1]
+        texts = map_texts(rows)
+        if texts is None:
+            return row_maps(rows)
+        self._map_texts = (tuple(rows), texts)
+        return texts
 
     def _rollup_folders(self) -> list[_Folder]:
         return [f for _, f in sorted(self._folders.items()) if not (self._loaded(f).version is None and not f.entries)]
@@ -588,7 +619,7 @@ class WorkspaceState(BaseProvider):
             ("child_indexes", children),
             ("entries", None),
         )
-        yield from row_maps(rows)
+        yield from self._maps_of(rows)
         for key, value in self._rollup_keep.items():
             if key not in _ROLLUP_KEYS:
                 yield key, value
@@ -618,8 +649,14 @@ class WorkspaceState(BaseProvider):
             return None
         if version != source[0]:
             return None
-        spans = _splice.entry_spans(data, len(source[1]))
-        return None if spans is None else _splice.Spans(data, spans, source[1])
+        region = _splice.entries_region(data, len(source[1]))
+        if region is not None:
+            return _splice.Spans(data, region, source[1])
+        spans = _splice.entry_spans(data, len(source[1]))  # one entry at a time (long non-ASCII lists)
+        if spans is None:
+            return None
+        edges = (spans[0][0], spans[1][-1]) if len(spans[0]) else (0, 0)
+        return _splice.Spans(data, edges, source[1], spans)
 
     def _write_rollup(
         self, session: WriteSession, now: str, written: Mapping[str, _splice.Spans] | None = None

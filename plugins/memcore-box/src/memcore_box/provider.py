@@ -169,6 +169,7 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         """Forget cached state; everything was written already."""
         self._folders.clear()
         self._opened_listings = None
+        self._listed.clear()
         self._invalidate()
         self._reserved.clear()
         super().close()
