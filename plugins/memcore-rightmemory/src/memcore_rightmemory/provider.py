@@ -35,6 +35,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, lf_bo
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import LocalStorage, WriteSession, temp_file_diagnostics
 from memcore_rightmemory import _render as render
+from memcore_rightmemory._bulk import BulkAdd
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._init import EMPTY_MEMORY, EMPTY_PURSUITS, init_root, root_files_like
 from memcore_rightmemory._move import move_item
@@ -77,7 +78,7 @@ READ_CACHE_BYTES = 2 * 1024 * 1024
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 
 
-class RightMemoryProvider(RightMemoryReference, BaseProvider):
+class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
     """memcore provider for a RightMemory root (the folder holding MEMORY.md and PURSUITS.md).
 
     Args:
