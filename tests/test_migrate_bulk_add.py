@@ -165,13 +165,13 @@ def test_a_generated_store_migrated_into_rightmemory_is_the_same_with_and_withou
 def test_a_refused_entry_in_the_middle_fails_alone_and_the_stores_are_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # entry 40 is refused; entry 49 relates to it (a relation back, every 7th entry)
-    src = f"whitebox:{_generated('whitebox', tmp_path / 'src', 120, refused_at=40)}"
+    # entry 43 is refused; entry 52 relates to it (a relation back, every 7th entry)
+    src = f"whitebox:{_generated('whitebox', tmp_path / 'src', 120, refused_at=43)}"
     sizes = _count_bulk_calls(monkeypatch, "rightmemory")
     report, off, on = _both(src, "rightmemory", tmp_path)
     assert on == off
     failed = [e for e in report.entries if e.action == "failed"]
-    assert len(failed) == 1 and failed[0].title.startswith("Entry 40:")
+    assert len(failed) == 1 and failed[0].title.startswith("Entry 43:")
     assert failed[0].error is not None and failed[0].error.startswith("UnsupportedOperationError:")
     assert report.counts["written"] == 119
     assert [(u.type, u.reason) for u in report.unresolved_links if u.target == failed[0].source_id] == [
