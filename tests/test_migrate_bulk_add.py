@@ -171,7 +171,7 @@ def test_a_refused_entry_in_the_middle_fails_alone_and_the_stores_are_the_same(
     report, off, on = _both(src, "rightmemory", tmp_path)
     assert on == off
     failed = [e for e in report.entries if e.action == "failed"]
-    assert len(failed) == 1 and failed[0].title.startswith("Entry 43:")
+    assert len(failed) == 1 and failed[0].title == "Item 43"
     assert failed[0].error is not None and failed[0].error.startswith("UnsupportedOperationError:")
     assert report.counts["written"] == 119
     assert [(u.type, u.reason) for u in report.unresolved_links if u.target == failed[0].source_id] == [
