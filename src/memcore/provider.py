@@ -164,7 +164,9 @@ def add_many(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[M
     if isinstance(provider, BulkAdding):
         results = list(provider.add_many(entries))
         if not 1 <= len(results) <= len(entries):
-            raise ValueError(f"{provider.format_name}: add_many returned {len(results)} items for {len(entries)} entries")
+            raise ValueError(
+                f"{provider.format_name}: add_many returned {len(results)} items for {len(entries)} entries"
+            )
         for entry, result in zip(entries, results[:-1], strict=False):
             if isinstance(result, Exception) or (entry.id is not None and result.id != entry.id):
                 raise ValueError(f"{provider.format_name}: add_many went on after a refusal or a changed id")

@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from memcore.errors import AmbiguousIdError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
+from memcore.migrate.bulk import _BulkWriting
 from memcore.migrate.fidelity import (
     MEMCORE_NS,
     _content_key,
@@ -16,7 +17,6 @@ from memcore.migrate.fidelity import (
     compare_entries,
     restore_kept,
 )
-from memcore.migrate.bulk import _BulkWriting
 from memcore.migrate.ids import _forward_links, _parents_first
 from memcore.migrate.journal import DIGEST_DIGITS, PENDING, origin_stamp
 from memcore.migrate.report import (

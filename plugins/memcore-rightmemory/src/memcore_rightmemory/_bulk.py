@@ -88,9 +88,11 @@ _Prepared = tuple[str, MemoryEntry, list[str]]
 
 
 def _prepare(provider: RightMemoryProvider, graph: Graph, entry: MemoryEntry) -> _Prepared | None:
-    """Return ``(id, entry as add sends it, heading lines)`` of an add that appends a top-level
-    heading to MEMORY.md, as :meth:`add` renders it now; ``None`` for any other add (or one add
-    would refuse: it reports the error itself)."""
+    """Return ``(id, entry as add sends it, heading lines)`` of a top-level heading's add.
+
+    That is an add that appends a heading to MEMORY.md, rendered as :meth:`add` renders it
+    now; ``None`` for any other add, and for one add would refuse (it reports the error).
+    """
     try:
         require_unicode_fast(entry)
         entry = lf_body(entry)
@@ -139,8 +141,11 @@ def _run(provider: RightMemoryProvider, entries: Sequence[MemoryEntry], start: i
 
 
 def _commit(provider: RightMemoryProvider, run: list[_Prepared]) -> list[MemoryEntry] | None:
-    """Splice ``run`` in as one range, check it, and return the items as read back; ``None``:
-    not decided with certainty, nothing changed."""
+    """Splice ``run`` in as one range, check it, and return the items as read back.
+
+    ``None``: the window parse could not decide with certainty, or a check failed; nothing
+    changed (the caller adds those entries one by one, which reports the precise error).
+    """
     session = provider.active_session()
     assert session is not None, "writes run inside a session"
     graph = provider._write_graph()
