@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_migrate import entries as generated  # noqa: E402
+from bench_migrate import entries as generated
 
-from memcore.models import MemoryEntry  # noqa: E402
-from memcore.storage import scratch_writes  # noqa: E402
-from memcore_rightmemory.provider import RightMemoryProvider  # noqa: E402
+from memcore.models import MemoryEntry
+from memcore.storage import scratch_writes
+from memcore_rightmemory.provider import RightMemoryProvider
 
 
 def _entries(n: int, *, with_ids: bool) -> list[MemoryEntry]:
