@@ -3,8 +3,8 @@
 For providers declaring :attr:`~memcore.provider.Capability.BATCH`: every write made inside
 ``with store.batch():`` is there once the block ends, as the write returned it; reads inside the
 block see the block's writes; a second thread's batch waits until the first has ended (a batch is
-owned by one thread and holds the store lock); ``plan_ids`` predicts the ids a batch of adds gets; ``add_many`` (optional) returns every
-entry as a read gives it.
+owned by one thread and holds the store lock); ``plan_ids`` predicts the ids a batch of adds gets;
+``add_many`` (optional) returns every entry as a read gives it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from memcore.errors import EntryNotFoundError
-from memcore.models import Query
-from memcore.models import MemoryEntry
+from memcore.models import MemoryEntry, Query
 from memcore.provider import BulkAdding, plan_ids
 from memcore_conformance._base import C, ConformanceBase, requires
 from memcore_conformance._checks import assert_entry_matches, errors_of
@@ -67,11 +66,12 @@ class BatchTests(ConformanceBase):
         self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any
     ) -> None:
         """add_many() (optional) adds every entry in order, each returned as get() reads it, after a reopen too."""
-        if not isinstance(memcore_provider, BulkAdding):
+        bulk: Any = memcore_provider
+        if not isinstance(bulk, BulkAdding):
             pytest.skip(f"{memcore_provider.format_name} has no add_many (optional: migrations then add one by one)")
         memcore_provider.add(memcore_make_entry(title="Already there"))
         entries = [memcore_make_entry(title=f"Many {n % 3}", body=f"Added in one call {n}.") for n in range(6)]
-        results = memcore_provider.add_many(entries)
+        results = bulk.add_many(entries)
         assert len(results) == len(entries), f"add_many handled {len(results)} of {len(entries)} entries: {results}"
         stored = [r for r in results if isinstance(r, MemoryEntry)]
         assert len(stored) == len(entries), f"add_many refused an entry add takes: {results}"
