@@ -42,6 +42,7 @@ from typing import Any
 from memcore.errors import StoreLimitError
 from memcore.frontmatter import set_fast_paths
 from memcore.migrate import migrate
+from memcore.migrate.bulk import set_bulk_add
 from memcore.migrate.fidelity import set_fast_copy
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import read_all
@@ -51,7 +52,7 @@ from memcore.storage import atomic_write, scratch_writes
 FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode", "basicmemory")
 MAKA_LIMIT = 131072
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
-_PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "update", "validate", "open", "close")
+_PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "add_many", "update", "validate", "open", "close")
 
 
 #: format -> the file name of a store that is one file
@@ -182,20 +183,46 @@ def raw_copy(src: str, dest_root: Path) -> str:
 
 
 def bench_pair(
-    a: str, b: str, n: int, work: Path, sources: dict[str, tuple[str, int]], repeat: int = 1
-) -> dict[str, Any]:
+    a: str,
+    b: str,
+    n: int,
+    work: Path,
+    sources: dict[str, tuple[str, int]],
+    repeat: int = 1,
+    bulk_modes: tuple[bool, ...] = (True,),
+) -> list[dict[str, Any]]:
     """Measure pair (a, b) ``repeat`` times side by side; keep the best of each measure.
 
     Repetitions alternate the order (migration then floor, then floor then migration, ...),
     each migration into a fresh target; the row reports the fastest migration (with its
     phases), the fastest floor, and their ratios in wall and CPU seconds, as ``timeit``
     reports the best of its runs: on a shared machine the slower runs measure the neighbours,
-    not the code.
+    not the code. ``bulk_modes``: one row per setting of the migration's bulk first pass
+    (``set_bulk_add``), measured alternately within each repetition (off, on; then on, off).
     """
-    rows: list[dict[str, Any]] = []
+    runs: dict[bool, list[dict[str, Any]]] = {mode: [] for mode in bulk_modes}
     for i in range(repeat):
-        previous = rows[0]["target"] if i % 2 and rows else None
-        rows.append(_bench_once(a, b, work / f"rep{i}", sources, bytes_from=previous))
+        for mode in bulk_modes if i % 2 == 0 else tuple(reversed(bulk_modes)):
+            rows = runs[mode]
+            previous = rows[0]["target"] if i % 2 and rows else None
+            set_bulk_add(mode)
+            try:
+                tag = "bulk" if mode else "one-by-one"
+                rows.append(_bench_once(a, b, work / f"rep{i}-{tag}", sources, bytes_from=previous))
+            finally:
+                set_bulk_add(None)
+    out = []
+    for mode in bulk_modes:
+        best = _best(runs[mode], repeat)
+        best["bulk_add"] = mode
+        if len(bulk_modes) > 1:
+            best["pair"] += " (bulk add)" if mode else " (one add each)"
+        out.append(best)
+    return out
+
+
+def _best(rows: list[dict[str, Any]], repeat: int) -> dict[str, Any]:
+    """The fastest migration of ``rows`` with the fastest floor (see :func:`bench_pair`)."""
     best = min(rows, key=lambda r: r["migrate_s"])
     floor = min(rows, key=lambda r: r["floor_s"])
     migrate_cpu = min(r["migrate_cpu_s"] for r in rows)
@@ -353,6 +380,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the migration's entry-copy fast path off (MEMCORE_MIGRATE_FAST=0): model_construct copies",
     )
+    parser.add_argument(
+        "--bulk-add",
+        choices=("on", "off", "both"),
+        default="on",
+        help="the migration's first pass through the target's add_many (MEMCORE_BULK_ADD): on (default), "
+        "off (one add each), or both, measured alternately in each repetition (one row each)",
+    )
     args = parser.parse_args(argv)
     if args.no_fast:
         set_fast_paths(False)
@@ -382,11 +416,15 @@ def _run(pairs: list[tuple[str, ...]], args: argparse.Namespace) -> int:
                 print(
                     f"built {fmt} source for a Maka target: {sources['maka-sized:' + fmt][1]} entries", file=sys.stderr
                 )
-        for a, b in pairs:
-            row = bench_pair(a, b, args.entries, work, sources, repeat=max(1, args.repeat))
+        modes = {"on": (True,), "off": (False,), "both": (False, True)}[args.bulk_add]
+        for row in (
+            row
+            for a, b in pairs
+            for row in bench_pair(a, b, args.entries, work, sources, repeat=max(1, args.repeat), bulk_modes=modes)
+        ):
             results.append(row)
             print(
-                f"{row['pair']:<26} n={row['entries']:>6}  migrate {row['migrate_s']:>8.2f}s  "
+                f"{row['pair']:<42} n={row['entries']:>6}  migrate {row['migrate_s']:>8.2f}s  "
                 f"floor {row['floor_s']:>7.2f}s  ratio {row['ratio']:>6}x  "
                 f"CPU {row['migrate_cpu_s']:.2f}/{row['floor_cpu_s']:.2f}s = {row['cpu_ratio']}x  "
                 f"phases {row['phases_s']}  kept {row['kept']}",

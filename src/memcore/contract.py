@@ -15,7 +15,14 @@ from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
 from memcore.models import Diagnostic, FidelityNote, MemoryEntry, Query
 
-__all__ = ["Capability", "FileBackedProvider", "ManyReferenceReading", "MemoryProvider", "ReferenceReading"]
+__all__ = [
+    "BulkAdding",
+    "Capability",
+    "FileBackedProvider",
+    "ManyReferenceReading",
+    "MemoryProvider",
+    "ReferenceReading",
+]
 
 
 class Capability(enum.StrEnum):
@@ -177,4 +184,33 @@ class ManyReferenceReading(ReferenceReading, Protocol):
         Returns:
             One list of notes per entry, in the order of ``entries`` (the same lists the
             one-entry method returns).
+        """
+
+
+@runtime_checkable
+class BulkAdding(Protocol):
+    """Optional: a provider that adds many entries in one call, cheaper than one ``add`` each.
+
+    ``memcore migrate`` sends the entries of its first pass through it (in runs the
+    migration's id mapping allows; ``MEMCORE_BULK_ADD=0`` turns that off). The call must
+    leave the store, and return, exactly what consecutive ``add`` calls of the same entries
+    would (the bytes written, the ids, the entries returned, the errors raised).
+    """
+
+    def add_many(self, entries: Sequence[MemoryEntry]) -> list[MemoryEntry | Exception]:
+        """Add ``entries`` in order, as consecutive :meth:`MemoryProvider.add` calls would.
+
+        Stops after the first entry refused (its error is the last item) and after the first
+        entry stored under another id than the one it was given (``entry.id`` not ``None``);
+        the entries after it are not written, and the caller sends them again (their ids or
+        relations may depend on it).
+
+        Args:
+            entries: Entries to add, in order (not modified).
+
+        Returns:
+            One item per entry handled, in order, at least one when ``entries`` is not empty:
+            the entry as ``add`` returns it (as a read gives it), or the
+            :class:`~memcore.errors.MemcoreError`, ``ValueError`` or ``OSError`` that ``add``
+            would have raised for it (nothing of that entry written).
         """

@@ -21,13 +21,20 @@ from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
 
 from memcore.contract import (
+    BulkAdding,
     Capability,
     FileBackedProvider,
     ManyReferenceReading,
     MemoryProvider,
     ReferenceReading,
 )
-from memcore.errors import ConfigError, EntryNotFoundError, ReadOnlyStoreError, UnsupportedOperationError
+from memcore.errors import (
+    ConfigError,
+    EntryNotFoundError,
+    MemcoreError,
+    ReadOnlyStoreError,
+    UnsupportedOperationError,
+)
 from memcore.models import Diagnostic, MemoryEntry, Query, Relation, Severity, Status, revalidated, utc_now
 from memcore.storage._control import check_entry_text, control_char_diagnostics
 from memcore.storage._interface import Storage
@@ -38,6 +45,8 @@ from memcore.storage._temps import TempSweeper, temp_file_diagnostics
 
 __all__ = [
     "CORE_OPTIONS",
+    "BulkAdding",
+    "add_many",
     "option_flag",
     "BaseProvider",
     "Capability",
@@ -131,6 +140,48 @@ def plan_ids(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[s
     if len(planned) != len(entries):
         raise ValueError(f"{provider.format_name}: plan_ids returned {len(planned)} ids for {len(entries)} entries")
     return planned
+
+
+def add_many(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[MemoryEntry | Exception]:
+    """Add ``entries`` in order with the provider's :meth:`~memcore.contract.BulkAdding.add_many`, or one ``add`` each.
+
+    Either way the semantics of :class:`~memcore.contract.BulkAdding`: the result is a prefix
+    of ``entries`` handled, ending at the first refusal (the error, nothing of that entry
+    written) or at the first entry stored under another id than the one it was given.
+
+    Args:
+        provider: An open, writable store.
+        entries: Entries to add, in order.
+
+    Returns:
+        One stored entry or error per entry handled, at least one when ``entries`` is not empty.
+
+    Raises:
+        ValueError: The provider's ``add_many`` returned more items than entries, or none.
+    """
+    if not entries:
+        return []
+    if isinstance(provider, BulkAdding):
+        results = list(provider.add_many(entries))
+        if not 1 <= len(results) <= len(entries):
+            raise ValueError(
+                f"{provider.format_name}: add_many returned {len(results)} items for {len(entries)} entries"
+            )
+        for entry, result in zip(entries, results[:-1], strict=False):
+            if isinstance(result, Exception) or (entry.id is not None and result.id != entry.id):
+                raise ValueError(f"{provider.format_name}: add_many went on after a refusal or a changed id")
+        return results
+    out: list[MemoryEntry | Exception] = []
+    for entry in entries:
+        try:
+            stored = provider.add(entry)
+        except (MemcoreError, ValueError, OSError) as exc:
+            out.append(exc)
+            break
+        out.append(stored)
+        if entry.id is not None and stored.id != entry.id:
+            break
+    return out
 
 
 #: Options every :class:`BaseProvider` accepts, whatever its :attr:`~BaseProvider.option_names`:

@@ -3,7 +3,8 @@
 For providers declaring :attr:`~memcore.provider.Capability.BATCH`: every write made inside
 ``with store.batch():`` is there once the block ends, as the write returned it; reads inside the
 block see the block's writes; a second thread's batch waits until the first has ended (a batch is
-owned by one thread and holds the store lock); ``plan_ids`` predicts the ids a batch of adds gets.
+owned by one thread and holds the store lock); ``plan_ids`` predicts the ids a batch of adds gets;
+``add_many`` (optional) returns every entry as a read gives it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any
 import pytest
 
 from memcore.errors import EntryNotFoundError
-from memcore.models import Query
-from memcore.provider import plan_ids
+from memcore.models import MemoryEntry, Query
+from memcore.provider import BulkAdding, plan_ids
 from memcore_conformance._base import C, ConformanceBase, requires
 from memcore_conformance._checks import assert_entry_matches, errors_of
 
@@ -59,6 +60,27 @@ class BatchTests(ConformanceBase):
         for n, (want, got) in enumerate(zip(planned, stored, strict=True)):
             if want is not None:
                 assert got.id == want, f"entry {n}: planned {want!r}, add gave {got.id!r}"
+
+    @requires(C.ADD)
+    def test_add_many_returns_each_entry_as_a_read_gives_it(
+        self, memcore_provider: Any, memcore_make_entry: Any, memcore_reopen: Any
+    ) -> None:
+        """add_many() (optional) adds every entry in order, each returned as get() reads it, after a reopen too."""
+        bulk: Any = memcore_provider
+        if not isinstance(bulk, BulkAdding):
+            pytest.skip(f"{memcore_provider.format_name} has no add_many (optional: migrations then add one by one)")
+        memcore_provider.add(memcore_make_entry(title="Already there"))
+        entries = [memcore_make_entry(title=f"Many {n % 3}", body=f"Added in one call {n}.") for n in range(6)]
+        results = bulk.add_many(entries)
+        assert len(results) == len(entries), f"add_many handled {len(results)} of {len(entries)} entries: {results}"
+        stored = [r for r in results if isinstance(r, MemoryEntry)]
+        assert len(stored) == len(entries), f"add_many refused an entry add takes: {results}"
+        assert len({e.id for e in stored}) == len(stored), "add_many gave two entries one id"
+        other = memcore_reopen()
+        for n, entry in enumerate(stored):
+            assert_entry_matches(memcore_provider.get(entry.id), entry, self._fields(), f"add_many entry {n}, get")
+            assert_entry_matches(other.get(entry.id), entry, self._fields(), f"add_many entry {n}, after reopen")
+        assert errors_of(other.validate()) == []
 
     @requires(C.ADD, C.BATCH)
     def test_batch_writes_are_read_inside_the_block_and_on_disk_after(

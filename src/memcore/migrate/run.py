@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from memcore.errors import AmbiguousIdError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
+from memcore.migrate.bulk import _BulkWriting
 from memcore.migrate.fidelity import (
     MEMCORE_NS,
     _content_key,
@@ -16,7 +17,7 @@ from memcore.migrate.fidelity import (
     compare_entries,
     restore_kept,
 )
-from memcore.migrate.ids import _forward_links, _IdPlanning, _parents_first
+from memcore.migrate.ids import _forward_links, _parents_first
 from memcore.migrate.journal import DIGEST_DIGITS, PENDING, origin_stamp
 from memcore.migrate.report import (
     ConversionReport,
@@ -41,7 +42,7 @@ def _label(entry: MemoryEntry) -> str:
     return ""
 
 
-class _Run(_IdPlanning, _ReadBack):
+class _Run(_BulkWriting, _ReadBack):
     """One generic conversion (kept out of :func:`~memcore.migrate.convert` for readability)."""
 
     # -- reading ------------------------------------------------------------------------
@@ -247,10 +248,13 @@ class _Run(_IdPlanning, _ReadBack):
         total = len(ordered)
         self.progress("write", 0, total)
         with _batch(self.target):
-            for done, src in enumerate(ordered, 1):
-                self.write_one(src, src_ids, existing_ids, by_origin, by_content)
-                if done % 50 == 0 or done == total:
-                    self.progress("write", done, total)
+            if self.uses_bulk_add():
+                self.write_bulk(ordered, src_ids, existing_ids, by_origin, by_content)
+            else:
+                for done, src in enumerate(ordered, 1):
+                    self.write_one(src, src_ids, existing_ids, by_origin, by_content)
+                    if done % 50 == 0 or done == total:
+                        self.progress("write", done, total)
             self.second_pass()
 
     def predict_ids(self, ordered: list[MemoryEntry], src_ids: set[str]) -> dict[str, str]:
@@ -351,12 +355,23 @@ class _Run(_IdPlanning, _ReadBack):
                     return
                 rep.action = "updated"
         except (MemcoreError, ValueError, OSError) as exc:
-            rep.action, rep.error = "failed", f"{type(exc).__name__}: {exc}"
-            self.pending.pop(src.id, None)
-            if src.id in self.predicted:
-                self._unpredict()  # entries already written point at the id it was to get
+            self.add_failed(src.id, rep, exc)
             return
-        assert stored.id is not None
+        self.added(src.id, rep, entry, stored, existing_ids)
+
+    def add_failed(self, src_id: str, rep: EntryReport, exc: Exception) -> None:
+        """Record that the entry of ``src_id`` was not written (``exc``: what refused it)."""
+        rep.action, rep.error = "failed", f"{type(exc).__name__}: {exc}"
+        self.pending.pop(src_id, None)
+        if src_id in self.predicted:
+            self._unpredict()  # entries already written point at the id it was to get
+
+    def added(
+        self, src_id: str, rep: EntryReport, entry: MemoryEntry, stored: MemoryEntry, existing_ids: set[str]
+    ) -> None:
+        """Record the entry of ``src_id`` as written: ``entry`` as sent, ``stored`` as the target returned it."""
+        src = self.originals[src_id]
+        assert stored.id is not None and src.id is not None
         rep.target_id = stored.id
         self.id_map[src.id] = stored.id
         existing_ids.add(stored.id)

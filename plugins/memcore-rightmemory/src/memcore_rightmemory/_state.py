@@ -97,10 +97,15 @@ class _Memo:
 
 @dataclass(frozen=True)
 class Fast:
-    """What a one-item write changes: ``item`` (its id), added (``update=False``) or rewritten."""
+    """What a one-range write changes: ``item`` (its id), added (``update=False``) or rewritten.
+
+    ``more``: the ids of further new items the same range adds after ``item``, in order (a
+    bulk add; only with ``update=False``).
+    """
 
     item: str
     update: bool
+    more: tuple[str, ...] = ()
 
 
 class GraphKeeper:
@@ -296,7 +301,8 @@ class GraphKeeper:
         patch = _incremental.plan(doc, start, end, lines, self.md, keep=start if fast.update else None)
         if patch is None or patch.introduced:
             return False
-        if patch.new_ids != ([] if fast.update else [fast.item]) or (not fast.update and fast.item in graph.items):
+        new_items = [] if fast.update else [fast.item, *fast.more]
+        if patch.new_ids != new_items or any(item in graph.items for item in new_items):
             return False
         if not _incremental.window_is_current(graph, rel, doc, patch):
             return False
@@ -321,6 +327,8 @@ class GraphKeeper:
             dh, dn = _incremental.apply(doc, patch)
             _incremental.reindex(graph, rel, doc, patch, dh, dn)
             problems = graph.item_problems(graph.items[fast.item])
+            for item in fast.more:
+                problems += graph.item_problems(graph.items[item])
             added = (Counter(problems) - old_problems) if old_problems is not None and problems else problems
             if added:
                 raise InvalidEntryError(f"{FORMAT}: edge errors {sorted(added)}")

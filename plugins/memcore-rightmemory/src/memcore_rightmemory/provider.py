@@ -35,6 +35,7 @@ from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Relation, lf_bo
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import LocalStorage, WriteSession, temp_file_diagnostics
 from memcore_rightmemory import _render as render
+from memcore_rightmemory._bulk import BulkAdd
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._init import EMPTY_MEMORY, EMPTY_PURSUITS, init_root, root_files_like
 from memcore_rightmemory._move import move_item
@@ -77,7 +78,7 @@ READ_CACHE_BYTES = 2 * 1024 * 1024
 _SNIFF_ANCHOR = re.compile(rb"\{(?:F|M|S|MF|MQ)?#[A-Za-z0-9_.-]+\}")
 
 
-class RightMemoryProvider(RightMemoryReference, BaseProvider):
+class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
     """memcore provider for a RightMemory root (the folder holding MEMORY.md and PURSUITS.md).
 
     Args:
@@ -369,17 +370,15 @@ class RightMemoryProvider(RightMemoryReference, BaseProvider):
         Raises:
             AmbiguousIdError: The id names two or more items; nothing is read or written.
         """
-        if item_id in graph.shared_ids:
-            refs = graph.occurrences(item_id)
-            if len(refs) > 1:
-                places = tuple(f"{self.root / ref.rel}:{graph.file_line(ref.rel, ref.line)}" for ref in refs)
-                raise AmbiguousIdError(
-                    f"{FORMAT}: id {item_id!r} names {len(refs)} items ({', '.join(places)}); memcore acts on "
-                    "none of them: give each its own id (edit the `{#…}` anchor of all but one, and the "
-                    "edges that mean it), then retry",
-                    entry_id=item_id,
-                    places=places,
-                )
+        if item_id in graph.shared_ids and len(refs := graph.occurrences(item_id)) > 1:
+            places = tuple(f"{self.root / ref.rel}:{graph.file_line(ref.rel, ref.line)}" for ref in refs)
+            raise AmbiguousIdError(
+                f"{FORMAT}: id {item_id!r} names {len(refs)} items ({', '.join(places)}); memcore acts on "
+                "none of them: give each its own id (edit the `{#…}` anchor of all but one, and the "
+                "edges that mean it), then retry",
+                entry_id=item_id,
+                places=places,
+            )
         return graph.items.get(item_id)
 
     # -- the write session (core's), and the graph this provider keeps in it ---------------
