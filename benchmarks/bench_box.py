@@ -27,8 +27,8 @@ Everything is measured in one run, in temp folders on the same disk:
    splice fast paths (``memcore_box._splice``, ``_maps``, ``_drift``) and once with them off
    (``MEMCORE_BOX_SPLICE=0``), alternated, each after waiting ``_drift.SETTLED_NS`` for the
    folder put back to settle (outside the clock); beside the floor of the index files' I/O (read
-   both, hash, write them durably, hash again). Wall and CPU time, best of ``--repeat``; per-operation costs are compared across
-   sizes (flat = within ~1.5x).
+   both, hash, write them durably, hash again). Wall and CPU time, best of ``--repeat``;
+   per-operation costs are compared across sizes (flat = within ~1.5x).
 
 Ratios are ``memcore / floor`` from the same run; absolute times depend on the disk's fsync.
 """
