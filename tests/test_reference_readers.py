@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from reference_readers import box, maka, rightmemory, whitebox
+from reference_readers.compare import Row, native
+
+from memcore.models import MemoryEntry
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 
@@ -146,3 +149,19 @@ def test_box_reader_reads_the_authors_example_memories_by_the_schema() -> None:
     assert companion is not None and companion[0]["kind"] == "companion"
     assert box.parse_memory("# no frontmatter\n") is None
     assert box.wikilink_title("[[Title|alias]]") == "Title" and box.wikilink_title("mem_1") is None
+
+
+def test_native_keeps_only_what_the_format_has_a_place_for() -> None:
+    plain = MemoryEntry(title="t", body="b", extra={"rightmemory": {"marker": "#"}})
+    typed = MemoryEntry(title="t", body="b", extra={"rightmemory": {"marker": "M#"}})
+    rels = Row("x", "relations", [("related", "a"), ("depends_on", "b")], [("related", "a")])
+    assert native("box", plain, rels) == Row("x", "relations", [("related", "a")], [("related", "a")])
+    assert native("box", plain, Row("x", "kind", "preference", "fact")) is None
+    assert native("box", plain, Row("x", "kind", "decision", "fact")) == Row("x", "kind", "decision", "fact")
+    assert native("whitebox", plain, Row("x", "kind", "note", "observation")) is None
+    assert native("rightmemory", plain, Row("x", "kind", "reference", "fact")) is None
+    assert native("rightmemory", typed, Row("x", "kind", "reference", "reference")) is not None
+    assert native("maka", plain, Row("x", "tags", ["Work Stuff"], ["work-stuff"])) is None
+    assert native("maka", plain, Row("x", "tags", ["work-stuff"], ["work-stuff"])) is not None
+    assert native("maka", plain, Row("x", "source", "claude", "imported")) is None
+    assert native("maka", plain, Row("x", "title", "", "Untitled memory")) is None

@@ -216,11 +216,68 @@ def box_fields(root: Path) -> _Fields:
     return fields
 
 
+# --- what each format has a place for ------------------------------------------------------------
+
+#: Entry kinds each format's own files give. WhiteBox: its two entry types (observation, stable
+#: fact) and the layers of its v1.1 reader (``proposed/``, ``sources/``); memcore's ``note`` for a
+#: file in another folder is no WhiteBox type. Box-memory: the schema's ``kind`` enum.
+#: RightMemory: a Memory or Pursuit item; ``skill`` and ``reference`` are its typed headings
+#: (``S#``, ``M#``, ``MF#``, ``MQ#``), each of which needs its backing resource, so only an item
+#: that has one holds them (:func:`native`). Maka has no kind field.
+FORMAT_KINDS: dict[str, frozenset[str]] = {
+    "whitebox": frozenset({"observation", "fact", "proposal", "reference"}),
+    "box": frozenset({"decision", "fact", "task", "observation", "reference", "note", "companion"}),
+    "rightmemory": frozenset({"fact", "pursuit"}),
+}
+_RM_TYPED = frozenset({"skill", "reference"})
+
+#: Relation types each format's own files have a place for: Box-memory's ``related``,
+#: ``supersedes`` and ``superseded_by`` keys; RightMemory's fifteen edge types (schema "Edge Types").
+FORMAT_RELATIONS: dict[str, frozenset[str]] = {
+    "box": frozenset(_BOX_RELATIONS),
+    "rightmemory": frozenset(rightmemory.EDGE_TYPES),
+}
+
+
+def native(fmt: str, entry: MemoryEntry, row: Row) -> Row | None:
+    """``row`` restricted to what the format's own files have a place for, or ``None`` when nothing is.
+
+    A value outside the format's vocabulary (a kind it has no kind for, a Maka source that is
+    not an origin, a status outside Maka's five, tags ``parseTags`` would rewrite, an empty
+    title where the format's reader shows a placeholder, a RightMemory skill or reference kind on an
+    item written as a plain heading, with no backing resource) cannot be read back by the format's
+    own reader whatever memcore writes: memcore keeps it in its own metadata and the migration
+    report lists it per entry and field. Relations keep the types the format has.
+    """
+    value = row.memcore
+    if row.field == "kind" and fmt == "rightmemory" and value in _RM_TYPED:
+        info = entry.extra.get("rightmemory", {})
+        return row if isinstance(info, dict) and info.get("marker", "#") not in ("#", "F#") else None
+    if row.field == "kind" and fmt in FORMAT_KINDS:
+        return row if value in FORMAT_KINDS[fmt] else None
+    if row.field == "relations" and fmt in FORMAT_RELATIONS:
+        held = [pair for pair in value if pair[0] in FORMAT_RELATIONS[fmt]]
+        return row if held == value else Row(row.entry, row.field, held, row.reference)
+    if row.field == "title" and fmt in ("box", "maka"):
+        return row if value else None
+    if fmt == "maka":
+        if row.field == "source":
+            return row if value in maka.ORIGINS else None
+        if row.field == "status":
+            return row if value in maka.STATUSES else None
+        if row.field == "tags":
+            return row if maka.parse_tags(",".join(value)) == value else None
+    return row
+
+
 # --- all formats ------------------------------------------------------------------------------------
 
 
-def compare_store(fmt: str, location: str) -> list[Row]:
+def compare_store(fmt: str, location: str) -> list[tuple[Row, Row | None]]:
     """Return one :class:`Row` per field of every entry memcore reads from the store at ``location``.
+
+    Each row comes with its :func:`native` restriction (``None``: the format has no place for
+    the value memcore holds).
 
     Args:
         fmt: ``whitebox``, ``box``, ``rightmemory`` or ``maka``.
@@ -243,8 +300,12 @@ def compare_store(fmt: str, location: str) -> list[Row]:
         raise ValueError(f"no reference reader for format {fmt!r}")
     with get_registry().get(fmt)(location, read_only=True) as store:
         entries = [e for e in store.iter_entries() if fmt != "rightmemory" or e.kind.value != "correction"]
-    rows = [Row(e.id or "", name, mine, theirs) for e in entries for name, mine, theirs in fields(e)]
+    rows: list[tuple[Row, Row | None]] = []
+    for entry in entries:
+        for name, mine, theirs in fields(entry):
+            row = Row(entry.id or "", name, mine, theirs)
+            rows.append((row, native(fmt, entry, row)))
     if shown is not None:  # an entry Maka shows that memcore does not read
         read = {e.id for e in entries}
-        rows += [Row(i, "*", None, i) for i in sorted(shown - read)]
+        rows += [(row, row) for row in (Row(i, "*", None, i) for i in sorted(shown - read))]
     return rows

@@ -34,12 +34,15 @@ class PairFigures:
         source: Source format (its examples/ store).
         target: Target format.
         rows: Every field compared.
+        native_rows: The same rows restricted to what the target's own files have a place for
+            (:func:`reference_readers.compare.native`).
         reported: ``(target id, field)`` of every fidelity note of the report (``*``: the whole entry).
     """
 
     source: str
     target: str
     rows: list[Row] = field(default_factory=list)
+    native_rows: list[Row] = field(default_factory=list)
     reported: set[tuple[str, str]] = field(default_factory=set)
 
     @property
@@ -51,6 +54,17 @@ class PairFigures:
     def percent(self) -> float:
         """Agreeing fields in % of those compared."""
         return 100.0 * self.agreeing / len(self.rows) if self.rows else 100.0
+
+    @property
+    def native_agreeing(self) -> int:
+        """Fields the target has a place for on which both readings agree."""
+        return sum(1 for r in self.native_rows if r.agrees)
+
+    @property
+    def native_percent(self) -> float:
+        """Agreeing fields in % of those the target has a place for."""
+        rows = self.native_rows
+        return 100.0 * self.native_agreeing / len(rows) if rows else 100.0
 
     @property
     def disagreeing(self) -> Counter[str]:
@@ -79,19 +93,23 @@ def measure_pair(source: str, target: str, where: Path) -> PairFigures:
     location = str(where / "MEMORY.md") if target == "maka" else str(where / "store")
     report = migrate(f"{source}:{EXAMPLES[source]}", f"{target}:{location}", validate=False)
     reported = {(e.target_id or "", note.field) for e in report.entries for note in e.fidelity}
-    return PairFigures(source, target, compare_store(target, location), reported)
+    pairs = compare_store(target, location)
+    rows = [row for row, _ in pairs]
+    held = [row for _, row in pairs if row is not None]
+    return PairFigures(source, target, rows, held, reported)
 
 
 def table(figures: list[PairFigures]) -> str:
     """Render the figures as the markdown table of docs/mapping.md."""
     lines = [
-        "| source → target | fields compared | agreeing | % | disagreeing fields (all in `fidelity[]`) | unreported |",
-        "|---|---|---|---|---|---|",
+        "| source → target | fields compared | agreeing | % | disagreeing fields (all in `fidelity[]`) | unreported "
+        "| fields the format holds | agreeing | % |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for fig in figures:
         diff = ", ".join(f"{name} {n}" for name, n in sorted(fig.disagreeing.items())) or "none"
         lines.append(
             f"| {fig.source} → {fig.target} | {len(fig.rows)} | {fig.agreeing} | {fig.percent:.2f} | {diff} "
-            f"| {len(fig.unreported)} |"
+            f"| {len(fig.unreported)} | {len(fig.native_rows)} | {fig.native_agreeing} | {fig.native_percent:.2f} |"
         )
     return "\n".join(lines)

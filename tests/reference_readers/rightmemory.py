@@ -23,6 +23,8 @@ _ANY_HEADING = re.compile(r"^(#{1,})\s")
 NODE = re.compile(rf"^\s*[-*]\s+`({_ID})`(.*?)\s+(?:→|->)\s*\[(.*?)\]\s*$")
 EDGE = re.compile(rf"^\s*([A-Za-z][A-Za-z0-9_-]*):\s*({_ID})\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+#: The fifteen edge types (schema "Edge Types").
+EDGE_TYPES = ("dep", "emb", "bak", "agg", "ver", "ext", "up", "rel", "loc", "run", "cfg", "out", "in", "doc", "todo")
 ROOTS = (("MEMORY.md", "memory"), ("PURSUITS.md", "pursuit"))
 
 
