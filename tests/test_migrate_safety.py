@@ -243,3 +243,40 @@ def test_a_mistyped_target_option_leaves_no_new_target(
     with pytest.raises(ConfigError, match=f"unknown option '{option}'"):
         migrate(f"whitebox:{stores['whitebox']}", f"{target_fmt}:{target}", target_options={option: "1"})
     assert not target.exists()
+
+
+_EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: format -> (examples/ store, the part of it that is the store's location)
+_EXAMPLE_STORES = {
+    "whitebox": ("whitebox-vault", ""),
+    "box": ("box-workspace", ""),
+    "rightmemory": ("rightmemory", ""),
+    "maka": ("maka", "MEMORY.md"),
+    "basicmemory": ("basicmemory-project", ""),
+    "mcpmemory": ("mcpmemory", "memory.jsonl"),
+    "claudecode": ("claudecode-memory", ""),
+}
+_FOUR = ("whitebox", "box", "rightmemory", "maka")
+
+
+@pytest.mark.parametrize("target", list(_EXAMPLE_STORES))
+@pytest.mark.parametrize("source", _FOUR)
+def test_no_file_a_migration_writes_holds_a_path_of_the_machine(source: str, target: str, tmp_path: Path) -> None:
+    folder, name = _EXAMPLE_STORES[source]
+    machine = tmp_path / "home-of-Zq7xUser" / "src-store-Kp3w"
+    shutil.copytree(_EXAMPLES / folder, machine)
+    dest = tmp_path / "dest"
+    target_name = _EXAMPLE_STORES[target][1]
+    location = dest / target_name if target_name else dest
+    if target_name:
+        dest.mkdir()
+    report = migrate(f"{source}:{machine / name if name else machine}", f"{target}:{location}", validate=False)
+    assert report.counts["written"] > 20
+    leaks = {
+        p.relative_to(dest).as_posix()
+        for p in dest.rglob("*")
+        if p.is_file()
+        for needle in (str(tmp_path), "Zq7xUser", "Kp3w", os.sep + "tmp" + os.sep)
+        if needle.encode() in p.read_bytes()
+    }
+    assert leaks == set()
