@@ -20,7 +20,7 @@ from tests.conftest import BUILTIN_FORMATS, new_store
 
 import memcore
 from memcore.adapters.langgraph import MemcoreStore
-from memcore.errors import UnsafePathError
+from memcore.errors import ReadOnlyStoreError, UnsafePathError
 
 
 @pytest.fixture(params=BUILTIN_FORMATS)
@@ -72,3 +72,13 @@ def test_a_label_too_long_for_a_folder_name_is_refused_naming_the_rule_not_the_p
             store.put(("t" * 5000,), "k", {"v": 1})
         assert str(tmp_path) not in str(caught.value)
         assert store.get(("t" * 5000,), "k") is None
+
+
+def test_a_read_only_refusal_names_the_store_not_its_place_on_the_machine(tmp_path: Path) -> None:
+    location = new_store("box", tmp_path)
+    with memcore.open(location, read_only=True) as provider:
+        store = MemcoreStore(provider)
+        with pytest.raises(ReadOnlyStoreError, match="opened read-only") as caught:
+            store.put(("u",), "k", {"a": 1})
+    assert str(tmp_path) not in str(caught.value)
+    assert "store " + Path(provider.location).name in str(caught.value)

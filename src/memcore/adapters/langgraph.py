@@ -40,9 +40,10 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 try:
@@ -63,7 +64,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a test with langgr
     raise ImportError('memcore.adapters.langgraph needs LangGraph: pip install "memcore-unified[langgraph]"') from exc
 
 from memcore.contract import MemoryProvider
-from memcore.errors import AmbiguousIdError, EntryNotFoundError, UnsupportedOperationError
+from memcore.errors import AmbiguousIdError, EntryNotFoundError, MemcoreError, UnsupportedOperationError
 from memcore.index import search_hits
 from memcore.models import Kind, MemoryEntry, Query, Status, utc_now
 from memcore.ops import save
@@ -218,8 +219,11 @@ class MemcoreStore(BaseStore):
                 under the ``memcore`` root of entries the adapter did not write.
             QuerySyntaxError: A search query that does not follow memcore's syntax.
             ValueError: An op of another type.
+
+        A memcore error names the store by its folder's or file's own name, never by its place
+        on this machine (a tool node may hand the text to a model).
         """
-        with self._lock:
+        with self._lock, self._no_machine_paths():
             results: list[Result] = []
             for op in ops:
                 if isinstance(op, GetOp):
@@ -431,6 +435,26 @@ class MemcoreStore(BaseStore):
         entry.extra = {**entry.extra, NAMESPACE: data}
         return entry
 
+    @contextmanager
+    def _no_machine_paths(self) -> Iterator[None]:
+        """Re-raise a memcore error with the store's absolute location replaced by its last name."""
+        try:
+            yield
+        except MemcoreError as exc:
+            location = getattr(self.provider, "location", "")
+            if isinstance(location, str) and location:
+                where = Path(location)
+                spellings = {str(where.resolve()), str(where.absolute())} | (
+                    {location} if where.is_absolute() else set()
+                )
+                exc.args = tuple(
+                    _replace_all(arg, sorted(spellings, key=len, reverse=True), where.name or "store")
+                    if isinstance(arg, str)
+                    else arg
+                    for arg in exc.args
+                )
+            raise
+
     def _label(self) -> str:
         """The store as errors name it: its format, never its place on this machine."""
         return f"{getattr(self.provider, 'format_name', 'memcore')} store"
@@ -452,6 +476,13 @@ class MemcoreStore(BaseStore):
             for entry_id in expired:
                 self.provider.delete(entry_id or "")
             return len(expired)
+
+
+def _replace_all(text: str, spellings: list[str], shown: str) -> str:
+    """``text`` with every spelling (longest first) replaced by ``shown``."""
+    for spelling in spellings:
+        text = text.replace(spelling, shown)
+    return text
 
 
 def _check_put(op: PutOp) -> None:
