@@ -5,6 +5,7 @@ on real Box-memory, WhiteBox and RightMemory stores."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,22 @@ def test_update_edit_insert_rename_on_box(box: str) -> None:
     assert shown["title"] == "Release days" and shown["body"] == "Ask ops first.\nDeploy on Thursday.\n"
     result = run("update", eid, "--store", box)
     assert result.exit_code == 2 and "nothing to change" in result.output
+
+
+def test_update_of_a_whitebox_fact_says_it_filed_a_proposal_and_the_proposal_holds_every_change(
+    tmp_path: Path,
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "whitebox-vault", vault)
+    store = f"whitebox:{vault}"
+    result = run("update", "languages.md", "--store", store, "--title", "Languages spoken", "--tag", "lang")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("proposed proposed/") and "a proposal to change languages.md" in result.stdout
+    assert "-o as_user=true" in result.stdout
+    proposal = result.stdout.split()[1].rstrip(":")
+    text = (vault / proposal).read_text(encoding="utf-8")
+    assert "title: Languages spoken" in text and "tags: [lang]" in text
+    assert as_json(run("show", "languages.md", "--store", store, "--json"))["title"] == "Languages"
 
 
 def test_body_dash_reads_stdin_for_add_update_and_supersede(box: str) -> None:

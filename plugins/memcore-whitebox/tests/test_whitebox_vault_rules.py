@@ -50,6 +50,36 @@ def test_agent_update_of_a_stable_fact_writes_a_proposal(vault: Path) -> None:
     assert body.startswith("\n## Rationale\n\n") and "\n\n## Proposed content\n\n# Identity\n" in body
 
 
+def test_a_proposal_that_changes_the_title_or_tags_proposes_the_whole_edited_file(vault: Path) -> None:
+    identity = (vault / "identity.md").read_bytes()
+    with WhiteBoxProvider(str(vault), source="claude") as store:
+        fact = store.get("identity.md")
+        fact.title, fact.tags = "Who I am", ["identity", "profile"]
+        proposal = store.update(fact)
+        content = str(proposal.extra["whitebox"]["proposed_content"])
+    assert (vault / "identity.md").read_bytes() == identity
+    head, _, body = content.partition("\n---\n")
+    assert "title: Who I am" in head.split("\n") and "tags: [identity, profile]" in head.split("\n")
+    assert body.lstrip("\n").startswith("# Identity\n")
+
+
+def test_a_proposal_that_changes_only_the_body_proposes_the_body(vault: Path) -> None:
+    with WhiteBoxProvider(str(vault), source="claude") as store:
+        fact = store.get("identity.md")
+        fact.body = "# Identity\n\nOnly the body changes.\n"
+        content = str(store.update(fact).extra["whitebox"]["proposed_content"])
+    assert content == "# Identity\n\nOnly the body changes."
+
+
+def test_a_proposal_for_a_file_with_broken_frontmatter_lists_the_new_fields_before_the_body(vault: Path) -> None:
+    (vault / "broken.md").write_text("---\ntitle: [unclosed\n---\nBody.\n", encoding="utf-8")
+    with WhiteBoxProvider(str(vault), source="claude") as store:
+        fact = store.get("broken.md")
+        fact.title = "Fixed"
+        content = str(store.update(fact).extra["whitebox"]["proposed_content"])
+    assert content.startswith("Proposed fields:\n\n- title: 'Fixed'\n")
+
+
 def test_user_edit_in_place_touches_only_what_changed(vault: Path) -> None:
     path = vault / "working-style.md"
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))

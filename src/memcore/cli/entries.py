@@ -144,6 +144,12 @@ def update(
         current = provider.get(entry_id)
         merged = MemoryEntry.model_validate({**current.model_dump(), **changes})
         stored = ops.save(provider, merged, expected_version)
+    if stored.id != current.id and stored.kind is Kind.PROPOSAL and not as_json:
+        click.echo(
+            f"proposed {stored.id}: a proposal to change {current.id}, which is left as it was "
+            "(review and apply it by hand, or open the store with -o as_user=true to edit in place)"
+        )
+        return
     _done("updated", stored, as_json)
 
 

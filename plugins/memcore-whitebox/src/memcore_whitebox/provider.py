@@ -592,7 +592,7 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
                     rel,
                     source=entry.source or self.default_source,
                     rationale=rationale or "Edit proposed through memcore; review it and apply it by hand.",
-                    content=entry.body,
+                    content=self._proposed_content(session.read(rel), rel, current, entry),
                 )
             data = session.read(rel)
             if data is None or session.version(rel) != current.version:
@@ -608,6 +608,32 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         return self._written(rel, written)
 
     # proposals and promotion
+    def _proposed_content(self, data: bytes | None, rel: str, current: MemoryEntry, entry: MemoryEntry) -> str:
+        """What a proposal for ``rel`` offers: the new body, or the whole edited file when metadata changed.
+
+        A change of the body alone proposes the body, as the reference ``proposeStableEdit``
+        callers do. A change of the title, tags or any other frontmatter key proposes the file
+        as the edit would leave it, so that the proposal holds every change it was asked for.
+        A file whose frontmatter cannot be parsed proposes the body after a list of the new field
+        values.
+        """
+        if data is None:
+            return entry.body
+        # the time of the edit is the proposal's own (proposed_at), not a change it proposes
+        entry = entry.model_copy(update={"updated_at": current.updated_at})
+        desired = file_meta(entry, rel, new=False, active_scope=self.active_scope)
+        if desired == file_meta(current, rel, new=False, active_scope=self.active_scope):
+            return entry.body
+        try:
+            return TextFile.decode(edited_file(data, rel, desired, entry.body), path=rel).text
+        except ParseError:
+            changed = [
+                f"- {name}: {getattr(entry, name)!r}"
+                for name in ("title", "tags", "source", "confidence", "status", "scope")
+                if getattr(entry, name) != getattr(current, name)
+            ]
+            return "Proposed fields:\n\n" + "\n".join(changed) + "\n\n" + entry.body if changed else entry.body
+
     def _add_proposal_entry(self, entry: MemoryEntry) -> MemoryEntry:
         target = proposal_target(entry)
         assert target is not None
