@@ -184,3 +184,17 @@ def test_show_prints_markup_in_every_field_and_the_body_literally(runner: CliRun
     assert lines[0] == f"{MARKUP}  (note, active)"
     assert "tags: [u]t[/u]" in lines
     assert shown.output.rstrip("\n").endswith(body)
+
+
+def test_ls_prints_a_table_when_it_fits_and_one_block_per_entry_when_whole_ids_would_squeeze_it(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    title = "A title long enough to wrap"
+    runner.invoke(cli, ["add", "--store", "dictfmt:s", "--title", title, "--body", "b", "--tag", "food"])
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = runner.invoke(cli, ["ls", "--store", "dictfmt:s"]).output
+    assert wide.splitlines()[1].split() == ["┃", "id", "┃", "kind", "┃", "status", "┃", "title", "┃", "tags", "┃"]
+    assert "│ e1 │ note │ active │ A title long enough to wrap │ food │" in wide
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow = runner.invoke(cli, ["ls", "--store", "dictfmt:s"]).output
+    assert narrow == f"e1\n  note · active · {title} · tags: food\n"

@@ -182,20 +182,49 @@ def _print_entries(entries: list[MemoryEntry], snippets: list[str] | None = None
 def _print_rows(
     rows: list[tuple[str | None, str, str, str, str, list[str]]], snippets: list[str] | None = None
 ) -> None:
-    """Print entries as the table: rows of ``(id, kind, status, title, body, tags)``."""
+    """Print entries as the table: rows of ``(id, kind, status, title, body, tags)``.
+
+    Ids are never shortened (they are what ``memcore show`` takes). When the terminal is too
+    narrow for the whole ids beside readable columns, each entry is printed as a block instead:
+    its id on a line of its own, then its kind, status, title, tags and match, indented.
+    """
     from rich.table import Table
     from rich.text import Text
 
+    console = _console()
+    shown_titles = [
+        title or body.strip().splitlines()[0][:60] if (title or body.strip()) else "" for *_, title, body, _ in rows
+    ]
+    widest_id = max((len(row[0] or "") for row in rows), default=2)
+    widest = {
+        "kind": max((len(row[1]) for row in rows), default=4),
+        "status": max((len(row[2]) for row in rows), default=6),
+    }
+    # id, kind, status whole; at least 16 columns of title and 8 of tags (and 16 of match); borders
+    needed = widest_id + widest["kind"] + widest["status"] + 16 + 8 + (16 if snippets is not None else 0)
+    needed += 3 * (5 + (snippets is not None)) + 1
+    if rows and console.width < needed:
+        for i, (entry_id, kind, status, _, _, tags) in enumerate(rows):
+            line = Text(f"  {kind} · {status}")
+            if shown_titles[i]:
+                line.append(" · " + shown_titles[i])
+            if tags:
+                line.append(" · tags: " + ", ".join(tags))
+            console.print(Text(entry_id or ""), no_wrap=True, crop=False, overflow="ignore")
+            console.print(line)
+            if snippets is not None:
+                console.print(Text("  ") + _snippet_text(snippets[i]))
+        return
     table = Table()
-    # Ids are never shortened: they are what `memcore show` takes.
-    table.add_column("id", no_wrap=True, min_width=max((len(row[0] or "") for row in rows), default=2))
-    for name in ("kind", "status", "title", "tags", *(["match"] if snippets is not None else [])):
+    table.add_column("id", no_wrap=True, min_width=widest_id)
+    table.add_column("kind", no_wrap=True, min_width=widest["kind"])
+    table.add_column("status", no_wrap=True, min_width=widest["status"])
+    for name in ("title", "tags", *(["match"] if snippets is not None else [])):
         table.add_column(name)
-    for i, (entry_id, kind, status, title, body, tags) in enumerate(rows):
-        shown_title = title or body.strip().splitlines()[0][:60] if (title or body.strip()) else ""
+    for i, (entry_id, kind, status, _, _, tags) in enumerate(rows):
         shown = [_snippet_text(snippets[i])] if snippets is not None else []
-        table.add_row(entry_id or "", kind, status, Text(shown_title), Text(", ".join(tags)), *shown)
-    _console().print(table)
+        table.add_row(entry_id or "", kind, status, Text(shown_titles[i]), Text(", ".join(tags)), *shown)
+    console.print(table)
 
 
 def _query(
