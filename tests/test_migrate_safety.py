@@ -280,3 +280,18 @@ def test_no_file_a_migration_writes_holds_a_path_of_the_machine(source: str, tar
         if needle.encode() in p.read_bytes()
     }
     assert leaks == set()
+
+
+def test_a_target_holding_another_formats_store_is_refused_and_left_alone(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(_EXAMPLES / "whitebox-vault", vault)
+    before = {p.relative_to(vault): p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    with pytest.raises(ConfigError, match=r"holds a whitebox store, not a basicmemory one.*whitebox:"):
+        migrate(f"rightmemory:{_EXAMPLES / 'rightmemory'}", f"basicmemory:{vault}")
+    assert {p.relative_to(vault): p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+    # the same format, or a folder no format recognises, is still a target
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine\n", encoding="utf-8")
+    assert migrate(f"rightmemory:{_EXAMPLES / 'rightmemory'}", f"whitebox:{vault}").ok
+    assert migrate(f"rightmemory:{_EXAMPLES / 'rightmemory'}", f"basicmemory:{tmp_path / 'notes'}").ok
+    assert (tmp_path / "notes" / "todo.txt").read_text(encoding="utf-8") == "mine\n"

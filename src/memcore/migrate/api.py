@@ -21,7 +21,14 @@ from memcore.migrate.journal import (
 )
 from memcore.migrate.report import ConversionReport, ProgressCallback, _collect_source_diagnostics
 from memcore.migrate.run import _Run
-from memcore.migrate.stores import _exists, _init_if_missing, _refuse_overlap, _scratch_copy, _unscratch
+from memcore.migrate.stores import (
+    _exists,
+    _init_if_missing,
+    _refuse_other_format,
+    _refuse_overlap,
+    _scratch_copy,
+    _unscratch,
+)
 from memcore.models import Severity
 from memcore.provider import Capability, MemoryProvider
 from memcore.registry import ProviderRegistry, get_registry
@@ -248,7 +255,8 @@ def migrate(
     Raises:
         ConfigError: A URL cannot be parsed, or source and target overlap: the same location,
             the target inside the source or containing it (resolved real paths; remote
-            locations are not checked); nothing is written then.
+            locations are not checked), or the target location holds another format's store;
+            nothing is written then.
         UnknownFormatError: A format is not installed.
         MemcoreError: The source cannot be read or the target cannot be created.
     """
@@ -258,6 +266,7 @@ def migrate(
     dst_cls, dst_loc, dst_opts = _open(target, reg, **(target_options or {}))
     dst_opts = {**dict(getattr(dst_cls, "migration_target_options", None) or {}), **dst_opts}
     _refuse_overlap(src_cls, src_loc, dst_cls, dst_loc)
+    _refuse_other_format(reg, dst_cls, dst_loc)
     if not _exists(src_loc) and Capability.REMOTE not in getattr(src_cls, "capabilities", frozenset()):
         raise ConfigError(f"{src_cls.format_name}: source {src_loc} does not exist")
     src_url, dst_url = f"{src_cls.format_name}:{src_loc}", f"{dst_cls.format_name}:{dst_loc}"

@@ -110,6 +110,31 @@ def _refuse_overlap(src_cls: type[Any], src_loc: str, dst_cls: type[Any], dst_lo
         )
 
 
+def _refuse_other_format(registry: Any, dst_cls: type[Any], dst_loc: str) -> None:
+    """Refuse a target location that holds another format's store.
+
+    A folder (or file) that some installed format recognises as its own (``sniff``) while the
+    target's format does not would get the target's files beside the other format's, and its
+    files would be read as the target's entries. A location that does not exist, an empty
+    folder, one no format recognises and a remote location are not checked.
+
+    Raises:
+        ConfigError: The location looks like another format's store; nothing has been written.
+    """
+    if Capability.REMOTE in getattr(dst_cls, "capabilities", frozenset()) or not _exists(dst_loc):
+        return
+    if _empty_folder(dst_loc):
+        return
+    found = registry.sniff(Path(dst_loc))
+    if found and dst_cls.format_name not in found:
+        others = " or ".join(found)
+        raise ConfigError(
+            f"{dst_cls.format_name}: target {dst_loc} holds a {others} store, not a {dst_cls.format_name} one; "
+            f"migrating into it would mix two formats' files: give a new or empty location, or migrate into "
+            f"{found[0]}:{dst_loc}"
+        )
+
+
 def _unscratch(report: ConversionReport, scratch: str, real: str) -> None:
     """Name the real target instead of the scratch copy in ``report``'s texts (N5).
 
