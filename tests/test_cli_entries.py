@@ -217,3 +217,14 @@ def test_a_usage_error_click_finds_is_json_under_json_too() -> None:
         [sys.executable, "-m", "memcore", "edit"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
     )
     assert plain.returncode == 2 and "Error: Missing argument 'ENTRY_ID'." in plain.stderr and plain.stdout == ""
+
+
+def test_a_reader_that_closes_the_pipe_early_ends_the_command_quietly() -> None:
+    vault = Path(__file__).resolve().parents[1] / "examples" / "whitebox-vault"
+    args = [sys.executable, "-m", "memcore", "recent", "--store", f"whitebox:{vault}"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line is written
+    with proc.stderr:
+        err = proc.stderr.read()
+    assert (proc.wait(timeout=60), err) == (1, b"")

@@ -531,7 +531,8 @@ class BaseProvider(abc.ABC):
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.format_name or 'store'}: store {self.location} was opened read-only; `{operation}` refused "
-                "(open it without -o read_only=true to write)"
+                "(open it without read_only: no -o read_only=true, no read_only = true in memcore.toml, "
+                "no read_only=True in Python)"
             )
 
     # -- storage and sessions ---------------------------------------------------------

@@ -146,7 +146,11 @@ def dump_json(data: Any) -> None:
 
 #: ``--json`` error codes, most specific class first (see :func:`error_payload`).
 _ERROR_CODES: tuple[tuple[type[BaseException], str, str], ...] = (
-    (ReadOnlyStoreError, "read_only", "open the store without -o read_only=true, or lift the gate the message names"),
+    (
+        ReadOnlyStoreError,
+        "read_only",
+        "open the store without read_only (-o read_only=true, or read_only = true in memcore.toml), or lift the gate the message names",
+    ),
     (ImmutableEntryError, "immutable", "this entry may not change; the message names the format's rule"),
     (
         UnsupportedOperationError,
@@ -226,7 +230,8 @@ def handle_errors(func: F) -> F:
     """Turn expected errors into one clear report and the documented exit code.
 
     Exit 2 for usage and configuration errors (and values that do not make a valid entry), 1 for
-    other memcore errors and file-system errors; tracebacks only with ``MEMCORE_DEBUG=1``.
+    other memcore errors and file-system errors; tracebacks only with ``MEMCORE_DEBUG=1``. A
+    reader that closes the pipe early (``memcore ls | head``) ends the command quietly, exit 1.
     Without ``--json`` the report is one ``memcore: error: …`` line on stderr. With ``--json``
     (a command whose ``as_json`` argument is true) it is :func:`error_payload` as JSON on
     **stderr**, so that stdout holds only a result (nothing at all when the command failed: a
@@ -238,6 +243,11 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            # the reader went away (`memcore ls | head`): no error line, stdout to /dev/null so that
+            # the interpreter's final flush does not complain either
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except Exception as exc:
             if not _is_expected(exc) or os.environ.get("MEMCORE_DEBUG"):
                 raise
