@@ -149,7 +149,8 @@ _ERROR_CODES: tuple[tuple[type[BaseException], str, str], ...] = (
     (
         ReadOnlyStoreError,
         "read_only",
-        "open the store without read_only (-o read_only=true, or read_only = true in memcore.toml), or lift the gate the message names",
+        "open the store without read_only (-o read_only=true, or read_only = true in memcore.toml), "
+        "or lift the gate the message names",
     ),
     (ImmutableEntryError, "immutable", "this entry may not change; the message names the format's rule"),
     (
