@@ -120,7 +120,10 @@ def formats(as_json: bool) -> None:
     if as_json:
         dump_json(rows)
         return
-    table = Table("format", "distribution", "version", "capabilities")
+    from rich.table import Column
+
+    # names whole (they are what pip takes); the capabilities wrap
+    table = Table(Column("format", no_wrap=True), Column("distribution", no_wrap=True), "version", "capabilities")
     for row in rows:
         table.add_row(
             Text(row["format"]), Text(row["distribution"] or "-"), row["version"] or "-", ", ".join(row["capabilities"])
