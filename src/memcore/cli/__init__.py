@@ -191,7 +191,6 @@ def _print_rows(
     narrow for the whole ids beside readable columns, each entry is printed as a block instead:
     its id on a line of its own, then its kind, status, title, tags and match, indented.
     """
-    from rich.table import Table
     from rich.text import Text
 
     console = _console()
@@ -218,6 +217,8 @@ def _print_rows(
             if snippets is not None:
                 console.print(Text("  ") + _snippet_text(snippets[i]))
         return
+    from rich.table import Table
+
     table = Table()
     table.add_column("id", no_wrap=True, min_width=widest_id)
     table.add_column("kind", no_wrap=True, min_width=widest["kind"])
