@@ -184,13 +184,16 @@ def test_scratch_paths_in_errors_and_diagnostics_name_the_real_target() -> None:
             EntryReport(source_id="a", kind=Kind.FACT, action="failed", error=f"StoreLimitError: {scratch}/MEMORY.md")
         ],
         diagnostics=[
-            Diagnostic(path=f"{scratch}/MEMORY.md", code="c", severity=Severity.ERROR, message=f"see {scratch}")
+            Diagnostic(path=f"{scratch}/MEMORY.md", code="c", severity=Severity.ERROR, message=f"see {scratch}"),
+            Diagnostic(path="v/x.md", code="s", severity=Severity.WARNING, message="a source file"),
         ],
     )
     _unscratch(report, scratch, "./bigm")
     assert report.notes == ["would create a new maka store at ./bigm"]
     assert report.entries[0].error == "StoreLimitError: ./bigm/MEMORY.md"
-    assert report.diagnostics[0].path == "./bigm/MEMORY.md" and report.diagnostics[0].message == "see ./bigm"
+    assert report.diagnostics[0].path == "./bigm/MEMORY.md"
+    assert report.diagnostics[0].message == "in the trial run's scratch copy (the target is untouched): see ./bigm"
+    assert (report.diagnostics[1].path, report.diagnostics[1].message) == ("v/x.md", "a source file")
 
 
 @pytest.mark.parametrize(("fmt", "where"), [("whitebox", "T"), ("rightmemory", "T"), ("maka", "T/MEMORY.md")])

@@ -139,7 +139,9 @@ def _unscratch(report: ConversionReport, scratch: str, real: str) -> None:
     """Name the real target instead of the scratch copy in ``report``'s texts (N5).
 
     The "created a new … store" note becomes "would create …" (nothing was created at the real
-    target); scratch paths in notes, entry errors and target diagnostics become ``real``.
+    target); scratch paths in notes, entry errors and target diagnostics become ``real``, and a
+    diagnostic of the scratch copy says that it is one (a Maka read that archived an expired
+    entry archived it there, not in the target).
     """
 
     def fix(text: str) -> str:
@@ -154,9 +156,23 @@ def _unscratch(report: ConversionReport, scratch: str, real: str) -> None:
         if entry.error is not None:
             entry.error = fix(entry.error)
     report.diagnostics = [
-        d.model_copy(update={"message": fix(d.message), "path": None if d.path is None else fix(d.path)})
+        d.model_copy(
+            update={
+                "message": _TRIAL + fix(d.message) if _in(d.path, scratch) else fix(d.message),
+                "path": None if d.path is None else fix(d.path),
+            }
+        )
         for d in report.diagnostics
     ]
+
+
+#: Put before what a diagnostic of the scratch copy says (it says "this read", "now": of the copy).
+_TRIAL = "in the trial run's scratch copy (the target is untouched): "
+
+
+def _in(path: str | None, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it."""
+    return path is not None and (path == folder or path.startswith(folder.rstrip(os.sep) + os.sep))
 
 
 def _private_copy(src: str, dst: str) -> str:
