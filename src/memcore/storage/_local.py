@@ -42,6 +42,11 @@ _OPEN_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOE
 _MAX_FOLDERS = 64  # folder descriptors one reader keeps open
 
 
+def _no_version(data: bytes) -> None:
+    """The version :meth:`LocalStorage.reader` gives with ``versions=False``: none (``version_token(data)``)."""
+    return None
+
+
 def bulk_reads() -> bool:
     """Return whether :meth:`LocalStorage.reader` reads through folder descriptors (POSIX, ``MEMCORE_BULK_READ`` on)."""
     return _BULK and os.environ.get(BULK_READ_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
@@ -336,7 +341,7 @@ class LocalStorage:
         return data, self._remember(local, key, version_token(data))
 
     @contextlib.contextmanager
-    def reader(self) -> Iterator[Callable[[str], tuple[bytes, str]]]:
+    def reader(self, *, versions: bool = True) -> Iterator[Callable[[str], tuple[bytes, str | None]]]:
         """Return a context giving a function that reads like :meth:`read`, cheaper for many files.
 
         The function returns what :meth:`read` returns for the same path, and raises what it
@@ -351,6 +356,12 @@ class LocalStorage:
         replaced by another while the context lasts is still read through the one it replaced.
         ``MEMCORE_BULK_READ=0`` (or a platform without ``dir_fd``) makes every read :meth:`read`.
 
+        Args:
+            versions: ``False``: the function gives ``None`` for the version of a file it read
+                itself (the version is then ``version_token(data)``, for the caller to compute
+                when it needs it: a caller holding many files' bytes need not hold their
+                versions too); a file :meth:`read` read still comes with its version.
+
         Yields:
             ``read(path) -> (bytes, version)``.
         """
@@ -359,7 +370,7 @@ class LocalStorage:
             return
         folders: dict[str, int | None] = {}
         try:
-            yield functools.partial(self._read_through, folders)
+            yield functools.partial(self._read_through, folders, version_token if versions else _no_version)
         finally:
             for fd in folders.values():
                 if fd is not None:
@@ -385,7 +396,9 @@ class LocalStorage:
         folders[folder] = fd
         return fd
 
-    def _read_through(self, folders: dict[str, int | None], path: str) -> tuple[bytes, str]:
+    def _read_through(
+        self, folders: dict[str, int | None], version: Callable[[bytes], str | None], path: str
+    ) -> tuple[bytes, str | None]:
         """:meth:`read` of ``path`` through its folder's descriptor where it can (see :meth:`reader`)."""
         folder, _, name = path.rpartition("/")
         fd = folders[folder] if folder in folders else self._folder_fd(folders, folder)
@@ -400,10 +413,10 @@ class LocalStorage:
             while data and len(data) < _REMEMBER_FROM_BYTES:
                 more = os.read(file_fd, _REMEMBER_FROM_BYTES)  # the end of the file, or a short read
                 if not more:
-                    return data, version_token(data)
+                    return data, version(data)
                 data += more
             if not data:
-                return data, version_token(data)
+                return data, version(data)
         except OSError:
             pass  # a folder (EISDIR), an I/O error: read() says what it is
         finally:
@@ -505,14 +518,21 @@ class LocalStorage:
                 self._holder = None
 
 
-def file_reader(storage: Storage) -> contextlib.AbstractContextManager[Callable[[str], tuple[bytes, str]]]:
+def file_reader(
+    storage: Storage, *, versions: bool = True
+) -> contextlib.AbstractContextManager[Callable[[str], tuple[bytes, str | None]]]:
     """Return a context giving ``read(path) -> (bytes, version)`` for reading many files of ``storage``.
 
     :meth:`LocalStorage.reader` for a local folder (same results as :meth:`LocalStorage.read`,
     cheaper per file); ``storage.read`` itself for any other storage.
+
+    Args:
+        storage: The storage.
+        versions: ``False``: a version may come back as ``None``, meaning ``version_token(data)``
+            (see :meth:`LocalStorage.reader`); ``True``: always the version.
     """
     if isinstance(storage, LocalStorage):
-        return storage.reader()
+        return storage.reader(versions=versions)
     return contextlib.nullcontext(storage.read)
 
 

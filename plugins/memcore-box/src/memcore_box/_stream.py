@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import nullcontext
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memcore import frontmatter
 from memcore.errors import UnsafePathError
 from memcore.models import MemoryEntry
-from memcore.storage import file_reader, join
+from memcore.storage import file_reader, join, version_token
 from memcore_box import _scan
 from memcore_box._parse import is_memory_name
 from memcore_box.codec import _sort_key, entry_from_meta, entry_from_plain
@@ -25,7 +24,7 @@ __all__ = ["stream_entries"]
 _HOLD_BYTES = 16 * 2**20
 #: file bytes ``stream_entries`` holds unparsed beyond :data:`_HOLD_BYTES` (pass 2 parses them
 #: again without reading them again; about 1.05x that in memory)
-_HOLD_RAW_BYTES = 160 * 2**20
+_HOLD_RAW_BYTES = 120 * 2**20
 #: :data:`_HOLD_RAW_BYTES` with the stream fast paths off (``MEMCORE_BOX_STREAM_FAST=0``): the
 #: files beyond the parsed budget are parsed in both passes, so less is held
 _HOLD_RAW_BYTES_OFF = 64 * 2**20
@@ -53,16 +52,17 @@ def stream_entries(self: BoxMemoryProvider) -> Iterator[MemoryEntry]:
     nothing is held either).
     """
     titles = _Titles()
-    # (created_at, id, scan position, folder number, file name): one flat tuple per file,
-    # the name shared with the listing; the path is joined again in pass 2.
-    order: list[tuple[datetime, str, int, int, str]] = []
+    # (created_at, id, scan position, folder number, file name, bytes held, their version):
+    # one flat tuple per file, the name shared with the listing (the path is joined again in
+    # pass 2); the version None where it is version_token of the bytes (computed in pass 2).
+    order: list[Any] = []
     folders = sorted((self._reused_listings() or self._discover()).items())
-    held: dict[int, tuple[tuple[Mapping[str, Any], str] | None, str]] = {}
-    kept: dict[int, tuple[bytes, str]] = {}  # bytes held unparsed
+    held: dict[int, tuple[tuple[Mapping[str, Any], str], str | None]] = {}  # parsed in pass 1
     budget = _HOLD_BYTES if frontmatter.FAST_PATHS else 0
     light = _scan.enabled()
     raw_budget = (_HOLD_RAW_BYTES if light else _HOLD_RAW_BYTES_OFF) if frontmatter.FAST_PATHS else 0
-    with file_reader(self.storage) if light else nullcontext(self.storage.read) as read:
+    add = order.append
+    with file_reader(self.storage, versions=False) if light else nullcontext(self.storage.read) as read:
         for number, (folder, items) in enumerate(folders):
             for item in items:
                 if item.is_folder or not is_memory_name(item.name):
@@ -78,8 +78,9 @@ def stream_entries(self: BoxMemoryProvider) -> Iterator[MemoryEntry]:
                     created, _ = _sort_key(keys[2], entry_id)
                     if len(data) <= raw_budget:
                         raw_budget -= len(data)
-                        kept[len(order)] = (data, version)
-                    order.append((created, entry_id, len(order), number, item.name))
+                        add((created, entry_id, len(order), number, item.name, data, version, True))
+                    else:
+                        add((created, entry_id, len(order), number, item.name, None, None, True))
                     continue
                 found = self._read_meta(path, data)
                 if found is None:
@@ -88,44 +89,51 @@ def stream_entries(self: BoxMemoryProvider) -> Iterator[MemoryEntry]:
                 created, _ = _sort_key(found[0].get("created_at"), entry_id)
                 if len(data) <= budget:
                     budget -= len(data)
-                    held[len(order)] = (found, version)
+                    if light:  # parsed: about 3x the bytes in objects, out of the whole hold
+                        raw_budget -= 3 * len(data)
+                    held[len(order)] = (found, version if version is not None else version_token(data))
+                    add((created, entry_id, len(order), number, item.name, None, None, False))
                 elif len(data) <= raw_budget:
                     raw_budget -= len(data)
-                    kept[len(order)] = (data, version)
-                order.append((created, entry_id, len(order), number, item.name))
+                    add((created, entry_id, len(order), number, item.name, data, version, False))
+                else:
+                    add((created, entry_id, len(order), number, item.name, None, None, False))
     names = [folder for folder, _ in folders]
     del folders  # the listings
     order.sort()
     seen: set[str] = set()
-    for _, entry_id, position, number, name in order:
-        found, version = held.pop(position, (None, ""))
-        raw = kept.pop(position, None)
+    resolve, known = titles.resolve, titles.known
+    for index, (_, entry_id, position, number, name, data, version, flat) in enumerate(order):
+        order[index] = None  # the bytes held for this file go with it
+        found, parsed_version = held.pop(position, (None, None))
         if entry_id in seen:
             continue
         seen.add(entry_id)
         path = join(names[number], name)
-        entry: MemoryEntry | None = None
-        if found is None:
-            if raw is not None:
-                data, version = raw
-            else:
+        if found is not None:
+            version = parsed_version
+        else:
+            if data is None:
                 try:
-                    with file_reader(self.storage) if light else nullcontext(self.storage.read) as read:
+                    with file_reader(self.storage, versions=False) if light else nullcontext(self.storage.read) as read:
                         data, version = read(path)  # between yields: no folder held open
                 except (FileNotFoundError, UnsafePathError):
                     continue
-            found = _scan.flat_meta(data) if light else None
+                flat = light and _scan.order_keys(data) is not None  # it may have changed since
+            found = _scan.flat_meta(data, checked=True) if flat else None
             if found is None:
                 found = self._read_meta(path, data)
-        if found is None:
-            continue
+                if found is None:
+                    continue
+            if version is None:
+                version = version_token(data)
+            del data
+        entry = None
         if light:
-            entry = entry_from_plain(
-                found[0], found[1], version=version, resolve=titles.resolve, is_known_id=titles.known
-            )  # type: ignore[arg-type]
+            entry = entry_from_plain(found[0], found[1], version=version, resolve=resolve, is_known_id=known)  # type: ignore[arg-type]
         if entry is None:
-            entry = entry_from_meta(
-                found[0], found[1], path=path, version=version, resolve=titles.resolve, is_known_id=titles.known
-            )[0]
+            entry = entry_from_meta(found[0], found[1], path=path, version=version, resolve=resolve, is_known_id=known)[
+                0
+            ]
         self._remember_path(entry_id, path)
         yield entry

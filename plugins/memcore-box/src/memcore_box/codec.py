@@ -482,6 +482,10 @@ def _ascii_texts(value: Any) -> bool:
 
 
 _BLANK = MemoryEntry()
+_BLANK_VALUES = dict(_BLANK.__dict__)
+_new_entry = MemoryEntry.__new__
+_set = object.__setattr__
+assert _BLANK.__pydantic_extra__ is None and _BLANK.__pydantic_private__ is None  # what _copy_blank sets
 _TEXT_FIELDS = ("id", "title", "body", "source", "scope", "parent", "version")
 
 
@@ -552,14 +556,24 @@ def _construct(fields: dict[str, Any]) -> MemoryEntry:
 
 
 def _copy_blank(fields: dict[str, Any]) -> MemoryEntry:
-    """Return a copy of a blank entry with ``fields`` set, as they are (no validation); see :func:`_construct`."""
-    entry = _BLANK.model_copy()  # copies the field dict as it is: no validation, no per-field work
-    values = entry.__dict__
+    """Return a copy of a blank entry with ``fields`` set, as they are (no validation); see :func:`_construct`.
+
+    What ``_BLANK.model_copy()`` with ``fields`` put in its ``__dict__`` gives (pydantic's
+    ``__copy__`` sets the same four attributes), without the copy's generic steps.
+    """
+    values = _BLANK_VALUES.copy()
     values.update(fields)
-    for name, empty in (("tags", list), ("relations", list), ("extra", dict)):
-        if name not in fields:
-            values[name] = empty()  # never the blank's own list or dict
-    object.__setattr__(entry, "__pydantic_fields_set__", set(fields))
+    if "tags" not in fields:
+        values["tags"] = []  # never the blank's own list or dict
+    if "relations" not in fields:
+        values["relations"] = []
+    if "extra" not in fields:
+        values["extra"] = {}
+    entry = _new_entry(MemoryEntry)
+    _set(entry, "__dict__", values)
+    _set(entry, "__pydantic_extra__", None)
+    _set(entry, "__pydantic_fields_set__", set(fields))
+    _set(entry, "__pydantic_private__", None)
     return entry
 
 
