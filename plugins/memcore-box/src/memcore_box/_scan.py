@@ -56,6 +56,7 @@ _CLOSE = re.compile(rb"\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)")
 # and "_" start no implicit type). tests/test_box_scan.py checks this against the resolver.
 _NOT_TEXT_KEYS = frozenset({b"true", b"True", b"TRUE", b"false", b"False", b"FALSE", b"null", b"Null", b"NULL"})
 _NOT_TEXT = frozenset(key.decode("ascii") for key in _NOT_TEXT_KEYS)
+_CHECKED_TEXT = frozenset({"id", "kind", "title", "created_at"})  # what order_keys checks with _is_text
 _MAX_YAML = 64 * 1024  # well under frontmatter.MAX_VALUES values, whatever the lines hold
 
 
@@ -144,9 +145,10 @@ def flat_meta(data: bytes, *, checked: bool = False) -> tuple[dict[str, Any], st
         return None
     lines = data[4:end].decode("ascii").split("\n")
     meta: dict[str, Any] = {}
+    as_text = _CHECKED_TEXT if checked else ()  # order_keys found these read as themselves
     for line in lines:
         key, _, text = line.partition(": ")
-        value = _own_value(text)
+        value = text if key in as_text else _own_value(text)
         if value is UNSURE or key in meta or key in _NOT_TEXT:
             return None
         meta[key] = value
