@@ -120,6 +120,7 @@ def test_hand_edited_files_are_read_alike_or_declined(old: bytes, new: bytes) ->
         (b"created_at: 2026-12-02T18:37:49.938Z", b"created_at: yesterday"),
         (b"tags: [finance]", b"tags: [finance, null, true, 0.5, 'x', \"[[T]]\"]"),
         (b"\n---\n\n# memo 1", b"\n...\n\n# memo 1"),
+        (b"Body.\n", b"Caf\xc3\xa9 \xe2\x80\x94 body.\n"),  # a UTF-8 body after ASCII lines
     ],
 )
 def test_the_sure_cases_are_answered(old: bytes, new: bytes) -> None:

@@ -14,7 +14,8 @@
   normal form, compared NFC, opened as spelled on disk.
 - :class:`TextFile`: decode bytes to text and back, keeping BOM and line endings.
 - :class:`Storage` / :class:`LocalStorage`: the interface every provider's file I/O goes through,
-  and its implementation on a local folder; :func:`version_token`: the one version scheme.
+  and its implementation on a local folder; :func:`version_token`: the one version scheme;
+  :func:`file_reader`: many reads of one storage, through folder descriptors on a local folder.
 - :class:`WriteSession`: one thread's staged writes, checked and flushed in a safe order.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from memcore.storage._atomic import append_record, atomic_write, scratch_writes
 from memcore.storage._control import check_entry_text, check_text, control_char_diagnostics
 from memcore.storage._interface import ANY_VERSION, CREATE, Item, Storage, join, version_token
-from memcore.storage._local import LocalStorage
+from memcore.storage._local import BULK_READ_ENV, LocalStorage, bulk_reads, file_reader
 from memcore.storage._lock import file_lock, lock_dir, lock_path_for
 from memcore.storage._modes import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private_dir, touch_private_file
 from memcore.storage._paths import (
@@ -45,6 +46,7 @@ __all__ = [
     "ANY_VERSION",
     "CREATE",
     "Item",
+    "BULK_READ_ENV",
     "LocalStorage",
     "Storage",
     "WriteSession",
@@ -56,7 +58,9 @@ __all__ = [
     "TempSweeper",
     "TextFile",
     "append_record",
+    "bulk_reads",
     "check_entry_text",
+    "file_reader",
     "check_text",
     "control_char_diagnostics",
     "atomic_write",

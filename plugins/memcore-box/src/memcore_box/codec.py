@@ -47,6 +47,7 @@ from memcore_box.mapping import (
 __all__ = [
     "ID_PATTERN",
     "entry_from_meta",
+    "entry_from_plain",
     "meta_from_entry",
     "related_targets",
     "wikilink_title",
@@ -349,7 +350,142 @@ def entry_from_meta(
         return MemoryEntry(id=entry_id, body=body, version=version), diags
 
 
+#: The keys :func:`entry_from_plain` maps (a file with any other key: :func:`entry_from_meta`).
+_PLAIN_KEYS = frozenset(
+    {
+        "id",
+        "slug",
+        "title",
+        "kind",
+        "status",
+        "team",
+        "agent",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "confidence",
+        "tags",
+        "related",
+        "supersedes",
+        "superseded_by",
+    }
+)
+_BOX_KIND_OF = {name: _KINDS[name] for name in BOX_KINDS}
+_BOX_STATUS_OF = {name: _STATUSES[name] for name in BOX_STATUSES}
+
+
+def entry_from_plain(
+    meta: dict[str, Any],
+    body: str,
+    *,
+    version: str | None,
+    resolve: Resolver,
+    is_known_id: Callable[[str], bool],
+) -> MemoryEntry | None:
+    """Return ``entry_from_meta(meta, body, ...)[0]`` for the frontmatter memcore writes, or ``None``.
+
+    The iteration's mapping (no diagnostics): for an exact ``dict`` whose keys are all in
+    :data:`_PLAIN_KEYS` and whose values are what such a file holds (text in ASCII, a box
+    kind and status, UTC timestamps, a confidence from 0 to 1, lists of text), the entry
+    :func:`entry_from_meta` maps it to, built without its general checks. ``None`` for
+    anything else (a value it would report, another key, non-ASCII text, the fast paths off):
+    the caller maps the file with :func:`entry_from_meta`. ``plugins/memcore-box/tests/
+    test_box_iterate_plain.py`` compares the two.
+
+    Args:
+        meta: The frontmatter as plain Python (:func:`memcore_box._scan.flat_meta`).
+        body: The markdown after the frontmatter.
+        version: The file's storage version.
+        resolve: Title -> id lookup for ``related`` wikilinks.
+        is_known_id: Whether an id exists in the workspace (for ``supersedes`` targets).
+    """
+    if type(meta) is not dict or not _PLAIN_KEYS.issuperset(meta) or not frontmatter.FAST_PATHS:
+        return None
+    entry_id, raw_kind = meta["id"], meta["kind"]
+    if type(entry_id) is not str or not entry_id.isascii() or type(raw_kind) is not str:
+        return None
+    kind = _BOX_KIND_OF.get(raw_kind)
+    if kind is None:
+        return None
+    fields: dict[str, Any] = {"id": entry_id, "body": body, "version": version, "kind": kind}
+    get = meta.get
+    value = get("status")
+    if value is not None:
+        status = _BOX_STATUS_OF.get(value) if type(value) is str else None
+        if status is None:
+            return None
+        fields["status"] = status
+    box: dict[str, Any] = {}
+    for key, name in (("slug", ""), ("title", "title"), ("team", "scope"), ("agent", "source")):
+        value = get(key)
+        if value is None:
+            continue
+        if type(value) is not str or not value.isascii():
+            return None  # a number, a boolean, a list: entry_from_meta's text rules decide
+        if name:
+            fields[name] = value
+        else:
+            box[key] = value
+    if fields.get("title") == entry_id:
+        fields["title"] = ""  # the untitled spelling (no memcore.title here)
+    for key in ("created_at", "updated_at", "expires_at"):
+        value = get(key)
+        if value is None:
+            continue
+        if type(value) is not str or len(value.strip()) == 10:
+            return None  # a date alone (date_only), or not text
+        try:
+            fields[key] = parse_timestamp(value)
+        except ValueError:
+            return None
+    value = get("confidence")
+    if value is not None:
+        if (type(value) is not float and type(value) is not int) or not 0 <= value <= 1:
+            return None
+        fields["confidence"] = float(value)
+    value = get("tags")
+    if value is not None:
+        if type(value) is not list or not all(type(tag) is str and tag.isascii() for tag in value):
+            return None
+        fields["tags"] = [tag for tag in value if tag.strip()]
+    relations: list[Relation] = []
+    value = get("related")
+    if value is not None:
+        if not _ascii_texts(value):
+            return None
+        for target, resolved in related_targets(value, resolve):
+            relations.append(Relation(type="related", target=target, resolved=resolved))
+    value = get("supersedes")
+    if value is not None:
+        if not _ascii_texts(value):
+            return None
+        for target in value if type(value) is list else [value]:
+            if target:
+                relations.append(Relation(type="supersedes", target=target, resolved=is_known_id(target)))
+    value = get("superseded_by")
+    if value is not None:
+        if type(value) is not str or not value.isascii():
+            return None
+        if value.strip():
+            target = value.strip()
+            relations.append(Relation(type="superseded_by", target=target, resolved=is_known_id(target)))
+    fields["relations"] = relations
+    fields["extra"] = {"box": box} if box else {}
+    return _copy_blank(fields)
+
+
+def _ascii_texts(value: Any) -> bool:
+    """Whether ``value`` is ASCII text or a list of ASCII texts."""
+    if type(value) is str:
+        return value.isascii()
+    return type(value) is list and all(type(item) is str and item.isascii() for item in value)
+
+
 _BLANK = MemoryEntry()
+_BLANK_VALUES = dict(_BLANK.__dict__)
+_new_entry = MemoryEntry.__new__
+_set = object.__setattr__
+assert _BLANK.__pydantic_extra__ is None and _BLANK.__pydantic_private__ is None  # what _copy_blank sets
 _TEXT_FIELDS = ("id", "title", "body", "source", "scope", "parent", "version")
 
 
@@ -416,13 +552,28 @@ def _construct(fields: dict[str, Any]) -> MemoryEntry:
         fields["title"] = unicodedata.normalize("NFC", title)
     if tags and not all(tag.isascii() for tag in tags):
         fields["tags"] = [unicodedata.normalize("NFC", tag) for tag in tags]
-    entry = _BLANK.model_copy()  # copies the field dict as it is: no validation, no per-field work
-    values = entry.__dict__
+    return _copy_blank(fields)
+
+
+def _copy_blank(fields: dict[str, Any]) -> MemoryEntry:
+    """Return a copy of a blank entry with ``fields`` set, as they are (no validation); see :func:`_construct`.
+
+    What ``_BLANK.model_copy()`` with ``fields`` put in its ``__dict__`` gives (pydantic's
+    ``__copy__`` sets the same four attributes), without the copy's generic steps.
+    """
+    values = _BLANK_VALUES.copy()
     values.update(fields)
-    for name, empty in (("tags", list), ("relations", list), ("extra", dict)):
-        if name not in fields:
-            values[name] = empty()  # never the blank's own list or dict
-    object.__setattr__(entry, "__pydantic_fields_set__", set(fields))
+    if "tags" not in fields:
+        values["tags"] = []  # never the blank's own list or dict
+    if "relations" not in fields:
+        values["relations"] = []
+    if "extra" not in fields:
+        values["extra"] = {}
+    entry = _new_entry(MemoryEntry)
+    _set(entry, "__dict__", values)
+    _set(entry, "__pydantic_extra__", None)
+    _set(entry, "__pydantic_fields_set__", set(fields))
+    _set(entry, "__pydantic_private__", None)
     return entry
 
 

@@ -499,6 +499,17 @@ class _Titles:
                 self._folded.setdefault(_fold(title), entry_id)
         return entry_id
 
+    def add_keys(self, entry_id: str, title: str | None) -> str:
+        """Record one file's id and title as :meth:`add` records ``{"id": entry_id, "title": title}``."""
+        if not entry_id.isascii() or (title is not None and not title.isascii()):
+            return self.add({"id": entry_id, "title": title})
+        self.ids.add(entry_id)
+        if title is not None:
+            self.exact.setdefault(title, entry_id)
+            if self._folded is not None:
+                self._folded.setdefault(_fold(title), entry_id)
+        return entry_id
+
     @property
     def folded(self) -> dict[str, str]:
         """Case-folded title -> id, built at the first lookup the exact titles miss.
