@@ -40,8 +40,8 @@ from memcore.storage import (
     join,
 )
 from memcore_box import _drift, _scan, _splice
-from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._maps import RawText, map_texts
+from memcore_box._json import IndexWriter, RawBytes, dumps_json, loads_json
+from memcore_box._maps import map_texts
 from memcore_box._parse import _File, is_memory_name, parse, read_meta
 from memcore_box._workspace import CONFIG_FILE
 from memcore_box.codec import _sort_key
@@ -94,7 +94,7 @@ class WorkspaceState(BaseProvider):
         # folder -> its file names as the last listing saw them, while the folder stays unchanged
         self._listed: dict[str, _drift.Listed] = {}
         # The rows and map texts the last index written in this flush was given (see _maps_of).
-        self._map_texts: tuple[tuple[IndexRow, ...], list[tuple[str, RawText]]] | None = None
+        self._map_texts: tuple[tuple[IndexRow, ...], list[tuple[str, RawBytes]]] | None = None
         # Mutating storage calls started (memory files, indexes, config): a failed operation
         # that started none left the workspace as it was.
         self._mutations = 0
@@ -593,9 +593,14 @@ class WorkspaceState(BaseProvider):
         cached = self._map_texts
         if cached is not None and len(cached[0]) == len(rows) and all(map(is_, cached[0], rows)):
             return cached[1]
-        texts = map_texts(rows)
-        if texts is None:
+        found = map_texts(rows)
+        if found is None:
             return row_maps(rows)
+        texts: list[tuple[str, RawBytes]] = []
+        for i, (name, text) in enumerate(found):  # encoded once for both files, each text dropped as it goes
+            texts.append((name, RawBytes(text.encode("utf-8"))))
+            found[i] = None  # type: ignore[call-overload]
+        del found
         self._map_texts = (tuple(rows), texts)
         return texts
 
