@@ -116,13 +116,17 @@ class RawBytes:
     """A top-level value given as its UTF-8 text, already encoded: written as is (by both index files).
 
     Args:
-        data: The value's text as :func:`dumps_json` writes it at the index's top level, UTF-8.
+        *parts: The value's text as :func:`dumps_json` writes it at the index's top level, UTF-8,
+            in pieces written one after the other (views of another file's bytes may be among them).
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("parts",)
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, *parts: bytes | memoryview) -> None:
+        self.parts = parts
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.parts)
 
 
 class _Out:
@@ -207,6 +211,7 @@ class IndexWriter:
         borrow: Sequence[IndexWriter] = (),
         splice: Sequence[_Texts | None] = (),
         region: list[int] | None = None,
+        values: dict[str, tuple[int, int]] | None = None,
     ) -> bytes:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
@@ -227,6 +232,8 @@ class IndexWriter:
             region: A list that receives the byte offsets ``[start, end]`` of the entries'
                 texts in the output (from the first entry's indent to the last one's closing
                 brace; ``[n, n]`` for none).
+            values: A dict that receives, for every top-level key but ``entries``, the byte
+                offsets ``(start, end)`` of its value's text in the output.
 
         Returns:
             UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
@@ -245,15 +252,18 @@ class IndexWriter:
             buf += (("\n" if first else ",\n") + "  " + head).encode("utf-8")
             first = False
             if key != "entries":
+                start = len(buf)
                 if isinstance(value, RawBytes):  # a map's text built by memcore_box._maps, encoded
-                    buf += value.data
-                    continue
-                if isinstance(value, _PreEncoded):  # a map's text built by memcore_box._maps
+                    for piece in value.parts:
+                        buf += piece
+                elif isinstance(value, _PreEncoded):  # a map's text built by memcore_box._maps
                     buf += value.encode("utf-8")
-                    continue
-                out: list[str] = []
-                _emit(value, 1, 2 + len(head), out)
-                buf += "".join(out).encode("utf-8")
+                else:
+                    out: list[str] = []
+                    _emit(value, 1, 2 + len(head), out)
+                    buf += "".join(out).encode("utf-8")
+                if values is not None:
+                    values[str(key)] = (start, len(buf))
                 continue
             if not count:
                 buf += b"[]"
