@@ -185,3 +185,67 @@ def test_appended_maps_leave_shared_keys_duplicate_ids_and_many_tags_to_map_text
     data, layout = _file(old)
     pos = {row.id: i for i, row in enumerate(updated)}
     assert _patch.appended_maps(layout, data, old, updated, pos) is None  # a row replaced: not an append
+
+
+# -- the layout saved for a later process ----------------------------------------------------
+def test_a_new_store_on_an_index_this_writer_wrote_patches_at_its_first_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)
+    root, _ = _workspace(tmp_path, 15)
+    taken = _patched(monkeypatch)
+    for round_ in range(3):  # each store stands for another process
+        store = BoxMemoryProvider(str(root)).open()
+        with store.batch():
+            for i in range(4):
+                store.add(_varied(round_ * 10 + i, f"p{round_}"))
+        expected = _full_encodings(store)
+        assert _on_disk(root, expected) == expected
+        store.close()
+    assert taken == [True, True, True]  # the workspace's own writes saved their layout too
+
+
+def test_a_saved_layout_is_ignored_when_the_file_changed_or_the_record_is_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)
+    root, _ = _workspace(tmp_path, 8)
+    index_path = root / "memories" / INDEX_FILE
+    record = Path(_patch._record(str(index_path)))
+    assert record.is_file()
+    taken = _patched(monkeypatch)
+    data = index_path.read_bytes()
+    index_path.write_bytes(data.replace(b'"by_tag": {\n', b'"by_tag": {\n    "hand-made": ["mem_nobody"],\n', 1))
+    store = BoxMemoryProvider(str(root)).open()
+    with store.batch():  # another version than the record's: checked and rebuilt
+        store.add(_entry(60, "x"))
+    expected = _full_encodings(store)
+    assert _on_disk(root, expected) == expected
+    store.close()
+    assert taken == []
+    record.write_text("{not json", encoding="utf-8")
+    store = BoxMemoryProvider(str(root)).open()
+    with store.batch():
+        store.add(_entry(61, "y"))
+    expected = _full_encodings(store)
+    assert _on_disk(root, expected) == expected
+    store.close()
+    assert taken == []
+    assert _patch.recall(str(index_path), "sha256:other", 10, 10) is None
+
+
+def test_small_indexes_save_no_layout_and_an_unwritable_cache_folder_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _ = _workspace(tmp_path, 5)
+    assert not Path(_patch._record(str(root / "memories" / INDEX_FILE))).exists()  # under SAVE_FROM_BYTES
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be", encoding="utf-8")
+    monkeypatch.setenv("MEMCORE_CACHE_DIR", str(blocked))
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)
+    store = BoxMemoryProvider(str(root)).open()
+    with store.batch():
+        store.add(_entry(70, "z"))
+    expected = _full_encodings(store)
+    assert _on_disk(root, expected) == expected
+    store.close()

@@ -15,15 +15,27 @@ the rows memcore holds, so:
   delete, a slug, title or companion key already in the map, more than
   :data:`memcore_box._maps._MAX_GROUPS` kinds, statuses or tags) builds them from the rows as before.
 
+A large index's layout is also saved, by :func:`save`, in memcore's cache folder
+(``box-layouts/`` in ``$MEMCORE_CACHE_DIR`` or the user's cache folder), under the index file's
+path, with the file's version (the SHA-256 of its bytes): a later process that reads the index
+and finds the same version (:func:`recall`) knows those bytes are the writer's output, since
+the version names the content, whoever copied or wrote it since. Saving is best effort (a
+cache folder that cannot be written only costs the check at the next process's first write);
+a record that does not match (another version, another entry count, another writer layout) is
+ignored.
+
 The bytes written are the full encoder's (``tests/test_box_patch.py`` compares them).
 ``MEMCORE_BOX_PATCH=0`` turns this off (and ``MEMCORE_BOX_SPLICE=0`` too): every write then
-checks the old entries and builds the maps from the rows.
+checks the old entries and builds the maps from the rows, and no layout is saved or read.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, compress
 from operator import is_, itemgetter
@@ -34,10 +46,15 @@ from memcore_box._json import _INLINE_MAX, RawBytes, _encode_str
 from memcore_box._maps import _MAX_GROUPS, _strings
 from memcore_box.index import INDEX_MAPS
 
-__all__ = ["ENV", "Layout", "appended_maps", "enabled"]
+__all__ = ["ENV", "SAVE_FROM_BYTES", "Layout", "appended_maps", "enabled", "recall", "save"]
 
 #: Environment variable: ``0`` (or ``false``/``no``/``off``) turns the kept layout and the map patch off.
 ENV = "MEMCORE_BOX_PATCH"
+
+#: Layouts are saved for index files at least this large (smaller ones are checked quickly).
+SAVE_FROM_BYTES = 1 << 20
+#: Changes whenever the writer's or the maps' output changes: records of another writer are ignored.
+WRITER = "box-index-writer/1"
 
 _ID, _TITLE, _SLUG, _KIND, _STATUS, _TAGS, _COMPANION, _RAW = 0, 3, 4, 5, 6, 8, 10, 15
 _FLAT = {"by_slug": _SLUG, "by_wikilink": _TITLE, "by_companion_for": _COMPANION}
@@ -65,6 +82,78 @@ class Layout:
         self.version = version
         self.entries = entries
         self.maps = dict(maps)
+
+
+def _record(index_file: str) -> str:
+    """Return where the layout of ``index_file`` (an absolute path) is saved."""
+    base = os.environ.get("MEMCORE_CACHE_DIR")
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_cache_dir("memcore", appauthor=False, ensure_exists=False)
+    key = hashlib.sha256(os.path.realpath(index_file).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return os.path.join(base, "box-layouts", key + ".json")
+
+
+def save(index_file: str, layout: Layout, count: int, size: int) -> None:
+    """Save ``layout`` of the index file just written (``count`` entries, ``size`` bytes); best effort.
+
+    Nothing is saved for a file under :data:`SAVE_FROM_BYTES` (a stale record of it is removed).
+    """
+    with contextlib.suppress(OSError, ValueError):
+        path = _record(index_file)
+        if size < SAVE_FROM_BYTES:
+            if os.path.exists(path):
+                os.unlink(path)
+            return
+        record = {
+            "writer": WRITER,
+            "version": layout.version,
+            "count": count,
+            "size": size,
+            "entries": list(layout.entries),
+            "maps": {name: list(span) for name, span in layout.maps.items()},
+        }
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{secrets.token_hex(6)}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(record, fh)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def recall(index_file: str, version: str, count: int, size: int) -> Layout | None:
+    """Return the saved layout of ``index_file`` when it was saved for exactly this content, else ``None``.
+
+    Args:
+        index_file: The index file's absolute path.
+        version: The version of the bytes just read (their SHA-256).
+        count: How many entries they were parsed into.
+        size: Their length.
+    """
+    if size < SAVE_FROM_BYTES:
+        return None
+    try:
+        with open(_record(index_file), encoding="utf-8") as fh:
+            record = json.load(fh)
+        if (
+            record["writer"] != WRITER
+            or record["version"] != version
+            or record["count"] != count
+            or record["size"] != size
+            or set(record["maps"]) != set(INDEX_MAPS)
+        ):
+            return None
+        spans = [record["entries"], *record["maps"].values()]
+        if not all(isinstance(a, int) and isinstance(b, int) and 0 <= a <= b <= size for a, b in map(tuple, spans)):
+            return None
+        entries = (record["entries"][0], record["entries"][1])
+        return Layout(version, entries, {name: (a, b) for name, (a, b) in record["maps"].items()})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _flat_lines(keys: Sequence[Any], eids: Sequence[str]) -> str:

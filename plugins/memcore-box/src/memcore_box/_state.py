@@ -11,6 +11,7 @@ block ends; a failed write says whether it left the workspace ``unchanged`` or `
 from __future__ import annotations
 
 import mimetypes
+import os
 import posixpath
 import sys
 import unicodedata
@@ -288,6 +289,8 @@ class WorkspaceState(BaseProvider):
             return
         folder.entries, folder.stale, folder.problem = entries, False, None
         folder.source, folder.layout = (version, tuple(entries)), None
+        if _patch.enabled() and self._splicing():  # a layout saved by the process that wrote these bytes
+            folder.layout = _patch.recall(self._local_path(index_path), version, len(entries), len(data))
         folder.folder_id = parsed.get("folder_id") if isinstance(parsed.get("folder_id"), str) else folder.folder_id
         known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries"}
         known.update(("by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for"))
@@ -608,6 +611,12 @@ class WorkspaceState(BaseProvider):
         self._map_texts = (cached[0], [(name, RawBytes(view[slice(*values[name])])) for name, _ in cached[1]])
         if version and _patch.enabled() and isinstance(payload, bytes):
             folder.layout = _patch.Layout(version, entries, {name: values[name] for name, _ in cached[1]})
+            _patch.save(self._local_path(join(folder.path, INDEX_FILE)), folder.layout, len(rows), len(payload))
+
+    def _local_path(self, path: str) -> str:
+        """Return the absolute path of a workspace file on a local folder."""
+        root = getattr(self.storage, "root", "")
+        return os.path.join(os.fspath(root), *path.split("/"))
 
     def _index_items(
         self, folder: _Folder, now: str, maps: Iterable[tuple[str, Any]] | None = None
