@@ -15,7 +15,7 @@ from memcore_box._maps import map_texts
 from memcore_box.index import INDEX_FILE, INDEX_MAPS, IndexRow, index_row
 from memcore_box.provider import BoxMemoryProvider
 
-from .test_box_splice import _entry, _full_encodings, _on_disk, _workspace
+from .test_box_splice import _add_unknown_keys, _entry, _full_encodings, _on_disk, _workspace
 
 KINDS = (Kind.FACT, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.OBSERVATION)
 
@@ -249,3 +249,29 @@ def test_small_indexes_save_no_layout_and_an_unwritable_cache_folder_changes_not
     expected = _full_encodings(store)
     assert _on_disk(root, expected) == expected
     store.close()
+
+
+def test_an_index_with_a_saved_layout_is_read_without_its_maps_into_the_same_rows_and_kept_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)
+    root, _ = _workspace(tmp_path, 12)
+    _add_unknown_keys(root)
+    with BoxMemoryProvider(str(root)) as store, store.batch():  # memcore writes it: its layout is saved
+        store.add(_entry(80, "kept"))
+    parsed: list[bool] = []
+    real = _patch.parse_known
+    monkeypatch.setattr(_patch, "parse_known", lambda *a: parsed.append(True) or real(*a))
+
+    def loaded() -> tuple[Any, ...]:
+        store = BoxMemoryProvider(str(root)).open()
+        folder = store._loaded(store._folders["memories"])
+        out = (folder.entries, folder.keep, folder.folder_id, folder.problem, folder.layout is not None)
+        store.close()
+        return out
+
+    fast = loaded()
+    assert parsed == [True] and fast[1] == {"x_folder_note": {"ünï": [1, 2, "三"], "flag": True}}
+    monkeypatch.setenv(_patch.ENV, "0")
+    assert loaded() == (*fast[:4], False)
+    assert parsed == [True]

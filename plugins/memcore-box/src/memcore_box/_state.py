@@ -272,8 +272,13 @@ class WorkspaceState(BaseProvider):
             return
         folder.version = version
         self._invalidate()
+        layout = None
+        if _patch.enabled() and self._splicing():  # a layout saved by the process that wrote these bytes
+            layout = _patch.recall(self._local_path(index_path), version, None, len(data))
         try:
-            parsed = loads_json(data)
+            parsed = _patch.parse_known(data, layout) if layout is not None else None
+            if parsed is None or len(parsed["entries"]) != layout.count:  # type: ignore[union-attr]
+                parsed, layout = loads_json(data), None
             if not isinstance(parsed, dict) or not isinstance(parsed.get("entries"), list):
                 raise ValueError("not an object with an 'entries' list")
             if not all(isinstance(e, dict) for e in parsed["entries"]):
@@ -288,9 +293,7 @@ class WorkspaceState(BaseProvider):
             folder.reposition()
             return
         folder.entries, folder.stale, folder.problem = entries, False, None
-        folder.source, folder.layout = (version, tuple(entries)), None
-        if _patch.enabled() and self._splicing():  # a layout saved by the process that wrote these bytes
-            folder.layout = _patch.recall(self._local_path(index_path), version, len(entries), len(data))
+        folder.source, folder.layout = (version, tuple(entries)), layout
         folder.folder_id = parsed.get("folder_id") if isinstance(parsed.get("folder_id"), str) else folder.folder_id
         known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries"}
         known.update(("by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for"))
