@@ -23,12 +23,15 @@ Everything is measured in one run, in temp folders on the same disk:
    iterate every memory beside reading every file's bytes (the floor, as ``bench_index.py``
    reads it: the indexes too) and the memory files' bytes alone, ``get`` of ``--gets``
    random ids, and a batch of 1,000 adds (the workspace is put back afterwards: the new files
-   removed, the indexes and config rewritten from the bytes saved before), once with the index
-   splice fast paths (``memcore_box._splice``, ``_maps``, ``_drift``) and once with them off
+   removed, the indexes, config and the folder index's saved layout (``memcore_box._patch``, in
+   the cache folder) rewritten from the bytes saved before), with every fast path on, with the
+   kept layout and map patch off (``MEMCORE_BOX_PATCH=0``: the splice as before it) and with
+   the index splice fast paths (``memcore_box._splice``, ``_maps``, ``_drift``) off too
    (``MEMCORE_BOX_SPLICE=0``), alternated, each after waiting ``_drift.SETTLED_NS`` for the
    folder put back to settle (outside the clock); beside the floor of the index files' I/O (read
    both, hash, write them durably, hash again). Wall and CPU time, best of ``--repeat``;
-   per-operation costs are compared across sizes (flat = within ~1.5x).
+   per-operation costs are compared across sizes (flat = within ~1.5x), the batch also less
+   that floor.
 
 Ratios are ``memcore / floor`` from the same run; absolute times depend on the disk's fsync.
 """
@@ -50,7 +53,7 @@ from typing import Any
 from memcore.frontmatter import set_fast_paths
 from memcore.models import Kind, MemoryEntry
 from memcore.storage import LocalStorage, atomic_write, scratch_writes, version_token
-from memcore_box import _drift, _splice
+from memcore_box import _drift, _patch, _splice
 from memcore_box.provider import BoxMemoryProvider
 
 KINDS = (Kind.DECISION, Kind.FACT, Kind.TASK, Kind.OBSERVATION, Kind.REFERENCE, Kind.NOTE)
@@ -306,12 +309,17 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
     row.update(get_ms=1000 * wall / len(picked), get_cpu_ms=1000 * cpu / len(picked))
     store.close()
     saved = {name: (root / name).read_bytes() for name in ("_index.json", "memories/_index.json", "_box-memory.json")}
+    record = Path(_patch._record(str(root / "memories" / "_index.json")))  # the layout the last write saved
+    saved_record = record.read_bytes() if record.is_file() else None
+    if saved_record is None:
+        print(f"  (no saved layout for {root}/memories/_index.json: generated before memcore_box._patch?)", flush=True)
     before = set(os.listdir(root / "memories"))
     entries = list(make_entries(1000, seed + 9, f"Scale{n}"))
 
-    def batch(splice: bool) -> tuple[float, float]:
+    def batch(variant: str) -> tuple[float, float]:
         """One batch of 1,000 adds into a freshly opened store (index read first); the workspace put back."""
-        os.environ[_splice.ENV] = "1" if splice else "0"
+        os.environ[_splice.ENV] = "0" if variant == "splice off" else "1"
+        os.environ[_patch.ENV] = "0" if variant != "on" else "1"
         # The drift check answers from the listing opening made only for a folder whose last
         # change is older than _drift.SETTLED_NS (the workspace was put back a moment ago).
         time.sleep(_drift.SETTLED_NS / 1e9 + 0.1)
@@ -324,10 +332,13 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
             store.close()
         finally:
             os.environ.pop(_splice.ENV, None)
+            os.environ.pop(_patch.ENV, None)
             for name in set(os.listdir(root / "memories")) - before:
                 (root / "memories" / name).unlink()
             for name, data in saved.items():
                 atomic_write(root / name, data)
+            if saved_record is not None:
+                atomic_write(record, saved_record)
         return took
 
     def index_io() -> None:
@@ -340,22 +351,27 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
 
     _, io_cpu, _ = _timed(index_io, repeat)
     row.update(batch_index_io_floor_cpu_s=io_cpu)
-    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-    for _ in range(repeat):  # alternated: fast path, then the full parse and encoding
-        for splice in (True, False):
-            runs[splice].append(batch(splice))
+    runs: dict[str, list[tuple[float, float]]] = {"on": [], "patch off": [], "splice off": []}
+    for _ in range(repeat):  # alternated: every fast path, the splice without the patch, the full encoding
+        for variant in runs:
+            runs[variant].append(batch(variant))
     row.update(
-        batch_1000_s=min(w for w, _ in runs[True]),
-        batch_1000_cpu_s=min(c for _, c in runs[True]),
-        batch_1000_full_s=min(w for w, _ in runs[False]),
-        batch_1000_full_cpu_s=min(c for _, c in runs[False]),
+        batch_1000_s=min(w for w, _ in runs["on"]),
+        batch_1000_cpu_s=min(c for _, c in runs["on"]),
+        batch_1000_nopatch_s=min(w for w, _ in runs["patch off"]),
+        batch_1000_nopatch_cpu_s=min(c for _, c in runs["patch off"]),
+        batch_1000_full_s=min(w for w, _ in runs["splice off"]),
+        batch_1000_full_cpu_s=min(c for _, c in runs["splice off"]),
     )
+    for key in ("batch_1000_cpu_s", "batch_1000_nopatch_cpu_s"):
+        row[key.replace("_cpu_s", "_less_floor_cpu_s")] = row[key] - io_cpu
     print(
         f"{n:>7} memories: open+iterate {row['open_iterate_s']:.2f} s wall / {row['open_iterate_cpu_s']:.2f} s CPU, "
         f"floor (read bytes) {floor_wall:.2f} / {floor_cpu:.2f} s: x{row['ratio_wall']:.1f} wall, "
         f"x{row['ratio_cpu']:.1f} CPU (memory files alone {md_wall:.2f} / {md_cpu:.2f} s: "
         f"x{row['ratio_md_cpu']:.1f} CPU); get {row['get_ms']:.3f} ms ({row['get_cpu_ms']:.3f} CPU); "
-        f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU), splice off "
+        f"batch of 1,000 adds {row['batch_1000_s']:.2f} s ({row['batch_1000_cpu_s']:.2f} CPU), patch off "
+        f"{row['batch_1000_nopatch_s']:.2f} s ({row['batch_1000_nopatch_cpu_s']:.2f} CPU), splice off "
         f"{row['batch_1000_full_s']:.2f} s ({row['batch_1000_full_cpu_s']:.2f} CPU); index files' I/O floor "
         f"{row['batch_index_io_floor_cpu_s']:.2f} CPU",
         flush=True,
@@ -363,17 +379,92 @@ def scale_row(root: Path, n: int, gets: int, repeat: int, seed: int) -> dict[str
     return row
 
 
+def rss_child(root: Path, n: int, variant: str, seed: int) -> None:
+    """In a fresh interpreter: read the folder index, run one batch of 1,000 adds, print the peak RSS before and after.
+
+    The files put back afterwards are kept on disk meanwhile (not in this process's memory).
+    """
+    import resource
+
+    os.environ[_splice.ENV] = "0" if variant == "splice off" else "1"
+    os.environ[_patch.ENV] = "0" if variant != "on" else "1"
+    record = Path(_patch._record(str(root / "memories" / "_index.json")))
+    names = ["_index.json", "memories/_index.json", "_box-memory.json"]
+    keep = Path(tempfile.mkdtemp(prefix="bench-box-rss-"))
+    for name in names:
+        shutil.copyfile(root / name, keep / name.replace("/", "-"))
+    had_record = record.is_file()
+    if had_record:
+        shutil.copyfile(record, keep / "record")
+    before = set(os.listdir(root / "memories"))
+    entries = list(make_entries(1000, seed + 9, f"Scale{n}"))
+    time.sleep(_drift.SETTLED_NS / 1e9 + 0.1)
+    try:
+        store = BoxMemoryProvider(str(root)).open()
+        store.get(_first_id(root))  # the folder index read before the batch
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        cpu = time.process_time()
+        add_all(store, entries, batch=True)
+        cpu = time.process_time() - cpu
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        store.close()
+    finally:
+        for name in set(os.listdir(root / "memories")) - before:
+            (root / "memories" / name).unlink()
+        for name in names:
+            atomic_write(root / name, (keep / name.replace("/", "-")).read_bytes())
+        if had_record:
+            atomic_write(record, (keep / "record").read_bytes())
+        shutil.rmtree(keep, ignore_errors=True)
+    print(
+        f"n={n} {variant}: batch CPU {cpu:.2f} s, peak RSS before batch {rss_before:.0f} MB, after {rss_after:.0f} MB",
+        flush=True,
+    )
+
+
+def _first_id(root: Path) -> str:
+    """The first id of the folder index, read from its first bytes (not parsed whole)."""
+    with open(root / "memories" / "_index.json", "rb") as fh:
+        head = fh.read(4096).decode("utf-8", "replace")
+    return head.split('"id": "', 1)[1].split('"', 1)[0]
+
+
+def run_rss(sizes: list[int], base: Path, seed: int) -> None:
+    """Peak RSS of one batch of 1,000 adds per size and variant, each in a fresh interpreter (:func:`rss_child`)."""
+    import subprocess
+
+    for n in sizes:
+        root = scale_workspace(base, n, seed)
+        for variant in ("on", "patch off", "splice off"):
+            subprocess.run(
+                [sys.executable, __file__, "--rss-child", str(n), "--variant", variant, "--workspaces", str(base)],
+                check=True,
+            )
+        del root
+
+
 def run_scale(sizes: list[int], base: Path, gets: int, repeat: int, seed: int) -> dict[str, Any]:
     """Run :func:`scale_row` for each size; add the per-operation growth from the smallest size."""
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
     rows = [scale_row(scale_workspace(base, n, seed), n, gets, repeat, seed) for n in sizes]
     first, last = rows[0], rows[-1]
-    keys = ("get_ms", "get_cpu_ms", "batch_1000_s", "batch_1000_cpu_s", "batch_1000_full_cpu_s")
+    keys = (
+        "get_ms",
+        "get_cpu_ms",
+        "batch_1000_s",
+        "batch_1000_cpu_s",
+        "batch_1000_nopatch_cpu_s",
+        "batch_1000_full_cpu_s",
+        "batch_1000_less_floor_cpu_s",
+        "batch_1000_nopatch_less_floor_cpu_s",
+    )
     growth = {key: last[key] / first[key] for key in keys}
     print(
         f"growth {first['n']} -> {last['n']}: get x{growth['get_ms']:.2f} wall / x{growth['get_cpu_ms']:.2f} CPU; "
-        f"batch x{growth['batch_1000_s']:.2f} wall / x{growth['batch_1000_cpu_s']:.2f} CPU (splice off: "
-        f"x{growth['batch_1000_full_cpu_s']:.2f} CPU)",
+        f"batch x{growth['batch_1000_s']:.2f} wall / x{growth['batch_1000_cpu_s']:.2f} CPU (patch off: "
+        f"x{growth['batch_1000_nopatch_cpu_s']:.2f} CPU, splice off: x{growth['batch_1000_full_cpu_s']:.2f} CPU); "
+        f"batch less the index files' I/O floor x{growth['batch_1000_less_floor_cpu_s']:.2f} CPU (patch off: "
+        f"x{growth['batch_1000_nopatch_less_floor_cpu_s']:.2f})",
         flush=True,
     )
     return {"scale": rows, "growth": growth, "load": os.getloadavg()}
@@ -394,7 +485,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="scale rows instead: workspace sizes, e.g. 1000,10000,100000")
     parser.add_argument("--workspaces", default=str(Path(tempfile.gettempdir()) / "bench-box-scale"))
     parser.add_argument("--repeat", type=int, default=2, help="scale rows: best of this many runs")
+    parser.add_argument("--rss", help="peak RSS of one batch per size instead, e.g. 50000,100000 (fresh interpreters)")
+    parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--variant", default="on", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rss_child:
+        rss_child(Path(args.workspaces) / f"ws-{args.rss_child}", args.rss_child, args.variant, args.seed)
+        return 0
+    if args.rss:
+        run_rss([int(s) for s in args.rss.split(",")], Path(args.workspaces), args.seed)
+        return 0
     if args.no_fast:
         set_fast_paths(False)
     if args.sizes:

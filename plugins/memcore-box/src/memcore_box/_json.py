@@ -12,7 +12,7 @@ import json.encoder
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-__all__ = ["IndexWriter", "dumps_json", "loads_json"]
+__all__ = ["IndexWriter", "RawBytes", "dumps_json", "loads_json"]
 
 _INLINE_MAX = 100
 
@@ -112,6 +112,41 @@ class _PreEncoded(str):
     __slots__ = ()
 
 
+class RawBytes:
+    """A top-level value given as its UTF-8 text, already encoded: written as is (by both index files).
+
+    Args:
+        *parts: The value's text as :func:`dumps_json` writes it at the index's top level, UTF-8,
+            in pieces written one after the other (views of another file's bytes may be among them).
+    """
+
+    __slots__ = ("parts",)
+
+    def __init__(self, *parts: bytes | memoryview) -> None:
+        self.parts = parts
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.parts)
+
+
+class _Out:
+    """The pieces of an index file, joined once at the end (no growing buffer, no copy of it)."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | memoryview] = []
+        self.size = 0
+
+    def __iadd__(self, piece: bytes | memoryview) -> _Out:
+        self.parts.append(piece)
+        self.size += len(piece)
+        return self
+
+    def __len__(self) -> int:
+        return self.size
+
+
 class _Row(Protocol):
     def as_dict(self) -> dict[str, Any]: ...
 
@@ -135,10 +170,11 @@ CACHE_MAX_ENTRIES = 20_000
 
 
 class IndexWriter:
-    """Serialise ``_index.json`` files like :func:`dumps_json`, into one ``bytearray``.
+    """Serialise ``_index.json`` files like :func:`dumps_json`, into one ``bytes``.
 
-    The result is built piece by piece, so the only large object is the output itself: no
-    list of entry texts, no joined string, no copy. Entries are given as dicts or as rows with
+    The result is built as a list of pieces (old entries' bytes given as views of the file they
+    come from) joined once, so the only large object made is the output itself: no joined
+    string, no growing buffer, no copy of it. Entries are given as dicts or as rows with
     an ``as_dict()`` method (:class:`memcore_box.index.IndexRow`). While an index holds at most
     :data:`CACHE_MAX_ENTRIES` entries, the text of every entry is cached by identity (the
     entry is kept alive with it) until the entry is no longer written, so that an index rewrite
@@ -175,14 +211,16 @@ class IndexWriter:
         borrow: Sequence[IndexWriter] = (),
         splice: Sequence[_Texts | None] = (),
         region: list[int] | None = None,
-    ) -> bytearray:
+        values: dict[str, tuple[int, int]] | None = None,
+    ) -> bytes:
         """Return the bytes of ``index`` whose ``entries`` are ``sources`` (plus ``folder_path``).
 
         Args:
             index: The index's keys and values in order (a mapping, or ``(key, value)`` pairs
                 that may be produced lazily, e.g. one map at a time); the value given for
                 ``entries`` is not read (``sources`` gives it); a value that is a
-                :class:`memcore_box._maps.RawText` is the value's text, written as is.
+                :class:`memcore_box._maps.RawText` is the value's text, and a :class:`RawBytes`
+                its UTF-8 bytes, written as is.
             sources: ``(entry, folder_path)`` in order; a ``folder_path`` (rollup) is written as
                 the entry's last key.
             groups: Instead of ``sources``: ``(entries, folder_path)`` per folder, in order
@@ -194,6 +232,8 @@ class IndexWriter:
             region: A list that receives the byte offsets ``[start, end]`` of the entries'
                 texts in the output (from the first entry's indent to the last one's closing
                 brace; ``[n, n]`` for none).
+            values: A dict that receives, for every top-level key but ``entries``, the byte
+                offsets ``(start, end)`` of its value's text in the output.
 
         Returns:
             UTF-8 JSON ending in a newline, in the layout of :func:`dumps_json`.
@@ -204,19 +244,26 @@ class IndexWriter:
             [([entry], folder_path) for entry, folder_path in sources] if sources else groups
         )
         seen: dict[int, tuple[Any, str]] | None = {} if count <= CACHE_MAX_ENTRIES else None
-        buf = bytearray(b"{")
+        buf = _Out()
+        buf += b"{"
         first = True
         for key, value in items:
             head = _encode_str(str(key)) + ": "
             buf += (("\n" if first else ",\n") + "  " + head).encode("utf-8")
             first = False
             if key != "entries":
-                if isinstance(value, _PreEncoded):  # a map's text built by memcore_box._maps
+                start = len(buf)
+                if isinstance(value, RawBytes):  # a map's text built by memcore_box._maps, encoded
+                    for piece in value.parts:
+                        buf += piece
+                elif isinstance(value, _PreEncoded):  # a map's text built by memcore_box._maps
                     buf += value.encode("utf-8")
-                    continue
-                out: list[str] = []
-                _emit(value, 1, 2 + len(head), out)
-                buf += "".join(out).encode("utf-8")
+                else:
+                    out: list[str] = []
+                    _emit(value, 1, 2 + len(head), out)
+                    buf += "".join(out).encode("utf-8")
+                if values is not None:
+                    values[str(key)] = (start, len(buf))
                 continue
             if not count:
                 buf += b"[]"
@@ -231,14 +278,14 @@ class IndexWriter:
                 region.append(len(buf))
             buf += b"\n  ]"
         if first:
-            return bytearray(b"{}\n")
+            return b"{}\n"
         buf += b"\n}\n"
         self._cache = seen if seen is not None else {}
-        return buf
+        return b"".join(buf.parts)
 
     def _entries(
         self,
-        buf: bytearray,
+        buf: _Out,
         groups: Sequence[tuple[Sequence[dict[str, Any] | _Row], str | None]],
         splice: Sequence[_Texts | None],
         seen: dict[int, tuple[Any, str]] | None,

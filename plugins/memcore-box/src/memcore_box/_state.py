@@ -11,6 +11,7 @@ block ends; a failed write says whether it left the workspace ``unchanged`` or `
 from __future__ import annotations
 
 import mimetypes
+import os
 import posixpath
 import sys
 import unicodedata
@@ -39,9 +40,9 @@ from memcore.storage import (
     WriteSession,
     join,
 )
-from memcore_box import _drift, _scan, _splice
-from memcore_box._json import IndexWriter, dumps_json, loads_json
-from memcore_box._maps import RawText, map_texts
+from memcore_box import _drift, _patch, _scan, _splice
+from memcore_box._json import IndexWriter, RawBytes, dumps_json, loads_json
+from memcore_box._maps import map_texts
 from memcore_box._parse import _File, is_memory_name, parse, read_meta
 from memcore_box._workspace import CONFIG_FILE
 from memcore_box.codec import _sort_key
@@ -94,7 +95,7 @@ class WorkspaceState(BaseProvider):
         # folder -> its file names as the last listing saw them, while the folder stays unchanged
         self._listed: dict[str, _drift.Listed] = {}
         # The rows and map texts the last index written in this flush was given (see _maps_of).
-        self._map_texts: tuple[tuple[IndexRow, ...], list[tuple[str, RawText]]] | None = None
+        self._map_texts: tuple[tuple[IndexRow, ...], list[tuple[str, RawBytes]]] | None = None
         # Mutating storage calls started (memory files, indexes, config): a failed operation
         # that started none left the workspace as it was.
         self._mutations = 0
@@ -271,8 +272,13 @@ class WorkspaceState(BaseProvider):
             return
         folder.version = version
         self._invalidate()
+        layout = None
+        if _patch.enabled() and self._splicing():  # a layout saved by the process that wrote these bytes
+            layout = _patch.recall(self._local_path(index_path), version, None, len(data))
         try:
-            parsed = loads_json(data)
+            parsed = _patch.parse_known(data, layout) if layout is not None else None
+            if parsed is None or len(parsed["entries"]) != layout.count:  # type: ignore[union-attr]
+                parsed, layout = loads_json(data), None
             if not isinstance(parsed, dict) or not isinstance(parsed.get("entries"), list):
                 raise ValueError("not an object with an 'entries' list")
             if not all(isinstance(e, dict) for e in parsed["entries"]):
@@ -283,11 +289,11 @@ class WorkspaceState(BaseProvider):
             parsed["entries"] = None
         except ValueError as exc:
             folder.entries, folder.stale, folder.problem = [], True, f"malformed: {exc}"
-            folder.source = None  # nothing of a file that did not parse is ever reused
+            folder.source = folder.layout = None  # nothing of a file that did not parse is ever reused
             folder.reposition()
             return
         folder.entries, folder.stale, folder.problem = entries, False, None
-        folder.source = (version, tuple(entries))
+        folder.source, folder.layout = (version, tuple(entries)), layout
         folder.folder_id = parsed.get("folder_id") if isinstance(parsed.get("folder_id"), str) else folder.folder_id
         known = {"version", "folder_id", "folder_path", "updated_at", "tier", "entry_count", "entries"}
         known.update(("by_id", "by_slug", "by_wikilink", "by_kind", "by_tag", "by_status", "by_companion_for"))
@@ -536,16 +542,24 @@ class WorkspaceState(BaseProvider):
                 continue
             expected = folder.version if folder.version is not None else CREATE
             old = self._old_texts(folder)
+            maps = self._appended_maps(folder, old)
             region: list[int] | None = [] if self._splicing() else None
+            values: dict[str, tuple[int, int]] = {}
             payload = folder.writer.dumps(
-                self._index_items(folder, now), groups=[(folder.entries, None)], splice=[old], region=region
+                self._index_items(folder, now, maps),
+                groups=[(folder.entries, None)],
+                splice=[old],
+                region=region,
+                values=values,
             )
-            del old
+            del old, maps
             item = self._put(session, join(path, INDEX_FILE), payload, expected)
             rows = tuple(folder.entries)
             folder.source = (item.version, rows) if item.version else None
+            folder.layout = None
             if region is not None:
                 written[path] = _splice.Spans(payload, (region[0], region[1]), rows)
+                self._keep_layout(folder, payload, item.version, (region[0], region[1]), values)
             del payload
             if folder.repaired == folder.version:
                 folder.repaired = item.version  # our own write keeps files and index in step
@@ -564,8 +578,53 @@ class WorkspaceState(BaseProvider):
             item = self._put(session, CONFIG_FILE, dumps_json(self._config), expected)
             self._config_version, self._config_dirty = item.version, False
 
-    def _index_items(self, folder: _Folder, now: str) -> Iterator[tuple[str, Any]]:
-        """Yield a folder index's keys and values in the schema's order, maps one at a time."""
+    def _appended_maps(self, folder: _Folder, old: _splice.Spans | None) -> list[tuple[str, RawBytes]] | None:
+        """Return the maps patched for appended rows (:func:`memcore_box._patch.appended_maps`), or ``None``.
+
+        Only for a file memcore wrote itself, unchanged since (``folder.layout``); the texts are
+        kept for the rollup (:meth:`_maps_of`) when it has the same rows.
+        """
+        layout = folder.layout
+        if old is None or layout is None or not _patch.enabled() or folder.source is None:
+            return None
+        if layout.version != folder.source[0] or layout.entries != old.region:
+            return None
+        maps = _patch.appended_maps(layout, bytes(old.data), folder.source[1], folder.entries, folder.pos)
+        if maps is not None:
+            self._map_texts = (tuple(folder.entries), maps)
+        return maps
+
+    def _keep_layout(
+        self,
+        folder: _Folder,
+        payload: bytes,
+        version: str | None,
+        entries: tuple[int, int],
+        values: Mapping[str, tuple[int, int]],
+    ) -> None:
+        """Remember where a just-written folder index's entries and maps are (when its maps are exact texts).
+
+        The rollup's copy of the maps then refers to the new file's bytes (the old file's are freed).
+        """
+        cached = self._map_texts
+        rows = folder.entries
+        if cached is None or len(cached[0]) != len(rows) or not all(map(is_, cached[0], rows)):
+            return  # maps built as dicts (rows _maps.map_texts does not cover): not patched later
+        view = memoryview(payload)
+        self._map_texts = (cached[0], [(name, RawBytes(view[slice(*values[name])])) for name, _ in cached[1]])
+        if version and _patch.enabled() and isinstance(payload, bytes):
+            folder.layout = _patch.Layout(version, entries, {name: values[name] for name, _ in cached[1]})
+            _patch.save(self._local_path(join(folder.path, INDEX_FILE)), folder.layout, len(rows), len(payload))
+
+    def _local_path(self, path: str) -> str:
+        """Return the absolute path of a workspace file on a local folder."""
+        root = getattr(self.storage, "root", "")
+        return os.path.join(os.fspath(root), *path.split("/"))
+
+    def _index_items(
+        self, folder: _Folder, now: str, maps: Iterable[tuple[str, Any]] | None = None
+    ) -> Iterator[tuple[str, Any]]:
+        """Yield a folder index's keys and values in the schema's order, maps one at a time (or ``maps``)."""
         yield from (
             ("version", 1),
             ("folder_id", folder.folder_id),
@@ -575,7 +634,7 @@ class WorkspaceState(BaseProvider):
             ("entry_count", len(folder.entries)),
             ("entries", None),
         )
-        yield from self._maps_of(folder.entries)
+        yield from self._maps_of(folder.entries) if maps is None else maps
         for key, value in folder.keep.items():
             if key not in _INDEX_KEYS:
                 yield key, value
@@ -593,9 +652,14 @@ class WorkspaceState(BaseProvider):
         cached = self._map_texts
         if cached is not None and len(cached[0]) == len(rows) and all(map(is_, cached[0], rows)):
             return cached[1]
-        texts = map_texts(rows)
-        if texts is None:
+        found = map_texts(rows)
+        if found is None:
             return row_maps(rows)
+        texts: list[tuple[str, RawBytes]] = []
+        for i, (name, text) in enumerate(found):  # encoded once for both files, each text dropped as it goes
+            texts.append((name, RawBytes(text.encode("utf-8"))))
+            found[i] = None  # type: ignore[call-overload]
+        del found
         self._map_texts = (tuple(rows), texts)
         return texts
 
@@ -649,6 +713,9 @@ class WorkspaceState(BaseProvider):
             return None
         if version != source[0]:
             return None
+        layout = folder.layout
+        if layout is not None and layout.version == version and _patch.enabled():
+            return _splice.Spans(data, layout.entries, source[1])  # written by memcore as it is now
         region = _splice.entries_region(data, len(source[1]))
         if region is not None:
             return _splice.Spans(data, region, source[1])

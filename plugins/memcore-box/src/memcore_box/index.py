@@ -444,6 +444,8 @@ class _Folder:
     #: The version of the index file memcore last read or wrote and the rows its entries are,
     #: in file order: what :mod:`memcore_box._splice` takes unchanged entries' texts from.
     source: tuple[str, tuple[IndexRow, ...]] | None = None
+    #: Where the entries and maps are in that file, when memcore wrote it (:mod:`memcore_box._patch`).
+    layout: Any = None
 
     def reposition(self) -> None:
         self.pos = {}
