@@ -184,6 +184,14 @@ def load_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any
     except ValueError as exc:
         # a value Python cannot build: an integer past its 4,300-digit limit, an impossible date
         raise ParseError(f"invalid YAML frontmatter: {exc}; fix the value", path=path, line=first_line) from exc
+    except (IndexError, KeyError, AttributeError) as exc:
+        # ruamel.yaml's constructors fail this way on some plain scalars (``-_`` as an integer)
+        raise ParseError(
+            f"invalid YAML frontmatter: a value ruamel.yaml cannot read ({type(exc).__name__}: {exc}); "
+            "quote the value",
+            path=path,
+            line=first_line,
+        ) from exc
     finally:
         _forget_directives()
     _check_size(data, path=path, line=first_line)
