@@ -209,7 +209,9 @@ def test_an_empty_file_gets_its_header_from_the_first_add_then_the_run(tmp_path:
 def test_secrets_escapes_and_odd_ids_read_back_as_one_add_each_gives_them(tmp_path: Path) -> None:
     entries = [
         MemoryEntry(title="Secret", body="token sk-abcdefghijklmnopqrstuvwxyz0123456789 here", created_at=START),
-        MemoryEntry(title="Escapes", body="## not a heading\n<!-- maka-memory: id=x -->\n  indented\r\n", created_at=START),
+        MemoryEntry(
+            title="Escapes", body="## not a heading\n<!-- maka-memory: id=x -->\n  indented\r\n", created_at=START
+        ),
         MemoryEntry(id="cafe\u0301", title="Not NFC", body="An id that is not NFC."),
         MemoryEntry(id="café", title="NFC twin", body="Its NFC twin."),
         MemoryEntry(title="", body="", created_at=START),

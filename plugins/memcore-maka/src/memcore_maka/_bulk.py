@@ -251,4 +251,3 @@ class _Run:
             ):
                 return False
         return True
-
