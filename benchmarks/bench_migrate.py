@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -198,7 +199,8 @@ def bench_pair(
     phases), the fastest floor, and their ratios in wall and CPU seconds, as ``timeit``
     reports the best of its runs: on a shared machine the slower runs measure the neighbours,
     not the code. ``bulk_modes``: one row per setting of the migration's bulk first pass
-    (``set_bulk_add``), measured alternately within each repetition (off, on; then on, off).
+    (``set_bulk_add``), measured alternately within each repetition (off, on; then on, off);
+    off also turns Maka's many-entry paths off (``MEMCORE_MAKA_BULK=0``: its notes read once per entry).
     """
     runs: dict[bool, list[dict[str, Any]]] = {mode: [] for mode in bulk_modes}
     for i in range(repeat):
@@ -206,11 +208,18 @@ def bench_pair(
             rows = runs[mode]
             previous = rows[0]["target"] if i % 2 and rows else None
             set_bulk_add(mode)
+            maka_switch = os.environ.get("MEMCORE_MAKA_BULK")
+            if not mode:  # Maka's many-entry reference reading goes with it (MEMCORE_MAKA_BULK)
+                os.environ["MEMCORE_MAKA_BULK"] = "0"
             try:
                 tag = "bulk" if mode else "one-by-one"
                 rows.append(_bench_once(a, b, work / f"rep{i}-{tag}", sources, bytes_from=previous))
             finally:
                 set_bulk_add(None)
+                if maka_switch is None:
+                    os.environ.pop("MEMCORE_MAKA_BULK", None)
+                else:
+                    os.environ["MEMCORE_MAKA_BULK"] = maka_switch
     out = []
     for mode in bulk_modes:
         best = _best(runs[mode], repeat)
@@ -385,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("on", "off", "both"),
         default="on",
         help="the migration's first pass through the target's add_many (MEMCORE_BULK_ADD): on (default), "
-        "off (one add each), or both, measured alternately in each repetition (one row each)",
+        "off (one add each; MEMCORE_MAKA_BULK=0 too), or both, measured alternately in each repetition (one row each)",
     )
     args = parser.parse_args(argv)
     if args.no_fast:
