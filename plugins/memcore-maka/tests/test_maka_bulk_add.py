@@ -263,3 +263,14 @@ def test_a_run_whose_check_fails_is_undone_and_added_one_by_one(
     got = _same(tmp_path, _entries(9), text)
     assert len(got) == 9
     assert len(calls) == 3 * 9  # every run was undone: add_many added each with add
+
+
+def test_an_item_add_cannot_take_raises_after_the_entries_before_it_are_written(tmp_path: Path) -> None:
+    entries: list[Any] = [*_entries(4), {"title": "not an entry"}]
+    one, many = _store(tmp_path / "one", None), _store(tmp_path / "many", None)
+    with pytest.raises(AttributeError):
+        _one_by_one(one, entries)
+    with pytest.raises(AttributeError):
+        _many(many, entries)
+    assert many.read_bytes() == one.read_bytes()
+    assert len(_open(many).read_all().entries) == 4

@@ -70,8 +70,13 @@ class BulkAdd:
             and Capability.ADD in provider.capabilities
             and not (provider.read_only or provider.incognito or not provider.enabled)
         )
-        # gated off: each add raises before touching the disk (no session, no lock)
-        with provider.session("add") if fast else contextlib.nullcontext():
+        stack = contextlib.ExitStack()
+        if fast:  # gated off: each add raises before touching the disk (no session, no lock)
+            try:
+                stack.enter_context(provider.session("add"))
+            except (MemcoreError, ValueError, OSError):
+                fast = False  # the first add raises it again, as its error
+        with stack:
             i = 0
             one_by_one = 0  # entries to add one by one before trying a run again
             while i < len(entries):
@@ -193,8 +198,8 @@ class _Run:
                 check_entry_text(checked)
                 new = new_entry_among(checked, taken, known, provider.path, provider._now())
                 rendered = render_section(new)
-            except (MemcoreError, ValueError):
-                break  # add refuses it with the same error
+            except Exception:  # noqa: BLE001 - whatever it is, add raises it (after the run is written)
+                break
             ident = new.id
             if ident is None or unicodedata.normalize("NFC", ident) != ident:
                 break  # an id the index files under another spelling: add decides
