@@ -65,17 +65,16 @@ class BulkAdd:
         """
         provider: MakaProvider = self  # type: ignore[assignment]
         out: list[MemoryEntry | Exception] = []
-        fast = (
-            bulk_runs_enabled()
-            and Capability.ADD in provider.capabilities
-            and not (provider.read_only or provider.incognito or not provider.enabled)
+        writable = Capability.ADD in provider.capabilities and not (
+            provider.read_only or provider.incognito or not provider.enabled
         )
         stack = contextlib.ExitStack()
-        if fast:  # gated off: each add raises before touching the disk (no session, no lock)
+        if writable:  # gated off: each add raises before touching the disk (no session, no lock)
             try:
                 stack.enter_context(provider.session("add"))
             except (MemcoreError, ValueError, OSError):
-                fast = False  # the first add raises it again, as its error
+                writable = False  # the first add raises it again, as its error
+        fast = writable and bulk_runs_enabled()
         with stack:
             i = 0
             one_by_one = 0  # entries to add one by one before trying a run again
