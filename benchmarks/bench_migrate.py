@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -54,6 +55,9 @@ MAKA_LIMIT = 131072
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
 _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "add_many", "update", "validate", "open", "close")
 
+
+#: The targets' own switches of their many-entry paths, set to 0 with ``--bulk-add off``.
+_PROVIDER_BULK_SWITCHES = ("MEMCORE_MAKA_BULK", "MEMCORE_RIGHTMEMORY_BULK")
 
 #: format -> the file name of a store that is one file
 SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}
@@ -198,7 +202,9 @@ def bench_pair(
     phases), the fastest floor, and their ratios in wall and CPU seconds, as ``timeit``
     reports the best of its runs: on a shared machine the slower runs measure the neighbours,
     not the code. ``bulk_modes``: one row per setting of the migration's bulk first pass
-    (``set_bulk_add``), measured alternately within each repetition (off, on; then on, off).
+    (``set_bulk_add``), measured alternately within each repetition (off, on; then on, off);
+    off also turns the targets' many-entry paths off (:data:`_PROVIDER_BULK_SWITCHES`: their
+    reference notes one call per entry).
     """
     runs: dict[bool, list[dict[str, Any]]] = {mode: [] for mode in bulk_modes}
     for i in range(repeat):
@@ -206,11 +212,19 @@ def bench_pair(
             rows = runs[mode]
             previous = rows[0]["target"] if i % 2 and rows else None
             set_bulk_add(mode)
+            saved = {name: os.environ.get(name) for name in _PROVIDER_BULK_SWITCHES}
+            if not mode:  # the targets' own many-entry paths go with it (their notes one call each)
+                os.environ.update(dict.fromkeys(_PROVIDER_BULK_SWITCHES, "0"))
             try:
                 tag = "bulk" if mode else "one-by-one"
                 rows.append(_bench_once(a, b, work / f"rep{i}-{tag}", sources, bytes_from=previous))
             finally:
                 set_bulk_add(None)
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
     out = []
     for mode in bulk_modes:
         best = _best(runs[mode], repeat)
@@ -385,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=("on", "off", "both"),
         default="on",
         help="the migration's first pass through the target's add_many (MEMCORE_BULK_ADD): on (default), "
-        "off (one add each), or both, measured alternately in each repetition (one row each)",
+        "off (one add each; MEMCORE_MAKA_BULK=0 MEMCORE_RIGHTMEMORY_BULK=0 too), or both, measured alternately "
+        "in each repetition (one row each)",
     )
     args = parser.parse_args(argv)
     if args.no_fast:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memcore.migrate import migrate
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import ReferenceReading
@@ -81,3 +83,18 @@ def test_the_kept_graph_is_read_again_after_the_file_changes(tmp_path: Path) -> 
         memory.write_text(memory.read_text(encoding="utf-8").replace("helix", "vim"), encoding="utf-8")
         (note,) = store.reference_reads_differently(got)  # the entry as it was: the file says otherwise now
     assert (note.field, note.kept, note.shown) == ("body", "I use helix.", "I use vim.")
+
+
+def test_many_reference_readings_are_those_of_one_call_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "rm"
+    migrate(f"maka:{EXAMPLES / 'maka' / 'MEMORY.md'}", f"rightmemory:{root}", validate=False)
+    with RightMemoryProvider(root) as store:
+        asked = [*store.read_all().entries, MemoryEntry(id="no-such-item", title="Missing", body="x\n")]
+        asked.append(MemoryEntry(title="No id", body="y\n"))
+        one_each = [store.reference_reads_differently(entry) for entry in asked]
+        assert sum(1 for notes in one_each if notes) == 57  # as the migration's report counts them
+        assert store.reference_reads_differently_many(asked) == one_each
+        with store.batch():  # inside a write session: the graph as the session holds it
+            assert store.reference_reads_differently_many(asked) == one_each
+        monkeypatch.setenv("MEMCORE_RIGHTMEMORY_BULK", "0")
+        assert store.reference_reads_differently_many(asked) == one_each

@@ -37,6 +37,7 @@ __all__ = [
     "IdIndex",
     "MetaComment",
     "Section",
+    "dominant_newline",
     "is_meta_key",
     "js_number",
     "js_trim",
@@ -455,9 +456,13 @@ class Document:
     @property
     def newline(self) -> str:
         """The dominant line terminator, used for lines memcore inserts."""
+        return dominant_newline(self.terminators())
+
+    def terminators(self) -> Counter[str]:
+        """How many lines end with each terminator (kept up to date by :meth:`splice`; do not change it)."""
         if self._terminators is None:
             self._terminators = Counter(self.separators)
-        return "\r\n" if self._terminators["\r\n"] > self._terminators["\n"] else "\n"
+        return self._terminators
 
     def clone(self) -> Document:
         """Return a copy that :meth:`splice` can edit without changing this document.
@@ -564,6 +569,11 @@ class Document:
         elif removed_content:
             self.reason = None if any(js_trim(line) for line in self.lines) else "empty"
         return fresh
+
+
+def dominant_newline(counts: Counter[str]) -> str:
+    """The terminator memcore writes for a file whose lines end as ``counts`` says (``\\r\\n`` only when most do)."""
+    return "\r\n" if counts["\r\n"] > counts["\n"] else "\n"
 
 
 def section_text(lines: list[str], section: Section) -> str:

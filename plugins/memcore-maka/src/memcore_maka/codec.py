@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -65,6 +65,7 @@ __all__ = [
     "is_safe_value",
     "meta_line",
     "new_entry",
+    "new_entry_among",
     "normalize_meta_value",
     "one_line",
     "prepare",
@@ -814,6 +815,32 @@ def new_entry(entry: MemoryEntry, doc: Document, where: Path, now: int, *, propo
         ConflictError: The entry's id is taken.
         InvalidEntryError: See :func:`prepare`; a session proposal without a ``sessionId``.
     """
+    index = doc.index()
+    return new_entry_among(entry, index.taken, index.entries, where, now, proposal=proposal)
+
+
+def new_entry_among(
+    entry: MemoryEntry,
+    taken: Container[str],
+    entries: Container[str],
+    where: Path,
+    now: int,
+    *,
+    proposal: bool = False,
+) -> MemoryEntry:
+    """:func:`new_entry` against the ids of a document: ``taken`` (a new id avoids) and ``entries`` (a given id).
+
+    Args:
+        entry: The entry to add.
+        taken: Every NFC id and ``proposalId`` a section of the file uses (``IdIndex.taken``).
+        entries: The NFC ids of the file's entries (``IdIndex.entries``).
+        where: The file, for the message.
+        now: Unix milliseconds now (the default ``created_at``).
+        proposal: Whether the entry is a PENDING.md proposal (its id is ``proposal-…``).
+
+    Raises:
+        ConflictError, InvalidEntryError: As :func:`new_entry`.
+    """
     given = entry.model_fields_set
     entry = prepare(entry)
     # a time the caller left unset is now; one given as None (a copy of an entry without one,
@@ -825,13 +852,12 @@ def new_entry(entry: MemoryEntry, doc: Document, where: Path, now: int, *, propo
     if entry.id is None:
         ms = to_ms(entry.created_at) if entry.created_at is not None else now
         base = stable_proposal_id(entry.body, ms) if proposal else stable_entry_id(entry.body, ms)
-        taken = doc.index().taken
         candidate, n = base, 1
         while candidate in taken:
             n += 1
             candidate = f"{base}-{n}"
         entry.id = candidate
-    elif entry.id in doc.index().entries:
+    elif entry.id in entries:
         raise ConflictError(f"maka: an entry with id {entry.id!r} already exists in {where}")
     unowned = not normalize_meta_value(str(entry.extra.get(FORMAT, {}).get("sessionId", "")))
     if proposal and entry.scope == "session" and unowned:

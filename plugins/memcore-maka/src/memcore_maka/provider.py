@@ -39,6 +39,7 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot, option_fla
 from memcore.storage import CREATE, Storage, WriteSession, safe_join
 from memcore_maka import _render, codec, validate
 from memcore_maka import pending as _pending
+from memcore_maka._bulk import BulkAdd
 from memcore_maka._parse import MAX_BYTES, Document, looks_like_maka, parse_document, parse_finite_number
 from memcore_maka._render import Edit
 from memcore_maka._state import IncognitoBlockedError, Loaded, MakaState, parse_bytes, switch
@@ -86,7 +87,7 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-class MakaProvider(MakaReference, BaseProvider):
+class MakaProvider(BulkAdd, MakaReference, BaseProvider):
     """Maka's MEMORY.md as a memcore store.
 
     Args:

@@ -12,11 +12,13 @@ of its five statuses or ``unknown``. :func:`reference_notes` lists each such fie
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 from memcore.models import FidelityNote, MemoryEntry
-from memcore_maka._parse import Section, parse_finite_number, parse_tags
+from memcore_maka._bulk import bulk_runs_enabled
+from memcore_maka._parse import Document, Section, parse_finite_number, parse_tags
 from memcore_maka.codec import from_ms
 from memcore_maka.mapping import MAKA_STATUSES, ORIGINS
 
@@ -120,8 +122,25 @@ class MakaReference:
         provider = cast("MakaProvider", self)
         if entry.id is None or not provider._gate_read():
             return []
-        loaded = provider._load(provider.path, full=False)
-        found = loaded.doc.index().entries.get(unicodedata.normalize("NFC", entry.id), [])
+        return self._notes_in(provider._load(provider.path, full=False).doc, entry)
+
+    def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
+        """Return :meth:`reference_reads_differently` of each of ``entries``, MEMORY.md read once.
+
+        ``MEMCORE_MAKA_BULK=0``: asked once per entry (the file read each time), the same answers.
+        """
+        provider = cast("MakaProvider", self)
+        if not bulk_runs_enabled() or any(entry.id is None for entry in entries):
+            return [self.reference_reads_differently(entry) for entry in entries]
+        if not entries or not provider._gate_read():
+            return [[] for _ in entries]
+        doc = provider._load(provider.path, full=False).doc
+        return [self._notes_in(doc, entry) for entry in entries]
+
+    @staticmethod
+    def _notes_in(doc: Document, entry: MemoryEntry) -> list[FidelityNote]:
+        """:func:`reference_notes` of the one entry section of ``doc`` named ``entry.id`` (none: ``[]``)."""
+        found = doc.index().entries.get(unicodedata.normalize("NFC", entry.id or ""), [])
         if len(found) != 1:
             return []
         return reference_notes(entry, found[0])

@@ -9,7 +9,8 @@ once, and checks every new item (its id, its edges, its text read back against w
 Anything the run cannot decide with certainty (another kind of add, an id or edge that an
 earlier add of the run would change, a check that fails) is undone and those entries are
 added one ``add`` each, so the bytes, ids, returned entries and errors are those of one ``add``
-each. ``MEMCORE_RIGHTMEMORY_BULK=0`` turns the run path off (one ``add`` each, in one session).
+each. ``MEMCORE_RIGHTMEMORY_BULK=0`` turns the run path off (one ``add`` each, in one session), and
+the many-entry reference reading with it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ _FILE = "MEMORY.md"
 
 
 def bulk_runs_enabled() -> bool:
-    """Whether :meth:`BulkAdd.add_many` adds runs of top-level headings in one splice (default: yes)."""
+    """Whether :meth:`BulkAdd.add_many` adds runs of top-level headings in one splice (default: yes).
+
+    Off, ``reference_reads_differently_many`` also asks once per entry.
+    """
     return os.environ.get("MEMCORE_RIGHTMEMORY_BULK", "1") != "0"
 
 

@@ -13,11 +13,13 @@ each such field of one item.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from memcore.errors import MemcoreError
 from memcore.models import FidelityNote, MemoryEntry
+from memcore_rightmemory._bulk import bulk_runs_enabled
 from memcore_rightmemory._graph import Graph, ItemRef
 from memcore_rightmemory.mapping import kind_for
 
@@ -126,3 +128,29 @@ class RightMemoryReference:
         except MemcoreError:
             return []
         return [] if ref is None else reference_notes(entry, graph, ref)
+
+    def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
+        """Return :meth:`reference_reads_differently` of each of ``entries``, the graph got once.
+
+        One graph for all (the kept one, or one parse), where one call each checks the graph
+        files' stamps (a ``stat`` of each) every time. ``MEMCORE_RIGHTMEMORY_BULK=0``: one call
+        each, the same answers.
+        """
+        if not bulk_runs_enabled():
+            return [self.reference_reads_differently(entry) for entry in entries]
+        provider = cast("RightMemoryProvider", self)
+        graph: Graph | None = None
+        out: list[list[FidelityNote]] = []
+        for entry in entries:
+            if entry.id is None:
+                out.append([])
+                continue
+            try:
+                if graph is None:
+                    graph = self._reference_graph()
+                ref = provider._item(graph, entry.id)
+            except MemcoreError:
+                out.append([])
+                continue
+            out.append([] if ref is None else reference_notes(entry, graph, ref))
+        return out
