@@ -99,7 +99,7 @@ def test_bad_frontmatter_names_file_and_line(text: str, line: int, match: str) -
 
 @pytest.mark.parametrize("value", ["-_", "+_", "0x_", "0o_", "0b_"])
 def test_a_scalar_ruamel_cannot_construct_is_a_parse_error_not_a_crash(value: str) -> None:
-    with pytest.raises(ParseError, match="ruamel.yaml cannot read .*quote the value") as info:
+    with pytest.raises(ParseError, match=r"ruamel\.yaml cannot read .*quote the value") as info:
         parse_frontmatter(f"---\nid: {value}\n---\nbody\n", path="f.md")
     assert (info.value.path, info.value.line) == ("f.md", 2)
 
