@@ -187,8 +187,7 @@ def load_yaml(text: str, *, path: str | None = None, first_line: int = 1) -> Any
     except (IndexError, KeyError, AttributeError) as exc:
         # ruamel.yaml's constructors fail this way on some plain scalars (``-_`` as an integer)
         raise ParseError(
-            f"invalid YAML frontmatter: a value ruamel.yaml cannot read ({type(exc).__name__}: {exc}); "
-            "quote the value",
+            f"invalid YAML frontmatter: a value ruamel.yaml cannot read ({type(exc).__name__}: {exc}); quote the value",
             path=path,
             line=first_line,
         ) from exc
