@@ -211,16 +211,21 @@ class WhiteBoxReference:
     def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
         """Return :meth:`reference_reads_differently` of each entry, reading each month file once."""
         out: list[list[FidelityNote]] = []
+        readings: dict[str, MonthReading | None] = {}  # each month file read once per call
         for entry in entries:
             rel, sep, number = (entry.id or "").rpartition("#")
             if not sep or not number.isdigit():
                 out.append(kind_note(entry, entry.id) if entry.id else [])
                 continue
-            found = cast("WhiteBoxProvider", self)._read(rel)
-            reading = None
-            if found is not None:
-                memo = os.environ.get("MEMCORE_REFERENCE_MEMO") != "0"
-                reading = (_month_reading if memo else _month_reading.__wrapped__)(found[0], rel)
+            if rel in readings:
+                reading = readings[rel]
+            else:
+                found = cast("WhiteBoxProvider", self)._read(rel)
+                reading = None
+                if found is not None:
+                    memo = os.environ.get("MEMCORE_REFERENCE_MEMO") != "0"
+                    reading = (_month_reading if memo else _month_reading.__wrapped__)(found[0], rel)
+                readings[rel] = reading
             out.append(kind_note(entry, rel) + reading.notes(entry, int(number)) if reading is not None else [])
         return out
 
