@@ -53,7 +53,8 @@ from memcore.storage import (
     version_token,
 )
 from memcore_whitebox import _templates
-from memcore_whitebox._blocks import parse_fields
+from memcore_whitebox._blocks import RawBlock, parse_fields
+from memcore_whitebox._bulk import MEMO_LIMIT, BulkAdd, bulk_enabled, render_key
 from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
@@ -86,7 +87,7 @@ from memcore_whitebox.validate import (
 __all__ = ["OutOfScopeError", "WhiteBoxProvider"]
 
 
-class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
+class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
     """Read and write a WhiteBox vault.
 
     Args:
@@ -138,6 +139,8 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         self._tag_groups: list[tuple[list[str], str]] = []
         #: tags.md as last read and its parse (tags already listed need no write)
         self._tags_seen: tuple[bytes, TagRegistry] | None = None
+        #: observation blocks plan_ids rendered, for add_many (cleared when a session ends)
+        self._rendered: dict[tuple[Any, ...], tuple[str, RawBlock]] = {}
 
     def make_storage(self) -> Storage:
         """The vault folder (messages call it the vault)."""
@@ -315,21 +318,50 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         self.require(Capability.ADD, "add")
         entry = self._check_new(entry)
         with self.session("add") as session:
-            session.count()
-            if entry.kind is Kind.FACT:
-                stored = self._add_file(entry, session)
-            elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
-                stored = self._add_proposal_entry(entry)
-            else:
-                stored = self._add_observation(entry, session)
-            if stored.tags:
-                self._tag_groups.append((list(stored.tags), stored.source or self.default_source))
+            return self._add_new(entry, session)
+
+    def _add_new(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
+        """Write ``entry`` (checked by :meth:`_check_new`) in ``session``; return it as stored.
+
+        ``bulk``: an entry of :meth:`add_many`, whose observation block may be one
+        :meth:`plan_ids` rendered and whose returned entry is built as sent when it reads back so.
+        """
+        session.count()
+        if entry.kind is Kind.FACT:
+            stored = self._add_file(entry, session)
+        elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
+            stored = self._add_proposal_entry(entry)
+        else:
+            stored = self._add_observation(entry, session, bulk=bulk)
+        if stored.tags:
+            self._tag_groups.append((list(stored.tags), stored.source or self.default_source))
         return stored
 
-    def _check_new(self, entry: MemoryEntry) -> MemoryEntry:
-        """Refuse what add() cannot write whatever the kind; return the entry with its kind set."""
+    def _add_checked(self, entry: MemoryEntry, session: WriteSession, tags_link: list[bool]) -> MemoryEntry:
+        """:meth:`add` of an entry its wrapper's checks passed, in :meth:`add_many`'s open ``session``.
+
+        ``tags_link`` holds whether tags.md is a symbolic link once the first entry with tags
+        asked (empty until then): one check per call instead of one per entry.
+        """
+        self.require(Capability.ADD, "add")
+        entry = self._check_new(entry, tags_link)
+        return self._add_new(entry, session, bulk=True)
+
+    def _check_new(self, entry: MemoryEntry, tags_link: list[bool] | None = None) -> MemoryEntry:
+        """Refuse what add() cannot write whatever the kind; return the entry with its kind set.
+
+        ``tags_link``: where whether tags.md is a symlink was noted (:meth:`_add_checked`).
+        """
         entry = new_entry(entry)
-        if entry.tags and (self.root / "tags.md").is_symlink():
+        if not entry.tags:
+            return entry
+        if tags_link is None:
+            link = (self.root / "tags.md").is_symlink()
+        else:
+            if not tags_link:
+                tags_link.append((self.root / "tags.md").is_symlink())
+            link = tags_link[0]
+        if link:
             raise UnsafePathError(
                 f"whitebox: {self.root / 'tags.md'} is a symlink; memcore neither reads nor replaces it, so "
                 "new tags cannot be registered: replace it with the file itself (nothing was written)"
@@ -349,6 +381,8 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         months: dict[str, MonthState] = {}
         taken: set[str] = set()
         planned: list[str | None] = []
+        # the blocks rendered here are kept for add_many (one render per entry, not two)
+        memo = self._rendered if bulk_enabled() else None
         for entry in entries:
             try:
                 entry = self._check_new(entry)
@@ -360,7 +394,7 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
                 elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
                     planned.append(None)
                 else:
-                    rel, month, block, _blk = self._observation_block(entry)
+                    rel, month, block, _blk = self._observation_block(entry, memo=memo)
                     state = months.get(rel)
                     if state is None:
                         known = self._open_months.get(rel) if session is not None else None
@@ -417,6 +451,7 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         self._stage(session)
 
     def _session_ended(self, session: WriteSession, ok: bool) -> None:
+        self._rendered = {}
         for rel, state in self._open_months.items():
             if ok:
                 state.version = session.version(rel)
@@ -472,11 +507,15 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         return month_state(rel, month, data, version)
 
     # observations
-    def _observation_block(self, entry: MemoryEntry) -> tuple[str, str, str, Any]:
+    def _observation_block(
+        self, entry: MemoryEntry, *, memo: dict[tuple[Any, ...], tuple[str, RawBlock]] | None = None
+    ) -> tuple[str, str, str, Any]:
         """Return (monthly file, ``YYYY-MM``, block text, its scan) of a new observation; check it.
 
         Line breaks are the file's own: a CR in the body (CRLF, or alone) is written as LF, as in
         stable files (TextFile); add() returns the body so, and a migration keeps the original.
+        ``memo``: blocks already rendered and checked, by :func:`~memcore_whitebox._bulk.render_key`;
+        one not found there is rendered and kept in it (up to :data:`~memcore_whitebox._bulk.MEMO_LIMIT`).
 
         Raises:
             OutOfScopeError: The monthly file or the entry's scope is outside the active scope.
@@ -487,11 +526,20 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         rel = f"observations/{date[:7]}.md"
         self.check_in_scope(rel)
         self.scopes.check_entry(entry.scope)
+        key = render_key(entry, date, self.active_scope) if memo is not None else None
+        if key is not None:
+            assert memo is not None
+            found = memo.get(key)
+            if found is not None:
+                return rel, date[:7], found[0], found[1]
         block, blk = observation_block(entry, date, self.default_source, self.active_scope)
+        if key is not None and memo is not None and len(memo) < MEMO_LIMIT:
+            memo[key] = (block, blk)
         return rel, date[:7], block, blk
 
-    def _add_observation(self, entry: MemoryEntry, session: WriteSession) -> MemoryEntry:
-        rel, month, block, blk = self._observation_block(entry)
+    def _add_observation(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
+        entry = lf_body(entry)  # as _observation_block writes it (the entry compared on read-back)
+        rel, month, block, blk = self._observation_block(entry, memo=self._rendered if bulk else None)
         assert blk.frontmatter is not None
         state = self._open_months.get(rel)
         if state is None:  # read once per session; its path is checked by the storage
@@ -500,7 +548,8 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
             self._open_months[rel] = state
         number = state.append(block)
         fields = parse_fields(blk.frontmatter)
-        return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active)
+        sent = entry if bulk else None
+        return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active, sent)
 
     def dispute(
         self,

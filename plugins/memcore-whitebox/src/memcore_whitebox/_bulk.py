@@ -1,0 +1,116 @@
+"""WhiteBox's bulk add (:class:`memcore.provider.BulkAdding`): many entries in one call, as one ``add`` each.
+
+An observation's ``add`` renders its block, scans it (a body that cannot be one block is
+refused), appends it to the month file's state (written once, when the session ends), reads
+its fields back and builds the returned entry from them, validating that entry again (the
+``memcore:`` object of a block is untrusted text when read). :meth:`BulkAdd.add_many` does
+the same for every entry, in one write session, and shares what it can:
+
+- the blocks :meth:`~memcore_whitebox.provider.WhiteBoxProvider.plan_ids` rendered and
+  checked are kept (keyed by everything a block is rendered from, :func:`render_key`) and
+  an entry built the same way is not rendered and scanned a second time;
+- ``tags.md`` is checked for a symbolic link once per call, not once per entry;
+- the returned entry is read from the block as ``add`` reads it, and when every field read
+  holds exactly the value sent (a validated entry) it is not validated again
+  (:func:`memcore_whitebox.codec.observation_entry`'s ``sent``).
+
+Facts and proposals go through ``add``'s own steps. The bytes, ids, returned entries and errors
+are those of one ``add`` each (``tests/test_whitebox_bulk_add.py``). ``MEMCORE_WHITEBOX_BULK=0``
+turns all three off: one ``add`` each, in one session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from memcore.errors import MemcoreError
+from memcore.models import MemoryEntry, revalidated
+from memcore.storage._control import check_entry_text
+
+if TYPE_CHECKING:
+    from memcore_whitebox.provider import WhiteBoxProvider
+
+__all__ = ["MEMO_LIMIT", "BulkAdd", "bulk_enabled", "render_key"]
+
+#: Blocks kept from plan_ids at most (a migration plans every entry it writes).
+MEMO_LIMIT = 100_000
+
+
+def bulk_enabled() -> bool:
+    """Whether :meth:`BulkAdd.add_many` shares work between entries (default: yes; ``MEMCORE_WHITEBOX_BULK=0``: no)."""
+    return os.environ.get("MEMCORE_WHITEBOX_BULK", "1") != "0"
+
+
+def render_key(entry: MemoryEntry, date: str, active_scope: str | None) -> tuple[Any, ...] | None:
+    """Everything an observation block is rendered from (besides the vault's default source), or ``None``.
+
+    Two entries with equal keys render the same block: the key holds every field
+    :func:`~memcore_whitebox.codec.observation_lines` and the body's rendering read, ``extra``
+    as its JSON in its own key order (the order fields are written in), the confidence by its
+    ``repr`` (``-0.0`` is written otherwise than ``0.0``), and the block's date and the active
+    scope. ``None`` when ``extra`` is not JSON (the block is then rendered).
+    """
+    try:
+        extra = json.dumps(entry.extra, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    return (
+        date,
+        active_scope,
+        entry.kind,
+        entry.status,
+        entry.title,
+        entry.body,
+        tuple(entry.tags),
+        repr(entry.confidence),
+        entry.source,
+        entry.created_at,
+        entry.updated_at,
+        entry.expires_at,
+        entry.date_only,
+        entry.scope,
+        entry.parent,
+        tuple((r.type, r.target, r.resolved) for r in entry.relations),
+        extra,
+    )
+
+
+class BulkAdd:
+    """``add_many`` for :class:`~memcore_whitebox.provider.WhiteBoxProvider`."""
+
+    def add_many(self, entries: Sequence[MemoryEntry]) -> list[MemoryEntry | Exception]:
+        """Add ``entries`` in order, as consecutive :meth:`add` calls would, in one write session.
+
+        Stops after the first entry refused (its error is the last item; nothing of it was
+        written) and after the first entry stored under another id than the one it was given.
+
+        Returns:
+            The entry as stored (what ``add`` returns) or the error ``add`` raised, per entry
+            handled, in order.
+
+        Raises:
+            ReadOnlyStoreError: The store was opened read-only.
+        """
+        provider: WhiteBoxProvider = self  # type: ignore[assignment]
+        out: list[MemoryEntry | Exception] = []
+        fast = bulk_enabled()
+        with provider.session("add") as session:
+            tags_link: list[bool] = []  # tags.md is a symlink: asked once, on the first entry with tags
+            for entry in entries:
+                try:
+                    if fast:
+                        sent = revalidated(entry, provider.format_name)  # what add's wrapper checks
+                        check_entry_text(sent)
+                        stored = provider._add_checked(sent, session, tags_link)
+                    else:
+                        stored = provider.add(entry)
+                except (MemcoreError, ValueError, OSError) as exc:
+                    out.append(exc)
+                    break
+                out.append(stored)
+                if entry.id is not None and stored.id != entry.id:
+                    break
+        return out
