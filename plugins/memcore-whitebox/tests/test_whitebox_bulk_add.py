@@ -20,7 +20,7 @@ import memcore_whitebox.provider as wb_provider
 from memcore.errors import InvalidEntryError, MemcoreError, UnsafePathError
 from memcore.models import Kind, MemoryEntry, Relation, Status
 from memcore.provider import BulkAdding
-from memcore_whitebox import _bulk, codec
+from memcore_whitebox import _bulk
 from memcore_whitebox.provider import WhiteBoxProvider
 
 T0 = datetime(2026, 3, 4, 9, 30, tzinfo=UTC)
@@ -220,31 +220,6 @@ def test_tags_md_as_a_symlink_refuses_the_first_entry_with_tags(
     assert [_result(r) for r in results[1]] == [_result(r) for r in results[0]]
     assert isinstance(results[1][-1], UnsafePathError) and len(results[1]) == 2
     assert _files(tmp_path / "many") == _files(tmp_path / "one")
-
-
-def test_the_returned_entry_is_built_without_validation_only_when_it_reads_back_as_sent(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    outcomes: list[bool] = []
-    real = codec._as_sent
-
-    def noting(*args: Any) -> Any:
-        found = real(*args)
-        outcomes.append(found is not None)
-        return found
-
-    monkeypatch.setattr(codec, "_as_sent", noting)
-    entries = [
-        MemoryEntry(kind=Kind.NOTE, body="Plain.", created_at=T0, updated_at=T0, extra={"o": {"k": 1}}),
-        MemoryEntry(kind=Kind.NOTE, title="Ünïcödé", body="Not ASCII.", created_at=T0),
-        MemoryEntry(kind=Kind.NOTE, body="Zero.", confidence=-0.0, created_at=T0),
-    ]
-    with WhiteBoxProvider(str(_vault(tmp_path / "v")), as_user=True) as store:
-        results = store.add_many(entries)
-    assert outcomes == [True, False, True]
-    for entry, stored in zip(entries, results, strict=True):
-        assert isinstance(stored, MemoryEntry)
-        assert stored == entry.model_copy(update={"id": stored.id, "version": stored.version})
 
 
 def test_the_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

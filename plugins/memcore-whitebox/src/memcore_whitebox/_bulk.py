@@ -2,21 +2,22 @@
 
 An observation's ``add`` renders its block, scans it (a body that cannot be one block is
 refused), appends it to the month file's state (written once, when the session ends), reads
-its fields back and builds the returned entry from them, validating that entry again (the
-``memcore:`` object of a block is untrusted text when read). :meth:`BulkAdd.add_many` does
-the same for every entry, in one write session, and shares what it can:
+its fields back and builds the returned entry from them (validated: the ``memcore:`` object of
+a block is untrusted text when read). :meth:`BulkAdd.add_many` does the same for every entry,
+in one write session, and shares what it can:
 
 - the blocks :meth:`~memcore_whitebox.provider.WhiteBoxProvider.plan_ids` rendered and
   checked are kept (keyed by everything a block is rendered from, :func:`render_key`) and
   an entry built the same way is not rendered and scanned a second time;
-- ``tags.md`` is checked for a symbolic link once per call, not once per entry;
-- the returned entry is read from the block as ``add`` reads it, and when every field read
-  holds exactly the value sent (a validated entry) it is not validated again
-  (:func:`memcore_whitebox.codec.observation_entry`'s ``sent``).
+- ``tags.md`` is checked for a symbolic link once per call, not once per entry.
+
+Building the returned entry without validating it again when every field read back holds
+the value sent was tried and measured: comparing the fields cost as much as the validation
+(19 µs each per observation), so the entry is validated as ``add`` validates it.
 
 Facts and proposals go through ``add``'s own steps. The bytes, ids, returned entries and errors
 are those of one ``add`` each (``tests/test_whitebox_bulk_add.py``). ``MEMCORE_WHITEBOX_BULK=0``
-turns all three off: one ``add`` each, in one session.
+turns both off: one ``add`` each, in one session.
 """
 
 from __future__ import annotations

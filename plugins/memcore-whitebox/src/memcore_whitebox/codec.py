@@ -152,15 +152,11 @@ def observation_entry(
     file_meta: dict[str, Any] | None,
     diags: list[Diagnostic] | None,
     active: Scope | None,
-    sent: MemoryEntry | None = None,
 ) -> MemoryEntry:
     """Return the entry of observation block ``blk`` (number ``number`` of ``rel``, file text ``text``).
 
     The caller has checked the block is of the active scope (:func:`other_scope`); ``diags``
-    gets a ``wb.memcore-field`` warning when the ``memcore:`` object cannot be used. ``sent``
-    (a bulk add's entry that the block was just written from, validated): when every field
-    read from the block holds exactly its value, the entry is built without validating again
-    (:func:`_as_sent`); the result is the same entry.
+    gets a ``wb.memcore-field`` warning when the ``memcore:`` object cannot be used.
     """
     values = fields.values
     entry_id = f"{rel}#{number}"
@@ -260,10 +256,6 @@ def observation_entry(
             kw["extra"] = {FORMAT: wb}
     if simple:
         return _OBS_TEMPLATE.model_copy(update=kw)
-    if sent is not None:
-        same = _as_sent(kw, sent, fields.text)
-        if same is not None:
-            return same
     try:
         return MemoryEntry(kind=kw.pop("kind", Kind.OBSERVATION), **kw)
     except ValidationError as exc:
@@ -281,72 +273,6 @@ def observation_entry(
         # As for a stable file: the block's own fields, none of the memcore: object's.
         plain["extra"] = {FORMAT: wb} if wb else {}
         return MemoryEntry(kind=Kind.OBSERVATION, **plain)
-
-
-#: The values ``MemoryEntry(kind=Kind.OBSERVATION)`` holds for fields an observation's keywords leave out.
-_OBS_DEFAULTS: dict[str, Any] = {
-    name: getattr(_OBS_TEMPLATE, name) for name in MemoryEntry.model_fields if name not in ("id", "version")
-}
-_TIMES = frozenset({"created_at", "updated_at", "expires_at"})
-
-
-def _strictly_same(a: Any, b: Any) -> bool:
-    """Whether two values are equal and of the same types throughout (``1``, ``1.0`` and ``True`` differ)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_strictly_same, a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_strictly_same(value, b[key]) for key, value in a.items())
-    if isinstance(a, float) and a == 0.0:
-        return str(a) == str(b)  # -0.0 is written otherwise than 0.0
-    return bool(a == b)
-
-
-def _as_sent(kw: dict[str, Any], sent: MemoryEntry, front: str) -> MemoryEntry | None:
-    """Return ``MemoryEntry(kind=Kind.OBSERVATION, **kw)`` without validating it, or ``None``.
-
-    Valid when every field of those keywords (a left-out one: its default) holds exactly the
-    value of ``sent`` and that value is one the validators leave as it is: ASCII text (NFC,
-    no lone surrogate), non-blank tags, a non-empty parent without NUL, a confidence in
-    [0, 1], UTC times, and an ``extra`` whose written JSON (``front``, the block's
-    frontmatter) escapes no surrogate. Validating ``kw`` would then build this very entry. A
-    time read as text (``memcore:``'s ISO form) is the same time when it is
-    :func:`~memcore.mapping.format_utc` of ``sent``'s UTC value, which reads back exactly.
-    ``None`` otherwise: the caller validates as usual.
-    """
-    if "\\ud" in front:
-        return None  # an escaped surrogate may be in extra: the validator refuses it
-    update: dict[str, Any] = {}
-    for name, default in _OBS_DEFAULTS.items():
-        value = kw.get(name, default)
-        want = getattr(sent, name)
-        if name in _TIMES:
-            if want is not None and want.tzinfo is not UTC:
-                return None
-            if isinstance(value, str):
-                if want is None or format_utc(want) != value:
-                    return None
-                value = want
-            elif not _strictly_same(value, want):
-                return None
-        elif not _strictly_same(value, want):
-            return None
-        elif isinstance(value, str) and not value.isascii():
-            return None
-        if name in kw:
-            update[name] = value
-    tags, parent, confidence = sent.tags, sent.parent, sent.confidence
-    if not "".join(tags).isascii() or not all(t.strip() for t in tags):
-        return None
-    if parent is not None and (not parent or "\x00" in parent):
-        return None
-    if confidence is not None and not 0.0 <= confidence <= 1.0:
-        return None
-    update["id"], update["version"] = kw["id"], kw["version"]
-    return _OBS_TEMPLATE.model_copy(update=update)
 
 
 def file_entry(

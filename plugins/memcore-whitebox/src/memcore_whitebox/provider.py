@@ -323,8 +323,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
     def _add_new(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
         """Write ``entry`` (checked by :meth:`_check_new`) in ``session``; return it as stored.
 
-        ``bulk``: an entry of :meth:`add_many`, whose observation block may be one
-        :meth:`plan_ids` rendered and whose returned entry is built as sent when it reads back so.
+        ``bulk``: an entry of :meth:`add_many`, whose observation block may be one :meth:`plan_ids` rendered.
         """
         session.count()
         if entry.kind is Kind.FACT:
@@ -538,7 +537,6 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         return rel, date[:7], block, blk
 
     def _add_observation(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
-        entry = lf_body(entry)  # as _observation_block writes it (the entry compared on read-back)
         rel, month, block, blk = self._observation_block(entry, memo=self._rendered if bulk else None)
         assert blk.frontmatter is not None
         state = self._open_months.get(rel)
@@ -548,8 +546,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             self._open_months[rel] = state
         number = state.append(block)
         fields = parse_fields(blk.frontmatter)
-        sent = entry if bulk else None
-        return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active, sent)
+        return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active)
 
     def dispute(
         self,
