@@ -115,13 +115,20 @@ def _body_why(kept: str, shown: str) -> str:
     return "the reference parser reads the block's text as written"
 
 
+#: The ``kind`` note of each (kind kept, kind shown): a copy of it is each entry's note.
+_KIND_NOTES: dict[tuple[Kind, Kind], FidelityNote] = {}
+
+
 def kind_note(entry: MemoryEntry, rel: str) -> list[FidelityNote]:
     """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives."""
     shown = Kind.OBSERVATION if rel.startswith("observations/") else kind_for_path(rel)
     if entry.kind is shown:
         return []
-    why = f"WhiteBox's entry type is the file's layer ({shown.value}); memcore keeps {entry.kind.value} in memcore:"
-    return [_note("kind", entry.kind.value, shown.value, why)]
+    note = _KIND_NOTES.get((entry.kind, shown))
+    if note is None:
+        why = f"WhiteBox's entry type is the file's layer ({shown.value}); memcore keeps {entry.kind.value} in memcore:"
+        note = _KIND_NOTES[(entry.kind, shown)] = _note("kind", entry.kind.value, shown.value, why)
+    return [note.model_copy()]  # its fields are strings: a shallow copy is the entry's own note
 
 
 def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> list[FidelityNote]:
