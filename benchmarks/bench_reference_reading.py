@@ -7,6 +7,10 @@ memo (``memcore_whitebox.reference._file_reading`` / ``_decoded``, the RightMemo
 ``_reference_graph``) keeps one parse while the file is unchanged; ``MEMCORE_REFERENCE_MEMO=0``
 turns it off. Reports CPU seconds (``time.process_time``), best of ``--rounds``, the two
 variants alternating. Run: ``python benchmarks/bench_reference_reading.py [--entries 2000]``.
+
+``--many`` (WhiteBox): one ``reference_reads_differently_many`` call for every entry, as a
+migration's verification asks, against one call per entry (each reading its month file
+again: what the one call did per entry before it read each file once).
 """
 
 from __future__ import annotations
@@ -42,14 +46,38 @@ def _ask_all(fmt: str, location: str, memo: bool) -> float:
         return time.process_time() - start
 
 
+def _ask_many(location: str, together: bool) -> tuple[float, list[object]]:
+    with get_registry().get("whitebox")(location, read_only=True) as store:
+        entries = list(store.iter_entries())
+        start = time.process_time()
+        if together:
+            notes = store.reference_reads_differently_many(entries)  # type: ignore[attr-defined]
+        else:
+            notes = [store.reference_reads_differently_many([e])[0] for e in entries]  # type: ignore[attr-defined]
+        return time.process_time() - start, notes
+
+
 def main() -> None:
-    """Print CPU seconds per format, memo on and off."""
+    """Print CPU seconds per format, memo on and off (or, with ``--many``, one call against one per entry)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--many", action="store_true", help="WhiteBox: one call for all entries against one each")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("MEMCORE_STATE_DIR", str(Path(tmp) / "state"))
+        if args.many:
+            location = _store("whitebox", Path(tmp), args.entries)
+            one: list[float] = []
+            each: list[float] = []
+            for _ in range(args.rounds):
+                seconds, together = _ask_many(location, True)
+                one.append(seconds)
+                seconds, apart = _ask_many(location, False)
+                each.append(seconds)
+                assert together == apart, "one call and one call per entry gave other notes"
+            print(f"whitebox {args.entries} entries: one call {min(one):.3f} s CPU, one each {min(each):.3f} s CPU")
+            return
         print("| format | entries | memo on (CPU s) | memo off (CPU s) | ratio |\n|---|---|---|---|---|")
         for fmt in ("whitebox", "rightmemory"):
             location = _store(fmt, Path(tmp), args.entries)
