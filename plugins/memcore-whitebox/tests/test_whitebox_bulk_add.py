@@ -140,6 +140,7 @@ def test_blocks_planned_first_are_not_rendered_again_and_give_the_same_vault(
         return real(*args)
 
     monkeypatch.setattr(wb_provider, "observation_block", counting)
+    monkeypatch.setattr(_bulk, "observation_block", counting)
     with WhiteBoxProvider(str(_vault(tmp_path / "counted")), as_user=True) as store:
         planned = store.plan_ids(entries)
         observations = sum(1 for p in planned if p is not None and "#" in p)

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -37,7 +36,6 @@ from memcore.errors import (
     ConflictError,
     EntryNotFoundError,
     InvalidEntryError,
-    MemcoreError,
     ParseError,
     UnsafePathError,
     UnsupportedOperationError,
@@ -53,8 +51,8 @@ from memcore.storage import (
     version_token,
 )
 from memcore_whitebox import _templates
-from memcore_whitebox._blocks import RawBlock, parse_fields
-from memcore_whitebox._bulk import MEMO_LIMIT, BulkAdd, bulk_enabled, render_key
+from memcore_whitebox._blocks import parse_fields
+from memcore_whitebox._bulk import BulkAdd, Memo, rendered
 from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
@@ -140,7 +138,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         #: tags.md as last read and its parse (tags already listed need no write)
         self._tags_seen: tuple[bytes, TagRegistry] | None = None
         #: observation blocks plan_ids rendered, for add_many (cleared when a session ends)
-        self._rendered: dict[tuple[Any, ...], tuple[str, RawBlock]] = {}
+        self._rendered: Memo = {}
 
     def make_storage(self) -> Storage:
         """The vault folder (messages call it the vault)."""
@@ -321,10 +319,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             return self._add_new(entry, session)
 
     def _add_new(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
-        """Write ``entry`` (checked by :meth:`_check_new`) in ``session``; return it as stored.
-
-        ``bulk``: an entry of :meth:`add_many`, whose observation block may be one :meth:`plan_ids` rendered.
-        """
+        """Write ``entry`` (:meth:`_check_new` passed) in ``session``; ``bulk``: :meth:`add_many`'s (its memo)."""
         session.count()
         if entry.kind is Kind.FACT:
             stored = self._add_file(entry, session)
@@ -336,76 +331,18 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             self._tag_groups.append((list(stored.tags), stored.source or self.default_source))
         return stored
 
-    def _add_checked(self, entry: MemoryEntry, session: WriteSession, tags_link: list[bool]) -> MemoryEntry:
-        """:meth:`add` of an entry its wrapper's checks passed, in :meth:`add_many`'s open ``session``.
-
-        ``tags_link`` holds whether tags.md is a symbolic link once the first entry with tags
-        asked (empty until then): one check per call instead of one per entry.
-        """
-        self.require(Capability.ADD, "add")
-        entry = self._check_new(entry, tags_link)
-        return self._add_new(entry, session, bulk=True)
-
-    def _check_new(self, entry: MemoryEntry, tags_link: list[bool] | None = None) -> MemoryEntry:
+    def _check_new(self, entry: MemoryEntry, link: Callable[[], bool] | None = None) -> MemoryEntry:
         """Refuse what add() cannot write whatever the kind; return the entry with its kind set.
 
-        ``tags_link``: where whether tags.md is a symlink was noted (:meth:`_add_checked`).
+        ``link``: tells whether tags.md is a symlink (:meth:`add_many` asks the disk once per call).
         """
         entry = new_entry(entry)
-        if not entry.tags:
-            return entry
-        if tags_link is None:
-            link = (self.root / "tags.md").is_symlink()
-        else:
-            if not tags_link:
-                tags_link.append((self.root / "tags.md").is_symlink())
-            link = tags_link[0]
-        if link:
+        if entry.tags and (link() if link is not None else (self.root / "tags.md").is_symlink()):
             raise UnsafePathError(
                 f"whitebox: {self.root / 'tags.md'} is a symlink; memcore neither reads nor replaces it, so "
                 "new tags cannot be registered: replace it with the file itself (nothing was written)"
             )
         return entry
-
-    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
-        """Return the ids :meth:`add` would give ``entries``, added in this order now (nothing written).
-
-        An observation's id is its position (``observations/<YYYY-MM>.md#<N>``), a fact's its
-        path (``-2``, ``-3``... when taken). One that add would refuse gets ``None`` and takes no
-        number, as does a proposal (its name carries the time). In a session, numbers follow
-        its pending records.
-        """
-        self.require(Capability.ADD, "plan_ids")
-        session = self.active_session()
-        months: dict[str, MonthState] = {}
-        taken: set[str] = set()
-        planned: list[str | None] = []
-        # the blocks rendered here are kept for add_many (one render per entry, not two)
-        memo = self._rendered if bulk_enabled() else None
-        for entry in entries:
-            try:
-                entry = self._check_new(entry)
-                if entry.kind is Kind.FACT:
-                    rel, explicit = self._fact_place(entry)
-                    rel = self._free_fact_path(rel, explicit, taken)
-                    taken.add(rel)
-                    planned.append(rel)
-                elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
-                    planned.append(None)
-                else:
-                    rel, month, block, _blk = self._observation_block(entry, memo=memo)
-                    state = months.get(rel)
-                    if state is None:
-                        known = self._open_months.get(rel) if session is not None else None
-                        if known is None:
-                            found = self._read(rel)
-                            data, version = found if found is not None else (b"", None)
-                            known = self._month_state(rel, month, data, version)
-                        state = months[rel] = replace(known, pending=[])  # a copy: append() changes it
-                    planned.append(f"{rel}#{state.append(block)}")
-            except (MemcoreError, ValueError, OSError):
-                planned.append(None)
-        return planned
 
     def _fact_place(self, entry: MemoryEntry) -> tuple[str, bool]:
         """Return (vault-relative path, chosen explicitly) for a new stable fact, checked.
@@ -506,15 +443,12 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         return month_state(rel, month, data, version)
 
     # observations
-    def _observation_block(
-        self, entry: MemoryEntry, *, memo: dict[tuple[Any, ...], tuple[str, RawBlock]] | None = None
-    ) -> tuple[str, str, str, Any]:
+    def _observation_block(self, entry: MemoryEntry, *, memo: Memo | None = None) -> tuple[str, str, str, Any]:
         """Return (monthly file, ``YYYY-MM``, block text, its scan) of a new observation; check it.
 
         Line breaks are the file's own: a CR in the body (CRLF, or alone) is written as LF, as in
         stable files (TextFile); add() returns the body so, and a migration keeps the original.
-        ``memo``: blocks already rendered and checked, by :func:`~memcore_whitebox._bulk.render_key`;
-        one not found there is rendered and kept in it (up to :data:`~memcore_whitebox._bulk.MEMO_LIMIT`).
+        ``memo``: blocks already rendered and checked (:func:`~memcore_whitebox._bulk.rendered`).
 
         Raises:
             OutOfScopeError: The monthly file or the entry's scope is outside the active scope.
@@ -525,15 +459,10 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         rel = f"observations/{date[:7]}.md"
         self.check_in_scope(rel)
         self.scopes.check_entry(entry.scope)
-        key = render_key(entry, date, self.active_scope) if memo is not None else None
-        if key is not None:
-            assert memo is not None
-            found = memo.get(key)
-            if found is not None:
-                return rel, date[:7], found[0], found[1]
-        block, blk = observation_block(entry, date, self.default_source, self.active_scope)
-        if key is not None and memo is not None and len(memo) < MEMO_LIMIT:
-            memo[key] = (block, blk)
+        if memo is not None:
+            block, blk = rendered(memo, entry, date, self.default_source, self.active_scope)
+        else:
+            block, blk = observation_block(entry, date, self.default_source, self.active_scope)
         return rel, date[:7], block, blk
 
     def _add_observation(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
