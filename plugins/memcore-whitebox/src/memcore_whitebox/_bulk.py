@@ -6,7 +6,7 @@ its fields back and builds the returned entry from them (validated: the ``memcor
 a block is untrusted text when read). :meth:`BulkAdd.add_many` does the same for every entry,
 in one write session, and shares what it can:
 
-- the blocks :meth:`~memcore_whitebox.provider.WhiteBoxProvider.plan_ids` rendered and
+- the blocks :meth:`BulkAdd.plan_ids` (here, beside it) rendered and
   checked are kept (keyed by everything a block is rendered from, :func:`render_key`) and
   an entry built the same way is not rendered and scanned a second time;
 - ``tags.md`` is checked for a symbolic link once per call, not once per entry.
