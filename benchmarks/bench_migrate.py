@@ -57,7 +57,7 @@ _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "add_many", "upda
 
 
 #: The targets' own switches of their many-entry paths, set to 0 with ``--bulk-add off``.
-_PROVIDER_BULK_SWITCHES = ("MEMCORE_MAKA_BULK", "MEMCORE_RIGHTMEMORY_BULK")
+_PROVIDER_BULK_SWITCHES = ("MEMCORE_MAKA_BULK", "MEMCORE_RIGHTMEMORY_BULK", "MEMCORE_WHITEBOX_BULK")
 
 #: format -> the file name of a store that is one file
 SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}
@@ -399,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("on", "off", "both"),
         default="on",
         help="the migration's first pass through the target's add_many (MEMCORE_BULK_ADD): on (default), "
-        "off (one add each; MEMCORE_MAKA_BULK=0 MEMCORE_RIGHTMEMORY_BULK=0 too), or both, measured alternately "
+        "off (one add each; the MEMCORE_*_BULK provider switches 0 too), or both, measured alternately "
         "in each repetition (one row each)",
     )
     args = parser.parse_args(argv)

@@ -9,7 +9,8 @@ turns it off. Reports CPU seconds (``time.process_time``), best of ``--rounds``,
 variants alternating. Run: ``python benchmarks/bench_reference_reading.py [--entries 2000]``.
 
 ``--many``: one call each (memo on) against one ``reference_reads_differently_many`` call for
-every entry, for RightMemory and Maka (a Maka file holds about 500 of these entries).
+every entry, as a migration's verification asks, for WhiteBox, RightMemory and Maka (a Maka file
+holds about 500 of these entries); both must give the same notes.
 """
 
 from __future__ import annotations
@@ -38,17 +39,16 @@ def _store(fmt: str, where: Path, entries: int) -> str:
     return location
 
 
-def _ask_many(fmt: str, location: str, many: bool) -> tuple[float, int]:
+def _ask_many(fmt: str, location: str, many: bool) -> tuple[float, list[object]]:
     os.environ.pop("MEMCORE_REFERENCE_MEMO", None)
     with get_registry().get(fmt)(location, read_only=True) as store:
         entries = list(store.iter_entries())
         start = time.process_time()
         if many:
-            store.reference_reads_differently_many(entries)  # type: ignore[attr-defined]
+            notes = list(store.reference_reads_differently_many(entries))  # type: ignore[attr-defined]
         else:
-            for entry in entries:
-                store.reference_reads_differently(entry)  # type: ignore[attr-defined]
-        return time.process_time() - start, len(entries)
+            notes = [store.reference_reads_differently(entry) for entry in entries]  # type: ignore[attr-defined]
+        return time.process_time() - start, notes
 
 
 def _ask_all(fmt: str, location: str, memo: bool) -> float:
@@ -73,14 +73,17 @@ def main() -> None:
         if args.many:
             print("| format | entries | one call each (CPU s) | one call for all (CPU s) | ratio |")
             print("|---|---|---|---|---|")
-            for fmt in ("rightmemory", "maka"):
+            for fmt in ("whitebox", "rightmemory", "maka"):
                 location = _store(fmt, Path(tmp), args.entries)
                 each: list[float] = []
                 once: list[float] = []
+                seen: dict[bool, list[object]] = {}
                 for r in range(args.rounds):
                     for many in (False, True) if r % 2 == 0 else (True, False):
-                        seconds, count = _ask_many(fmt, location, many)
+                        seconds, seen[many] = _ask_many(fmt, location, many)
                         (once if many else each).append(seconds)
+                assert seen[True] == seen[False], f"{fmt}: one call and one call per entry gave other notes"
+                count = len(seen[True])
                 print(f"| {fmt} | {count} | {min(each):.4f} | {min(once):.4f} | {min(once) / min(each):.2f}x |")
             return
         print("| format | entries | memo on (CPU s) | memo off (CPU s) | ratio |\n|---|---|---|---|---|")

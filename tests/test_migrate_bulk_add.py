@@ -206,3 +206,32 @@ def test_add_many_stops_after_a_refusal_and_writes_nothing_of_it(tmp_path: Path)
         ]
         assert [e.id for e in store.iter_entries()] == ["n0", "n1"]
         assert results[0] == store.get("n0")  # returned as a read gives it
+
+
+@pytest.mark.parametrize("source", ["rightmemory", "whitebox", "box"])
+def test_a_generated_store_migrated_into_whitebox_is_the_same_with_and_without_bulk_add(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # WhiteBox plans ids, so entries go in runs sent with their planned ids; its add_many reuses
+    # the blocks plan_ids rendered (memcore_whitebox._bulk)
+    src = f"{source}:{_generated(source, tmp_path / 'src', 130)}"
+    sizes = _count_bulk_calls(monkeypatch, "whitebox")
+    report, off, on = _both(src, "whitebox", tmp_path)
+    assert on == off
+    assert report.counts == {**report.counts, "written": 130, "failed": 0}
+    assert max(sizes) > 1
+
+
+@pytest.mark.parametrize("source", ["rightmemory", "box", "maka"])
+def test_an_example_store_migrated_into_whitebox_is_the_same_with_and_without_bulk_add(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src_root = tmp_path / "src"
+    shutil.copytree(EXAMPLES / EXAMPLE_SOURCES[source].split("/")[0], src_root)
+    rel = EXAMPLE_SOURCES[source].partition("/")[2]
+    src = f"{source}:{src_root / rel if rel else src_root}"
+    sizes = _count_bulk_calls(monkeypatch, "whitebox")
+    report, off, on = _both(src, "whitebox", tmp_path)
+    assert on == off
+    assert report.counts["written"] > 0
+    assert sum(sizes) >= 1

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -37,7 +36,6 @@ from memcore.errors import (
     ConflictError,
     EntryNotFoundError,
     InvalidEntryError,
-    MemcoreError,
     ParseError,
     UnsafePathError,
     UnsupportedOperationError,
@@ -54,6 +52,7 @@ from memcore.storage import (
 )
 from memcore_whitebox import _templates
 from memcore_whitebox._blocks import parse_fields
+from memcore_whitebox._bulk import BulkAdd, Memo, rendered
 from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
@@ -86,7 +85,7 @@ from memcore_whitebox.validate import (
 __all__ = ["OutOfScopeError", "WhiteBoxProvider"]
 
 
-class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
+class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
     """Read and write a WhiteBox vault.
 
     Args:
@@ -138,6 +137,8 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         self._tag_groups: list[tuple[list[str], str]] = []
         #: tags.md as last read and its parse (tags already listed need no write)
         self._tags_seen: tuple[bytes, TagRegistry] | None = None
+        #: observation blocks plan_ids rendered, for add_many (cleared when a session ends)
+        self._rendered: Memo = {}
 
     def make_storage(self) -> Storage:
         """The vault folder (messages call it the vault)."""
@@ -315,64 +316,33 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         self.require(Capability.ADD, "add")
         entry = self._check_new(entry)
         with self.session("add") as session:
-            session.count()
-            if entry.kind is Kind.FACT:
-                stored = self._add_file(entry, session)
-            elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
-                stored = self._add_proposal_entry(entry)
-            else:
-                stored = self._add_observation(entry, session)
-            if stored.tags:
-                self._tag_groups.append((list(stored.tags), stored.source or self.default_source))
+            return self._add_new(entry, session)
+
+    def _add_new(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
+        """Write ``entry`` (:meth:`_check_new` passed) in ``session``; ``bulk``: :meth:`add_many`'s (its memo)."""
+        session.count()
+        if entry.kind is Kind.FACT:
+            stored = self._add_file(entry, session)
+        elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
+            stored = self._add_proposal_entry(entry)
+        else:
+            stored = self._add_observation(entry, session, bulk=bulk)
+        if stored.tags:
+            self._tag_groups.append((list(stored.tags), stored.source or self.default_source))
         return stored
 
-    def _check_new(self, entry: MemoryEntry) -> MemoryEntry:
-        """Refuse what add() cannot write whatever the kind; return the entry with its kind set."""
+    def _check_new(self, entry: MemoryEntry, link: Callable[[], bool] | None = None) -> MemoryEntry:
+        """Refuse what add() cannot write whatever the kind; return the entry with its kind set.
+
+        ``link``: tells whether tags.md is a symlink (:meth:`add_many` asks the disk once per call).
+        """
         entry = new_entry(entry)
-        if entry.tags and (self.root / "tags.md").is_symlink():
+        if entry.tags and (link() if link is not None else (self.root / "tags.md").is_symlink()):
             raise UnsafePathError(
                 f"whitebox: {self.root / 'tags.md'} is a symlink; memcore neither reads nor replaces it, so "
                 "new tags cannot be registered: replace it with the file itself (nothing was written)"
             )
         return entry
-
-    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
-        """Return the ids :meth:`add` would give ``entries``, added in this order now (nothing written).
-
-        An observation's id is its position (``observations/<YYYY-MM>.md#<N>``), a fact's its
-        path (``-2``, ``-3``... when taken). One that add would refuse gets ``None`` and takes no
-        number, as does a proposal (its name carries the time). In a session, numbers follow
-        its pending records.
-        """
-        self.require(Capability.ADD, "plan_ids")
-        session = self.active_session()
-        months: dict[str, MonthState] = {}
-        taken: set[str] = set()
-        planned: list[str | None] = []
-        for entry in entries:
-            try:
-                entry = self._check_new(entry)
-                if entry.kind is Kind.FACT:
-                    rel, explicit = self._fact_place(entry)
-                    rel = self._free_fact_path(rel, explicit, taken)
-                    taken.add(rel)
-                    planned.append(rel)
-                elif entry.kind is Kind.PROPOSAL and proposal_target(entry):
-                    planned.append(None)
-                else:
-                    rel, month, block, _blk = self._observation_block(entry)
-                    state = months.get(rel)
-                    if state is None:
-                        known = self._open_months.get(rel) if session is not None else None
-                        if known is None:
-                            found = self._read(rel)
-                            data, version = found if found is not None else (b"", None)
-                            known = self._month_state(rel, month, data, version)
-                        state = months[rel] = replace(known, pending=[])  # a copy: append() changes it
-                    planned.append(f"{rel}#{state.append(block)}")
-            except (MemcoreError, ValueError, OSError):
-                planned.append(None)
-        return planned
 
     def _fact_place(self, entry: MemoryEntry) -> tuple[str, bool]:
         """Return (vault-relative path, chosen explicitly) for a new stable fact, checked.
@@ -417,6 +387,7 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         self._stage(session)
 
     def _session_ended(self, session: WriteSession, ok: bool) -> None:
+        self._rendered = {}
         for rel, state in self._open_months.items():
             if ok:
                 state.version = session.version(rel)
@@ -472,11 +443,12 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         return month_state(rel, month, data, version)
 
     # observations
-    def _observation_block(self, entry: MemoryEntry) -> tuple[str, str, str, Any]:
+    def _observation_block(self, entry: MemoryEntry, *, memo: Memo | None = None) -> tuple[str, str, str, Any]:
         """Return (monthly file, ``YYYY-MM``, block text, its scan) of a new observation; check it.
 
         Line breaks are the file's own: a CR in the body (CRLF, or alone) is written as LF, as in
         stable files (TextFile); add() returns the body so, and a migration keeps the original.
+        ``memo``: blocks already rendered and checked (:func:`~memcore_whitebox._bulk.rendered`).
 
         Raises:
             OutOfScopeError: The monthly file or the entry's scope is outside the active scope.
@@ -487,11 +459,14 @@ class WhiteBoxProvider(WhiteBoxReference, BaseProvider):
         rel = f"observations/{date[:7]}.md"
         self.check_in_scope(rel)
         self.scopes.check_entry(entry.scope)
-        block, blk = observation_block(entry, date, self.default_source, self.active_scope)
+        if memo is not None:
+            block, blk = rendered(memo, entry, date, self.default_source, self.active_scope)
+        else:
+            block, blk = observation_block(entry, date, self.default_source, self.active_scope)
         return rel, date[:7], block, blk
 
-    def _add_observation(self, entry: MemoryEntry, session: WriteSession) -> MemoryEntry:
-        rel, month, block, blk = self._observation_block(entry)
+    def _add_observation(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
+        rel, month, block, blk = self._observation_block(entry, memo=self._rendered if bulk else None)
         assert blk.frontmatter is not None
         state = self._open_months.get(rel)
         if state is None:  # read once per session; its path is checked by the storage

@@ -115,13 +115,20 @@ def _body_why(kept: str, shown: str) -> str:
     return "the reference parser reads the block's text as written"
 
 
+#: The ``kind`` note of each (kind kept, kind shown): a copy of it is each entry's note.
+_KIND_NOTES: dict[tuple[Kind, Kind], FidelityNote] = {}
+
+
 def kind_note(entry: MemoryEntry, rel: str) -> list[FidelityNote]:
     """Return a ``kind`` note when ``entry``'s kind is not the one the layer of file ``rel`` gives."""
     shown = Kind.OBSERVATION if rel.startswith("observations/") else kind_for_path(rel)
     if entry.kind is shown:
         return []
-    why = f"WhiteBox's entry type is the file's layer ({shown.value}); memcore keeps {entry.kind.value} in memcore:"
-    return [_note("kind", entry.kind.value, shown.value, why)]
+    note = _KIND_NOTES.get((entry.kind, shown))
+    if note is None:
+        why = f"WhiteBox's entry type is the file's layer ({shown.value}); memcore keeps {entry.kind.value} in memcore:"
+        note = _KIND_NOTES[(entry.kind, shown)] = _note("kind", entry.kind.value, shown.value, why)
+    return [note.model_copy()]  # its fields are strings: a shallow copy is the entry's own note
 
 
 def reference_notes(entry: MemoryEntry, text: str, rel: str, number: int) -> list[FidelityNote]:
@@ -211,16 +218,21 @@ class WhiteBoxReference:
     def reference_reads_differently_many(self, entries: Sequence[MemoryEntry]) -> list[list[FidelityNote]]:
         """Return :meth:`reference_reads_differently` of each entry, reading each month file once."""
         out: list[list[FidelityNote]] = []
+        readings: dict[str, MonthReading | None] = {}  # each month file read once per call
         for entry in entries:
             rel, sep, number = (entry.id or "").rpartition("#")
             if not sep or not number.isdigit():
                 out.append(kind_note(entry, entry.id) if entry.id else [])
                 continue
-            found = cast("WhiteBoxProvider", self)._read(rel)
-            reading = None
-            if found is not None:
-                memo = os.environ.get("MEMCORE_REFERENCE_MEMO") != "0"
-                reading = (_month_reading if memo else _month_reading.__wrapped__)(found[0], rel)
+            if rel in readings:
+                reading = readings[rel]
+            else:
+                found = cast("WhiteBoxProvider", self)._read(rel)
+                reading = None
+                if found is not None:
+                    memo = os.environ.get("MEMCORE_REFERENCE_MEMO") != "0"
+                    reading = (_month_reading if memo else _month_reading.__wrapped__)(found[0], rel)
+                readings[rel] = reading
             out.append(kind_note(entry, rel) + reading.notes(entry, int(number)) if reading is not None else [])
         return out
 
