@@ -132,12 +132,6 @@ _MAKA_SHADOW = (
     "source: a second metadata comment under a heading is ignored by Maka's reader and in no entry (the "
     "report's unread_text); Maka's writer ends the file with a line break (the fixture has none)"
 )
-_BM_NAME = (
-    "gap: basic-memory's writer names a new note's file after its title (section 4.1); the reader keeps no "
-    "file name to carry, so a note whose file name is not its title moves"
-)
-_BM_ORDER = "writer: memcore's basic-memory writer puts permalink after title and type (bm write-note's order)"
-_BM_INDEXER = "writer: basic-memory's indexer gives a note without frontmatter or permalink its frontmatter"
 _MCP_JSON = "writer: server-memory's writer writes compact JSON, keys in its order, legacy key names in today's"
 _MCP_DUP = "source: entities sharing a name are one id to the writer: the copies are renamed name#2... (reported)"
 _CC_YAML = (
@@ -170,34 +164,6 @@ NEEDS: dict[str, dict[str, str]] = {
     },
     "maka/fixture-active-vs-archived-prompt-body.md": {"MEMORY.md": _MAKA_END, "MEMORY.md.bak": _MAKA_BAK},
     "maka/fixture-first-metadata-comment-authoritative.md": {"MEMORY.md": _MAKA_SHADOW, "MEMORY.md.bak": _MAKA_BAK},
-    "basic-memory/rendered-bm-0.24.1/project-demo": {
-        "notes/Coffee-Brewing_Methods.md": _BM_ORDER,
-        "notes/has-fm.md": _BM_NAME,
-        "notes/Has FM.md": _BM_NAME,
-    },
-    "basic-memory/fixtures": {
-        **{
-            name: _BM_NAME
-            for name in (
-                "edge-cases/empty-note.md",
-                "edge-cases/Empty Note.md",
-                "edge-cases/explicit-overrides-type.md",
-                "edge-cases/Project Kickoff Notes.md",
-                "edge-cases/relation-only.md",
-                "edge-cases/Architecture Links.md",
-                "edge-cases/unicode-fields.md",
-                "edge-cases/Yukihiro Matsumoto Profile.md",
-                "valid/explicit-ref-note.md",
-                "valid/paul-graham.md",
-                "valid/Paul Graham.md",
-                "valid/standup-2024-01-15.md",
-                "valid/Team Standup 2024-01-15.md",
-                "valid/Grace Hopper.md",
-            )
-        },
-        "edge-cases/no-frontmatter.md": _BM_INDEXER,
-        "schemas/Person.md": _BM_INDEXER,
-    },
     **{
         f"mcp-memory-jsonl/{name}": {"memory.jsonl": _MCP_JSON}
         for name in (

@@ -22,7 +22,7 @@ __all__ = ["render", "render_new"]
 
 def render_new(meta: dict[str, Any], body: str) -> bytes:
     """Return the bytes of a new note."""
-    yaml_text = FLUSH.dump_mapping(meta)
+    yaml_text = FLUSH.dump_mapping(meta) if meta else ""
     return f"---\n{yaml_text}---\n{chr(10) if body else ''}{body}".encode()
 
 

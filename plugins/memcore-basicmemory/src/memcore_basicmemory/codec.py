@@ -8,30 +8,67 @@ provider's :mod:`._render` places them in a file, patching an existing one).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from memcore.frontmatter import plain_text
+from memcore.errors import UnsafePathError
+from memcore.frontmatter import flow_list, plain_text
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
-from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags, problem
+from memcore.storage import check_component
+from memcore_basicmemory._parse import Note, ParsedRelation, generate_permalink, parse_body, parse_tags, problem
 from memcore_basicmemory.mapping import (
     DERIVED_EXTRA,
     FREE_KEY,
     KEY_ORDER,
+    LAYOUT_EXTRA,
     NAMESPACE,
     RELATIONS_HEADING,
     kind_of_type,
     status_of,
 )
 
-__all__ = ["Resolver", "body_of", "entry_from_note", "fields_for", "format_time", "parse_time", "relations_of"]
+__all__ = [
+    "Resolver",
+    "body_of",
+    "entry_from_note",
+    "fields_for",
+    "format_time",
+    "lay_out",
+    "parse_time",
+    "relations_of",
+    "title_stem",
+]
 
 #: ``(target text, note folder) -> entry id`` or ``None`` (unresolved).
 Resolver = Callable[[str, str], "str | None"]
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _RELATION_LINE = re.compile(r"- (?:\S+|\"[^\"]+\") \[\[[^\]]+\]\]\Z")
+_FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
+_MAX_NAME = 120
+_DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
+#: A top-level key whose value is written as a flow list (``tags: [a, b]``).
+_FLOW_KEY = re.compile(r"^([^\s#'\"\[\]{}:,&*!|>%@`-][^:\n]*?)[ \t]*:[ \t]+\[", re.MULTILINE)
+
+
+def title_stem(title: str, body: str) -> str:
+    """Return the file name, less ``.md``, of a new note titled ``title`` (basic-memory.md §4.1).
+
+    The title (else the body's first six words, else ``untitled``), NFC, with ``/ \\ < > : " | ? *``
+    as ``-``, runs of ``-`` as one, leading and trailing ``.``, ``-`` and spaces stripped, at most
+    120 characters; a name no file system can hold (control characters, ``NUL``, ``COM1``…) is
+    its permalink form instead.
+    """
+    text = title or " ".join(body.split()[:6]) or "untitled"
+    name = _FILE_NAME_BAD.sub("-", unicodedata.normalize("NFC", text))
+    name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:_MAX_NAME].strip(" .-") or "untitled"
+    try:
+        check_component(name + ".md")
+    except UnsafePathError:  # control characters, or a device name (NUL, COM1…) even as a permalink
+        name = (p := generate_permalink(name) or "untitled") + ("-note" if p.split(".")[0] in _DEVICES else "")
+    return name
 
 
 def parse_time(value: Any) -> tuple[datetime, bool] | None:
@@ -155,6 +192,11 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
     for name in ("confidence", "source", "scope", "parent", "expires_at"):
         if free.get(name) is not None:
             values[name] = free[name]
+    written = ["title", "type", "permalink", *(["tags"] if values["tags"] else []), *times]
+    written += [*(["status"] if status not in (None, Status.ACTIVE) else []), *metadata, *([FREE_KEY] if free else [])]
+    layout = _layout(note, values["title"], values["body"], written)
+    if layout:
+        extra[NAMESPACE] = {**extra.get(NAMESPACE, {}), **layout}
     try:
         return MemoryEntry(**values), problems
     except ValueError as exc:
@@ -162,6 +204,66 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
         for name in ("confidence", "source", "scope", "parent", "expires_at"):
             values.pop(name, None)
         return MemoryEntry(**values), problems
+
+
+def _layout(note: Note, title: str, body: str, written: list[str]) -> dict[str, Any]:
+    """Return how ``note`` is laid out where :func:`fields_for` and ``add`` would lay it out otherwise.
+
+    ``file``: the file name, when it is not :func:`title_stem`'s; ``keys``: the frontmatter's keys
+    in their order, when they are not ``written`` (the writer's keys, in its order); ``flow``: the
+    keys whose lists are written ``[a, b]``.
+    """
+    layout: dict[str, Any] = {}
+    name = note.path.rpartition("/")[2]
+    if name != title_stem(title, body) + ".md":
+        layout["file"] = name
+    if note.state != "present":
+        return layout
+    keys = list(note.plain)
+    if keys != written and all(isinstance(k, str) for k in keys):
+        layout["keys"] = keys
+    if note.yaml_text is not None and "[" in note.yaml_text:
+        flow = [k for k in _FLOW_KEY.findall(note.yaml_text) if isinstance(note.plain.get(k), list)]
+        if flow:
+            layout["flow"] = flow
+    return layout
+
+
+def lay_out(
+    meta: dict[str, Any], own: dict[str, Any], *, stem: str, status: Status, permalink_derived: bool
+) -> dict[str, Any]:
+    """Return the frontmatter ``meta`` of a new note laid out as the layout hints in ``own`` say.
+
+    ``keys`` (``[]`` for a note that had no frontmatter) orders the keys it names, the others
+    where the writer puts them; a ``title`` the file stem gives (``stem``), a ``type: note`` and a
+    ``permalink`` the path gives (``permalink_derived``) are left out when ``keys`` has none, as
+    basic-memory reads them so without the key; ``status: active`` is written when ``keys`` has it.
+    ``flow`` writes those keys' lists ``[a, b]``. Every value reads back the same.
+    """
+    keys = [] if own.get("frontmatter") == "absent" else own.get("keys")
+    out = dict(meta)
+    if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
+        if "title" not in keys and out.get("title") == stem:
+            del out["title"]
+        if "type" not in keys and out.get("type") == "note":
+            del out["type"]
+        if "permalink" not in keys and permalink_derived:
+            del out["permalink"]
+        if "status" in keys and "status" not in out and status == Status.ACTIVE:
+            out["status"] = status.value
+        order = [k for k in keys if k in out]
+        placed = set(order)
+        for i, key in enumerate(out):  # a key the hint does not name goes after the one the writer puts before it
+            if key not in placed:
+                before = next((k for k in reversed(list(out)[:i]) if k in placed), None)
+                order.insert(order.index(before) + 1 if before is not None else 0, key)
+                placed.add(key)
+        out = {k: out[k] for k in order}
+    flow = own.get("flow")
+    for key in flow if isinstance(flow, list) else []:
+        if isinstance(key, str) and isinstance(out.get(key), list) and out[key]:
+            out[key] = flow_list(out[key])
+    return out
 
 
 def _warn(note: Note, key: str, message: str) -> Diagnostic:
@@ -198,7 +300,8 @@ def fields_for(
     """
     own = entry.extra.get(NAMESPACE, {})
     free: dict[str, Any] = {}
-    left: dict[str, Any] = {k: v for k, v in own.items() if k not in DERIVED_EXTRA | {"type", "folder", "metadata"}}
+    skip = DERIVED_EXTRA | LAYOUT_EXTRA | {"type", "folder", "metadata"}
+    left: dict[str, Any] = {k: v for k, v in own.items() if k not in skip}
     note_type = own.get("type")
     if "type" in own and (not isinstance(note_type, str) or not note_type or kind_of_type(note_type) != entry.kind):
         left["type"] = note_type

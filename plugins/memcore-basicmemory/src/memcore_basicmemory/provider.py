@@ -32,7 +32,7 @@ from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import WriteSession, check_component, join, version_token
 from memcore_basicmemory._parse import Note, generate_permalink, parse_note
 from memcore_basicmemory._render import render, render_new
-from memcore_basicmemory.codec import entry_from_note, fields_for
+from memcore_basicmemory.codec import entry_from_note, fields_for, lay_out, title_stem
 from memcore_basicmemory.mapping import NAMESPACE, RELATION_TYPES
 from memcore_basicmemory.validate import note_diagnostics
 
@@ -42,9 +42,6 @@ __all__ = ["BasicMemoryProvider"]
 IGNORED_FOLDERS = frozenset(
     {"node_modules", "build", "dist", "__pycache__", "venv", "env", "site-packages", "target", "coverage"}
 )
-_FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
-_MAX_NAME = 120
-_DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -311,15 +308,19 @@ class BasicMemoryProvider(BaseProvider):
 
     # -- writing ----------------------------------------------------------------------
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
-        """The file of a new note: its title with ``/ \\ < > : " | ? *`` as ``-`` (§4.1), made unique."""
-        title = entry.title or " ".join(entry.body.split()[:6]) or "untitled"
-        name = _FILE_NAME_BAD.sub("-", unicodedata.normalize("NFC", title))
-        name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:_MAX_NAME].strip(" .-") or "untitled"
-        try:
-            check_component(name + ".md")
-        except UnsafePathError:  # control characters, or a device name (NUL, COM1…) even as a permalink
-            name = (p := generate_permalink(name) or "untitled") + ("-note" if p.split(".")[0] in _DEVICES else "")
+        """The file of a new note: the file name the entry carries, else its title's (§4.1), made unique.
+
+        ``extra.basicmemory.file`` (a note's file name when it is not its title's) is used when it
+        is one safe ``.md`` file name (no folder, no dotfile) that no note of the folder has, in
+        any case; else the title's name is (the migration report lists the file name as changed).
+        """
         taken = {p.casefold() for p in project.notes}
+        wanted = entry.extra.get(NAMESPACE, {}).get("file")
+        if isinstance(wanted, str) and wanted[-3:].lower() == ".md" and not wanted.startswith("."):
+            with contextlib.suppress(UnsafePathError):
+                if join(folder, check_component(wanted)).casefold() not in taken:
+                    return join(folder, wanted)
+        name = title_stem(entry.title, entry.body)
         candidate, n = name, 0
         while join(folder, candidate + ".md").casefold() in taken:
             n += 1
@@ -387,7 +388,10 @@ class BasicMemoryProvider(BaseProvider):
             stem = posixpath.basename(path)[:-3]
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)
-            data = render_new(meta, body)
+            derived = entry.id == self._permalink_for(path)
+            meta = lay_out(meta, entry.extra.get(NAMESPACE, {}), stem=stem, status=entry.status, permalink_derived=derived)
+            absent = not meta and entry.extra.get(NAMESPACE, {}).get("frontmatter") == "absent"
+            data = body.encode() if absent else render_new(meta, body)
             session.write(path, data)
             session.count()
             return self._stored(project, path, data)
