@@ -253,10 +253,11 @@ def lay_out(
             out["status"] = status.value
         order = [k for k in keys if k in out]
         placed = set(order)
-        for i, key in enumerate(out):  # a key the hint does not name goes after the one the writer puts before it
+        written = list(out)
+        for i, key in enumerate(written):  # a key the hint does not name: after every key the writer puts before it
             if key not in placed:
-                before = next((k for k in reversed(list(out)[:i]) if k in placed), None)
-                order.insert(order.index(before) + 1 if before is not None else 0, key)
+                at = max((order.index(k) + 1 for k in written[:i] if k in placed), default=0)
+                order.insert(at, key)
                 placed.add(key)
         out = {k: out[k] for k in order}
     flow = own.get("flow")

@@ -389,7 +389,9 @@ class BasicMemoryProvider(BaseProvider):
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)
             derived = entry.id == self._permalink_for(path)
-            meta = lay_out(meta, entry.extra.get(NAMESPACE, {}), stem=stem, status=entry.status, permalink_derived=derived)
+            meta = lay_out(
+                meta, entry.extra.get(NAMESPACE, {}), stem=stem, status=entry.status, permalink_derived=derived
+            )
             absent = not meta and entry.extra.get(NAMESPACE, {}).get("frontmatter") == "absent"
             data = body.encode() if absent else render_new(meta, body)
             session.write(path, data)
