@@ -134,10 +134,6 @@ _MAKA_SHADOW = (
 )
 _MCP_JSON = "writer: server-memory's writer writes compact JSON, keys in its order, legacy key names in today's"
 _MCP_DUP = "source: entities sharing a name are one id to the writer: the copies are renamed name#2... (reported)"
-_CC_YAML = (
-    "writer: memcore's frontmatter writer renders the YAML anew (no quotes where none are needed, no trailing "
-    "space, metadata keys in its order)"
-)
 
 #: sample set -> {file: why it cannot come out byte-identical}
 NEEDS: dict[str, dict[str, str]] = {
@@ -174,10 +170,6 @@ NEEDS: dict[str, dict[str, str]] = {
         )
     },
     "mcp-memory-jsonl/third-party/oshliaer-server-memory-editor-memory.jsonl": {"memory.jsonl": _MCP_DUP},
-    "claude-code-memory/auto-memory/0WAQ-gsim-ops": {
-        "feedback_reply_style.md": _CC_YAML,
-        "project_factor_state_machine.md": _CC_YAML,
-    },
 }
 
 

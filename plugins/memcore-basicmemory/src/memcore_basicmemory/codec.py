@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memcore.errors import UnsafePathError
-from memcore.frontmatter import flow_list, plain_text
+from memcore.frontmatter import flow_list, order_like, plain_text
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
 from memcore.storage import check_component
 from memcore_basicmemory._parse import Note, ParsedRelation, generate_permalink, parse_body, parse_tags, problem
@@ -251,15 +251,7 @@ def lay_out(
             del out["permalink"]
         if "status" in keys and "status" not in out and status == Status.ACTIVE:
             out["status"] = status.value
-        order = [k for k in keys if k in out]
-        placed = set(order)
-        written = list(out)
-        for i, key in enumerate(written):  # a key the hint does not name: after every key the writer puts before it
-            if key not in placed:
-                at = max((order.index(k) + 1 for k in written[:i] if k in placed), default=0)
-                order.insert(at, key)
-                placed.add(key)
-        out = {k: out[k] for k in order}
+        out = order_like(out, keys)
     flow = own.get("flow")
     for key in flow if isinstance(flow, list) else []:
         if isinstance(key, str) and isinstance(out.get(key), list) and out[key]:

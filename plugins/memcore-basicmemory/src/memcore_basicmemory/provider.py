@@ -364,6 +364,10 @@ class BasicMemoryProvider(BaseProvider):
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new note: file name from its title (§4.1), permalink = the id, times stamped when unset.
 
+        The layout hints the reader puts in ``extra.basicmemory`` (``file``, ``keys``, ``flow``, a
+        ``frontmatter: absent``) are followed where they are safe: a note read from one project
+        and added to another is the same file, byte for byte (:func:`~memcore_basicmemory.codec.lay_out`).
+
         Raises:
             ConflictError: A note with that permalink exists.
             InvalidEntryError: The id cannot be a permalink.

@@ -10,15 +10,17 @@ entry (else :class:`~memcore.errors.InvalidEntryError`, nothing written).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from memcore.errors import InvalidEntryError
-from memcore.frontmatter import FLUSH, parse_frontmatter, plain_text, split_frontmatter
+from memcore.frontmatter import FLUSH, order_like, parse_frontmatter, plain_text, split_frontmatter
 from memcore.mapping import format_utc
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation
 from memcore.storage import version_token
@@ -27,6 +29,7 @@ from memcore_claudecode.mapping import (
     FORMAT,
     FREE_KEY,
     KIND_OF_TYPE,
+    LAYOUT_KEY,
     LOCATION_KEYS,
     NATIVE_KEYS,
     RELATION_IMPORTS,
@@ -42,6 +45,12 @@ FREE_FIELDS: tuple[str, ...] = tuple(
     "kind title status tags confidence source created_at updated_at date_only scope relations parent expires_at".split()
 )
 _MISSING = object()
+#: A top-level key whose value is written double-quoted (``description: "…"``).
+_QUOTED = re.compile(r'^([A-Za-z_][\w.-]*):[ \t]+"', re.MULTILINE)
+#: A top-level key whose block is opened with blanks after the colon (``metadata: ``).
+_SPACED = re.compile(r"^([A-Za-z_][\w.-]*):[ \t]+$", re.MULTILINE)
+#: ``extra.claudecode`` keys that say where an entry is or how its file is laid out, not what it holds.
+_NOT_CONTENT = LOCATION_KEYS | {LAYOUT_KEY}
 
 
 @dataclass
@@ -177,8 +186,58 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         problems.append(Diagnostic(path=doc.path, line=1, code=f"{FORMAT}.free-data", message=why, entry_id=doc.path))
         base = {k: v for k, v in fields.items() if k not in doc.free}
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
+    if role == "topic" and doc.meta is not None and not doc.broken:
+        own = entry.extra[FORMAT]
+        layout = _layout(doc, _native_meta(entry, {k: v for k, v in own.items() if k not in _NOT_CONTENT}, None, role))
+        if layout:
+            own[LAYOUT_KEY] = layout
     entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
+
+
+def _layout(doc: Doc, wanted: dict[str, Any] | None) -> dict[str, Any]:
+    """Return how a topic's frontmatter is laid out where a new topic's (``wanted``) would be laid out otherwise.
+
+    ``keys``: the keys in their order; ``metadata``: the ``metadata:`` keys in their order (each
+    only when the order is not ``wanted``'s); ``quoted``: keys whose text is double-quoted;
+    ``spaced``: keys whose block opens with blanks after the colon (``metadata: ``).
+    """
+    meta = doc.meta or {}
+    if wanted is None or not all(isinstance(k, str) for k in meta):
+        return {}
+    layout: dict[str, Any] = {}
+    if list(meta) != list(wanted):
+        layout["keys"] = list(meta)
+    nested, mine = meta.get("metadata"), wanted.get("metadata")
+    if isinstance(nested, dict) and isinstance(mine, dict) and list(nested) != list(mine):
+        if all(isinstance(k, str) for k in nested):
+            layout["metadata"] = list(nested)
+    styled = '"' in doc.text or ": \n" in doc.text or ":\t" in doc.text  # else no key is quoted or spaced
+    text = (split_frontmatter(doc.text)[0] or "") if styled else ""
+    quoted = [k for k in _QUOTED.findall(text) if isinstance(meta.get(k), str)]
+    if quoted:
+        layout["quoted"] = quoted
+    spaced = [k for k in _SPACED.findall(text) if isinstance(meta.get(k), dict) and meta[k]]
+    if spaced:
+        layout["spaced"] = spaced
+    return layout
+
+
+def _names(value: Any) -> list[str]:
+    return value if isinstance(value, list) and all(isinstance(k, str) for k in value) else []
+
+
+def _laid_out(meta: dict[str, Any], layout: Any) -> dict[str, Any]:
+    """Return a new topic's frontmatter ``meta`` laid out as the source topic's ``layout`` says (same values)."""
+    if not isinstance(layout, dict):
+        return meta
+    meta = order_like(meta, _names(layout.get("keys")))
+    if isinstance(meta.get("metadata"), dict):
+        meta["metadata"] = order_like(meta["metadata"], _names(layout.get("metadata")))
+    for key in _names(layout.get("quoted")):
+        if isinstance(meta.get(key), str):
+            meta[key] = DoubleQuotedScalarString(meta[key])
+    return meta
 
 
 def _relation_key(relations: list[Relation]) -> list[tuple[str, str, bool]]:
@@ -197,7 +256,7 @@ def same_content(written: MemoryEntry, stored: MemoryEntry, *, subset: bool = Fa
     for data in (left, right):
         data.pop("relations")
         kept = {
-            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in LOCATION_KEYS}
+            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in _NOT_CONTENT}
             for ns, vs in data["extra"].items()
         }
         data["extra"] = {ns: values for ns, values in kept.items() if values}
@@ -233,6 +292,8 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
             block = ordered["metadata"]
             ordered["metadata"] = {**{k: block[k] for k in old_nested if k in block}, **block}
         meta = {**ordered, **meta}
+    elif old is None:
+        meta = _laid_out(meta, cc.get(LAYOUT_KEY))
     return meta
 
 
@@ -254,7 +315,9 @@ def _description(entry: MemoryEntry) -> str:
     return text or entry.title
 
 
-def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None) -> str:
+def _render(
+    meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None, spaced: list[str] | None = None
+) -> str:
     if meta is None:
         if not free:
             return body
@@ -264,6 +327,9 @@ def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: D
     yaml_text = FLUSH.dump_mapping(wanted)  # a new frontmatter; an old one keeps the lines of unchanged keys
     if old is not None and old.meta is not None and (found := split_frontmatter(old.text)[0]) is not None:
         yaml_text = FLUSH.patch(found, parse_frontmatter(old.text).metadata, wanted, tuple(wanted))
+    elif spaced:  # a block opened `key: ` as the source topic opened it
+        blocks = {f"{key}:" for key in spaced if isinstance(wanted.get(key), dict) and wanted[key]}
+        yaml_text = "\n".join(line + " " if line in blocks else line for line in yaml_text.split("\n"))
     return f"---\n{yaml_text}---\n{body}"
 
 
@@ -282,7 +348,9 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     path = str(entry.id)
     cc = {k: v for k, v in (entry.extra.get(FORMAT) or {}).items() if k not in LOCATION_KEYS}
     meta = _native_meta(entry, cc, old, role)
-    native = _render(meta, entry.body, {}, old)
+    layout = cc.get(LAYOUT_KEY)
+    spaced = _names(layout.get("spaced")) if old is None and isinstance(layout, dict) else None
+    native = _render(meta, entry.body, {}, old, spaced)
     probe, _ = decode(parse_doc(path, native.encode("utf-8")), role, ctx)
     free: dict[str, Any] = {}
     dumped = entry.model_dump(mode="json", include=set(FREE_FIELDS))
@@ -296,7 +364,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
         others[FORMAT] = unknown
     if others:
         free["extra"] = others
-    text = _render(meta, entry.body, free, old) if free else native
+    text = _render(meta, entry.body, free, old, spaced) if free else native
     back, problems = decode(parse_doc(path, text.encode("utf-8")), role, ctx)
     if problems or not same_content(entry, back, subset=True):
         got, want = back.content_dict(), entry.content_dict()
