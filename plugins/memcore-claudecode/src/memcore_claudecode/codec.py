@@ -38,7 +38,7 @@ from memcore_claudecode.mapping import (
     TYPE_OF_KIND,
 )
 
-__all__ = ["FREE_FIELDS", "Context", "decode", "encode", "format_time", "same_content"]
+__all__ = ["FREE_FIELDS", "Context", "decode", "encode", "format_time", "same_content", "written_order"]
 
 #: Core fields the free data may hold (``id`` and ``body`` are always native).
 FREE_FIELDS: tuple[str, ...] = tuple(
@@ -188,28 +188,46 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
     if role == "topic" and doc.meta is not None and not doc.broken:
         own = entry.extra[FORMAT]
-        layout = _layout(doc, _native_meta(entry, {k: v for k, v in own.items() if k not in _NOT_CONTENT}, None, role))
+        layout = _layout(doc, *written_order(entry, own))
         if layout:
             own[LAYOUT_KEY] = layout
     entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
 
 
-def _layout(doc: Doc, wanted: dict[str, Any] | None) -> dict[str, Any]:
-    """Return how a topic's frontmatter is laid out where a new topic's (``wanted``) would be laid out otherwise.
+def written_order(entry: MemoryEntry, cc: dict[str, Any]) -> tuple[list[str], list[str] | None]:
+    """Return the keys, and the ``metadata:`` keys (``None``: no such block), of a new topic's frontmatter.
+
+    The order :func:`_native_meta` gives them for ``entry`` (with ``extra.claudecode`` ``cc``)
+    and no old file, without making the values.
+    """
+    found = cc.get("frontmatter")
+    rest: dict[str, Any] = found if isinstance(found, dict) else {}
+    stamp = ["modified"] if entry.updated_at is not None else []
+    if cc.get("shape") == "top-level":
+        keys = ["name", "description", "type", *stamp]
+        return [*keys, *(k for k in rest if k not in keys)], None
+    block = rest.get("metadata")
+    nested: dict[str, Any] = block if isinstance(block, dict) else {}
+    keys = ["name", "description", "metadata"]
+    return [*keys, *(k for k in rest if k not in keys)], ["type", *nested, *(k for k in stamp if k not in nested)]
+
+
+def _layout(doc: Doc, keys: list[str], nested_keys: list[str] | None) -> dict[str, Any]:
+    """Return how a topic's frontmatter is laid out where a new topic's would be laid out otherwise.
 
     ``keys``: the keys in their order; ``metadata``: the ``metadata:`` keys in their order (each
-    only when the order is not ``wanted``'s); ``quoted``: keys whose text is double-quoted;
-    ``spaced``: keys whose block opens with blanks after the colon (``metadata: ``).
+    only when the order is not the writer's, ``keys`` and ``nested_keys``); ``quoted``: keys whose
+    text is double-quoted; ``spaced``: keys whose block opens with blanks after the colon (``metadata: ``).
     """
     meta = doc.meta or {}
-    if wanted is None or not all(isinstance(k, str) for k in meta):
+    if not all(isinstance(k, str) for k in meta):
         return {}
     layout: dict[str, Any] = {}
-    if list(meta) != list(wanted):
+    if list(meta) != keys:
         layout["keys"] = list(meta)
-    nested, mine = meta.get("metadata"), wanted.get("metadata")
-    if isinstance(nested, dict) and isinstance(mine, dict) and list(nested) != list(mine):
+    nested = meta.get("metadata")
+    if isinstance(nested, dict) and nested_keys is not None and list(nested) != nested_keys:
         if all(isinstance(k, str) for k in nested):
             layout["metadata"] = list(nested)
     styled = '"' in doc.text or ": \n" in doc.text or ":\t" in doc.text  # else no key is quoted or spaced
