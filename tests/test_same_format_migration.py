@@ -111,7 +111,10 @@ SETS: dict[str, tuple[str, Callable[[Path], str]]] = {
 # Why a file cannot come out byte-identical, one reason per kind of difference. "writer": the
 # format's own writer writes it so; "spec": the spec makes the writer add it; "source": the
 # source holds what no entry holds (the report lists it); "gap": not done yet.
-_WB_TAGS = "writer: memcore writes an observation block as WhiteBox's reference writer does (tags double-quoted)"
+_WB_TAGS = (
+    "writer: memcore writes an observation block as WhiteBox's reference writer does (every tag double-quoted: "
+    "reference-notes/whitebox.md, 'What the implementation decides' 1); the example's block was written otherwise"
+)
 _RM_UNREAD = (
     "source: the `---` breaks and the closing example comment between domains are text in no entry "
     "(the report's unread_text)"
