@@ -58,7 +58,6 @@ __all__ = [
     "load_own",
     "load_plain_yaml",
     "load_yaml",
-    "order_like",
     "parse_frontmatter",
     "plain_text",
     "quote_ambiguous",
@@ -283,25 +282,6 @@ def plain_text(value: str) -> PlainScalarString:
     """
     scalar: PlainScalarString = PlainScalarString(value)
     return scalar
-
-
-def order_like(mapping: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
-    """Return ``mapping`` with the keys ``keys`` names in that order, the others placed as ``mapping`` places them.
-
-    A key ``keys`` does not name goes right after the last (in the new order) of the keys that
-    come before it in ``mapping``, or first when none does: ``order_like({"title": 1, "type": 2,
-    "permalink": 3, "tags": 4}, ["tags", "title", "type"])`` is ``tags, title, type, permalink``.
-    Keys ``keys`` names that ``mapping`` has not are skipped. Values are not copied.
-    """
-    order = list(dict.fromkeys(k for k in keys if k in mapping))
-    placed = set(order)
-    written = list(mapping)
-    for i, key in enumerate(written):
-        if key not in placed:
-            at = max((order.index(k) + 1 for k in written[:i] if k in placed), default=0)
-            order.insert(at, key)
-            placed.add(key)
-    return {k: mapping[k] for k in order}
 
 
 def flow_list(items: Iterable[Any]) -> CommentedSeq:

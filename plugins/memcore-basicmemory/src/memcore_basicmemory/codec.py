@@ -14,7 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memcore.errors import UnsafePathError
-from memcore.frontmatter import flow_list, order_like, plain_text
+from memcore.frontmatter import plain_text
+from memcore.layout import read_layout
+from memcore.mapping import format_utc
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
 from memcore.storage import check_component
 from memcore_basicmemory._parse import Note, ParsedRelation, generate_permalink, parse_body, parse_tags, problem
@@ -22,24 +24,14 @@ from memcore_basicmemory.mapping import (
     DERIVED_EXTRA,
     FREE_KEY,
     KEY_ORDER,
-    LAYOUT_EXTRA,
+    LAYOUT,
     NAMESPACE,
     RELATIONS_HEADING,
     kind_of_type,
     status_of,
 )
 
-__all__ = [
-    "Resolver",
-    "body_of",
-    "entry_from_note",
-    "fields_for",
-    "format_time",
-    "lay_out",
-    "parse_time",
-    "relations_of",
-    "title_stem",
-]
+__all__ = ["Resolver", "body_of", "entry_from_note", "fields_for", "format_time", "parse_time", "relations_of"]
 
 #: ``(target text, note folder) -> entry id`` or ``None`` (unresolved).
 Resolver = Callable[[str, str], "str | None"]
@@ -49,18 +41,10 @@ _RELATION_LINE = re.compile(r"- (?:\S+|\"[^\"]+\") \[\[[^\]]+\]\]\Z")
 _FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
 _MAX_NAME = 120
 _DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
-#: A top-level key whose value is written as a flow list (``tags: [a, b]``).
-_FLOW_KEY = re.compile(r"^([^\s#'\"\[\]{}:,&*!|>%@`-][^:\n]*?)[ \t]*:[ \t]+\[", re.MULTILINE)
 
 
 def title_stem(title: str, body: str) -> str:
-    """Return the file name, less ``.md``, of a new note titled ``title`` (basic-memory.md §4.1).
-
-    The title (else the body's first six words, else ``untitled``), NFC, with ``/ \\ < > : " | ? *``
-    as ``-``, runs of ``-`` as one, leading and trailing ``.``, ``-`` and spaces stripped, at most
-    120 characters; a name no file system can hold (control characters, ``NUL``, ``COM1``…) is
-    its permalink form instead.
-    """
+    """The file name (less ``.md``) of a new note: §4.1's, else, where no file system can hold it, its permalink."""
     text = title or " ".join(body.split()[:6]) or "untitled"
     name = _FILE_NAME_BAD.sub("-", unicodedata.normalize("NFC", text))
     name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:_MAX_NAME].strip(" .-") or "untitled"
@@ -91,15 +75,9 @@ def parse_time(value: Any) -> tuple[datetime, bool] | None:
 
 def format_time(moment: datetime, date_only: bool = False) -> str:
     """Write a UTC time as ``2026-01-15`` (date only) or ``2026-01-15T10:00:00.250Z`` (microseconds when set)."""
-    moment = moment.astimezone(UTC)
     if date_only:
-        return moment.date().isoformat()
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond % 1000:
-        text += f".{moment.microsecond:06d}"
-    elif moment.microsecond:
-        text += f".{moment.microsecond // 1000:03d}"
-    return text + "Z"
+        return moment.astimezone(UTC).date().isoformat()
+    return format_utc(moment, milliseconds=bool(moment.microsecond) and not moment.microsecond % 1000)
 
 
 def body_of(note: Note, free: dict[str, Any]) -> str:
@@ -194,9 +172,11 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
             values[name] = free[name]
     written = ["title", "type", "permalink", *(["tags"] if values["tags"] else []), *times]
     written += [*(["status"] if status not in (None, Status.ACTIVE) else []), *metadata, *([FREE_KEY] if free else [])]
-    layout = _layout(note, values["title"], values["body"], written)
+    name = note.path.rpartition("/")[2]  # the file, when it is not the title's; the frontmatter's layout
+    layout = {} if name == title_stem(values["title"], values["body"]) + ".md" else {"file": name}
+    layout.update(read_layout(note.yaml_text, note.plain, written) if note.state == "present" else {})
     if layout:
-        extra[NAMESPACE] = {**extra.get(NAMESPACE, {}), **layout}
+        extra[NAMESPACE] = {**extra.get(NAMESPACE, {}), LAYOUT: layout}
     try:
         return MemoryEntry(**values), problems
     except ValueError as exc:
@@ -206,72 +186,13 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
         return MemoryEntry(**values), problems
 
 
-def _layout(note: Note, title: str, body: str, written: list[str]) -> dict[str, Any]:
-    """Return how ``note`` is laid out where :func:`fields_for` and ``add`` would lay it out otherwise.
-
-    ``file``: the file name, when it is not :func:`title_stem`'s; ``keys``: the frontmatter's keys
-    in their order, when they are not ``written`` (the writer's keys, in its order); ``flow``: the
-    keys whose lists are written ``[a, b]``.
-    """
-    layout: dict[str, Any] = {}
-    name = note.path.rpartition("/")[2]
-    if name != title_stem(title, body) + ".md":
-        layout["file"] = name
-    if note.state != "present":
-        return layout
-    keys = list(note.plain)
-    if keys != written and all(isinstance(k, str) for k in keys):
-        layout["keys"] = keys
-    if note.yaml_text is not None and "[" in note.yaml_text:
-        flow = [k for k in _FLOW_KEY.findall(note.yaml_text) if isinstance(note.plain.get(k), list)]
-        if flow:
-            layout["flow"] = flow
-    return layout
-
-
-def lay_out(
-    meta: dict[str, Any], own: dict[str, Any], *, stem: str, status: Status, permalink_derived: bool
-) -> dict[str, Any]:
-    """Return the frontmatter ``meta`` of a new note laid out as the layout hints in ``own`` say.
-
-    ``keys`` (``[]`` for a note that had no frontmatter) orders the keys it names, the others
-    where the writer puts them; a ``title`` the file stem gives (``stem``), a ``type: note`` and a
-    ``permalink`` the path gives (``permalink_derived``) are left out when ``keys`` has none, as
-    basic-memory reads them so without the key; ``status: active`` is written when ``keys`` has it.
-    ``flow`` writes those keys' lists ``[a, b]``. Every value reads back the same.
-    """
-    keys = [] if own.get("frontmatter") == "absent" else own.get("keys")
-    out = dict(meta)
-    if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
-        if "title" not in keys and out.get("title") == stem:
-            del out["title"]
-        if "type" not in keys and out.get("type") == "note":
-            del out["type"]
-        if "permalink" not in keys and permalink_derived:
-            del out["permalink"]
-        if "status" in keys and "status" not in out and status == Status.ACTIVE:
-            out["status"] = status.value
-        out = order_like(out, keys)
-    flow = own.get("flow")
-    for key in flow if isinstance(flow, list) else []:
-        if isinstance(key, str) and isinstance(out.get(key), list) and out[key]:
-            out[key] = flow_list(out[key])
-    return out
-
-
 def _warn(note: Note, key: str, message: str) -> Diagnostic:
     return problem(note.path, note.key_line(key), "value", message, Severity.WARNING)
 
 
 def _native_key(key: Any, value: Any, meta: dict[str, Any]) -> bool:
     """Whether a metadata key can be a frontmatter key of its own: reads back as metadata, as itself."""
-    if not isinstance(key, str) or not key or key in meta or key in KEY_ORDER or key == FREE_KEY:
-        return False
-    if key == "status":
-        return status_of(value) is None
-    if key in ("created", "modified"):
-        return value is None or parse_time(value) is None
-    return True
+    return isinstance(key, str) and bool(key) and key not in meta and key not in KEY_ORDER and key != FREE_KEY
 
 
 def _quoted_type(rel_type: str) -> str | None:
@@ -293,7 +214,7 @@ def fields_for(
     """
     own = entry.extra.get(NAMESPACE, {})
     free: dict[str, Any] = {}
-    skip = DERIVED_EXTRA | LAYOUT_EXTRA | {"type", "folder", "metadata"}
+    skip = DERIVED_EXTRA | {LAYOUT, "type", "folder", "metadata"}
     left: dict[str, Any] = {k: v for k, v in own.items() if k not in skip}
     note_type = own.get("type")
     if "type" in own and (not isinstance(note_type, str) or not note_type or kind_of_type(note_type) != entry.kind):

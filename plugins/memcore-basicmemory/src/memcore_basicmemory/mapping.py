@@ -28,13 +28,8 @@ observations                    ``extra.basicmemory.observations`` (read only, d
 relation contexts               ``extra.basicmemory.relations`` (read only, when one has a
                                 context)
 the note's folder               ``extra.basicmemory.folder`` (where ``add`` puts a new note)
-the note's layout               ``extra.basicmemory.file`` (the file name, when it is not the
-                                one ``add`` derives from the title), ``.keys`` (the frontmatter
-                                keys in their order, when they are not the ones and the order
-                                ``add`` writes: a key order of basic-memory's indexer, no
-                                ``type``, no ``permalink``), ``.flow`` (keys written as flow
-                                lists ``[a, b]``); read only, hints ``add`` follows where it
-                                can (never kept in ``memcore:``)
+the note's layout               ``extra.basicmemory.layout`` (:mod:`memcore.layout`, ``file``: the
+                                file name when not the title's; read only, followed by ``add``)
 frontmatter state               ``extra.basicmemory.frontmatter`` (``absent`` / ``malformed``;
                                 not set when present)
 ``memcore:`` mapping            what basic-memory has no slot for: ``confidence``, ``source``,
@@ -56,7 +51,7 @@ __all__ = [
     "DERIVED_EXTRA",
     "FREE_KEY",
     "KEY_ORDER",
-    "LAYOUT_EXTRA",
+    "LAYOUT",
     "NAMESPACE",
     "RELATION_TYPES",
     "RELATIONS_HEADING",
@@ -72,9 +67,7 @@ FREE_KEY = "memcore"
 RELATIONS_HEADING = "## Relations"
 #: ``extra.basicmemory`` keys computed on read; a writer ignores them.
 DERIVED_EXTRA = frozenset({"observations", "relations", "frontmatter"})
-#: ``extra.basicmemory`` keys that tell how the note's file was laid out (computed on read, only
-#: where the writer would lay it out otherwise); ``add`` follows them where it can, nothing keeps them.
-LAYOUT_EXTRA = frozenset({"file", "keys", "flow"})
+LAYOUT = "layout"  #: ``extra.basicmemory`` key of a note's layout (:mod:`memcore.layout`), never kept as data
 #: Order of the keys memcore writes (basic-memory's ``write_note`` order first, §5.1).
 KEY_ORDER: tuple[str, ...] = ("title", "type", "permalink", "tags", "created", "modified", "status")
 #: basic-memory's relation types that are memcore's under another name: none (it names links ``links_to``).

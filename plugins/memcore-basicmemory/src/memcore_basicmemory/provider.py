@@ -27,13 +27,14 @@ from memcore.errors import (
     ParseError,
     UnsafePathError,
 )
+from memcore.layout import apply_layout
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import WriteSession, check_component, join, version_token
 from memcore_basicmemory._parse import Note, generate_permalink, parse_note
 from memcore_basicmemory._render import render, render_new
-from memcore_basicmemory.codec import entry_from_note, fields_for, lay_out, title_stem
-from memcore_basicmemory.mapping import NAMESPACE, RELATION_TYPES
+from memcore_basicmemory.codec import entry_from_note, fields_for, title_stem
+from memcore_basicmemory.mapping import LAYOUT, NAMESPACE, RELATION_TYPES
 from memcore_basicmemory.validate import note_diagnostics
 
 __all__ = ["BasicMemoryProvider"]
@@ -308,14 +309,10 @@ class BasicMemoryProvider(BaseProvider):
 
     # -- writing ----------------------------------------------------------------------
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
-        """The file of a new note: the file name the entry carries, else its title's (§4.1), made unique.
-
-        ``extra.basicmemory.file`` (a note's file name when it is not its title's) is used when it
-        is one safe ``.md`` file name (no folder, no dotfile) that no note of the folder has, in
-        any case; else the title's name is (the migration report lists the file name as changed).
-        """
+        """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1)."""
         taken = {p.casefold() for p in project.notes}
-        wanted = entry.extra.get(NAMESPACE, {}).get("file")
+        layout = entry.extra.get(NAMESPACE, {}).get(LAYOUT)
+        wanted = layout.get("file") if isinstance(layout, dict) else None
         if isinstance(wanted, str) and wanted[-3:].lower() == ".md" and not wanted.startswith("."):
             with contextlib.suppress(UnsafePathError):
                 if join(folder, check_component(wanted)).casefold() not in taken:
@@ -364,9 +361,7 @@ class BasicMemoryProvider(BaseProvider):
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new note: file name from its title (§4.1), permalink = the id, times stamped when unset.
 
-        The layout hints the reader puts in ``extra.basicmemory`` (``file``, ``keys``, ``flow``, a
-        ``frontmatter: absent``) are followed where they are safe: a note read from one project
-        and added to another is the same file, byte for byte (:func:`~memcore_basicmemory.codec.lay_out`).
+        The layout the note was read in (``extra.basicmemory.layout``) is followed where it is safe.
 
         Raises:
             ConflictError: A note with that permalink exists.
@@ -392,12 +387,12 @@ class BasicMemoryProvider(BaseProvider):
             stem = posixpath.basename(path)[:-3]
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)
-            derived = entry.id == self._permalink_for(path)
-            meta = lay_out(
-                meta, entry.extra.get(NAMESPACE, {}), stem=stem, status=entry.status, permalink_derived=derived
-            )
-            absent = not meta and entry.extra.get(NAMESPACE, {}).get("frontmatter") == "absent"
-            data = body.encode() if absent else render_new(meta, body)
+            own = entry.extra.get(NAMESPACE, {})  # a note that had no key basic-memory reads the same without
+            layout, absent = own.get(LAYOUT), own.get("frontmatter") == "absent"
+            derived = {"title": meta["title"] == stem, "type": meta["type"] == "note"}
+            derived["permalink"] = entry.id == self._permalink_for(path)
+            meta = apply_layout(meta, {"keys": []} if absent else layout, derived)
+            data = body.encode() if absent and not meta else render_new(meta, body, layout)
             session.write(path, data)
             session.count()
             return self._stored(project, path, data)
