@@ -26,9 +26,11 @@ from typing import Any
 
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from memcore.errors import UnsafePathError
 from memcore.frontmatter import flow_list
+from memcore.storage import check_component
 
-__all__ = ["apply_layout", "open_blocks", "order_like", "read_layout"]
+__all__ = ["apply_layout", "layout_file", "open_blocks", "order_like", "read_layout"]
 
 _KEY = r"^([A-Za-z_][\w.-]*)"
 _QUOTED = re.compile(_KEY + r':[ \t]+"', re.MULTILINE)
@@ -125,3 +127,18 @@ def open_blocks(yaml_text: str, layout: Any) -> str:
     if not spaced:
         return yaml_text
     return "\n".join(line + " " if line in spaced else line for line in yaml_text.split("\n"))
+
+
+def layout_file(layout: Any, suffix: str) -> str | None:
+    """Return the layout's ``file`` (a file's own name) when it is one safe file name ending in ``suffix``.
+
+    Safe: :func:`memcore.storage.check_component` accepts it (no folder, no ``..``, no device or
+    control characters) and it is no dotfile; ``suffix`` is compared in any case. Else ``None``.
+    """
+    name = layout.get("file") if isinstance(layout, dict) else None
+    if not isinstance(name, str) or name.startswith(".") or not name.lower().endswith(suffix.lower()):
+        return None
+    try:
+        return check_component(name)
+    except UnsafePathError:
+        return None

@@ -45,20 +45,22 @@ def test_every_sample_note_added_to_a_new_project_is_the_same_file(rel: str, tmp
 def test_a_note_whose_file_is_not_its_title_carries_its_file_name(tmp_path: Path) -> None:
     entry = _one(tmp_path, "valid/paul-graham.md", (SAMPLES / "fixtures" / "valid" / "paul-graham.md").read_bytes())
     assert entry.title == "Paul Graham"
-    assert entry.extra["basicmemory"]["file"] == "paul-graham.md"
-    assert entry.extra["basicmemory"]["keys"] == ["title", "type", "tags"]  # no permalink
-    assert entry.extra["basicmemory"]["flow"] == ["tags"]
+    assert entry.extra["basicmemory"]["layout"] == {
+        "file": "paul-graham.md",
+        "keys": ["title", "type", "tags"],  # no permalink
+        "flow": ["tags"],
+    }
 
 
 def test_a_note_laid_out_as_the_writer_writes_carries_no_hint(tmp_path: Path) -> None:
     rel = "notes/Coffee Brewing Methods.md"
     entry = _one(tmp_path, rel, (SAMPLES / "rendered-bm-0.24.1" / "project-demo" / rel).read_bytes())
-    assert not {"file", "keys", "flow"} & entry.extra["basicmemory"].keys()
+    assert "layout" not in entry.extra["basicmemory"]
 
 
 @pytest.mark.parametrize("name", ["../evil.md", "sub/evil.md", ".hidden.md", "evil.txt", "con.md", "a:b.md", ""])
 def test_an_unsafe_file_name_falls_back_to_the_title(name: str, tmp_path: Path) -> None:
-    entry = MemoryEntry(title="Safe Title", body="text", extra={"basicmemory": {"file": name}})
+    entry = MemoryEntry(title="Safe Title", body="text", extra={"basicmemory": {"layout": {"file": name}}})
     (tmp_path / "p").mkdir()
     with BasicMemoryProvider(tmp_path / "p") as store:
         stored = store.add(entry)
@@ -69,7 +71,7 @@ def test_an_unsafe_file_name_falls_back_to_the_title(name: str, tmp_path: Path) 
 def test_a_file_name_another_note_has_falls_back_to_the_title_and_leaves_that_note_alone(tmp_path: Path) -> None:
     (tmp_path / "Other.md").write_bytes(b"---\ntitle: Other\ntype: note\npermalink: other\n---\n\nmine\n")
     before = (tmp_path / "Other.md").read_bytes()
-    entry = MemoryEntry(id="copy", title="Copy", body="text", extra={"basicmemory": {"file": "other.MD"}})
+    entry = MemoryEntry(id="copy", title="Copy", body="text", extra={"basicmemory": {"layout": {"file": "other.MD"}}})
     with BasicMemoryProvider(tmp_path) as store:
         store.add(entry)
     assert (tmp_path / "Other.md").read_bytes() == before
@@ -89,18 +91,22 @@ def test_a_migration_whose_file_name_is_taken_reports_the_file_name_as_changed(
     assert report.counts["written"] == 1 and report.counts["lossy"] == 1
     (written,) = [e for e in report.entries if e.action == "written"]
     assert [(c.field, c.written, c.stored) for c in written.losses] == [
-        ("extra.basicmemory.file", "paul-graham.md", None)
+        (
+            "extra.basicmemory.layout",
+            {"file": "paul-graham.md", "keys": ["title", "type", "tags"], "flow": ["tags"]},
+            {"keys": ["title", "type", "tags"], "flow": ["tags"]},
+        )
     ]
     assert (tmp_path / "dst" / "Paul-Graham.md").read_bytes() == taken
     assert (tmp_path / "dst" / "Paul Graham.md").is_file()
 
 
 def test_keys_the_note_had_not_are_left_out_only_where_they_read_back_the_same(tmp_path: Path) -> None:
-    hints = {"basicmemory": {"keys": ["title", "tags"], "file": "x.md"}}
+    hints = {"basicmemory": {"layout": {"keys": ["title", "tags"], "file": "x.md"}}}
     with BasicMemoryProvider(tmp_path, project="demo") as store:
         # the id is not the path's permalink (the project prefixes it): it is written
         store.add(MemoryEntry(id="x", title="X", tags=["a"], body="b", extra=hints, created_at=None))
-        bare = {"basicmemory": {"keys": []}}
+        bare = {"basicmemory": {"layout": {"keys": []}}}
         store.add(MemoryEntry(id="demo/y", title="Y", kind="decision", body="b", extra=bare, created_at=None))
     assert (tmp_path / "x.md").read_bytes() == b"---\ntitle: X\npermalink: x\ntags:\n- a\n---\n\nb"
     assert (tmp_path / "Y.md").read_bytes() == b"---\ntype: decision\n---\n\nb"
@@ -124,7 +130,7 @@ def test_a_note_without_frontmatter_is_added_without_one_when_the_path_gives_eve
 
 
 def test_the_layout_hints_never_reach_the_memcore_key(tmp_path: Path) -> None:
-    hints = {"file": "f.md", "keys": ["permalink", "title", "type"], "flow": ["tags"], "folder": "n"}
+    hints = {"layout": {"file": "f.md", "keys": ["permalink", "title", "type"], "flow": ["tags"]}, "folder": "n"}
     with BasicMemoryProvider(tmp_path) as store:
         store.add(
             MemoryEntry(id="n/f", title="F", tags=["a", "b"], body="x", extra={"basicmemory": hints}, created_at=None)

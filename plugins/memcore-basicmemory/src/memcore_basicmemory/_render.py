@@ -12,18 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from memcore.frontmatter import FLUSH, to_plain
-from memcore.layout import open_blocks
+from memcore.mapping import parse_iso_time as parse_time
 from memcore.storage import TextFile
 from memcore_basicmemory._parse import Note, parse_tags
-from memcore_basicmemory.codec import parse_time
 from memcore_basicmemory.mapping import KEY_ORDER
 
 __all__ = ["render", "render_new"]
 
 
-def render_new(meta: dict[str, Any], body: str, layout: Any = None) -> bytes:
-    """Return the bytes of a new note (blocks opened as ``layout`` says, :func:`memcore.layout.open_blocks`)."""
-    yaml_text = open_blocks(FLUSH.dump_mapping(meta), layout)
+def render_new(meta: dict[str, Any], body: str) -> bytes:
+    """Return the bytes of a new note."""
+    yaml_text = FLUSH.dump_mapping(meta)
     return f"---\n{yaml_text}---\n{chr(10) if body else ''}{body}".encode()
 
 

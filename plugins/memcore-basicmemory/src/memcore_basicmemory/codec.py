@@ -8,18 +8,15 @@ provider's :mod:`._render` places them in a file, patching an existing one).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from memcore.errors import UnsafePathError
 from memcore.frontmatter import plain_text
 from memcore.layout import read_layout
-from memcore.mapping import format_utc
+from memcore.mapping import format_utc, parse_iso_time
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
-from memcore.storage import check_component
-from memcore_basicmemory._parse import Note, ParsedRelation, generate_permalink, parse_body, parse_tags, problem
+from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags, problem, title_stem
 from memcore_basicmemory.mapping import (
     DERIVED_EXTRA,
     FREE_KEY,
@@ -31,46 +28,12 @@ from memcore_basicmemory.mapping import (
     status_of,
 )
 
-__all__ = ["Resolver", "body_of", "entry_from_note", "fields_for", "format_time", "parse_time", "relations_of"]
+__all__ = ["Resolver", "body_of", "entry_from_note", "fields_for", "format_time", "relations_of"]
 
 #: ``(target text, note folder) -> entry id`` or ``None`` (unresolved).
 Resolver = Callable[[str, str], "str | None"]
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _RELATION_LINE = re.compile(r"- (?:\S+|\"[^\"]+\") \[\[[^\]]+\]\]\Z")
-_FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
-_MAX_NAME = 120
-_DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
-
-
-def title_stem(title: str, body: str) -> str:
-    """The file name (less ``.md``) of a new note: §4.1's, else, where no file system can hold it, its permalink."""
-    text = title or " ".join(body.split()[:6]) or "untitled"
-    name = _FILE_NAME_BAD.sub("-", unicodedata.normalize("NFC", text))
-    name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:_MAX_NAME].strip(" .-") or "untitled"
-    try:
-        check_component(name + ".md")
-    except UnsafePathError:  # control characters, or a device name (NUL, COM1…) even as a permalink
-        name = (p := generate_permalink(name) or "untitled") + ("-note" if p.split(".")[0] in _DEVICES else "")
-    return name
-
-
-def parse_time(value: Any) -> tuple[datetime, bool] | None:
-    """Return ``(UTC datetime, date only)`` of a ``created:``/``modified:`` value, or ``None``.
-
-    ISO 8601 dates or datetimes; a naive time is taken as UTC (basic-memory: local time).
-    """
-    text = str(value).strip()
-    try:
-        if _DATE.match(text):
-            day = datetime.fromisoformat(text)
-            return day.replace(tzinfo=UTC), True
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC), False
 
 
 def format_time(moment: datetime, date_only: bool = False) -> str:
@@ -120,7 +83,7 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
     times: dict[str, tuple[datetime, bool]] = {}
     for key in ("created", "modified"):
         if key in fm and fm[key] is not None:
-            parsed = parse_time(fm[key])
+            parsed = parse_iso_time(fm[key])
             if parsed is None:
                 problems.append(
                     _warn(note, key, f"{key}: {fm[key]!r} is not an ISO 8601 date or time; kept as metadata")
@@ -214,8 +177,7 @@ def fields_for(
     """
     own = entry.extra.get(NAMESPACE, {})
     free: dict[str, Any] = {}
-    skip = DERIVED_EXTRA | {LAYOUT, "type", "folder", "metadata"}
-    left: dict[str, Any] = {k: v for k, v in own.items() if k not in skip}
+    left: dict[str, Any] = {k: v for k, v in own.items() if k not in DERIVED_EXTRA | {"type", "folder", "metadata"}}
     note_type = own.get("type")
     if "type" in own and (not isinstance(note_type, str) or not note_type or kind_of_type(note_type) != entry.kind):
         left["type"] = note_type

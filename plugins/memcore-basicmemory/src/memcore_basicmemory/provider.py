@@ -27,13 +27,13 @@ from memcore.errors import (
     ParseError,
     UnsafePathError,
 )
-from memcore.layout import apply_layout
+from memcore.layout import apply_layout, layout_file
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import WriteSession, check_component, join, version_token
-from memcore_basicmemory._parse import Note, generate_permalink, parse_note
+from memcore_basicmemory._parse import Note, generate_permalink, parse_note, title_stem
 from memcore_basicmemory._render import render, render_new
-from memcore_basicmemory.codec import entry_from_note, fields_for, title_stem
+from memcore_basicmemory.codec import entry_from_note, fields_for
 from memcore_basicmemory.mapping import LAYOUT, NAMESPACE, RELATION_TYPES
 from memcore_basicmemory.validate import note_diagnostics
 
@@ -311,12 +311,9 @@ class BasicMemoryProvider(BaseProvider):
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
         """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1)."""
         taken = {p.casefold() for p in project.notes}
-        layout = entry.extra.get(NAMESPACE, {}).get(LAYOUT)
-        wanted = layout.get("file") if isinstance(layout, dict) else None
-        if isinstance(wanted, str) and wanted[-3:].lower() == ".md" and not wanted.startswith("."):
-            with contextlib.suppress(UnsafePathError):
-                if join(folder, check_component(wanted)).casefold() not in taken:
-                    return join(folder, wanted)
+        wanted = layout_file(entry.extra.get(NAMESPACE, {}).get(LAYOUT), ".md")
+        if wanted is not None and join(folder, wanted).casefold() not in taken:
+            return join(folder, wanted)
         name = title_stem(entry.title, entry.body)
         candidate, n = name, 0
         while join(folder, candidate + ".md").casefold() in taken:
@@ -387,12 +384,11 @@ class BasicMemoryProvider(BaseProvider):
             stem = posixpath.basename(path)[:-3]
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)
-            own = entry.extra.get(NAMESPACE, {})  # a note that had no key basic-memory reads the same without
-            layout, absent = own.get(LAYOUT), own.get("frontmatter") == "absent"
-            derived = {"title": meta["title"] == stem, "type": meta["type"] == "note"}
-            derived["permalink"] = entry.id == self._permalink_for(path)
-            meta = apply_layout(meta, {"keys": []} if absent else layout, derived)
-            data = body.encode() if absent and not meta else render_new(meta, body, layout)
+            own = entry.extra.get(NAMESPACE, {})  # keys the note had not: left out where basic-memory reads the same
+            absent, same = own.get("frontmatter") == "absent", entry.id == self._permalink_for(path)
+            drop = {"title": meta["title"] == stem, "type": meta["type"] == "note", "permalink": same}
+            meta = apply_layout(meta, {"keys": []} if absent else own.get(LAYOUT), drop)
+            data = body.encode() if absent and not meta else render_new(meta, body)
             session.write(path, data)
             session.count()
             return self._stored(project, path, data)
