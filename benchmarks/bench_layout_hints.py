@@ -5,7 +5,7 @@ Run: ``python benchmarks/bench_layout_hints.py [--notes 2000] [--topics 150] [--
 Builds a basic-memory project (``--notes`` notes written by memcore, plus the authors' fixtures)
 and a Claude Code store (``--topics`` topics written by memcore, plus the 0WAQ sample's two
 topics) in a temporary folder, then reads each whole store with a fresh provider, the hint step
-as it is and stubbed out (``{}``), alternating in one process. Reports CPU time
+(:func:`memcore.layout.read_layout`, Claude Code's ``written_order``) as it is and stubbed out, alternating in one process. Reports CPU time
 (``time.process_time``), the median of ``--rounds``.
 """
 
@@ -27,12 +27,12 @@ from memcore_basicmemory.provider import BasicMemoryProvider
 from memcore_claudecode.provider import ClaudeCodeProvider
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
-_REAL = (bm_codec._layout, cc_codec._layout, cc_codec.written_order)
+_REAL = (bm_codec.read_layout, cc_codec.read_layout, cc_codec.written_order)
 
 
 def _hints(on: bool) -> None:
     stubs: tuple[Any, ...] = (lambda *a: {}, lambda *a: {}, lambda *a: ([], None))
-    bm_codec._layout, cc_codec._layout, cc_codec.written_order = _REAL if on else stubs
+    bm_codec.read_layout, cc_codec.read_layout, cc_codec.written_order = _REAL if on else stubs
 
 
 def _build(root: Path, notes: int, topics: int) -> tuple[Path, Path]:

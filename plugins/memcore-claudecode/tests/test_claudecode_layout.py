@@ -56,7 +56,9 @@ def test_the_writer_order_the_reader_compares_with_is_the_writers(rel: str, tmp_
         for updated in (entry.updated_at, None):
             probe = entry.model_copy(update={"updated_at": updated})
             meta = _native_meta(probe, cc, None, "topic") or {}
-            nested = list(meta["metadata"]) if isinstance(meta.get("metadata"), dict) and not shape else None
+            nested = (
+                {"metadata": list(meta["metadata"])} if isinstance(meta.get("metadata"), dict) and not shape else None
+            )
             assert written_order(probe, cc) == (list(meta), nested)
 
 
@@ -69,7 +71,7 @@ def test_a_topic_laid_out_as_memcore_writes_carries_no_layout(tmp_path: Path) ->
 def test_the_0waq_layout_is_read(tmp_path: Path) -> None:
     entry = _read_one(tmp_path, "feedback_reply_style.md", _0WAQ.read_bytes())
     assert entry.extra["claudecode"]["layout"] == {
-        "metadata": ["node_type", "type", "originSessionId"],
+        "nested": {"metadata": ["node_type", "type", "originSessionId"]},
         "quoted": ["description"],
         "spaced": ["metadata"],
     }

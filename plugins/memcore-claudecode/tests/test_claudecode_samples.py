@@ -72,7 +72,7 @@ def test_0waq_metadata_shape_node_type_and_wikilinks(sample_store: Callable[[str
         "hook": "Chinese, terse, no emoji anywhere (chat / code / commits / CLI output)",
         # how its frontmatter is laid out where a new topic's would not be (followed when it is copied)
         "layout": {
-            "metadata": ["node_type", "type", "originSessionId"],
+            "nested": {"metadata": ["node_type", "type", "originSessionId"]},
             "quoted": ["description"],
             "spaced": ["metadata"],
         },

@@ -10,18 +10,16 @@ entry (else :class:`~memcore.errors.InvalidEntryError`, nothing written).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from memcore.errors import InvalidEntryError
-from memcore.frontmatter import FLUSH, order_like, parse_frontmatter, plain_text, split_frontmatter
-from memcore.mapping import format_utc
+from memcore.frontmatter import FLUSH, parse_frontmatter, plain_text, split_frontmatter
+from memcore.layout import apply_layout, open_blocks, read_layout
+from memcore.mapping import format_utc, parse_iso_time
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation
 from memcore.storage import version_token
 from memcore_claudecode._parse import Doc, ImportRef, IndexLine, first_heading, parse_doc, wikilinks
@@ -29,7 +27,6 @@ from memcore_claudecode.mapping import (
     FORMAT,
     FREE_KEY,
     KIND_OF_TYPE,
-    LAYOUT_KEY,
     LOCATION_KEYS,
     NATIVE_KEYS,
     RELATION_IMPORTS,
@@ -38,19 +35,13 @@ from memcore_claudecode.mapping import (
     TYPE_OF_KIND,
 )
 
-__all__ = ["FREE_FIELDS", "Context", "decode", "encode", "format_time", "same_content", "written_order"]
+__all__ = ["FREE_FIELDS", "Context", "decode", "encode", "same_content", "written_order"]
 
 #: Core fields the free data may hold (``id`` and ``body`` are always native).
 FREE_FIELDS: tuple[str, ...] = tuple(
     "kind title status tags confidence source created_at updated_at date_only scope relations parent expires_at".split()
 )
 _MISSING = object()
-#: A top-level key whose value is written double-quoted (``description: "…"``).
-_QUOTED = re.compile(r'^([A-Za-z_][\w.-]*):[ \t]+"', re.MULTILINE)
-#: A top-level key whose block is opened with blanks after the colon (``metadata: ``).
-_SPACED = re.compile(r"^([A-Za-z_][\w.-]*):[ \t]+$", re.MULTILINE)
-#: ``extra.claudecode`` keys that say where an entry is or how its file is laid out, not what it holds.
-_NOT_CONTENT = LOCATION_KEYS | {LAYOUT_KEY}
 
 
 @dataclass
@@ -68,21 +59,6 @@ class Context:
     names: dict[str, str]
     index: dict[str, IndexLine]
     imports: Callable[[str, str], list[ImportRef]]
-
-
-def format_time(value: datetime) -> str:
-    """Return ``value`` as ISO 8601 UTC with ``Z`` (milliseconds when it has them, as Claude Code writes)."""
-    return format_utc(value, milliseconds=bool(value.microsecond) and not value.microsecond % 1000)
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed.astimezone(UTC) if parsed.tzinfo is not None else None
 
 
 def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
@@ -109,7 +85,7 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
     elif type_ is not _MISSING:
         cc["type"] = type_
     if modified is not _MISSING:
-        stamp = _time(modified)
+        stamp = (parse_iso_time(modified, naive_utc=False) or (None,))[0] if isinstance(modified, str) else None
         if stamp is None:
             holder = rest.setdefault("metadata", {}) if cc.get("shape") != "top-level" else rest
             holder["modified"] = modified  # not a time: kept as it is
@@ -186,76 +162,23 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         problems.append(Diagnostic(path=doc.path, line=1, code=f"{FORMAT}.free-data", message=why, entry_id=doc.path))
         base = {k: v for k, v in fields.items() if k not in doc.free}
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
-    if role == "topic" and doc.meta is not None and not doc.broken:
-        own = entry.extra[FORMAT]
-        layout = _layout(doc, *written_order(entry, own))
-        if layout:
-            own[LAYOUT_KEY] = layout
+    if role == "topic" and doc.meta is not None and not doc.broken:  # how its frontmatter is laid out
+        keys, nested = written_order(entry, entry.extra[FORMAT])
+        if layout := read_layout(split_frontmatter(doc.text)[0], doc.meta, keys, nested):
+            entry.extra[FORMAT]["layout"] = layout
     entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
 
 
-def written_order(entry: MemoryEntry, cc: dict[str, Any]) -> tuple[list[str], list[str] | None]:
-    """Return the keys, and the ``metadata:`` keys (``None``: no such block), of a new topic's frontmatter.
-
-    The order :func:`_native_meta` gives them for ``entry`` (with ``extra.claudecode`` ``cc``)
-    and no old file, without making the values.
-    """
+def written_order(entry: MemoryEntry, cc: dict[str, Any]) -> tuple[list[str], dict[str, list[str]] | None]:
+    """The keys and ``{"metadata": its keys}`` (``None``: none) :func:`_native_meta` gives a new topic, in order."""
     found = cc.get("frontmatter")
     rest: dict[str, Any] = found if isinstance(found, dict) else {}
     stamp = ["modified"] if entry.updated_at is not None else []
-    if cc.get("shape") == "top-level":
-        keys = ["name", "description", "type", *stamp]
-        return [*keys, *(k for k in rest if k not in keys)], None
-    block = rest.get("metadata")
-    nested: dict[str, Any] = block if isinstance(block, dict) else {}
-    keys = ["name", "description", "metadata"]
-    return [*keys, *(k for k in rest if k not in keys)], ["type", *nested, *(k for k in stamp if k not in nested)]
-
-
-def _layout(doc: Doc, keys: list[str], nested_keys: list[str] | None) -> dict[str, Any]:
-    """Return how a topic's frontmatter is laid out where a new topic's would be laid out otherwise.
-
-    ``keys``: the keys in their order; ``metadata``: the ``metadata:`` keys in their order (each
-    only when the order is not the writer's, ``keys`` and ``nested_keys``); ``quoted``: keys whose
-    text is double-quoted; ``spaced``: keys whose block opens with blanks after the colon (``metadata: ``).
-    """
-    meta = doc.meta or {}
-    if not all(isinstance(k, str) for k in meta):
-        return {}
-    layout: dict[str, Any] = {}
-    if list(meta) != keys:
-        layout["keys"] = list(meta)
-    nested = meta.get("metadata")
-    if isinstance(nested, dict) and nested_keys is not None and list(nested) != nested_keys:
-        if all(isinstance(k, str) for k in nested):
-            layout["metadata"] = list(nested)
-    styled = '"' in doc.text or ": \n" in doc.text or ":\t" in doc.text  # else no key is quoted or spaced
-    text = (split_frontmatter(doc.text)[0] or "") if styled else ""
-    quoted = [k for k in _QUOTED.findall(text) if isinstance(meta.get(k), str)]
-    if quoted:
-        layout["quoted"] = quoted
-    spaced = [k for k in _SPACED.findall(text) if isinstance(meta.get(k), dict) and meta[k]]
-    if spaced:
-        layout["spaced"] = spaced
-    return layout
-
-
-def _names(value: Any) -> list[str]:
-    return value if isinstance(value, list) and all(isinstance(k, str) for k in value) else []
-
-
-def _laid_out(meta: dict[str, Any], layout: Any) -> dict[str, Any]:
-    """Return a new topic's frontmatter ``meta`` laid out as the source topic's ``layout`` says (same values)."""
-    if not isinstance(layout, dict):
-        return meta
-    meta = order_like(meta, _names(layout.get("keys")))
-    if isinstance(meta.get("metadata"), dict):
-        meta["metadata"] = order_like(meta["metadata"], _names(layout.get("metadata")))
-    for key in _names(layout.get("quoted")):
-        if isinstance(meta.get(key), str):
-            meta[key] = DoubleQuotedScalarString(meta[key])
-    return meta
+    keys = ["name", "description", *(["type", *stamp] if cc.get("shape") == "top-level" else ["metadata"])]
+    nested: dict[str, Any] = rest["metadata"] if isinstance(rest.get("metadata"), dict) else {}
+    inner = None if "type" in keys else {"metadata": ["type", *nested, *(k for k in stamp if k not in nested)]}
+    return [*keys, *(k for k in rest if k not in keys)], inner
 
 
 def _relation_key(relations: list[Relation]) -> list[tuple[str, str, bool]]:
@@ -274,7 +197,7 @@ def same_content(written: MemoryEntry, stored: MemoryEntry, *, subset: bool = Fa
     for data in (left, right):
         data.pop("relations")
         kept = {
-            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in _NOT_CONTENT}
+            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in LOCATION_KEYS | {"layout"}}
             for ns, vs in data["extra"].items()
         }
         data["extra"] = {ns: values for ns, values in kept.items() if values}
@@ -297,7 +220,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     if description is not _MISSING:
         meta["description"] = description
     type_ = cc["type"] if "type" in cc and entry.kind == Kind.NOTE else TYPE_OF_KIND[entry.kind]
-    stamp = plain_text(format_time(entry.updated_at)) if entry.updated_at is not None else None
+    stamp = plain_text(format_utc(entry.updated_at, milliseconds=None)) if entry.updated_at is not None else None
     holder: dict[str, Any] = meta if cc.get("shape") == "top-level" else meta.setdefault("metadata", {})
     nested = rest.pop("metadata", None) if holder is not meta else None
     holder.update({"type": type_, **(nested if isinstance(nested, dict) else {})})
@@ -310,9 +233,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
             block = ordered["metadata"]
             ordered["metadata"] = {**{k: block[k] for k in old_nested if k in block}, **block}
         meta = {**ordered, **meta}
-    elif old is None:
-        meta = _laid_out(meta, cc.get(LAYOUT_KEY))
-    return meta
+    return apply_layout(meta, cc.get("layout")) if old is None else meta
 
 
 def _description(entry: MemoryEntry) -> str:
@@ -333,21 +254,16 @@ def _description(entry: MemoryEntry) -> str:
     return text or entry.title
 
 
-def _render(
-    meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None, spaced: list[str] | None = None
-) -> str:
+def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None, layout: Any = None) -> str:
     if meta is None:
         if not free:
             return body
         blob = json.dumps(free, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
         return f"<!-- {FREE_KEY}: {blob} -->\n{body}"
     wanted = {**meta, FREE_KEY: free} if free else dict(meta)
-    yaml_text = FLUSH.dump_mapping(wanted)  # a new frontmatter; an old one keeps the lines of unchanged keys
+    yaml_text = open_blocks(FLUSH.dump_mapping(wanted), layout)  # new; an old one: unchanged keys keep their lines
     if old is not None and old.meta is not None and (found := split_frontmatter(old.text)[0]) is not None:
         yaml_text = FLUSH.patch(found, parse_frontmatter(old.text).metadata, wanted, tuple(wanted))
-    elif spaced:  # a block opened `key: ` as the source topic opened it
-        blocks = {f"{key}:" for key in spaced if isinstance(wanted.get(key), dict) and wanted[key]}
-        yaml_text = "\n".join(line + " " if line in blocks else line for line in yaml_text.split("\n"))
     return f"---\n{yaml_text}---\n{body}"
 
 
@@ -366,9 +282,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     path = str(entry.id)
     cc = {k: v for k, v in (entry.extra.get(FORMAT) or {}).items() if k not in LOCATION_KEYS}
     meta = _native_meta(entry, cc, old, role)
-    layout = cc.get(LAYOUT_KEY)
-    spaced = _names(layout.get("spaced")) if old is None and isinstance(layout, dict) else None
-    native = _render(meta, entry.body, {}, old, spaced)
+    native = _render(meta, entry.body, {}, old, cc.get("layout"))
     probe, _ = decode(parse_doc(path, native.encode("utf-8")), role, ctx)
     free: dict[str, Any] = {}
     dumped = entry.model_dump(mode="json", include=set(FREE_FIELDS))
@@ -382,7 +296,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
         others[FORMAT] = unknown
     if others:
         free["extra"] = others
-    text = _render(meta, entry.body, free, old, spaced) if free else native
+    text = _render(meta, entry.body, free, old, cc.get("layout")) if free else native
     back, problems = decode(parse_doc(path, text.encode("utf-8")), role, ctx)
     if problems or not same_content(entry, back, subset=True):
         got, want = back.content_dict(), entry.content_dict()

@@ -40,11 +40,7 @@ MemoryEntry            Claude Code
                        ``metadata``), ``frontmatter`` (every other key, e.g. ``originSessionId``,
                        ``node_type``, ``paths``), ``index_title`` / ``hook`` (the index line,
                        where it differs from ``title`` / ``description``), ``indexed: false``
-                       (a topic the index does not list); ``layout`` (a topic's frontmatter
-                       where it is not laid out as memcore writes a new one: ``keys`` and
-                       ``metadata``, the key orders; ``quoted``, keys whose text is
-                       double-quoted; ``spaced``, keys written ``key: `` with a blank before
-                       their block): read only, followed when a topic is added, never kept
+                       (a topic the index does not list), ``layout`` (:mod:`memcore.layout`)
 =====================  ===================================================================
 
 Everything else (``status``, ``tags``, ``confidence``, ``source``, ``scope``, ``parent``,
@@ -61,8 +57,7 @@ from __future__ import annotations
 from memcore.models import Kind
 
 __all__ = ["FORMAT", "FREE_KEY", "IMPORT_HOPS", "INDEX_FILE", "INDEX_MAX_BYTES", "INDEX_MAX_LINES"]
-__all__ += ["INSTRUCTION_NAMES", "KIND_OF_TYPE", "LAYOUT_KEY", "LOCATION_KEYS", "NATIVE_KEYS", "RELATION_IMPORTS"]
-__all__ += ["RELATION_LINK"]
+__all__ += ["INSTRUCTION_NAMES", "KIND_OF_TYPE", "LOCATION_KEYS", "NATIVE_KEYS", "RELATION_IMPORTS", "RELATION_LINK"]
 __all__ += ["RELATION_TYPES", "ROLE_KINDS", "TYPE_OF_KIND"]
 
 #: The format name (``extra`` namespace, URL scheme).
@@ -110,8 +105,5 @@ RELATION_TYPES: dict[str, str] = {}
 #: ``extra.claudecode`` keys that say where an entry is (set by the store on read, never written
 #: into the entry's file).
 LOCATION_KEYS = frozenset({"path", "role", "index_title", "hook", "indexed"})
-#: The ``extra.claudecode`` key that says how a topic's frontmatter is laid out where memcore
-#: would lay it out otherwise (set on read; followed by ``add``; never written as data).
-LAYOUT_KEY = "layout"
 #: Every ``extra.claudecode`` key the file or the index holds natively.
-NATIVE_KEYS = LOCATION_KEYS | {"description", "type", "shape", "frontmatter", LAYOUT_KEY}
+NATIVE_KEYS = LOCATION_KEYS | {"description", "type", "shape", "frontmatter", "layout"}
