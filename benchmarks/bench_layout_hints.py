@@ -1,12 +1,12 @@
-"""What reading pays for the layout hints (basic-memory's ``file``/``keys``/``flow``, Claude Code's ``layout``).
+"""What reading pays for the layout hints (``extra.basicmemory.layout``, ``extra.claudecode.layout``).
 
 Run: ``python benchmarks/bench_layout_hints.py [--notes 2000] [--topics 150] [--rounds 15]``
 
 Builds a basic-memory project (``--notes`` notes written by memcore, plus the authors' fixtures)
 and a Claude Code store (``--topics`` topics written by memcore, plus the 0WAQ sample's two
 topics) in a temporary folder, then reads each whole store with a fresh provider, the hint step
-(:func:`memcore.layout.read_layout`, Claude Code's ``written_order``) as it is and stubbed out, alternating in one process. Reports CPU time
-(``time.process_time``), the median of ``--rounds``.
+(:func:`memcore.layout.read_layout`, Claude Code's ``written_order``) as it is and stubbed out,
+alternating in one process. Reports CPU time (``time.process_time``), the median of ``--rounds``.
 """
 
 from __future__ import annotations
