@@ -36,6 +36,11 @@ _KEY = r"^([A-Za-z_][\w.-]*)"
 _QUOTED = re.compile(_KEY + r':[ \t]+"', re.MULTILINE)
 _FLOW = re.compile(_KEY + r":[ \t]+\[", re.MULTILINE)
 _SPACED = re.compile(_KEY + r":[ \t]+$", re.MULTILINE)
+_STYLES = (
+    ("quoted", _QUOTED, str, '"'),
+    ("flow", _FLOW, list, "["),
+    ("spaced", _SPACED, dict, (" \n", "\t\n", " \r", "\t\r")),  # a blank ending a line
+)
 
 
 def order_like(mapping: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
@@ -85,10 +90,12 @@ def read_layout(
     }
     if inner:
         layout["nested"] = inner
-    for hint, pattern, kind in (("quoted", _QUOTED, str), ("flow", _FLOW, list), ("spaced", _SPACED, dict)):
-        found = [k for k in pattern.findall(yaml_text or "") if isinstance(meta.get(k), kind) and meta[k]]
-        if found:
-            layout[hint] = found
+    text = yaml_text or ""
+    for hint, pattern, kind, marks in _STYLES:
+        if any(mark in text for mark in marks):  # the pattern cannot match without one: no scan
+            found = [k for k in pattern.findall(text) if isinstance(meta.get(k), kind) and meta[k]]
+            if found:
+                layout[hint] = found
     return layout
 
 

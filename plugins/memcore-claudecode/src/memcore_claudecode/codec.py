@@ -164,7 +164,7 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
     if role == "topic" and doc.meta is not None and not doc.broken:  # how its frontmatter is laid out
         keys, nested = written_order(entry, entry.extra[FORMAT])
-        if layout := read_layout(split_frontmatter(doc.text)[0], doc.meta, keys, nested):
+        if layout := read_layout(doc.text[: len(doc.text) - len(doc.body)], doc.meta, keys, nested):
             entry.extra[FORMAT]["layout"] = layout
     entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
