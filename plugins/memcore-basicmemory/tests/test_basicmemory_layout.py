@@ -1,7 +1,7 @@
 """A note's layout (file name, frontmatter keys and their order, flow lists) read and followed by ``add``.
 
-The reader puts in ``extra.basicmemory`` how a note's file is laid out wherever the writer would
-lay it out otherwise (``file``, ``keys``, ``flow``); ``add`` follows those hints where it safely
+The reader puts in ``extra.basicmemory.layout`` how a note's file is laid out wherever the writer
+would lay it out otherwise (``file``, ``keys``, ``flow``); ``add`` follows those hints where it safely
 can, so a note copied into a new project is the same file, byte for byte.
 """
 
