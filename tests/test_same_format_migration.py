@@ -111,7 +111,10 @@ SETS: dict[str, tuple[str, Callable[[Path], str]]] = {
 # Why a file cannot come out byte-identical, one reason per kind of difference. "writer": the
 # format's own writer writes it so; "spec": the spec makes the writer add it; "source": the
 # source holds what no entry holds (the report lists it); "gap": not done yet.
-_WB_TAGS = "writer: memcore writes an observation block as WhiteBox's reference writer does (tags double-quoted)"
+_WB_TAGS = (
+    "writer: memcore writes an observation block as WhiteBox's reference writer does (every tag double-quoted: "
+    "reference-notes/whitebox.md, 'What the implementation decides' 1); the example's block was written otherwise"
+)
 _RM_UNREAD = (
     "source: the `---` breaks and the closing example comment between domains are text in no entry "
     "(the report's unread_text)"
@@ -132,18 +135,8 @@ _MAKA_SHADOW = (
     "source: a second metadata comment under a heading is ignored by Maka's reader and in no entry (the "
     "report's unread_text); Maka's writer ends the file with a line break (the fixture has none)"
 )
-_BM_NAME = (
-    "gap: basic-memory's writer names a new note's file after its title (section 4.1); the reader keeps no "
-    "file name to carry, so a note whose file name is not its title moves"
-)
-_BM_ORDER = "writer: memcore's basic-memory writer puts permalink after title and type (bm write-note's order)"
-_BM_INDEXER = "writer: basic-memory's indexer gives a note without frontmatter or permalink its frontmatter"
 _MCP_JSON = "writer: server-memory's writer writes compact JSON, keys in its order, legacy key names in today's"
 _MCP_DUP = "source: entities sharing a name are one id to the writer: the copies are renamed name#2... (reported)"
-_CC_YAML = (
-    "writer: memcore's frontmatter writer renders the YAML anew (no quotes where none are needed, no trailing "
-    "space, metadata keys in its order)"
-)
 
 #: sample set -> {file: why it cannot come out byte-identical}
 NEEDS: dict[str, dict[str, str]] = {
@@ -170,34 +163,6 @@ NEEDS: dict[str, dict[str, str]] = {
     },
     "maka/fixture-active-vs-archived-prompt-body.md": {"MEMORY.md": _MAKA_END, "MEMORY.md.bak": _MAKA_BAK},
     "maka/fixture-first-metadata-comment-authoritative.md": {"MEMORY.md": _MAKA_SHADOW, "MEMORY.md.bak": _MAKA_BAK},
-    "basic-memory/rendered-bm-0.24.1/project-demo": {
-        "notes/Coffee-Brewing_Methods.md": _BM_ORDER,
-        "notes/has-fm.md": _BM_NAME,
-        "notes/Has FM.md": _BM_NAME,
-    },
-    "basic-memory/fixtures": {
-        **{
-            name: _BM_NAME
-            for name in (
-                "edge-cases/empty-note.md",
-                "edge-cases/Empty Note.md",
-                "edge-cases/explicit-overrides-type.md",
-                "edge-cases/Project Kickoff Notes.md",
-                "edge-cases/relation-only.md",
-                "edge-cases/Architecture Links.md",
-                "edge-cases/unicode-fields.md",
-                "edge-cases/Yukihiro Matsumoto Profile.md",
-                "valid/explicit-ref-note.md",
-                "valid/paul-graham.md",
-                "valid/Paul Graham.md",
-                "valid/standup-2024-01-15.md",
-                "valid/Team Standup 2024-01-15.md",
-                "valid/Grace Hopper.md",
-            )
-        },
-        "edge-cases/no-frontmatter.md": _BM_INDEXER,
-        "schemas/Person.md": _BM_INDEXER,
-    },
     **{
         f"mcp-memory-jsonl/{name}": {"memory.jsonl": _MCP_JSON}
         for name in (
@@ -208,10 +173,6 @@ NEEDS: dict[str, dict[str, str]] = {
         )
     },
     "mcp-memory-jsonl/third-party/oshliaer-server-memory-editor-memory.jsonl": {"memory.jsonl": _MCP_DUP},
-    "claude-code-memory/auto-memory/0WAQ-gsim-ops": {
-        "feedback_reply_style.md": _CC_YAML,
-        "project_factor_state_machine.md": _CC_YAML,
-    },
 }
 
 

@@ -12,7 +12,7 @@ import importlib
 import sys
 from datetime import UTC, date, datetime
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memcore.registry import ProviderRegistry
@@ -26,6 +26,7 @@ __all__ = [
     "datetime_to_date",
     "format_mappings",
     "format_utc",
+    "parse_iso_time",
     "relation_types",
     "translate_relation_type",
 ]
@@ -73,19 +74,40 @@ def datetime_to_date(value: datetime) -> date:
     return value.astimezone(UTC).date()
 
 
-def format_utc(value: datetime, *, milliseconds: bool = False) -> str:
+def format_utc(value: datetime, *, milliseconds: bool | None = False) -> str:
     """Format a UTC datetime as ISO-8601 with ``Z`` (``2026-04-19T10:00:00Z``).
 
     Args:
         value: Timezone-aware datetime.
         milliseconds: Include ``.mmm`` (always 3 digits) when true; otherwise seconds, with
-            microseconds only when non-zero.
+            microseconds only when non-zero. ``None``: ``.mmm`` when the microseconds are whole
+            milliseconds (not zero), else as ``False``.
     """
+    if milliseconds is None:
+        milliseconds = bool(value.microsecond) and not value.microsecond % 1000
     value = value.astimezone(UTC)
     if milliseconds:
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
     text = value.replace(tzinfo=None).isoformat()
     return text + "Z"
+
+
+def parse_iso_time(value: Any, *, naive_utc: bool = True) -> tuple[datetime, bool] | None:
+    """Return ``(UTC datetime, date only)`` of an ISO 8601 date or datetime (text or not), else ``None``.
+
+    ``2026-01-15`` is that day at midnight UTC, date only; a naive time is taken as UTC; ``Z`` or
+    ``z`` is UTC. With ``naive_utc=False`` a date alone or a naive time is ``None``.
+    """
+    text = str(value).strip()
+    try:
+        if len(text) == 10 and text[4] == "-" and text[7] == "-" and text.replace("-", "").isdigit():
+            return (datetime.fromisoformat(text).replace(tzinfo=UTC), True) if naive_utc else None
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None and not naive_utc:
+        return None
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).astimezone(UTC), False
 
 
 def format_mappings(registry: ProviderRegistry | None = None) -> dict[str, ModuleType]:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from memcore.mapping import parse_iso_time as parse_time
 from memcore.models import Relation
 from memcore_basicmemory._parse import parse_note
-from memcore_basicmemory.codec import parse_time
 from memcore_basicmemory.mapping import kind_of_type, status_of
 from memcore_basicmemory.provider import BasicMemoryProvider
 

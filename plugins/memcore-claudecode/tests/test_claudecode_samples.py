@@ -70,6 +70,12 @@ def test_0waq_metadata_shape_node_type_and_wikilinks(sample_store: Callable[[str
         "frontmatter": {"metadata": {"node_type": "memory", "originSessionId": "a8aa7342-1004-49e0-b73c-995062472e90"}},
         "index_title": "Reply Style",
         "hook": "Chinese, terse, no emoji anywhere (chat / code / commits / CLI output)",
+        # how its frontmatter is laid out where a new topic's would not be (followed when it is copied)
+        "layout": {
+            "nested": {"metadata": ["node_type", "type", "originSessionId"]},
+            "quoted": ["description"],
+            "spaced": ["metadata"],
+        },
     }
     assert reply.relations == [Relation(type="related", target="feedback-commit-style", resolved=False)]
     state = entries["project_factor_state_machine.md"]

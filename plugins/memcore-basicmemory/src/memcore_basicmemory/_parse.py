@@ -23,10 +23,10 @@ from markdown_it import MarkdownIt
 from ruamel.yaml.comments import CommentedMap
 from unidecode import unidecode
 
-from memcore.errors import ParseError
+from memcore.errors import ParseError, UnsafePathError
 from memcore.frontmatter import load_plain_yaml, load_yaml
 from memcore.models import Diagnostic, Severity, unholdable
-from memcore.storage import TextFile
+from memcore.storage import TextFile, check_component
 
 __all__ = [
     "Note",
@@ -37,6 +37,7 @@ __all__ = [
     "parse_body",
     "parse_note",
     "parse_tags",
+    "title_stem",
 ]
 
 _FENCE = re.compile(r"---[ \t]*\Z")
@@ -506,3 +507,19 @@ def generate_permalink(path: str) -> str:
     text = re.sub(f"[^{allowed}]", "-", text)
     text = re.sub(r"-+", "-", text)
     return "/".join(segment.strip("-") for segment in text.split("/") if segment.strip("-"))
+
+
+_FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
+_DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
+
+
+def title_stem(title: str, body: str) -> str:
+    """The file name (less ``.md``) of a new note: §4.1's, else, where no file system can hold it, its permalink."""
+    text = title or " ".join(body.split()[:6]) or "untitled"
+    name = _FILE_NAME_BAD.sub("-", unicodedata.normalize("NFC", text))
+    name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:120].strip(" .-") or "untitled"
+    try:
+        check_component(name + ".md")
+    except UnsafePathError:  # control characters, or a device name (NUL, COM1…) even as a permalink
+        name = (p := generate_permalink(name) or "untitled") + ("-note" if p.split(".")[0] in _DEVICES else "")
+    return name

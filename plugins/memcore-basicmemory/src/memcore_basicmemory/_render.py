@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from memcore.frontmatter import FLUSH, to_plain
+from memcore.mapping import parse_iso_time as parse_time
 from memcore.storage import TextFile
 from memcore_basicmemory._parse import Note, parse_tags
-from memcore_basicmemory.codec import parse_time
 from memcore_basicmemory.mapping import KEY_ORDER
 
 __all__ = ["render", "render_new"]

@@ -13,56 +13,34 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memcore.frontmatter import plain_text
+from memcore.layout import read_layout
+from memcore.mapping import format_utc, parse_iso_time
 from memcore.models import Diagnostic, MemoryEntry, Relation, Severity, Status
-from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags, problem
+from memcore_basicmemory._parse import Note, ParsedRelation, parse_body, parse_tags, problem, title_stem
 from memcore_basicmemory.mapping import (
     DERIVED_EXTRA,
     FREE_KEY,
     KEY_ORDER,
+    LAYOUT,
     NAMESPACE,
     RELATIONS_HEADING,
     kind_of_type,
     status_of,
 )
 
-__all__ = ["Resolver", "body_of", "entry_from_note", "fields_for", "format_time", "parse_time", "relations_of"]
+__all__ = ["Resolver", "body_of", "entry_from_note", "fields_for", "format_time", "relations_of"]
 
 #: ``(target text, note folder) -> entry id`` or ``None`` (unresolved).
 Resolver = Callable[[str, str], "str | None"]
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _RELATION_LINE = re.compile(r"- (?:\S+|\"[^\"]+\") \[\[[^\]]+\]\]\Z")
-
-
-def parse_time(value: Any) -> tuple[datetime, bool] | None:
-    """Return ``(UTC datetime, date only)`` of a ``created:``/``modified:`` value, or ``None``.
-
-    ISO 8601 dates or datetimes; a naive time is taken as UTC (basic-memory: local time).
-    """
-    text = str(value).strip()
-    try:
-        if _DATE.match(text):
-            day = datetime.fromisoformat(text)
-            return day.replace(tzinfo=UTC), True
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC), False
 
 
 def format_time(moment: datetime, date_only: bool = False) -> str:
     """Write a UTC time as ``2026-01-15`` (date only) or ``2026-01-15T10:00:00.250Z`` (microseconds when set)."""
-    moment = moment.astimezone(UTC)
     if date_only:
-        return moment.date().isoformat()
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond % 1000:
-        text += f".{moment.microsecond:06d}"
-    elif moment.microsecond:
-        text += f".{moment.microsecond // 1000:03d}"
-    return text + "Z"
+        return moment.astimezone(UTC).date().isoformat()
+    return format_utc(moment, milliseconds=bool(moment.microsecond) and not moment.microsecond % 1000)
 
 
 def body_of(note: Note, free: dict[str, Any]) -> str:
@@ -105,7 +83,7 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
     times: dict[str, tuple[datetime, bool]] = {}
     for key in ("created", "modified"):
         if key in fm and fm[key] is not None:
-            parsed = parse_time(fm[key])
+            parsed = parse_iso_time(fm[key])
             if parsed is None:
                 problems.append(
                     _warn(note, key, f"{key}: {fm[key]!r} is not an ISO 8601 date or time; kept as metadata")
@@ -155,6 +133,13 @@ def entry_from_note(note: Note, entry_id: str, resolve: Resolver, version: str) 
     for name in ("confidence", "source", "scope", "parent", "expires_at"):
         if free.get(name) is not None:
             values[name] = free[name]
+    written = ["title", "type", "permalink", *(["tags"] if values["tags"] else []), *times]
+    written += [*(["status"] if status not in (None, Status.ACTIVE) else []), *metadata, *([FREE_KEY] if free else [])]
+    name = note.path.rpartition("/")[2]  # the file, when it is not the title's; the frontmatter's layout
+    layout = {} if name == title_stem(values["title"], values["body"]) + ".md" else {"file": name}
+    layout.update(read_layout(note.yaml_text, note.plain, written) if note.state == "present" else {})
+    if layout:
+        extra[NAMESPACE] = {**extra.get(NAMESPACE, {}), LAYOUT: layout}
     try:
         return MemoryEntry(**values), problems
     except ValueError as exc:
@@ -170,13 +155,7 @@ def _warn(note: Note, key: str, message: str) -> Diagnostic:
 
 def _native_key(key: Any, value: Any, meta: dict[str, Any]) -> bool:
     """Whether a metadata key can be a frontmatter key of its own: reads back as metadata, as itself."""
-    if not isinstance(key, str) or not key or key in meta or key in KEY_ORDER or key == FREE_KEY:
-        return False
-    if key == "status":
-        return status_of(value) is None
-    if key in ("created", "modified"):
-        return value is None or parse_time(value) is None
-    return True
+    return isinstance(key, str) and bool(key) and key not in meta and key not in KEY_ORDER and key != FREE_KEY
 
 
 def _quoted_type(rel_type: str) -> str | None:

@@ -28,6 +28,7 @@ observations                    ``extra.basicmemory.observations`` (read only, d
 relation contexts               ``extra.basicmemory.relations`` (read only, when one has a
                                 context)
 the note's folder               ``extra.basicmemory.folder`` (where ``add`` puts a new note)
+the note's layout               ``extra.basicmemory.layout`` (:mod:`memcore.layout`; ``file``: its name)
 frontmatter state               ``extra.basicmemory.frontmatter`` (``absent`` / ``malformed``;
                                 not set when present)
 ``memcore:`` mapping            what basic-memory has no slot for: ``confidence``, ``source``,
@@ -49,6 +50,7 @@ __all__ = [
     "DERIVED_EXTRA",
     "FREE_KEY",
     "KEY_ORDER",
+    "LAYOUT",
     "NAMESPACE",
     "RELATION_TYPES",
     "RELATIONS_HEADING",
@@ -63,7 +65,8 @@ FREE_KEY = "memcore"
 #: The heading of the relation list memcore appends for relations the body does not hold.
 RELATIONS_HEADING = "## Relations"
 #: ``extra.basicmemory`` keys computed on read; a writer ignores them.
-DERIVED_EXTRA = frozenset({"observations", "relations", "frontmatter"})
+DERIVED_EXTRA = frozenset({"observations", "relations", "frontmatter", "layout"})
+LAYOUT = "layout"  #: ``extra.basicmemory`` key of a note's layout (:mod:`memcore.layout`), never kept as data
 #: Order of the keys memcore writes (basic-memory's ``write_note`` order first, §5.1).
 KEY_ORDER: tuple[str, ...] = ("title", "type", "permalink", "tags", "created", "modified", "status")
 #: basic-memory's relation types that are memcore's under another name: none (it names links ``links_to``).

@@ -27,13 +27,14 @@ from memcore.errors import (
     ParseError,
     UnsafePathError,
 )
+from memcore.layout import apply_layout, layout_file
 from memcore.models import Diagnostic, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot
 from memcore.storage import WriteSession, check_component, join, version_token
-from memcore_basicmemory._parse import Note, generate_permalink, parse_note
+from memcore_basicmemory._parse import Note, generate_permalink, parse_note, title_stem
 from memcore_basicmemory._render import render, render_new
 from memcore_basicmemory.codec import entry_from_note, fields_for
-from memcore_basicmemory.mapping import NAMESPACE, RELATION_TYPES
+from memcore_basicmemory.mapping import LAYOUT, NAMESPACE, RELATION_TYPES
 from memcore_basicmemory.validate import note_diagnostics
 
 __all__ = ["BasicMemoryProvider"]
@@ -42,9 +43,6 @@ __all__ = ["BasicMemoryProvider"]
 IGNORED_FOLDERS = frozenset(
     {"node_modules", "build", "dist", "__pycache__", "venv", "env", "site-packages", "target", "coverage"}
 )
-_FILE_NAME_BAD = re.compile(r'[/\\<>:"|?*]')
-_MAX_NAME = 120
-_DEVICES = {"con", "prn", "aux", "nul", *(f"{d}{i}" for d in ("com", "lpt") for i in range(10))}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -311,15 +309,12 @@ class BasicMemoryProvider(BaseProvider):
 
     # -- writing ----------------------------------------------------------------------
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
-        """The file of a new note: its title with ``/ \\ < > : " | ? *`` as ``-`` (§4.1), made unique."""
-        title = entry.title or " ".join(entry.body.split()[:6]) or "untitled"
-        name = _FILE_NAME_BAD.sub("-", unicodedata.normalize("NFC", title))
-        name = re.sub(r"-{2,}", "-", re.sub(r"\s+", " ", name)).strip(" .-")[:_MAX_NAME].strip(" .-") or "untitled"
-        try:
-            check_component(name + ".md")
-        except UnsafePathError:  # control characters, or a device name (NUL, COM1…) even as a permalink
-            name = (p := generate_permalink(name) or "untitled") + ("-note" if p.split(".")[0] in _DEVICES else "")
+        """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1)."""
         taken = {p.casefold() for p in project.notes}
+        wanted = layout_file(entry.extra.get(NAMESPACE, {}).get(LAYOUT), ".md")
+        if wanted is not None and join(folder, wanted).casefold() not in taken:
+            return join(folder, wanted)
+        name = title_stem(entry.title, entry.body)
         candidate, n = name, 0
         while join(folder, candidate + ".md").casefold() in taken:
             n += 1
@@ -363,6 +358,8 @@ class BasicMemoryProvider(BaseProvider):
     def add(self, entry: MemoryEntry) -> MemoryEntry:
         """Write a new note: file name from its title (§4.1), permalink = the id, times stamped when unset.
 
+        The layout the note was read in (``extra.basicmemory.layout``) is followed where it is safe.
+
         Raises:
             ConflictError: A note with that permalink exists.
             InvalidEntryError: The id cannot be a permalink.
@@ -387,7 +384,11 @@ class BasicMemoryProvider(BaseProvider):
             stem = posixpath.basename(path)[:-3]
             project.claim(path, entry.id, entry.title or stem)
             meta, body = fields_for(entry, title_fallback=stem, folder=folder, resolve=project.resolve)
-            data = render_new(meta, body)
+            own = entry.extra.get(NAMESPACE, {})  # keys the note had not: left out where basic-memory reads the same
+            absent, same = own.get("frontmatter") == "absent", entry.id == self._permalink_for(path)
+            drop = {"title": meta["title"] == stem, "type": meta["type"] == "note", "permalink": same}
+            meta = apply_layout(meta, {"keys": []} if absent else own.get(LAYOUT), drop)
+            data = body.encode() if absent and not meta else render_new(meta, body)
             session.write(path, data)
             session.count()
             return self._stored(project, path, data)

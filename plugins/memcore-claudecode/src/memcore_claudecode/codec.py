@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from memcore.errors import InvalidEntryError
 from memcore.frontmatter import FLUSH, parse_frontmatter, plain_text, split_frontmatter
-from memcore.mapping import format_utc
+from memcore.layout import apply_layout, open_blocks, read_layout
+from memcore.mapping import format_utc, parse_iso_time
 from memcore.models import Diagnostic, Kind, MemoryEntry, Relation
 from memcore.storage import version_token
 from memcore_claudecode._parse import Doc, ImportRef, IndexLine, first_heading, parse_doc, wikilinks
@@ -35,7 +35,7 @@ from memcore_claudecode.mapping import (
     TYPE_OF_KIND,
 )
 
-__all__ = ["FREE_FIELDS", "Context", "decode", "encode", "format_time", "same_content"]
+__all__ = ["FREE_FIELDS", "Context", "decode", "encode", "same_content", "written_order"]
 
 #: Core fields the free data may hold (``id`` and ``body`` are always native).
 FREE_FIELDS: tuple[str, ...] = tuple(
@@ -59,21 +59,6 @@ class Context:
     names: dict[str, str]
     index: dict[str, IndexLine]
     imports: Callable[[str, str], list[ImportRef]]
-
-
-def format_time(value: datetime) -> str:
-    """Return ``value`` as ISO 8601 UTC with ``Z`` (milliseconds when it has them, as Claude Code writes)."""
-    return format_utc(value, milliseconds=bool(value.microsecond) and not value.microsecond % 1000)
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed.astimezone(UTC) if parsed.tzinfo is not None else None
 
 
 def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +85,7 @@ def _split_native(meta: dict[str, Any], cc: dict[str, Any]) -> dict[str, Any]:
     elif type_ is not _MISSING:
         cc["type"] = type_
     if modified is not _MISSING:
-        stamp = _time(modified)
+        stamp = (parse_iso_time(modified, naive_utc=False) or (None,))[0] if isinstance(modified, str) else None
         if stamp is None:
             holder = rest.setdefault("metadata", {}) if cc.get("shape") != "top-level" else rest
             holder["modified"] = modified  # not a time: kept as it is
@@ -177,8 +162,23 @@ def decode(doc: Doc, role: str, ctx: Context) -> tuple[MemoryEntry, list[Diagnos
         problems.append(Diagnostic(path=doc.path, line=1, code=f"{FORMAT}.free-data", message=why, entry_id=doc.path))
         base = {k: v for k, v in fields.items() if k not in doc.free}
         entry = MemoryEntry.model_validate({"id": doc.path, "body": doc.body, **base, "extra": {FORMAT: cc}})
+    if role == "topic" and doc.meta is not None and not doc.broken:  # how its frontmatter is laid out
+        keys, nested = written_order(entry, entry.extra[FORMAT])
+        if layout := read_layout(doc.text[: len(doc.text) - len(doc.body)], doc.meta, keys, nested):
+            entry.extra[FORMAT]["layout"] = layout
     entry.version = version_token(doc.raw, "" if line is None else f"{line.title}\0{line.target}\0{line.hook}")
     return entry, problems
+
+
+def written_order(entry: MemoryEntry, cc: dict[str, Any]) -> tuple[list[str], dict[str, list[str]] | None]:
+    """The keys and ``{"metadata": its keys}`` (``None``: none) :func:`_native_meta` gives a new topic, in order."""
+    found = cc.get("frontmatter")
+    rest: dict[str, Any] = found if isinstance(found, dict) else {}
+    stamp = ["modified"] if entry.updated_at is not None else []
+    keys = ["name", "description", *(["type", *stamp] if cc.get("shape") == "top-level" else ["metadata"])]
+    nested: dict[str, Any] = rest["metadata"] if isinstance(rest.get("metadata"), dict) else {}
+    inner = None if "type" in keys else {"metadata": ["type", *nested, *(k for k in stamp if k not in nested)]}
+    return [*keys, *(k for k in rest if k not in keys)], inner
 
 
 def _relation_key(relations: list[Relation]) -> list[tuple[str, str, bool]]:
@@ -197,7 +197,7 @@ def same_content(written: MemoryEntry, stored: MemoryEntry, *, subset: bool = Fa
     for data in (left, right):
         data.pop("relations")
         kept = {
-            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in LOCATION_KEYS}
+            ns: {k: v for k, v in vs.items() if ns != FORMAT or k not in LOCATION_KEYS | {"layout"}}
             for ns, vs in data["extra"].items()
         }
         data["extra"] = {ns: values for ns, values in kept.items() if values}
@@ -220,7 +220,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
     if description is not _MISSING:
         meta["description"] = description
     type_ = cc["type"] if "type" in cc and entry.kind == Kind.NOTE else TYPE_OF_KIND[entry.kind]
-    stamp = plain_text(format_time(entry.updated_at)) if entry.updated_at is not None else None
+    stamp = plain_text(format_utc(entry.updated_at, milliseconds=None)) if entry.updated_at is not None else None
     holder: dict[str, Any] = meta if cc.get("shape") == "top-level" else meta.setdefault("metadata", {})
     nested = rest.pop("metadata", None) if holder is not meta else None
     holder.update({"type": type_, **(nested if isinstance(nested, dict) else {})})
@@ -233,7 +233,7 @@ def _native_meta(entry: MemoryEntry, cc: dict[str, Any], old: Doc | None, role: 
             block = ordered["metadata"]
             ordered["metadata"] = {**{k: block[k] for k in old_nested if k in block}, **block}
         meta = {**ordered, **meta}
-    return meta
+    return apply_layout(meta, cc.get("layout")) if old is None else meta
 
 
 def _description(entry: MemoryEntry) -> str:
@@ -254,14 +254,14 @@ def _description(entry: MemoryEntry) -> str:
     return text or entry.title
 
 
-def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None) -> str:
+def _render(meta: dict[str, Any] | None, body: str, free: dict[str, Any], old: Doc | None, layout: Any = None) -> str:
     if meta is None:
         if not free:
             return body
         blob = json.dumps(free, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
         return f"<!-- {FREE_KEY}: {blob} -->\n{body}"
     wanted = {**meta, FREE_KEY: free} if free else dict(meta)
-    yaml_text = FLUSH.dump_mapping(wanted)  # a new frontmatter; an old one keeps the lines of unchanged keys
+    yaml_text = open_blocks(FLUSH.dump_mapping(wanted), layout)  # new; an old one: unchanged keys keep their lines
     if old is not None and old.meta is not None and (found := split_frontmatter(old.text)[0]) is not None:
         yaml_text = FLUSH.patch(found, parse_frontmatter(old.text).metadata, wanted, tuple(wanted))
     return f"---\n{yaml_text}---\n{body}"
@@ -282,7 +282,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
     path = str(entry.id)
     cc = {k: v for k, v in (entry.extra.get(FORMAT) or {}).items() if k not in LOCATION_KEYS}
     meta = _native_meta(entry, cc, old, role)
-    native = _render(meta, entry.body, {}, old)
+    native = _render(meta, entry.body, {}, old, cc.get("layout"))
     probe, _ = decode(parse_doc(path, native.encode("utf-8")), role, ctx)
     free: dict[str, Any] = {}
     dumped = entry.model_dump(mode="json", include=set(FREE_FIELDS))
@@ -296,7 +296,7 @@ def encode(entry: MemoryEntry, role: str, old: Doc | None, ctx: Context) -> str:
         others[FORMAT] = unknown
     if others:
         free["extra"] = others
-    text = _render(meta, entry.body, free, old) if free else native
+    text = _render(meta, entry.body, free, old, cc.get("layout")) if free else native
     back, problems = decode(parse_doc(path, text.encode("utf-8")), role, ctx)
     if problems or not same_content(entry, back, subset=True):
         got, want = back.content_dict(), entry.content_dict()

@@ -40,7 +40,7 @@ MemoryEntry            Claude Code
                        ``metadata``), ``frontmatter`` (every other key, e.g. ``originSessionId``,
                        ``node_type``, ``paths``), ``index_title`` / ``hook`` (the index line,
                        where it differs from ``title`` / ``description``), ``indexed: false``
-                       (a topic the index does not list)
+                       (a topic the index does not list), ``layout`` (:mod:`memcore.layout`)
 =====================  ===================================================================
 
 Everything else (``status``, ``tags``, ``confidence``, ``source``, ``scope``, ``parent``,
@@ -106,4 +106,4 @@ RELATION_TYPES: dict[str, str] = {}
 #: into the entry's file).
 LOCATION_KEYS = frozenset({"path", "role", "index_title", "hook", "indexed"})
 #: Every ``extra.claudecode`` key the file or the index holds natively.
-NATIVE_KEYS = LOCATION_KEYS | {"description", "type", "shape", "frontmatter"}
+NATIVE_KEYS = LOCATION_KEYS | {"description", "type", "shape", "frontmatter", "layout"}
