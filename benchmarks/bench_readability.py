@@ -9,8 +9,9 @@ metadata appears only for a field the target cannot hold natively. This measures
 - **migration**: each ``examples/`` store migrated into a fresh store of each format, then the
   median (and the maximum) of the memcore-only bytes per target entry.
 
-memcore-only metadata, as each writer puts it: a ``<!-- memcore: {…} -->`` line
-(RightMemory), a ``memcore:`` key with its indented continuation lines (WhiteBox front matter
+memcore-only metadata, as each writer puts it: a ``<!-- memcore: {…} -->`` line or a line of
+the file's ``<!-- memcore: items`` header (RightMemory; the header's opening and closing lines
+count once), a ``memcore:`` key with its indented continuation lines (WhiteBox front matter
 and observation fields, Box-memory front matter), an ``mcData=`` / ``mcData_<n>=`` attribute of a
 ``<!-- maka-memory: … -->`` comment (Maka). Each such piece belongs to one entry; entries with
 none count 0. Store-level JSON files (Box's ``_box-memory.json``) are not entries and are left
@@ -41,6 +42,7 @@ EXAMPLES = {
 
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?memcore:(?:\s|$)")
 _COMMENT_LINE = re.compile(r"^\s*<!-- memcore: .* -->\s*$")
+_HEADER_OPEN = "<!-- memcore: items"
 _MAKA_ATTR = re.compile(r" mcData(?:_\d+)?=\S+")
 
 
@@ -51,7 +53,16 @@ def memcore_pieces(text: str) -> list[int]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _COMMENT_LINE.match(line):
+        if line.rstrip("\r\n") == _HEADER_OPEN:
+            # RightMemory's header: one line per item (its id and comment), opened and closed once
+            frame = len(line.encode("utf-8"))
+            i += 1
+            while i < len(lines) and lines[i].strip() != "-->":
+                pieces.append(len(lines[i].encode("utf-8")) + frame)
+                frame, i = 0, i + 1
+            if i < len(lines) and pieces:
+                pieces[-1] += len(lines[i].encode("utf-8"))
+        elif _COMMENT_LINE.match(line):
             pieces.append(len(line.encode("utf-8")))
         elif (found := _KEY_LINE.match(line)) is not None:
             size, indent = len(line.encode("utf-8")), len(found.group(1))
