@@ -139,3 +139,25 @@ def test_the_layout_hints_never_reach_the_memcore_key(tmp_path: Path) -> None:
         b"---\npermalink: n/f\ntitle: F\ntype: note\ntags: [a, b]\n---\n\nx"
     )
     assert os.listdir(tmp_path) == ["n"]
+
+
+@pytest.mark.parametrize(
+    ("existing", "extra", "title"),
+    [
+        ("\u00e9.md", {"layout": {"file": "e\u0301.md"}}, "Copy"),  # the hint NFD, the note NFC
+        ("e\u0301.md", {"layout": {"file": "\u00e9.md"}}, "Copy"),  # the hint NFC, the note NFD
+        ("e\u0301.md", {}, "\u00e9"),  # the title's name, the note NFD
+        ("\u00e9/a.md", {"folder": "e\u0301"}, "a"),  # the folder NFD, the note's NFC
+    ],
+)
+def test_a_file_name_another_note_has_in_another_unicode_spelling_leaves_that_note_alone(
+    existing: str, extra: dict[str, object], title: str, tmp_path: Path
+) -> None:
+    (tmp_path / existing).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / existing).write_bytes(b"---\ntitle: Other\ntype: note\n---\n\nmine\n")
+    before = _files(tmp_path)
+    with BasicMemoryProvider(tmp_path) as store:
+        store.add(MemoryEntry(title=title, body="text", extra={"basicmemory": extra}))
+    after = _files(tmp_path)
+    assert {rel: after.get(rel) for rel in before} == before
+    assert len(after) == 2

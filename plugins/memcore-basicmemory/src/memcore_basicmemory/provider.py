@@ -46,6 +46,11 @@ IGNORED_FOLDERS = frozenset(
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def _name_key(path: str) -> str:
+    """``path`` as names are compared for a new note: NFC, case folded (one key per file a write may replace)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
 @dataclass
 class _Project:
     """Every note of the project as read once, with the lookups relations resolve through."""
@@ -309,14 +314,18 @@ class BasicMemoryProvider(BaseProvider):
 
     # -- writing ----------------------------------------------------------------------
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
-        """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1)."""
-        taken = {p.casefold() for p in project.notes}
+        """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1).
+
+        Free: no note has it in any case or Unicode spelling (the storage writes a name over the
+        file it names in another spelling: NFC or NFD, :func:`memcore.storage.on_disk_name`).
+        """
+        taken = {_name_key(p) for p in project.notes}
         wanted = layout_file(entry.extra.get(NAMESPACE, {}).get(LAYOUT), ".md")
-        if wanted is not None and join(folder, wanted).casefold() not in taken:
+        if wanted is not None and _name_key(join(folder, wanted)) not in taken:
             return join(folder, wanted)
         name = title_stem(entry.title, entry.body)
         candidate, n = name, 0
-        while join(folder, candidate + ".md").casefold() in taken:
+        while _name_key(join(folder, candidate + ".md")) in taken:
             n += 1
             candidate = f"{name} {n}"
         return join(folder, candidate + ".md")
