@@ -317,15 +317,20 @@ class BasicMemoryProvider(BaseProvider):
         """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1).
 
         Free: no note has it in any case or Unicode spelling (the storage writes a name over the
-        file it names in another spelling: NFC or NFD, :func:`memcore.storage.on_disk_name`).
+        file it names in another spelling: NFC or NFD, :func:`memcore.storage.on_disk_name`), and
+        nothing that is no note (a folder, a symbolic link) is there.
         """
-        taken = {_name_key(p) for p in project.notes}
+        notes = {_name_key(p) for p in project.notes}
+
+        def taken(path: str) -> bool:
+            return _name_key(path) in notes or os.path.lexists(os.path.join(self.location, path))
+
         wanted = layout_file(entry.extra.get(NAMESPACE, {}).get(LAYOUT), ".md")
-        if wanted is not None and _name_key(join(folder, wanted)) not in taken:
+        if wanted is not None and not taken(join(folder, wanted)):
             return join(folder, wanted)
         name = title_stem(entry.title, entry.body)
         candidate, n = name, 0
-        while _name_key(join(folder, candidate + ".md")) in taken:
+        while taken(join(folder, candidate + ".md")):
             n += 1
             candidate = f"{name} {n}"
         return join(folder, candidate + ".md")
