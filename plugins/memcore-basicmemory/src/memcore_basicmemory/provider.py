@@ -46,11 +46,6 @@ IGNORED_FOLDERS = frozenset(
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _name_key(path: str) -> str:
-    """``path`` as names are compared for a new note: NFC, case folded (one key per file a write may replace)."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
-
-
 @dataclass
 class _Project:
     """Every note of the project as read once, with the lookups relations resolve through."""
@@ -314,26 +309,16 @@ class BasicMemoryProvider(BaseProvider):
 
     # -- writing ----------------------------------------------------------------------
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
-        """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1).
-
-        Free: no note has it in any case or Unicode spelling (the storage writes a name over the
-        file it names in another spelling: NFC or NFD, :func:`memcore.storage.on_disk_name`), and
-        nothing that is no note (a folder, a symbolic link) is there.
-        """
-        notes = {_name_key(p) for p in project.notes}
-
-        def taken(path: str) -> bool:
-            return _name_key(path) in notes or os.path.lexists(os.path.join(self.location, path))
-
+        """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1)."""
+        _, held, files = next(os.walk(os.path.join(self.location, folder)), ("", [], []))  # no note's names are taken
+        names = (*project.notes, *(join(folder, name) for name in held + files))
+        taken = {unicodedata.normalize("NFC", p).casefold() for p in names}  # in any case or NFC/NFD spelling
         wanted = layout_file(entry.extra.get(NAMESPACE, {}).get(LAYOUT), ".md")
-        if wanted is not None and not taken(join(folder, wanted)):
+        if wanted is not None and unicodedata.normalize("NFC", join(folder, wanted)).casefold() not in taken:
             return join(folder, wanted)
-        name = title_stem(entry.title, entry.body)
-        candidate, n = name, 0
-        while taken(join(folder, candidate + ".md")):
-            n += 1
-            candidate = f"{name} {n}"
-        return join(folder, candidate + ".md")
+        stem = title_stem(entry.title, entry.body)
+        paths = (join(folder, f"{stem} {n}.md" if n else f"{stem}.md") for n in range(1 << 62))
+        return next(p for p in paths if unicodedata.normalize("NFC", p).casefold() not in taken)
 
     @staticmethod
     def _folder_of(entry: MemoryEntry) -> str:
