@@ -139,3 +139,50 @@ def test_the_layout_hints_never_reach_the_memcore_key(tmp_path: Path) -> None:
         b"---\npermalink: n/f\ntitle: F\ntype: note\ntags: [a, b]\n---\n\nx"
     )
     assert os.listdir(tmp_path) == ["n"]
+
+
+@pytest.mark.parametrize(
+    ("existing", "extra", "title"),
+    [
+        ("\u00e9.md", {"layout": {"file": "e\u0301.md"}}, "Copy"),  # the hint NFD, the note NFC
+        ("e\u0301.md", {"layout": {"file": "\u00e9.md"}}, "Copy"),  # the hint NFC, the note NFD
+        ("e\u0301.md", {}, "\u00e9"),  # the title's name, the note NFD
+        ("\u00e9/a.md", {"folder": "e\u0301"}, "a"),  # the folder NFD, the note's NFC
+    ],
+)
+def test_a_file_name_another_note_has_in_another_unicode_spelling_leaves_that_note_alone(
+    existing: str, extra: dict[str, object], title: str, tmp_path: Path
+) -> None:
+    (tmp_path / existing).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / existing).write_bytes(b"---\ntitle: Other\ntype: note\n---\n\nmine\n")
+    before = _files(tmp_path)
+    with BasicMemoryProvider(tmp_path) as store:
+        store.add(MemoryEntry(title=title, body="text", extra={"basicmemory": extra}))
+    after = _files(tmp_path)
+    assert {rel: after.get(rel) for rel in before} == before
+    assert len(after) == 2
+
+
+@pytest.mark.parametrize("what", ["folder", "link out", "dangling link"])
+def test_a_file_name_held_by_something_that_is_no_note_falls_back_to_the_title(what: str, tmp_path: Path) -> None:
+    (tmp_path / "out.md").write_bytes(b"outside\n")
+    root = tmp_path / "p"
+    root.mkdir()
+    if what == "folder":
+        (root / "held.md").mkdir()
+    else:
+        (root / "held.md").symlink_to(tmp_path / ("out.md" if what == "link out" else "none.md"))
+    entry = MemoryEntry(title="Safe Title", body="text", extra={"basicmemory": {"layout": {"file": "held.md"}}})
+    with BasicMemoryProvider(root) as store:
+        stored = store.add(entry)
+    assert stored.id == "safe-title"
+    assert (root / "Safe Title.md").is_file()
+    assert (root / "held.md").is_dir() if what == "folder" else (root / "held.md").is_symlink()
+    assert (tmp_path / "out.md").read_bytes() == b"outside\n"
+
+
+def test_a_title_whose_file_name_is_a_folder_gets_the_next_name(tmp_path: Path) -> None:
+    (tmp_path / "Copy.md").mkdir()
+    with BasicMemoryProvider(tmp_path) as store:
+        store.add(MemoryEntry(title="Copy", body="text"))
+    assert (tmp_path / "Copy 1.md").is_file() and (tmp_path / "Copy.md").is_dir()

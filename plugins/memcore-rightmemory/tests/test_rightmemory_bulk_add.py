@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memcore.errors import MemcoreError
+from memcore.errors import InvalidEntryError, MemcoreError
 from memcore.models import Kind, MemoryEntry, Relation
 from memcore_rightmemory import _bulk
 from memcore_rightmemory.provider import RightMemoryProvider
@@ -99,6 +99,16 @@ def test_a_refused_entry_in_a_run_stops_the_call_and_writes_nothing_of_it(tmp_pa
     entries.insert(3, MemoryEntry(id="bad", title="Bad", body="x", extra={"rightmemory": {"marker": "M#"}}))
     got = _same(tmp_path, entries)
     assert len(got) == 4 and isinstance(got[-1], MemcoreError)
+
+
+@pytest.mark.parametrize("text", ["a\x00b", "bell \x07", "del \x7f"])
+def test_a_control_character_in_a_run_is_refused_as_add_refuses_it(text: str, tmp_path: Path) -> None:
+    entries = _headings(4)
+    entries.insert(2, MemoryEntry(title="Bad", body=text))
+    got = _same(tmp_path, entries)
+    assert len(got) == 3 and isinstance(got[-1], InvalidEntryError)
+    assert "control character" in str(got[-1])
+    assert b"Bad" not in (tmp_path / "many" / "MEMORY.md").read_bytes()
 
 
 def test_an_edge_to_a_later_entry_of_the_run_is_written_as_add_writes_it(tmp_path: Path) -> None:

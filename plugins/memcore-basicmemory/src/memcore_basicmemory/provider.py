@@ -310,16 +310,15 @@ class BasicMemoryProvider(BaseProvider):
     # -- writing ----------------------------------------------------------------------
     def _file_name(self, project: _Project, entry: MemoryEntry, folder: str) -> str:
         """A new note's file: ``layout.file`` if a safe, free ``.md`` name (no dotfile), else its title's (§4.1)."""
-        taken = {p.casefold() for p in project.notes}
+        _, held, files = next(os.walk(os.path.join(self.location, folder)), ("", [], []))  # no note's names are taken
+        names = (*project.notes, *(join(folder, name) for name in held + files))
+        taken = {unicodedata.normalize("NFC", p).casefold() for p in names}  # in any case or NFC/NFD spelling
         wanted = layout_file(entry.extra.get(NAMESPACE, {}).get(LAYOUT), ".md")
-        if wanted is not None and join(folder, wanted).casefold() not in taken:
+        if wanted is not None and unicodedata.normalize("NFC", join(folder, wanted)).casefold() not in taken:
             return join(folder, wanted)
-        name = title_stem(entry.title, entry.body)
-        candidate, n = name, 0
-        while join(folder, candidate + ".md").casefold() in taken:
-            n += 1
-            candidate = f"{name} {n}"
-        return join(folder, candidate + ".md")
+        stem = title_stem(entry.title, entry.body)
+        paths = (join(folder, f"{stem} {n}.md" if n else f"{stem}.md") for n in range(1 << 62))
+        return next(p for p in paths if unicodedata.normalize("NFC", p).casefold() not in taken)
 
     @staticmethod
     def _folder_of(entry: MemoryEntry) -> str:

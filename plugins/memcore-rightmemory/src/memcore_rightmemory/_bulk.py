@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
-from memcore.models import Kind, MemoryEntry, lf_body
+from memcore.models import Kind, MemoryEntry, lf_body, revalidated
 from memcore.provider import Capability
+from memcore.storage._control import check_entry_text
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph
 from memcore_rightmemory._state import Fast, fast_commit_enabled
@@ -95,9 +96,15 @@ def _prepare(provider: RightMemoryProvider, graph: Graph, entry: MemoryEntry) ->
     """Return ``(id, entry as add sends it, heading lines)`` of a top-level heading's add.
 
     That is an add that appends a heading to MEMORY.md, rendered as :meth:`add` renders it
-    now; ``None`` for any other add, and for one add would refuse (it reports the error).
+    now, after the checks of add's wrapper (:func:`~memcore.models.revalidated`,
+    :func:`~memcore.storage._control.check_entry_text`); ``None`` for any other add, and for one
+    add would refuse (it reports the error).
     """
+    if not isinstance(entry, MemoryEntry):
+        return None
     try:
+        entry = revalidated(entry, provider.format_name or "store")  # add's wrapper's checks
+        check_entry_text(entry)
         require_unicode_fast(entry)
         entry = lf_body(entry)
         if entry.parent is not None or entry.kind == Kind.PURSUIT or entry.body == "":
