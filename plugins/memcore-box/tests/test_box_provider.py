@@ -491,6 +491,20 @@ def test_reindex_reports_orphans_duplicates_and_conflicts(store: BoxMemoryProvid
     assert sorted(indexed) == ["note__good-copy.md", "note__good-twin.md", "note__good.md"]
 
 
+def test_an_indexed_memory_whose_yaml_broke_is_reported_unreadable_not_gone(
+    store: BoxMemoryProvider, root: Path
+) -> None:
+    broken = store.add(MemoryEntry(title="Broken"))
+    gone = store.add(MemoryEntry(title="Gone"))
+    (root / "memories" / "note__broken.md").write_text("---\nid: [unclosed\n---\nBody.\n", encoding="utf-8")
+    (root / "memories" / "note__gone.md").unlink()
+    found = {d.entry_id: d.message for d in store.validate() if d.code == "box.index-missing-file"}
+    assert found[broken.id].endswith(
+        "but the file no longer reads as a memory (its own diagnostic says why; fix it there)"
+    )
+    assert "but the file is gone;" in found[gone.id]
+
+
 def test_validate_reports_drift_both_ways(store: BoxMemoryProvider, root: Path) -> None:
     kept = store.add(MemoryEntry(title="Kept"))
     lost = store.add(MemoryEntry(title="Lost"))

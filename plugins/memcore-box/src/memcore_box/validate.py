@@ -370,13 +370,19 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File]) -> list[Diagnostic
         indexed = {e.filename: e for e in folder.entries}
         for name, row in indexed.items():
             if name not in present:
+                there = store.storage.exists(join(path, name))
+                what = (
+                    "the file no longer reads as a memory (its own diagnostic says why; fix it there)"
+                    if there
+                    else f"the file is gone; {listing_fix}"
+                )
                 diags.append(
                     Diagnostic(
                         path=index_path,
                         code="box.index-missing-file",
                         severity=listing,
                         entry_id=row.id,
-                        message=f"index lists {name} ({row.id}) but the file is gone; {listing_fix}",
+                        message=f"index lists {name} ({row.id}) but {what}",
                     )
                 )
         for name, f in present.items():
