@@ -15,7 +15,7 @@ import functools
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
@@ -46,6 +46,7 @@ from memcore.storage._temps import TempSweeper, temp_file_diagnostics
 __all__ = [
     "CORE_OPTIONS",
     "BulkAdding",
+    "add_in_turn",
     "add_many",
     "option_flag",
     "BaseProvider",
@@ -173,15 +174,28 @@ def add_many(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[M
         return results
     out: list[MemoryEntry | Exception] = []
     for entry in entries:
-        try:
-            stored = provider.add(entry)
-        except (MemcoreError, ValueError, OSError) as exc:
-            out.append(exc)
-            break
-        out.append(stored)
-        if entry.id is not None and stored.id != entry.id:
+        if not add_in_turn(provider.add, entry, out):
             break
     return out
+
+
+def add_in_turn(
+    add: Callable[[MemoryEntry], MemoryEntry], entry: MemoryEntry, out: list[MemoryEntry | Exception]
+) -> bool:
+    """Add one entry of an ``add_many`` call with ``add``; say whether the call goes on.
+
+    Appends what ``add`` returned, or the error it raised (:class:`~memcore.errors.MemcoreError`,
+    ``ValueError``, ``OSError``), to ``out``. The call stops (``False``) after a refusal and after
+    an entry stored under another id than the one it was given, as
+    :class:`~memcore.contract.BulkAdding` says.
+    """
+    try:
+        stored = add(entry)
+    except (MemcoreError, ValueError, OSError) as exc:
+        out.append(exc)
+        return False
+    out.append(stored)
+    return entry.id is None or stored.id == entry.id
 
 
 #: Options every :class:`BaseProvider` accepts, whatever its :attr:`~BaseProvider.option_names`:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
 from memcore.models import MemoryEntry, revalidated
-from memcore.provider import Capability
+from memcore.provider import Capability, add_in_turn
 from memcore.storage._control import check_entry_text
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
 from memcore_maka.codec import RenderedSection, new_entry_among, render_section, view
@@ -87,14 +87,7 @@ class BulkAdd:
                         i += len(stored)
                         continue
                     one_by_one = i + max(run.tried, 1)
-                entry = entries[i]
-                try:
-                    result = provider.add(entry)
-                except (MemcoreError, ValueError, OSError) as exc:
-                    out.append(exc)
-                    break
-                out.append(result)
-                if entry.id is not None and result.id != entry.id:
+                if not add_in_turn(provider.add, entries[i], out):
                     break
                 i += 1
         return out

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
 from memcore.models import Kind, MemoryEntry, lf_body, revalidated
-from memcore.provider import Capability
+from memcore.provider import Capability, add_in_turn
 from memcore.storage._control import check_entry_text
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph
@@ -76,14 +76,7 @@ class BulkAdd:
                             i += len(stored)
                             continue
                         one_by_one = i + len(run)
-                entry = entries[i]
-                try:
-                    result = provider.add(entry)
-                except (MemcoreError, ValueError, OSError) as exc:
-                    out.append(exc)
-                    break
-                out.append(result)
-                if entry.id is not None and result.id != entry.id:
+                if not add_in_turn(provider.add, entries[i], out):
                     break
                 i += 1
         return out

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcore.errors import MemcoreError
 from memcore.models import Kind, MemoryEntry, revalidated
-from memcore.provider import Capability
+from memcore.provider import Capability, add_in_turn
 from memcore.storage._control import check_entry_text
 from memcore_whitebox._blocks import RawBlock
 from memcore_whitebox._parse import MonthState
@@ -172,19 +172,14 @@ class BulkAdd:
             return link[0]
 
         with provider.session("add") as session:
+
+            def add(entry: MemoryEntry) -> MemoryEntry:  # add's own steps: its wrapper's checks, then add's
+                sent = revalidated(entry, provider.format_name)
+                check_entry_text(sent)
+                provider.require(Capability.ADD, "add")
+                return provider._add_new(provider._check_new(sent, tags_link), session, bulk=True)
+
             for entry in entries:
-                try:
-                    if fast:  # add's own steps: its wrapper's checks, then add's
-                        sent = revalidated(entry, provider.format_name)
-                        check_entry_text(sent)
-                        provider.require(Capability.ADD, "add")
-                        stored = provider._add_new(provider._check_new(sent, tags_link), session, bulk=True)
-                    else:
-                        stored = provider.add(entry)
-                except (MemcoreError, ValueError, OSError) as exc:
-                    out.append(exc)
-                    break
-                out.append(stored)
-                if entry.id is not None and stored.id != entry.id:
+                if not add_in_turn(add if fast else provider.add, entry, out):
                     break
         return out
