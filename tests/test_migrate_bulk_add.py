@@ -137,14 +137,19 @@ EXAMPLE_SOURCES = {
 }
 
 
+def _example(source: str, tmp_path: Path) -> str:
+    """The URL of a copy of the examples/ store of ``source`` under ``tmp_path / "src"``."""
+    src_root = tmp_path / "src"
+    shutil.copytree(EXAMPLES / EXAMPLE_SOURCES[source].split("/")[0], src_root)
+    rel = EXAMPLE_SOURCES[source].partition("/")[2]
+    return f"{source}:{src_root / rel if rel else src_root}"
+
+
 @pytest.mark.parametrize("source", list(EXAMPLE_SOURCES))
 def test_an_example_store_migrated_into_rightmemory_is_the_same_with_and_without_bulk_add(
     source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src_root = tmp_path / "src"
-    shutil.copytree(EXAMPLES / EXAMPLE_SOURCES[source].split("/")[0], src_root)
-    rel = EXAMPLE_SOURCES[source].partition("/")[2]
-    src = f"{source}:{src_root / rel if rel else src_root}"
+    src = _example(source, tmp_path)
     sizes = _count_bulk_calls(monkeypatch, "rightmemory")
     report, off, on = _both(src, "rightmemory", tmp_path)
     assert on == off
@@ -228,10 +233,7 @@ def test_a_generated_store_migrated_into_whitebox_is_the_same_with_and_without_b
 def test_an_example_store_migrated_into_whitebox_is_the_same_with_and_without_bulk_add(
     source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src_root = tmp_path / "src"
-    shutil.copytree(EXAMPLES / EXAMPLE_SOURCES[source].split("/")[0], src_root)
-    rel = EXAMPLE_SOURCES[source].partition("/")[2]
-    src = f"{source}:{src_root / rel if rel else src_root}"
+    src = _example(source, tmp_path)
     sizes = _count_bulk_calls(monkeypatch, "whitebox")
     report, off, on = _both(src, "whitebox", tmp_path)
     assert on == off
@@ -253,10 +255,7 @@ def maka_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_example_store_migrated_into_maka_is_the_same_with_and_without_bulk_add(
     source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src_root = tmp_path / "src"
-    shutil.copytree(EXAMPLES / EXAMPLE_SOURCES[source].split("/")[0], src_root)
-    rel = EXAMPLE_SOURCES[source].partition("/")[2]
-    src = f"{source}:{src_root / rel if rel else src_root}"
+    src = _example(source, tmp_path)
     sizes = _count_bulk_calls(monkeypatch, "maka")
     report, off, on = _both(src, "maka", tmp_path)
     assert on == off
