@@ -350,26 +350,9 @@ def entry_from_meta(
         return MemoryEntry(id=entry_id, body=body, version=version), diags
 
 
-#: The keys :func:`entry_from_plain` maps (a file with any other key: :func:`entry_from_meta`).
-_PLAIN_KEYS = frozenset(
-    {
-        "id",
-        "slug",
-        "title",
-        "kind",
-        "status",
-        "team",
-        "agent",
-        "created_at",
-        "updated_at",
-        "expires_at",
-        "confidence",
-        "tags",
-        "related",
-        "supersedes",
-        "superseded_by",
-    }
-)
+#: The keys :func:`entry_from_plain` maps (a file with any other key: :func:`entry_from_meta`):
+#: the schema's fields memcore maps, without the ``memcore`` key.
+_PLAIN_KEYS = _HANDLED - {MEMCORE_KEY}
 _BOX_KIND_OF = {name: _KINDS[name] for name in BOX_KINDS}
 _BOX_STATUS_OF = {name: _STATUSES[name] for name in BOX_STATUSES}
 
