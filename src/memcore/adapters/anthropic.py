@@ -60,6 +60,7 @@ from memcore.adapters._memory_tree import (
     relative_path,
     scheme_for,
 )
+from memcore.adapters._paths import scrub_location
 from memcore.contract import Capability, MemoryProvider
 from memcore.errors import MemcoreError, UnsafePathError
 from memcore.models import MemoryEntry, Status
@@ -166,11 +167,7 @@ class MemcoreMemoryTool(BetaAbstractMemoryTool):
         location = getattr(self.store, "location", "")
         if not isinstance(location, str) or not location:
             return text
-        where = Path(location)
-        shown = ROOT if where.is_dir() else where.name
-        for spelling in {str(where.resolve()), str(where.absolute()), location}:
-            text = text.replace(spelling, shown)
-        return text
+        return scrub_location(text, location, ROOT if Path(location).is_dir() else Path(location).name)
 
     def tree(self) -> Tree:
         """Return the store as the tree the session sees (one read of ``iter_entries``).

@@ -63,6 +63,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by a test with langgraph hidden
     raise ImportError('memcore.adapters.langgraph needs LangGraph: pip install "memcore-unified[langgraph]"') from exc
 
+from memcore.adapters._paths import scrub_location
 from memcore.contract import MemoryProvider
 from memcore.errors import AmbiguousIdError, EntryNotFoundError, MemcoreError, UnsupportedOperationError
 from memcore.index import search_hits
@@ -442,17 +443,8 @@ class MemcoreStore(BaseStore):
             yield
         except MemcoreError as exc:
             location = getattr(self.provider, "location", "")
-            if isinstance(location, str) and location:
-                where = Path(location)
-                spellings = {str(where.resolve()), str(where.absolute())} | (
-                    {location} if where.is_absolute() else set()
-                )
-                exc.args = tuple(
-                    _replace_all(arg, sorted(spellings, key=len, reverse=True), where.name or "store")
-                    if isinstance(arg, str)
-                    else arg
-                    for arg in exc.args
-                )
+            shown = (Path(location).name if isinstance(location, str) else "") or "store"
+            exc.args = tuple(scrub_location(arg, location, shown) if isinstance(arg, str) else arg for arg in exc.args)
             raise
 
     def _label(self) -> str:
@@ -476,13 +468,6 @@ class MemcoreStore(BaseStore):
             for entry_id in expired:
                 self.provider.delete(entry_id or "")
             return len(expired)
-
-
-def _replace_all(text: str, spellings: list[str], shown: str) -> str:
-    """``text`` with every spelling (longest first) replaced by ``shown``."""
-    for spelling in spellings:
-        text = text.replace(spelling, shown)
-    return text
 
 
 def _check_put(op: PutOp) -> None:
