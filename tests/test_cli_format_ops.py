@@ -46,12 +46,12 @@ def test_rightmemory_move_to_detail_then_inline_detail(tmp_path: Path) -> None:
     assert json.loads(back.stdout)["entry"]["id"] == "project" and not (root / "MEMORY_project.md").exists()
 
 
-def test_whitebox_dispute_with_options_and_a_repeated_tag(tmp_path: Path) -> None:
+def test_whitebox_dispute_with_options_and_a_tag_repeated_in_either_spelling(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(SAMPLES / "whitebox" / "vault-example", vault)
     result = run(
         "whitebox", "dispute", "identity.md", "Moved to Lyon.", "--store", f"whitebox:{vault}",
-        "--confidence", "0.8", "--tags", "move", "--tags", "city", "--json",
+        "--confidence", "0.8", "--tags", "move", "--tag", "city", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     entry = json.loads(result.stdout)["entry"]

@@ -40,7 +40,10 @@ def _params(op: FormatOperation) -> list[click.Parameter]:
         if base is bool:
             params.append(click.Option([flag, name], is_flag=True, default=bool(field.default), help=help_text))
         elif typing.get_origin(base) is list:
-            params.append(click.Option([flag, name], multiple=True, help=help_text + " (repeatable)"))
+            # a repeatable option also takes its singular (--tag beside --tags), as the core commands spell it
+            singular = name[:-1] if name.endswith("s") and name[:-1] not in op.input_model.model_fields else ""
+            flags = [flag, "--" + singular.replace("_", "-")] if singular else [flag]
+            params.append(click.Option([*flags, name], multiple=True, help=help_text + " (repeatable)"))
         elif field.is_required():
             params.append(click.Argument([name], type=_TYPES.get(base, click.STRING)))
         else:
