@@ -47,6 +47,7 @@ from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import Item, Storage, join
+from memcore_box import _readall
 from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
 from memcore_box._plan import Reservations, plan_box_ids
@@ -620,10 +621,11 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
             diags.append(
                 Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR, message=self._config_problem)
             )
-        files, orphans = self._scan(fast=True)
+        fast = _readall.enabled()  # MEMCORE_BOX_READ_ALL_FAST
+        files, orphans = _readall.scan(self) if fast else self._scan(fast=True)
         diags += orphans
-        diags += content_diags(self, files, entries)
-        diags += drift_diags(self, files)
+        diags += content_diags(self, files, entries, plain=fast)
+        diags += drift_diags(self, files, plain=fast)
         return diags  # leftover temp files and skipped links: core's validate/read_all reports them
 
     def reindex(self) -> list[Diagnostic]:
