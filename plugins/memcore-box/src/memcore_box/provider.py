@@ -614,6 +614,12 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         return StoreSnapshot(entries, diags)
 
     def _check(self, entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
+        if _readall.enabled():  # MEMCORE_BOX_READ_ALL_FAST
+            with _readall.paused_gc():
+                return self._check_files(entries, fast=True)
+        return self._check_files(entries, fast=False)
+
+    def _check_files(self, entries: list[MemoryEntry] | None, *, fast: bool) -> list[Diagnostic]:
         self._ensure_open()
         self._sync()
         diags: list[Diagnostic] = []
@@ -621,11 +627,10 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
             diags.append(
                 Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR, message=self._config_problem)
             )
-        fast = _readall.enabled()  # MEMCORE_BOX_READ_ALL_FAST
         files, orphans = _readall.scan(self) if fast else self._scan(fast=True)
         diags += orphans
-        diags += content_diags(self, files, entries, plain=fast)
-        diags += drift_diags(self, files, plain=fast)
+        diags += content_diags(self, files, entries, fast=fast)
+        diags += drift_diags(self, files, fast=fast)
         return diags  # leftover temp files and skipped links: core's validate/read_all reports them
 
     def reindex(self) -> list[Diagnostic]:

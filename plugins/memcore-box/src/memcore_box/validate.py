@@ -264,7 +264,7 @@ def content_diags(
     files: list[_File],
     entries: list[MemoryEntry] | None = None,
     *,
-    plain: bool = False,
+    fast: bool = False,
 ) -> list[Diagnostic]:
     """Return the per-file and cross-file diagnostics of ``files``.
 
@@ -274,7 +274,7 @@ def content_diags(
         entries: When given, receives every memory in :meth:`iter_entries` order
             (``created_at``, id, scan position; of files sharing an id the first), mapped
             from the same parse.
-        plain: Map a file whose frontmatter is plain (:class:`~memcore_box._parse._PlainMeta`)
+        fast: Map a file whose frontmatter is plain (:class:`~memcore_box._parse._PlainMeta`)
             with :func:`~memcore_box.codec.entry_from_plain` where it applies (the same entry
             and diagnostics as :func:`~memcore_box.codec.entry_from_meta`;
             ``MEMCORE_BOX_READ_ALL_FAST``).
@@ -290,7 +290,7 @@ def content_diags(
         if str(f.meta.get("status")) == "active" and text_of(f.meta.get("slug")):
             by_slug.setdefault(str(text_of(f.meta["slug"])).casefold(), []).append(f)
         entry = None
-        if plain and type(f.meta) is _PlainMeta:
+        if fast and type(f.meta) is _PlainMeta:
             entry = entry_from_plain(dict(f.meta), f.body, version=f.version, resolve=resolve, is_known_id=known)
             if entry is not None:
                 diags += plain_diagnostics(f.meta, entry, path=f.path)
@@ -389,13 +389,13 @@ def _plain_row_matches(row: IndexRow, meta: Mapping[str, Any], name: str) -> boo
     )
 
 
-def drift_diags(store: BoxMemoryProvider, files: list[_File], *, plain: bool = False) -> list[Diagnostic]:
+def drift_diags(store: BoxMemoryProvider, files: list[_File], *, fast: bool = False) -> list[Diagnostic]:
     """Return the index drift of ``files`` against their folders' ``_index.json`` and the rollup.
 
     Args:
         store: The workspace's provider (its folder indexes, settings, rollup).
         files: The parsed memory files, in scan order.
-        plain: Compare a compact row with a file's plain frontmatter first
+        fast: Compare a compact row with a file's plain frontmatter first
             (:func:`_plain_row_matches`; ``MEMCORE_BOX_READ_ALL_FAST``): the same diagnostics.
     """
     diags: list[Diagnostic] = []
@@ -450,7 +450,7 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File], *, plain: bool = F
         for name, f in present.items():
             have_row = indexed.get(name)
             if (
-                plain
+                fast
                 and have_row is not None
                 and type(f.meta) is _PlainMeta
                 and _plain_row_matches(have_row, f.meta, name)
