@@ -151,7 +151,7 @@ def test_the_fast_paths_map_memcore_files_without_the_general_mapping(
     assert calls["plain"] > 2 * 8  # read_all and validate, each every plain file at least
 
 
-def test_listings_opening_made_are_reused_with_the_same_result(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_listings_opening_made_are_reused_by_the_pass_and_source_files_with_the_same_result(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_drift, "SETTLED_NS", 0)  # every listing counts as settled
     walks = {"n": 0}
     real = BoxMemoryProvider._discover
@@ -164,10 +164,13 @@ def test_listings_opening_made_are_reused_with_the_same_result(root: Path, monke
     monkeypatch.setenv(_readall.ENV, "1")
     with BoxMemoryProvider(str(root)) as store:
         files, orphans = _readall.scan(store)
-    assert walks["n"] == 1  # open's walk only
+        listed = store.source_files()
+    assert walks["n"] == 1  # open's walk only: the pass and core's checks after it reuse it
     monkeypatch.setenv(_readall.ENV, "0")
     with BoxMemoryProvider(str(root)) as store:
         general = store._scan(fast=True)
+        assert store.source_files() == listed
+    assert walks["n"] == 4  # open, the scan, source_files
     assert orphans == general[1]
     assert [_file_view(f) for f in files] == [_file_view(f) for f in general[0]]
 

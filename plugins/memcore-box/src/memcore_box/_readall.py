@@ -8,7 +8,9 @@ diagnostics from one parse of each memory file. With this module's switch on:
   bytes, the same orphans, in the same order), reading the files through
   :func:`memcore.storage.file_reader` and taking the folder listings :meth:`open` made when no
   folder changed since (:meth:`~memcore_box._state.WorkspaceState._reused_listings`, as
-  iteration does) instead of listing every folder again;
+  iteration does) instead of listing every folder again, and keeping them for
+  :meth:`~memcore_box.provider.BoxMemoryProvider.source_files` (core's checks of every memory
+  file's text, right after the pass);
 - :func:`memcore_box.validate.content_diags` maps a file whose frontmatter is plain (a
   :class:`~memcore_box._parse._PlainMeta`) with :func:`memcore_box.codec.entry_from_plain` and
   :func:`memcore_box.codec.plain_diagnostics` where those apply (the entry and diagnostics
@@ -79,7 +81,7 @@ def scan(store: WorkspaceState) -> tuple[list[_File], list[Diagnostic]]:
     """
     files: list[_File] = []
     orphans: list[Diagnostic] = []
-    listings = store._reused_listings() or store._discover()
+    listings = store._reused_listings(keep=True) or store._discover()
     with file_reader(store.storage) as read:
         for folder, items in sorted(listings.items()):
             for item in items:

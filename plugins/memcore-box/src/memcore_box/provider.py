@@ -241,11 +241,16 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
 
     # memcore.provider.FileBackedProvider: lets memcore.index refresh one memory file at a time.
     def source_files(self) -> list[str]:
-        """Return every memory file, workspace-relative (``memories/decision__x.md``)."""
+        """Return every memory file, workspace-relative (``memories/decision__x.md``).
+
+        From the listings :meth:`open` made when no folder changed since and the checking
+        pass's fast paths are on (:mod:`memcore_box._readall`), else from a new listing.
+        """
         self._ensure_open()
+        listings = (self._reused_listings() if _readall.enabled() else None) or self._discover()
         return sorted(
             join(folder, item.name)
-            for folder, items in self._discover().items()
+            for folder, items in listings.items()
             for item in items
             if not item.is_folder and is_memory_name(item.name)
         )
