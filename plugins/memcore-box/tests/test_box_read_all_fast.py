@@ -151,7 +151,9 @@ def test_the_fast_paths_map_memcore_files_without_the_general_mapping(
     assert calls["plain"] > 2 * 8  # read_all and validate, each every plain file at least
 
 
-def test_listings_opening_made_are_reused_by_the_pass_and_source_files_with_the_same_result(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_listings_opening_made_are_reused_by_the_pass_and_source_files_with_the_same_result(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(_drift, "SETTLED_NS", 0)  # every listing counts as settled
     walks = {"n": 0}
     real = BoxMemoryProvider._discover
