@@ -9,7 +9,9 @@ in the same run:
   finished B store to a fresh folder with :func:`memcore.storage.atomic_write`, one write per
   file, no conversion logic;
 - **providers**: the time spent inside A's and B's provider methods during the migration, so
-  ``migrate - providers`` is memcore's own conversion logic.
+  ``migrate - providers`` is memcore's own conversion logic;
+- **phases**: wall (``phases_s``) and CPU (``phases_cpu_s``, each phase's least over the
+  repetitions) seconds from one progress mark to the next (read, plan, write, link, verify).
 
 The ratio ``migrate / baseline`` is the figure the issue asks for (target <= 2x). Maka's
 format caps a file at 128 KiB, so pairs with Maka use the largest N that fits (reported): for a
@@ -250,6 +252,9 @@ def _best(rows: list[dict[str, Any]], repeat: int) -> dict[str, Any]:
         memcore_logic_ratio=round(best["memcore_logic_s"] / floor["floor_s"], 2) if floor["floor_s"] else None,
         runs=repeat,
     )
+    best["phases_cpu_s"] = {  # each phase's least CPU over the runs
+        name: min(r["phases_cpu_s"][name] for r in rows if name in r["phases_cpu_s"]) for name in best["phases_cpu_s"]
+    }
     best.pop("target", None)
     return best
 
@@ -273,9 +278,11 @@ def _bench_once(
     dst_root.mkdir()
     dst = location(b, dst_root)
     phases: dict[str, float] = {}
+    phases_cpu: dict[str, float] = {}
 
     def progress(phase: str, done: int, total: int) -> None:
         phases.setdefault(phase, time.perf_counter())
+        phases_cpu.setdefault(phase, time.process_time())
 
     def run_migration() -> tuple[Any, float, float, float]:
         with provider_timer([a_cls, b_cls]) as spent:
@@ -294,6 +301,11 @@ def _bench_once(
         report, migrate_s, migrate_cpu, providers_s = run_migration()
     marks = [*sorted(phases.items(), key=lambda kv: kv[1]), ("end", min(phases.values(), default=0) + migrate_s)]
     phase_s = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
+    marks = [
+        *sorted(phases_cpu.items(), key=lambda kv: kv[1]),
+        ("end", min(phases_cpu.values(), default=0) + migrate_cpu),
+    ]
+    phase_cpu_s = {name: round(marks[i + 1][1] - at, 3) for i, (name, at) in enumerate(marks[:-1])}
     floor_s = floor["read_s"] + floor["write_s"] + floor["readback_s"]
     floor_cpu = floor["read_cpu"] + floor["write_cpu"] + floor["readback_cpu"]
     return {
@@ -317,6 +329,7 @@ def _bench_once(
         "source_entries": count,
         "kept": report.counts["kept"],
         "phases_s": phase_s,
+        "phases_cpu_s": phase_cpu_s,
         "target": dst,
     }
 
@@ -442,7 +455,7 @@ def _run(pairs: list[tuple[str, ...]], args: argparse.Namespace) -> int:
                 f"{row['pair']:<42} n={row['entries']:>6}  migrate {row['migrate_s']:>8.2f}s  "
                 f"floor {row['floor_s']:>7.2f}s  ratio {row['ratio']:>6}x  "
                 f"CPU {row['migrate_cpu_s']:.2f}/{row['floor_cpu_s']:.2f}s = {row['cpu_ratio']}x  "
-                f"phases {row['phases_s']}  kept {row['kept']}",
+                f"phases {row['phases_s']}  CPU phases {row['phases_cpu_s']}  kept {row['kept']}",
                 flush=True,
             )
     finally:

@@ -80,6 +80,21 @@ EDITS = [
     (b"tags: [finance]", b"links: [a]"),
     (b"tags: [finance]", b"custom: value"),
     (b"tags: [finance]", b"memcore: x"),
+    (b"tags: [finance]", b"memcore:\n  date_only: true"),
+    (b"tags: [finance]", b"memcore:\n  date_only: false"),
+    (b"tags: [finance]", b"memcore:\n  date_only: yes"),
+    (b"tags: [finance]", b"memcore: {}"),
+    (b"tags: [finance]", b"memcore:\n  kind: preference"),
+    (b"tags: [finance]", b"memcore:\n  kind: fact"),
+    (b"tags: [finance]", b"memcore:\n  kind: 5"),
+    (b"tags: [finance]", b"memcore:\n  status: superseded"),
+    (b"tags: [finance]", b"memcore:\n  status: archived"),
+    (b"tags: [finance]", b"memcore:\n  status: [a]"),
+    (b"tags: [finance]", b"memcore:\n  title: mem_01M8W0RWZJ4HT06TZG9WX1Z4HG"),
+    (b"tags: [finance]", b"memcore:\n  parent: mem_OTHER"),
+    (b"tags: [finance]", b"memcore:\n  extra:\n    x:\n      a: 1"),
+    (b"tags: [finance]", b"memcore:\n  unknown: 1"),
+    (b"kind: decision\n", b"kind: fact\n"),
     (b"id: mem_01M8W0RWZJ4HT06TZG9WX1Z4HG", b"id: mem_short"),
     (b"id: mem_01M8W0RWZJ4HT06TZG9WX1Z4HG", b"id: 12"),
     (b"id: mem_01M8W0RWZJ4HT06TZG9WX1Z4HG\n", b""),
@@ -172,6 +187,27 @@ def test_hand_edited_files_are_read_and_mapped_alike_or_declined(old: bytes, new
 )
 def test_relations_and_optional_fields_are_mapped_on_the_fast_path(new: bytes) -> None:
     assert _check(WRITTEN.replace(b"tags: [finance]", new, 1)) == (True, True)
+
+
+@pytest.mark.parametrize(
+    ("kind", "memcore", "want"),
+    [
+        (b"observation", b"memcore:\n  date_only: true", (Kind.OBSERVATION, Status.ACTIVE, True)),
+        (b"fact", b"memcore:\n  kind: preference", (Kind.PREFERENCE, Status.ACTIVE, False)),
+        (b"decision", b"memcore:\n  kind: preference", (Kind.DECISION, Status.ACTIVE, False)),
+        (b"decision", b"memcore:\n  status: superseded\n  date_only: true", (Kind.DECISION, Status.ACTIVE, True)),
+    ],
+)
+def test_the_memcore_block_memcore_writes_is_mapped_on_the_fast_path(
+    kind: bytes, memcore: bytes, want: tuple[Kind, Status, bool]
+) -> None:
+    data = WRITTEN.replace(b"kind: decision", b"kind: " + kind, 1).replace(b"tags: [finance]", memcore, 1)
+    assert _check(data) == (False, True)  # nested lines: not flat, but mapped without entry_from_meta
+    meta, body = read_meta("memories/x.md", data) or ({}, "")
+    titles = _titles()
+    entry = entry_from_plain(dict(meta), body, version="v1", resolve=titles.resolve, is_known_id=titles.known)
+    assert entry is not None
+    assert (entry.kind, entry.status, entry.date_only) == want
 
 
 @pytest.mark.parametrize(

@@ -207,8 +207,14 @@ class WorkspaceState(BaseProvider):
             if item.is_folder and not item.name.startswith("."):
                 yield from self._walk(join(folder, item.name), stamps)
 
-    def _reused_listings(self) -> dict[str, list[Any]] | None:
-        """Return the listings :meth:`open` took, when no folder changed since (then forget them)."""
+    def _reused_listings(self, *, keep: bool = False) -> dict[str, list[Any]] | None:
+        """Return the listings :meth:`open` took, when no folder changed since (then forget them).
+
+        Args:
+            keep: Keep them for the next caller (which checks the folders again): the checking
+                pass reads the files from them, and core's checks list the same files next
+                (:meth:`~memcore_box.provider.BoxMemoryProvider.source_files`).
+        """
         kept, self._opened_listings = self._opened_listings, None
         if kept is None or not _scan.enabled():
             return None
@@ -216,6 +222,8 @@ class WorkspaceState(BaseProvider):
         for folder, stamp in stamps.items():
             if _drift.stamp(self.storage, folder) != stamp:
                 return None
+        if keep:
+            self._opened_listings = kept
         return listings
 
     def _discover(self, *, remember: bool = False) -> dict[str, list[Any]]:

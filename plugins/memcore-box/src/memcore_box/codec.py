@@ -49,6 +49,7 @@ __all__ = [
     "entry_from_meta",
     "entry_from_plain",
     "meta_from_entry",
+    "plain_diagnostics",
     "related_targets",
     "wikilink_title",
 ]
@@ -351,8 +352,11 @@ def entry_from_meta(
 
 
 #: The keys :func:`entry_from_plain` maps (a file with any other key: :func:`entry_from_meta`):
-#: the schema's fields memcore maps, without the ``memcore`` key.
-_PLAIN_KEYS = _HANDLED - {MEMCORE_KEY}
+#: the schema's fields memcore maps and the ``memcore`` key.
+_PLAIN_KEYS = _HANDLED
+#: The keys of a ``memcore`` mapping :func:`entry_from_plain` maps (what memcore writes for a
+#: kind or status Box-memory has no name of its own for, and for a date without a time).
+_PLAIN_MEMCORE_KEYS = frozenset({"kind", "status", "date_only"})
 _BOX_KIND_OF = {name: _KINDS[name] for name in BOX_KINDS}
 _BOX_STATUS_OF = {name: _STATUSES[name] for name in BOX_STATUSES}
 
@@ -369,7 +373,8 @@ def entry_from_plain(
 
     The iteration's mapping (no diagnostics): for an exact ``dict`` whose keys are all in
     :data:`_PLAIN_KEYS` and whose values are what such a file holds (text in ASCII, a box
-    kind and status, UTC timestamps, a confidence from 0 to 1, lists of text), the entry
+    kind and status, UTC timestamps, a confidence from 0 to 1, lists of text, a ``memcore``
+    mapping of at most ``kind``, ``status`` and ``date_only``), the entry
     :func:`entry_from_meta` maps it to, built without its general checks. ``None`` for
     anything else (a value it would report, another key, non-ASCII text, the fast paths off):
     the caller maps the file with :func:`entry_from_meta`. ``plugins/memcore-box/tests/
@@ -390,13 +395,28 @@ def entry_from_plain(
     kind = _BOX_KIND_OF.get(raw_kind)
     if kind is None:
         return None
-    fields: dict[str, Any] = {"id": entry_id, "body": body, "version": version, "kind": kind}
     get = meta.get
+    extra_ns = get(MEMCORE_KEY)
+    if extra_ns is not None:
+        if type(extra_ns) is not dict or not _PLAIN_MEMCORE_KEYS.issuperset(extra_ns):
+            return None
+        wanted = extra_ns.get("kind")
+        if isinstance(wanted, str) and wanted in Kind.__members__.values() and box_kind(Kind(wanted)) == raw_kind:
+            kind = Kind(wanted)
+    fields: dict[str, Any] = {"id": entry_id, "body": body, "version": version, "kind": kind}
     value = get("status")
     if value is not None:
         status = _BOX_STATUS_OF.get(value) if type(value) is str else None
         if status is None:
             return None
+        if extra_ns is not None:
+            wanted = extra_ns.get("status")
+            if (
+                isinstance(wanted, str)
+                and wanted in Status.__members__.values()
+                and box_status(Status(wanted)) == value
+            ):
+                status = Status(wanted)
         fields["status"] = status
     box: dict[str, Any] = {}
     for key, name in (("slug", ""), ("title", "title"), ("team", "scope"), ("agent", "source")):
@@ -421,6 +441,8 @@ def entry_from_plain(
             fields[key] = parse_timestamp(value)
         except ValueError:
             return None
+    if extra_ns is not None and extra_ns.get("date_only") is True:
+        fields["date_only"] = True
     value = get("confidence")
     if value is not None:
         if (type(value) is not float and type(value) is not int) or not 0 <= value <= 1:
@@ -455,6 +477,74 @@ def entry_from_plain(
     fields["relations"] = relations
     fields["extra"] = {"box": box} if box else {}
     return _copy_blank(fields)
+
+
+_REQUIRED = ("slug", "title", "status", "created_at", "updated_at")
+
+
+def plain_diagnostics(meta: Mapping[str, Any], entry: MemoryEntry, *, path: str) -> list[Diagnostic]:
+    """Return ``entry_from_meta(meta, ...)[1]`` for a file :func:`entry_from_plain` mapped to ``entry``.
+
+    Such a file has no value :func:`entry_from_meta` reports as an error, so its diagnostics are
+    the ones that do not depend on a value's form, in :func:`entry_from_meta`'s order: an id off
+    the ULID form, each missing required field, then one per unresolved relation in
+    ``entry.relations`` (a ``related`` wikilink no title matches, a ``supersedes`` or
+    ``superseded_by`` id no file has), each on the line :func:`entry_from_meta` names.
+
+    Args:
+        meta: The frontmatter whose plain copy :func:`entry_from_plain` was given (its key
+            lines, when it knows them, as for :func:`entry_from_meta`).
+        entry: What :func:`entry_from_plain` returned for it (not ``None``).
+        path: Workspace-relative file path, for the diagnostics.
+    """
+    entry_id = entry.id
+    diags: list[Diagnostic] = []
+
+    if not ID_PATTERN.match(entry_id or ""):
+        diags.append(
+            _diag(
+                path,
+                "box.id-format",
+                f"id {entry_id!r} is not mem_ + a 26-character ULID",
+                line=_line_of(meta, "id"),
+                entry_id=entry_id,
+                severity=Severity.WARNING,
+            )
+        )
+    get = meta.get
+    for key in _REQUIRED:
+        if get(key) is None:
+            diags.append(
+                _diag(
+                    path, "box.missing-field", f"required field {key!r} is missing; add it", line=1, entry_id=entry_id
+                )
+            )
+    for relation in entry.relations:
+        if relation.resolved:
+            continue
+        if relation.type == "related":
+            diags.append(
+                _diag(
+                    path,
+                    "box.unresolved-wikilink",
+                    f"related [[{relation.target}]] matches no memory title in the workspace",
+                    line=_line_of(meta, "related"),
+                    entry_id=entry_id,
+                    severity=Severity.WARNING,
+                )
+            )
+        else:
+            diags.append(
+                _diag(
+                    path,
+                    "box.dangling-id",
+                    f"{relation.type} names {relation.target}, which is not in the workspace",
+                    line=_line_of(meta, relation.type),
+                    entry_id=entry_id,
+                    severity=Severity.WARNING,
+                )
+            )
+    return diags
 
 
 def _ascii_texts(value: Any) -> bool:

@@ -47,6 +47,7 @@ from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import Item, Storage, join
+from memcore_box import _readall
 from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
 from memcore_box._plan import Reservations, plan_box_ids
@@ -240,11 +241,16 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
 
     # memcore.provider.FileBackedProvider: lets memcore.index refresh one memory file at a time.
     def source_files(self) -> list[str]:
-        """Return every memory file, workspace-relative (``memories/decision__x.md``)."""
+        """Return every memory file, workspace-relative (``memories/decision__x.md``).
+
+        From the listings :meth:`open` made when no folder changed since and the checking
+        pass's fast paths are on (:mod:`memcore_box._readall`), else from a new listing.
+        """
         self._ensure_open()
+        listings = (self._reused_listings() if _readall.enabled() else None) or self._discover()
         return sorted(
             join(folder, item.name)
-            for folder, items in self._discover().items()
+            for folder, items in listings.items()
             for item in items
             if not item.is_folder and is_memory_name(item.name)
         )
@@ -613,6 +619,12 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         return StoreSnapshot(entries, diags)
 
     def _check(self, entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
+        if _readall.enabled():  # MEMCORE_BOX_READ_ALL_FAST
+            with _readall.paused_gc():
+                return self._check_files(entries, fast=True)
+        return self._check_files(entries, fast=False)
+
+    def _check_files(self, entries: list[MemoryEntry] | None, *, fast: bool) -> list[Diagnostic]:
         self._ensure_open()
         self._sync()
         diags: list[Diagnostic] = []
@@ -620,10 +632,10 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
             diags.append(
                 Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR, message=self._config_problem)
             )
-        files, orphans = self._scan(fast=True)
+        files, orphans = _readall.scan(self) if fast else self._scan(fast=True)
         diags += orphans
-        diags += content_diags(self, files, entries)
-        diags += drift_diags(self, files)
+        diags += content_diags(self, files, entries, fast=fast)
+        diags += drift_diags(self, files, fast=fast)
         return diags  # leftover temp files and skipped links: core's validate/read_all reports them
 
     def reindex(self) -> list[Diagnostic]:

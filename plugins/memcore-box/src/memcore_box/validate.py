@@ -16,8 +16,8 @@ from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import check_component, join
-from memcore_box._parse import _File
-from memcore_box.codec import _sort_key, entry_from_meta
+from memcore_box._parse import _File, _PlainMeta
+from memcore_box.codec import _sort_key, entry_from_meta, entry_from_plain, plain_diagnostics
 from memcore_box.index import ENTRY_FIELDS, INDEX_FILE, IndexRow, index_row
 
 if TYPE_CHECKING:
@@ -260,7 +260,11 @@ def companion_diags(store: BoxMemoryProvider, f: _File) -> list[Diagnostic]:
 
 
 def content_diags(
-    store: BoxMemoryProvider, files: list[_File], entries: list[MemoryEntry] | None = None
+    store: BoxMemoryProvider,
+    files: list[_File],
+    entries: list[MemoryEntry] | None = None,
+    *,
+    fast: bool = False,
 ) -> list[Diagnostic]:
     """Return the per-file and cross-file diagnostics of ``files``.
 
@@ -270,6 +274,10 @@ def content_diags(
         entries: When given, receives every memory in :meth:`iter_entries` order
             (``created_at``, id, scan position; of files sharing an id the first), mapped
             from the same parse.
+        fast: Map a file whose frontmatter is plain (:class:`~memcore_box._parse._PlainMeta`)
+            with :func:`~memcore_box.codec.entry_from_plain` where it applies (the same entry
+            and diagnostics as :func:`~memcore_box.codec.entry_from_meta`;
+            ``MEMCORE_BOX_READ_ALL_FAST``).
     """
     diags: list[Diagnostic] = []
     by_id: dict[str, list[_File]] = {}
@@ -281,8 +289,14 @@ def content_diags(
         by_id.setdefault(entry_id, []).append(f)
         if str(f.meta.get("status")) == "active" and text_of(f.meta.get("slug")):
             by_slug.setdefault(str(text_of(f.meta["slug"])).casefold(), []).append(f)
-        entry, found = store._entry_of(f, resolve, known)
-        diags += found
+        entry = None
+        if fast and type(f.meta) is _PlainMeta:
+            entry = entry_from_plain(dict(f.meta), f.body, version=f.version, resolve=resolve, is_known_id=known)
+            if entry is not None:
+                diags += plain_diagnostics(f.meta, entry, path=f.path)
+        if entry is None:
+            entry, found = store._entry_of(f, resolve, known)
+            diags += found
         if entries is not None:
             keyed.append((_sort_key(f.meta.get("created_at"), entry_id), position, entry))
         kind, slug = str(f.meta.get("kind")), str(f.meta.get("slug") or "")
@@ -334,8 +348,56 @@ def content_diags(
     return diags
 
 
-def drift_diags(store: BoxMemoryProvider, files: list[_File]) -> list[Diagnostic]:
-    """Return the index drift of ``files`` against their folders' ``_index.json`` and the rollup."""
+def _plain_row_matches(row: IndexRow, meta: Mapping[str, Any], name: str) -> bool:
+    """Whether :func:`drift_diags` finds the compact ``row`` equal to the row of the file ``name``.
+
+    Answers ``True`` only when sure, without building the file's row: ``meta`` holds text (or
+    nothing) in every field the row takes, lists of text (or nothing) for ``tags`` and
+    ``related``, no ``companion_for``, and each field equals the row's as
+    :func:`~memcore_box.index.index_row` would make it (file id and size are not compared).
+    ``False`` means: build the row and compare (the general way).
+    """
+    if row.raw is not None or "companion_for" in meta:
+        return False
+    get = meta.get
+    entry_id, kind, slug, title = get("id"), get("kind"), get("slug"), get("title")
+    status, team, created, updated = get("status"), get("team"), get("created_at"), get("updated_at")
+    tags, related = get("tags"), get("related")
+    if type(entry_id) is not str or type(kind) is not str:
+        return False
+    for value in (slug, title, status, team, created, updated):
+        if value is not None and type(value) is not str:
+            return False
+    for items in (tags, related):
+        if items is not None and (type(items) is not list or not all(type(item) is str for item in items)):
+            return False
+    slug = slug or ""
+    return (
+        row.id == entry_id
+        and row.fname == (None if name == f"{kind}__{slug}.md" else name)
+        and row.title == (title or "")
+        and row.slug == slug
+        and row.kind == kind
+        and row.status == status
+        and row.team == team
+        and row.tags == (tuple(tags) if tags else ())
+        and row.related == (tuple(related) if related else ())
+        and row.companion_for is None
+        and row.sha256 is None
+        and row.created_at == created
+        and row.updated_at == updated
+    )
+
+
+def drift_diags(store: BoxMemoryProvider, files: list[_File], *, fast: bool = False) -> list[Diagnostic]:
+    """Return the index drift of ``files`` against their folders' ``_index.json`` and the rollup.
+
+    Args:
+        store: The workspace's provider (its folder indexes, settings, rollup).
+        files: The parsed memory files, in scan order.
+        fast: Compare a compact row with a file's plain frontmatter first
+            (:func:`_plain_row_matches`; ``MEMCORE_BOX_READ_ALL_FAST``): the same diagnostics.
+    """
     diags: list[Diagnostic] = []
     by_folder: dict[str, list[_File]] = {}
     for f in files:
@@ -386,8 +448,15 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File]) -> list[Diagnostic
                     )
                 )
         for name, f in present.items():
-            want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
             have_row = indexed.get(name)
+            if (
+                fast
+                and have_row is not None
+                and type(f.meta) is _PlainMeta
+                and _plain_row_matches(have_row, f.meta, name)
+            ):
+                continue
+            want_row = index_row(f.meta, filename=name, file_id=None, size=f.size)
             if have_row is None:
                 diags.append(
                     Diagnostic(

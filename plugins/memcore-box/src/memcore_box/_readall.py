@@ -1,0 +1,97 @@
+"""The checking pass of ``read_all``/``validate``, fast: listings reused, files read in bulk, plain mapping.
+
+:meth:`~memcore_box.provider.BoxMemoryProvider.read_all` builds the entries and the
+diagnostics from one parse of each memory file. With this module's switch on:
+
+- :func:`scan` gives what :meth:`~memcore_box._state.WorkspaceState._scan` gives with
+  ``fast=True`` (the same files, parsed by :func:`memcore_box._parse.parse` from the same
+  bytes, the same orphans, in the same order), reading the files through
+  :func:`memcore.storage.file_reader` and taking the folder listings :meth:`open` made when no
+  folder changed since (:meth:`~memcore_box._state.WorkspaceState._reused_listings`, as
+  iteration does) instead of listing every folder again, and keeping them for
+  :meth:`~memcore_box.provider.BoxMemoryProvider.source_files` (core's checks of every memory
+  file's text, right after the pass);
+- :func:`memcore_box.validate.content_diags` maps a file whose frontmatter is plain (a
+  :class:`~memcore_box._parse._PlainMeta`) with :func:`memcore_box.codec.entry_from_plain` and
+  :func:`memcore_box.codec.plain_diagnostics` where those apply (the entry and diagnostics
+  :func:`memcore_box.codec.entry_from_meta` gives);
+- :func:`memcore_box.validate.drift_diags` compares a compact index row with its file's plain
+  frontmatter field by field (``_plain_row_matches``) before building the row the file would
+  have;
+- the cyclic garbage collector is paused while the pass runs (:func:`paused_gc`): the pass
+  builds and holds some ten objects per memory file (parsed files, entries, index rows), and
+  each collection the growing heap set off rescanned all of them (a third of the pass's CPU at
+  10,000 memories). Nothing the pass builds needs the collector (what it drops is freed by
+  reference counting); the collector runs again, as before, once the pass returns.
+
+``MEMCORE_BOX_READ_ALL_FAST=0`` turns all three off (so do ``MEMCORE_BOX_STREAM_FAST=0`` and the
+YAML fast paths off): every file is then read with ``storage.read`` after a new listing of
+every folder, mapped by :func:`memcore_box.codec.entry_from_meta`, and its index row built
+and compared. ``plugins/memcore-box/tests/test_box_read_all_fast.py`` compares both.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from memcore.models import Diagnostic
+from memcore.storage import file_reader, join
+from memcore_box import _scan
+from memcore_box._parse import _File, is_memory_name
+
+if TYPE_CHECKING:
+    from memcore_box._state import WorkspaceState
+
+__all__ = ["ENV", "enabled", "paused_gc", "scan"]
+
+ENV = "MEMCORE_BOX_READ_ALL_FAST"
+
+
+def enabled() -> bool:
+    """Return whether the fast paths are on (``MEMCORE_BOX_READ_ALL_FAST`` not ``0``, the stream fast paths on)."""
+    return _scan.enabled() and os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block (unless it is off already); resume it after.
+
+    A host application that turned the collector off keeps it off; one that turns it off
+    during the block finds it on again afterwards only if it was on before.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def scan(store: WorkspaceState) -> tuple[list[_File], list[Diagnostic]]:
+    """Return every memory file (folders sorted) and the orphans' diagnostics, as ``store._scan(fast=True)``.
+
+    Args:
+        store: The open workspace (its listings, storage and :meth:`_parse`).
+    """
+    files: list[_File] = []
+    orphans: list[Diagnostic] = []
+    listings = store._reused_listings(keep=True) or store._discover()
+    with file_reader(store.storage) as read:
+        for folder, items in sorted(listings.items()):
+            for item in items:
+                if item.is_folder or not is_memory_name(item.name):
+                    continue
+                path = join(folder, item.name)
+                try:
+                    data, version = read(path)
+                except FileNotFoundError:
+                    continue
+                parsed = store._parse(path, data, version or "", item.id, fast=True)
+                (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
+    return files, orphans
