@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, NamedTuple, Self
@@ -291,13 +292,33 @@ class BaseProvider(abc.ABC):
             if method is not None and not getattr(method, "_memcore_writable", False):
                 setattr(cls, name, _refused_when_read_only(method, name))
 
-    def _core_diagnostics(self, found: Sequence[Diagnostic]) -> list[Diagnostic]:
+    def source_bytes_read(self, rel: str, data: bytes) -> None:
+        """Hand core's checks the bytes of a source file the running ``read_all``/``validate`` read.
+
+        A provider's checking pass calls it for each file it read, with the path as
+        ``source_files()`` names it (store-relative, ``/``-separated): core then checks those
+        bytes for refused control characters at once and does not read the file a second time
+        after the pass. Outside a ``read_all``/``validate`` call of this provider it does
+        nothing; a file never handed over is read from disk as before.
+
+        Args:
+            rel: The file's store-relative path.
+            data: Its bytes, as the pass read them.
+        """
+        held = _SOURCE_BYTES.get()
+        if held is not None and held[0] is self:
+            held[1][rel] = control_char_diagnostics(data, rel, code=f"{self.format_name or 'store'}.control-char")
+
+    def _core_diagnostics(
+        self, found: Sequence[Diagnostic], checked: dict[str, list[Diagnostic]] | None = None
+    ) -> list[Diagnostic]:
         """Diagnose what core checks in every local store, beside the provider's ``found``.
 
         Refused control characters in the store's source files (file:line), NFC/NFD twin names
         in a store that is a folder, temp files of interrupted writes and symbolic links the
         local storage left out (loops, broken, leading outside the store: ``<format>.skipped-link``);
-        one warning each, unless the provider already reported that path.
+        one warning each, unless the provider already reported that path. ``checked`` holds the
+        control-character findings of files the pass handed over (:meth:`source_bytes_read`).
         """
         root = Path(self.location)
         if not root.exists():
@@ -315,7 +336,11 @@ class BaseProvider(abc.ABC):
             files = list(source_files()) if source_files is not None else [root.name] if root.is_file() else []
         except Exception:  # noqa: BLE001 - the provider's own validate reports why it cannot list
             files = []
+        checked = checked or {}
         for rel in files:
+            if rel in checked:
+                out.extend(checked[rel])
+                continue
             try:
                 data = (base / rel).read_bytes()
             except OSError:
@@ -729,6 +754,13 @@ def _checked_write(method: Any) -> Any:
     return wrapper
 
 
+#: The provider whose outermost ``read_all``/``validate`` runs in this context, and the
+#: control-character findings of the files its pass handed over (:meth:`BaseProvider.source_bytes_read`).
+_SOURCE_BYTES: ContextVar[tuple[object, dict[str, list[Diagnostic]]] | None] = ContextVar(
+    "memcore_source_bytes", default=None
+)
+
+
 def _scanned_check(method: Any, name: str) -> Any:
     """Wrap ``validate``/``read_all`` so the outermost call adds the control-character findings."""
 
@@ -736,13 +768,17 @@ def _scanned_check(method: Any, name: str) -> Any:
     def wrapper(self: BaseProvider, *args: Any, **kwargs: Any) -> Any:
         depth = getattr(self, "_memcore_scan_depth", 0)
         self._memcore_scan_depth = depth + 1  # type: ignore[attr-defined]
+        checked: dict[str, list[Diagnostic]] = {}
+        token = _SOURCE_BYTES.set((self, checked)) if not depth else None
         try:
             result = method(self, *args, **kwargs)
         finally:
             self._memcore_scan_depth = depth  # type: ignore[attr-defined]
+            if token is not None:
+                _SOURCE_BYTES.reset(token)
         if depth:
             return result
-        found = self._core_diagnostics(result.diagnostics if name == "read_all" else result)
+        found = self._core_diagnostics(result.diagnostics if name == "read_all" else result, checked)
         if not found:
             return result
         if name == "read_all":

@@ -52,6 +52,7 @@ HAND_FILES = [
     ("fact__orphan.md", b"---\nid:", b"no frontmatter\nid:"),
     ("fact__no-kind.md", b"kind: fact\n", b""),
     ("fact__not-utf8.md", b"x\n", b"\xff\n"),
+    ("fact__bell.md", b"x\n", b"x\x07y\n"),
 ]
 
 
@@ -127,11 +128,32 @@ def test_read_all_and_validate_give_the_same_entries_and_diagnostics_with_the_fa
         "box.index-stale-entry",
         "box.index-unindexed",
         "box.index-missing-file",
+        "box.control-char",
     } <= codes
     lines = {(d["path"], d["code"]): d["line"] for d in diagnostics}
     assert lines[("memories/fact__links.md", "box.unresolved-wikilink")] == 9  # the "related:" line
     assert lines[("memories/fact__links.md", "box.dangling-id")] == 12  # "supersedes:", after the list
     assert lines[("memories/fact__short-id.md", "box.id-format")] == 2
+
+
+def test_core_checks_take_the_bytes_the_pass_read_and_read_no_memory_file_again(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_again: list[str] = []
+    read_bytes = Path.read_bytes
+
+    def recording(path: Path) -> bytes:
+        read_again.append(path.name)
+        return read_bytes(path)
+
+    monkeypatch.setenv(_readall.ENV, "1")
+    monkeypatch.setattr(Path, "read_bytes", recording)
+    with BoxMemoryProvider(str(root)) as store:
+        snapshot = store.read_all()
+    assert not [name for name in read_again if name.endswith(".md")]
+    bell = [d for d in snapshot.diagnostics if d.code == "box.control-char"]
+    assert [(d.path, d.line, d.column) for d in bell] == [("memories/fact__bell.md", 11, 2)]
+    store.source_bytes_read("memories/fact__bell.md", b"\x07")  # outside a pass: nothing kept, nothing raised
 
 
 def test_the_fast_paths_map_memcore_files_without_the_general_mapping(

@@ -10,7 +10,8 @@ diagnostics from one parse of each memory file. With this module's switch on:
   folder changed since (:meth:`~memcore_box._state.WorkspaceState._reused_listings`, as
   iteration does) instead of listing every folder again, and keeping them for
   :meth:`~memcore_box.provider.BoxMemoryProvider.source_files` (core's checks of every memory
-  file's text, right after the pass);
+  file's text, right after the pass), and handing each file's bytes to those checks
+  (:meth:`memcore.provider.BaseProvider.source_bytes_read`) so that they do not read it again;
 - :func:`memcore_box.validate.content_diags` maps a file whose frontmatter is plain (a
   :class:`~memcore_box._parse._PlainMeta`) with :func:`memcore_box.codec.entry_from_plain` and
   :func:`memcore_box.codec.plain_diagnostics` where those apply (the entry and diagnostics
@@ -92,6 +93,7 @@ def scan(store: WorkspaceState) -> tuple[list[_File], list[Diagnostic]]:
                     data, version = read(path)
                 except FileNotFoundError:
                     continue
+                store.source_bytes_read(path, data)  # core's control-character check: no second read
                 parsed = store._parse(path, data, version or "", item.id, fast=True)
                 (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
     return files, orphans
