@@ -221,8 +221,8 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         """Parse and validate the store as it is on disk now (in a :meth:`batch`: as the batch left it).
 
         Files whose bytes did not change since the last call are not re-parsed, up to
-        :data:`READ_CACHE_BYTES` of files: outside a batch, what a read keeps parsed between
-        calls is bounded, so that an open provider never holds a big store's whole graph.
+        :data:`READ_CACHE_BYTES` of files (what this keeps between calls is bounded; the whole
+        graph is kept only by :meth:`read_all` and the reference reading, while unchanged).
         """
         session = self.active_session()
         if session is not None:
