@@ -11,6 +11,12 @@ variants alternating. Run: ``python benchmarks/bench_reference_reading.py [--ent
 ``--many``: one call each (memo on) against one ``reference_reads_differently_many`` call for
 every entry, as a migration's verification asks, for WhiteBox, RightMemory and Maka (a Maka file
 holds about 500 of these entries); both must give the same notes.
+
+``--read-back``: a migration's read-back of a RightMemory target, a fresh provider's
+``read_all()`` (with core's checks, which list the store's files) then the notes for every
+entry, with ``MEMCORE_RIGHTMEMORY_READ_MEMO`` on and off alternating (bodies of ~300 bytes, so
+that MEMORY.md outgrows the 2 MiB read cache as a migrated store does); both must give the
+same entries, diagnostics and notes.
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ import time
 from pathlib import Path
 
 from memcore.models import Kind, MemoryEntry
+from memcore.provider import read_all
 from memcore.registry import get_registry
 
 
-def _store(fmt: str, where: Path, entries: int) -> str:
+def _store(fmt: str, where: Path, entries: int, pad: int = 0) -> str:
     provider = get_registry().get(fmt)
     location = str(where / fmt)
     if fmt == "maka":
@@ -35,7 +42,8 @@ def _store(fmt: str, where: Path, entries: int) -> str:
     kind = Kind.OBSERVATION if fmt == "whitebox" else Kind.DECISION
     with provider(location) as store, store.batch():
         for i in range(entries):
-            store.add(MemoryEntry(kind=kind, title=f"T {i}", body=f"Body {i}.\n", tags=["a"], source="chat"))
+            body = f"Body {i}." + " words" * (pad // 6)
+            store.add(MemoryEntry(kind=kind, title=f"T {i}", body=body + "\n", tags=["a"], source="chat"))
     return location
 
 
@@ -61,15 +69,47 @@ def _ask_all(fmt: str, location: str, memo: bool) -> float:
         return time.process_time() - start
 
 
+def _read_back(location: str, memo: bool) -> tuple[float, float, object]:
+    os.environ.pop("MEMCORE_REFERENCE_MEMO", None)
+    os.environ["MEMCORE_RIGHTMEMORY_READ_MEMO"] = "1" if memo else "0"
+    try:
+        start = time.process_time()
+        with get_registry().get("rightmemory")(location, read_only=True) as store:
+            snapshot = read_all(store)
+            read = time.process_time() - start
+            notes = store.reference_reads_differently_many(snapshot.entries)  # type: ignore[attr-defined]
+        return read, time.process_time() - start - read, (snapshot, notes)
+    finally:
+        os.environ.pop("MEMCORE_RIGHTMEMORY_READ_MEMO", None)
+
+
 def main() -> None:
     """Print CPU seconds per format, memo on and off."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--entries", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--many", action="store_true", help="one call each against one call for all")
+    parser.add_argument("--read-back", action="store_true", help="RightMemory read_all + notes, read memo off/on")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("MEMCORE_STATE_DIR", str(Path(tmp) / "state"))
+        if args.read_back:
+            # bodies of ~300 bytes: 10,000 entries make a MEMORY.md of about 3.6 MB, as a migrated
+            # store's (beyond the provider's 2 MiB read cache, which keeps a smaller file parsed)
+            location = _store("rightmemory", Path(tmp), args.entries, pad=300)
+            runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+            results: dict[bool, object] = {}
+            for r in range(args.rounds):
+                for memo in (False, True) if r % 2 == 0 else (True, False):
+                    read, notes, results[memo] = _read_back(location, memo)
+                    runs[memo].append((read, notes))
+            assert results[True] == results[False], "the read memo changed what the read-back gives"
+            print("| read memo | entries | read_all (CPU s) | notes after it (CPU s) |\n|---|---|---|---|")
+            for memo in (False, True):
+                best_read = min(read for read, _ in runs[memo])
+                best_notes = min(notes for _, notes in runs[memo])
+                print(f"| {'on' if memo else 'off'} | {args.entries} | {best_read:.3f} | {best_notes:.3f} |")
+            return
         if args.many:
             print("| format | entries | one call each (CPU s) | one call for all (CPU s) | ratio |")
             print("|---|---|---|---|---|")

@@ -204,7 +204,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         """Forget parsed files; nothing is written."""
         self._cache.clear()
         self._chains.clear()
-        self._graphs.memo = None
+        self._graphs.memo = self._reference_memo = None
         super().close()
 
     # -- reading ----------------------------------------------------------------------
@@ -221,8 +221,8 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         """Parse and validate the store as it is on disk now (in a :meth:`batch`: as the batch left it).
 
         Files whose bytes did not change since the last call are not re-parsed, up to
-        :data:`READ_CACHE_BYTES` of files: outside a batch, what a read keeps parsed between
-        calls is bounded, so that an open provider never holds a big store's whole graph.
+        :data:`READ_CACHE_BYTES` of files (what this keeps between calls is bounded; the whole
+        graph is kept only by :meth:`read_all` and the reference reading, while unchanged).
         """
         session = self.active_session()
         if session is not None:
@@ -252,8 +252,8 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
     def read_all(self) -> StoreSnapshot:
         """Return every entry and every diagnostic from one parse of the store.
 
-        Equal to ``StoreSnapshot(list(self.iter_entries()), self.validate())``: the graph is
-        loaded (and validated) once, and the entries are built from that same load.
+        Equal to ``StoreSnapshot(list(self.iter_entries()), self.validate())``, from one load of the graph
+        (kept for the next reads while its files are unchanged: ``RightMemoryReference._keep_read``).
         """
         graph = self.graph()
         unread: dict[str, list[Diagnostic]] = {}
@@ -265,6 +265,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         entries = list(self._all_entries(graph, before_release=note))
         for rel in graph.docs:
             note(rel)  # files without items
+        self._keep_read(graph)
         return StoreSnapshot(
             entries,
             [
@@ -315,7 +316,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
     # memcore.provider.FileBackedProvider: lets memcore.index refresh file by file.
     def source_files(self) -> list[str]:
         """Return every graph file (MEMORY.md, PURSUITS.md, F# detail files), root-relative."""
-        return sorted(self.graph().docs)
+        return sorted(self._read_graph().docs)
 
     def iter_file_entries(self, path: str) -> Iterator[MemoryEntry]:
         """Yield the entries whose heading or node line is in ``path`` (root-relative).

@@ -13,7 +13,8 @@ each such field of one item.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -26,7 +27,7 @@ from memcore_rightmemory.mapping import kind_for
 if TYPE_CHECKING:
     from memcore_rightmemory.provider import RightMemoryProvider
 
-__all__ = ["READER", "RightMemoryReference", "reference_notes"]
+__all__ = ["READER", "RightMemoryReference", "Stamp", "graph_stamp", "read_memo_enabled", "reference_notes"]
 
 #: The reference reader, as RightMemory's sources name it.
 READER = "graph.py"
@@ -79,39 +80,122 @@ def reference_notes(entry: MemoryEntry, graph: Graph, ref: ItemRef) -> list[Fide
     return notes
 
 
-def _stamp(root: Path, rels: list[str]) -> tuple[tuple[str, int, int, int], ...] | None:
-    """Return ``(file, mtime_ns, size, inode)`` of each graph file, ``None`` when one cannot be read."""
-    out = []
-    for rel in rels:
+Stamp = tuple[tuple[str, tuple[int, int, int, int, int] | None], ...]
+"""``(file, (mtime_ns, ctime_ns, size, inode, mode) or None when absent)`` of the files a graph rests on."""
+
+
+def _lstat(path: Path) -> tuple[int, int, int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
+def graph_stamp(graph: Graph, read: Callable[[str], bytes | None]) -> Stamp | None:
+    """Return the stamp of the files ``graph`` was built from, or ``None`` when it cannot be told.
+
+    The stamp holds every graph file and every backing file a heading names (absent ones as
+    ``None``, so that one appearing later changes it). It is taken first and each graph
+    file is read again after it: only when each still holds the bytes the graph was parsed
+    from does the stamp describe that graph (a file that changed during or after the load
+    gives ``None``). ``None`` too for a graph with an unreadable file, or an F# file it did not
+    load that is now a regular file.
+
+    Args:
+        graph: A graph loaded outside a write session.
+        read: The provider's ``rel -> bytes`` (``None``: not a regular file inside the root).
+    """
+    if graph.unreadable:
+        return None
+    details = {name for marker, name in graph.backing.values() if marker == "F#"}
+    stamp: list[tuple[str, tuple[int, int, int, int, int] | None]] = []
+    for rel in sorted({*graph.docs, *(name for _marker, name in graph.backing.values())}):
         try:
-            st = os.stat(root / rel)
+            st = _lstat(graph.root / rel)
         except OSError:
             return None
-        out.append((rel, st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(out)
+        if rel in details and rel not in graph.docs and st is not None and stat.S_ISREG(st[4]):
+            return None  # an F# detail file the load did not find: it has just appeared
+        stamp.append((rel, st))
+    for rel, doc in graph.docs.items():
+        if read(rel) != doc.source.data:
+            return None
+    return tuple(stamp)
+
+
+def _stamp_now(root: Path, stamp: Stamp) -> bool:
+    """Whether every file of ``stamp`` is still as it records."""
+    try:
+        return all(_lstat(root / rel) == st for rel, st in stamp)
+    except OSError:
+        return False
+
+
+def read_memo_enabled() -> bool:
+    """Whether a graph read outside a write session is kept for the next reads (default: yes).
+
+    ``MEMCORE_RIGHTMEMORY_READ_MEMO=0``: :meth:`~memcore_rightmemory.provider.RightMemoryProvider.read_all`
+    keeps nothing, and :meth:`~memcore_rightmemory.provider.RightMemoryProvider.source_files`
+    parses the store each time (the reference reading keeps its own parse, under
+    ``MEMCORE_REFERENCE_MEMO``).
+    """
+    return os.environ.get("MEMCORE_RIGHTMEMORY_READ_MEMO", "1") != "0"
 
 
 class RightMemoryReference:
     """:class:`memcore.provider.ReferenceReading` for :class:`~memcore_rightmemory.provider.RightMemoryProvider`.
 
     A migration asks about every item in turn: outside a write session the parsed graph is kept
-    between calls while no graph file changed (same modification time, size and inode), so
-    the questions cost one parse of the store, not one per item
-    (``benchmarks/bench_reference_reading.py``; ``MEMCORE_REFERENCE_MEMO=0`` turns it off).
+    between calls while no file it rests on changed (:func:`graph_stamp`: modification and
+    change times, size, inode and type of each), so the questions cost one parse of the store,
+    not one per item (``benchmarks/bench_reference_reading.py``; ``MEMCORE_REFERENCE_MEMO=0``
+    turns it off). The graph a ``read_all`` loaded is kept the same way
+    (:func:`read_memo_enabled`): a migration's read-back, then its reference reading, parse
+    the target once. What is kept is one graph (each file's bytes and its parse, not its
+    split lines), until a file changes or the provider closes.
     """
 
-    _reference_memo: tuple[tuple[tuple[str, int, int, int], ...], Graph] | None = None
+    _reference_memo: tuple[Stamp, Graph] | None = None
+
+    def _remember(self, graph: Graph) -> None:
+        """Keep ``graph`` (loaded outside a write session) while the files it rests on are unchanged."""
+        provider = cast("RightMemoryProvider", self)
+        stamp = graph_stamp(graph, provider._read)
+        self._reference_memo = None if stamp is None else (stamp, graph)
+
+    def _remembered(self) -> Graph | None:
+        """Return the graph kept by :meth:`_remember` while its files are unchanged, else ``None``."""
+        memo = self._reference_memo
+        if memo is None:
+            return None
+        if _stamp_now(cast("RightMemoryProvider", self).root, memo[0]):
+            return memo[1]
+        self._reference_memo = None
+        return None
+
+    def _keep_read(self, graph: Graph) -> None:
+        """Keep the graph ``read_all`` loaded (outside a write session; :func:`read_memo_enabled`)."""
+        if cast("RightMemoryProvider", self).active_session() is None and read_memo_enabled():
+            self._remember(graph)
+
+    def _read_graph(self) -> Graph:
+        """Return the graph as on disk: the kept one while its files are unchanged, else a parse.
+
+        In a write session, or with :func:`read_memo_enabled` off: ``provider.graph()``.
+        """
+        provider = cast("RightMemoryProvider", self)
+        graph = self._remembered() if provider.active_session() is None and read_memo_enabled() else None
+        return provider.graph() if graph is None else graph
 
     def _reference_graph(self) -> Graph:
         provider = cast("RightMemoryProvider", self)
         if provider.active_session() is not None or os.environ.get("MEMCORE_REFERENCE_MEMO") == "0":
             return provider.graph()
-        memo = self._reference_memo
-        if memo is not None and _stamp(provider.root, [rel for rel, *_ in memo[0]]) == memo[0]:
-            return memo[1]
-        graph = provider.graph()
-        stamp = _stamp(provider.root, sorted({*graph.docs, *graph.unreadable}))
-        self._reference_memo = None if stamp is None else (stamp, graph)
+        graph = self._remembered()
+        if graph is None:
+            graph = provider.graph()
+            self._remember(graph)
         return graph
 
     def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
