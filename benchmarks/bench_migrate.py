@@ -415,7 +415,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-fast-copy",
         action="store_true",
-        help="the migration's entry-copy fast path off (MEMCORE_MIGRATE_FAST=0): model_construct copies",
+        help="the migration's entry-copy fast path off (MEMCORE_MIGRATE_FAST=0): model_construct copies, "
+        "validated assignments",
+    )
+    parser.add_argument(
+        "--no-fast-redact",
+        action="store_true",
+        help="Maka's one secret check per entry off (MEMCORE_MAKA_FAST_REDACT=0): each string redacted",
     )
     parser.add_argument(
         "--bulk-add",
@@ -438,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         set_fast_paths(False)
     if args.no_fast_copy:
         set_fast_copy(False)
+    if args.no_fast_redact:
+        os.environ["MEMCORE_MAKA_FAST_REDACT"] = "0"
     if args.render:
         print(render([row for path in args.render for row in json.loads(path.read_text(encoding="utf-8"))]))
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from memcore.mapping import translate_relation_type
-from memcore.migrate.fidelity import MEMCORE_NS, _content_key, _copy_all_set
+from memcore.migrate.fidelity import MEMCORE_NS, _assign, _content_key, _copy_all_set
 from memcore.migrate.journal import origin_stamp
 from memcore.migrate.state import _RunState
 from memcore.models import MemoryEntry, Relation
@@ -110,21 +110,21 @@ class _IdPlanning(_RunState):
         meta.pop("kept", None)
         renamed = meta.pop(_RENAMED, None)
         if self.relation_types is not None:
-            entry.relations = self.rename_relations(entry.relations, origin, renamed, meta)
+            _assign(entry, "relations", self.rename_relations(entry.relations, origin, renamed, meta))
         key = self.keys[src.id]
         proposed: str | None = None
         if self.src_fmt == self.tgt_fmt:
             proposed = src.id
         elif origin is not None and origin[0] == self.tgt_fmt:
             proposed = origin[1]
-        entry.id = proposed if proposed is not None and proposed not in existing_ids else None
+        _assign(entry, "id", proposed if proposed is not None and proposed not in existing_ids else None)
         if src.id in self.predicted and self.predicted[src.id] not in existing_ids:
-            entry.id = self.predicted[src.id]  # what the trial run got: propose it again
-        entry.version = None
+            _assign(entry, "id", self.predicted[src.id])  # what the trial run got: propose it again
+        _assign(entry, "version", None)
         waiting = False
         if entry.parent is not None:
             if entry.parent in self.id_map:
-                entry.parent = self.id_map[entry.parent]
+                _assign(entry, "parent", self.id_map[entry.parent])
             elif entry.parent in src_ids:
                 waiting = True  # a parent not written yet (bad data: parent cycle), or failed
         mapped: list[Relation] = []
@@ -149,7 +149,7 @@ class _IdPlanning(_RunState):
                 dangling = Relation(type=rel.type, target=rel.target, resolved=False)
                 mapped.append(dangling)
                 full.append(dangling)
-        entry.relations = mapped
+        _assign(entry, "relations", mapped)
         if waiting:
             self.pending[src.id] = full
         elif predicted:

@@ -13,6 +13,7 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Container, Iterable, Iterator
@@ -23,7 +24,7 @@ from typing import Any
 
 from memcore.errors import AmbiguousIdError, ConflictError, EntryNotFoundError, InvalidEntryError
 from memcore.models import Kind, MemoryEntry, Relation, Status, json_copy, require_unicode
-from memcore.redact import holds_secret, redact_entry
+from memcore.redact import holds_secret, may_hold_secret, redact_entry
 from memcore.storage import version_token
 from memcore_maka._parse import (
     HEADING_RE,
@@ -800,12 +801,57 @@ def prepare(entry: MemoryEntry) -> MemoryEntry:
     if not _all_text(texts):
         # the full walk names the place of the bad character (or finds nothing to refuse)
         require_unicode(entry.model_dump(), "entry", prefix="maka")
+    elif fast_redaction_enabled() and not may_hold_secret("\n".join(texts)):
+        # no string of the entry (keys, relation types and the id included) holds a word or
+        # mark any redaction pattern needs: redact_entry would copy every value as it is
+        return _unredacted_copy(entry)
     if entry.id is not None and holds_secret(entry.id):
         raise InvalidEntryError(
             "maka: the entry's id looks like a secret (a token, key or password); memcore never writes "
             "one and never changes an id: give the entry another id (or none, for a new one)"
         )
     return redact_entry(entry)
+
+
+def fast_redaction_enabled() -> bool:
+    """Whether :func:`prepare` checks an entry's strings for secrets in one pass (default: yes).
+
+    The one pass joins every string of the entry and asks :func:`memcore.redact.may_hold_secret`
+    once: each redaction pattern (and each secret-naming key or relation type) needs a hint word
+    or mark, which the joined text holds whenever one of its strings does. Without any, the
+    entry is copied as :func:`~memcore.redact.redact_entry` would return it; with one, or with
+    ``MEMCORE_MAKA_FAST_REDACT=0``, every string goes through ``redact_entry``.
+    """
+    return os.environ.get("MEMCORE_MAKA_FAST_REDACT", "1") != "0"
+
+
+def _unredacted_copy(entry: MemoryEntry) -> MemoryEntry:
+    """Return what :func:`~memcore.redact.redact_entry` returns for an entry holding no secret.
+
+    The same fields marked set, new lists and relations, ``extra`` rebuilt as ``redact_tree``
+    rebuilds it (plain dicts and lists, every other value shared).
+    """
+    return entry.model_copy(
+        update={
+            "title": entry.title,
+            "body": entry.body,
+            "tags": list(entry.tags),
+            "source": entry.source,
+            "scope": entry.scope,
+            "parent": entry.parent,
+            "relations": [rel.model_copy(update={"type": rel.type, "target": rel.target}) for rel in entry.relations],
+            "extra": _tree_copy(entry.extra),
+        }
+    )
+
+
+def _tree_copy(value: Any) -> Any:
+    """Copy JSON data as :func:`~memcore.redact.redact_tree` does when no string changes."""
+    if isinstance(value, dict):
+        return {key: _tree_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_tree_copy(item) for item in value]
+    return value
 
 
 def new_entry(entry: MemoryEntry, doc: Document, where: Path, now: int, *, proposal: bool = False) -> MemoryEntry:
