@@ -257,3 +257,48 @@ def test_the_bulk_steps_are_taken_and_the_switch_turns_them_off(
     (tmp_path / "off").mkdir()
     _same(tmp_path / "off", _entries(8), monkeypatch)
     assert checked == []
+
+
+@pytest.mark.parametrize("source_format", ["rightmemory", "box"])
+def test_a_migration_into_box_writes_and_reports_the_same_with_the_bulk_add_on_and_off(
+    source_format: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcore.migrate import migrate
+    from memcore.migrate.bulk import set_bulk_add
+    from memcore.registry import get_registry
+
+    monkeypatch.setenv("MEMCORE_STATE_DIR", str(tmp_path / "state"))
+    cls = get_registry().get(source_format)
+    src = tmp_path / "src"
+    src.mkdir()
+    location = str(src / "MEMORY.md") if source_format == "rightmemory" else str(src)
+    cls.init_store(location)
+    ids: dict[str, str] = {}
+    with cls(location) as store, store.batch():
+        for i, entry in enumerate(_entries(40, ids=True)):
+            entry.id = entry.id if source_format == "rightmemory" else None
+            entry.extra = {}
+            entry.relations = [Relation(type=r.type, target=ids[r.target]) for r in entry.relations if r.target in ids]
+            if i % 10 == 1 and i > 1:
+                entry.relations.append(Relation(type="supersedes", target=ids[f"b{i - 1}"]))
+            ids[f"b{i}"] = store.add(entry).id or ""
+    checked: list[bool] = []
+    real = _bulk.checked_read
+    monkeypatch.setattr(memcore_box.provider, "checked_read", lambda *a: checked.append(True) or real(*a))
+    results = []
+    try:
+        for on in (False, True):
+            set_bulk_add(on)
+            monkeypatch.setenv("MEMCORE_BOX_BULK", "1" if on else "0")
+            ulids = _ulids()
+            monkeypatch.setattr(memcore_box._state, "ULID", ulids.__next__)
+            target = tmp_path / ("on" if on else "off") / "workspace"
+            report = migrate(f"{source_format}:{location}", f"box:{target}")
+            dump = report.model_dump(mode="json", exclude={"started_at", "duration_ms", "target"})
+            files = {k: v for k, v in _files(target).items() if not k.startswith(".")}
+            results.append((repr(dump).replace(str(target), "<target>"), files))
+    finally:
+        set_bulk_add(None)
+    assert results[0] == results[1]
+    assert len([k for k in results[1][1] if k.endswith(".md")]) == 40
+    assert len(checked) == 40  # the run with the bulk add on went through add_many's steps
