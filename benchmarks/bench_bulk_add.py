@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--run", type=int, nargs="+", default=[0], help="entries per add_many call (0: all)")
     parser.add_argument("--no-ids", action="store_true", help="send entries without ids (the target derives them)")
-    parser.add_argument("--format", default="rightmemory", choices=["maka", "rightmemory", "whitebox"])
+    parser.add_argument("--format", default="rightmemory", choices=["box", "maka", "rightmemory", "whitebox"])
     parser.add_argument("--plan", action="store_true", help="WhiteBox: send the ids plan_ids gives (both sides)")
     args = parser.parse_args(argv)
     fmt = args.format

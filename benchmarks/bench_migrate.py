@@ -59,7 +59,7 @@ _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "add_many", "upda
 
 
 #: The targets' own switches of their many-entry paths, set to 0 with ``--bulk-add off``.
-_PROVIDER_BULK_SWITCHES = ("MEMCORE_MAKA_BULK", "MEMCORE_RIGHTMEMORY_BULK", "MEMCORE_WHITEBOX_BULK")
+_PROVIDER_BULK_SWITCHES = ("MEMCORE_BOX_BULK", "MEMCORE_MAKA_BULK", "MEMCORE_RIGHTMEMORY_BULK", "MEMCORE_WHITEBOX_BULK")
 
 #: format -> the file name of a store that is one file
 SINGLE_FILE = {"maka": "MEMORY.md", "mcpmemory": "memory.jsonl"}

@@ -55,7 +55,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None, absent: bool = False) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix.
 
     Writes a uniquely named temp file in the same folder, fsyncs it, then ``os.replace``\\ s it
@@ -66,6 +66,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
         data: The complete new content, in bytes.
         mode: Permission bits for the new file (e.g. ``0o600``). Default: the old file's bits,
             or ``0o644`` less the umask for a new file.
+        absent: The caller has just found no file at ``path`` (under the store's lock): the
+            default mode is a new file's, without asking for the old file's bits.
 
     Raises:
         OSError: The folder is missing or not writable. The target is then untouched and the
@@ -75,6 +77,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
     folder = target.parent
     if mode is None:
         try:
+            if absent:
+                raise FileNotFoundError(path)
             mode = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
             umask = os.umask(0)

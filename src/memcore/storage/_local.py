@@ -20,7 +20,7 @@ from memcore.storage._interface import ANY_VERSION, Item, Storage, join, version
 from memcore.storage._lock import file_lock
 from memcore.storage._paths import check_component, safe_join
 
-__all__ = ["BULK_READ_ENV", "LocalStorage", "bulk_reads", "file_reader"]
+__all__ = ["BULK_READ_ENV", "NEW_FILE_WRITES_ENV", "LocalStorage", "bulk_reads", "file_reader", "new_file_writes"]
 
 _REMEMBER_FROM_BYTES = 64 * 1024
 # A store-relative path of plain ASCII components (what memcore's own folders and
@@ -34,6 +34,9 @@ _DEVICE_HEADS = frozenset({"con", "prn", "aux", "nul", "com", "lpt"})
 #: ``MEMCORE_BULK_READ=0`` (or ``false``/``no``/``off``) turns :meth:`LocalStorage.reader`'s
 #: descriptor reads off: every read it serves is :meth:`LocalStorage.read`.
 BULK_READ_ENV = "MEMCORE_BULK_READ"
+#: ``MEMCORE_NEW_FILE_WRITES=0`` (or ``false``/``no``/``off``) turns :meth:`LocalStorage.write`'s
+#: new-file path off: every write asks the disk as for a replacement.
+NEW_FILE_WRITES_ENV = "MEMCORE_NEW_FILE_WRITES"
 # One path component that _PLAIN_PATH accepts.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.,()'+=@%~-]*\Z")
 _BULK = _FAST_PATHS and os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
@@ -50,6 +53,11 @@ def _no_version(data: bytes) -> None:
 def bulk_reads() -> bool:
     """Return whether :meth:`LocalStorage.reader` reads through folder descriptors (POSIX, ``MEMCORE_BULK_READ`` on)."""
     return _BULK and os.environ.get(BULK_READ_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def new_file_writes() -> bool:
+    """Whether :meth:`LocalStorage.write` of a new file checks its path once (POSIX, ``MEMCORE_NEW_FILE_WRITES`` on)."""
+    return _FAST_PATHS and os.environ.get(NEW_FILE_WRITES_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
 
 
 @contextlib.contextmanager
@@ -173,6 +181,19 @@ class LocalStorage:
         Raises:
             UnsafePathError: As :meth:`_plain_path`.
         """
+        found = self._plain_walk(path)
+        return None if found is None else found[0]
+
+    def _plain_walk(self, path: str) -> tuple[str, bool] | None:
+        """Return :meth:`_plain_text` of ``path`` and whether it names no entry in a folder that exists.
+
+        ``True`` when every component but the last is a folder (not a link) and the last is no
+        entry at all (``lstat`` finds nothing: no file, folder or link): a new file there needs
+        no other check of the disk.
+
+        Raises:
+            UnsafePathError: As :meth:`_plain_path`.
+        """
         if not _FAST_PATHS:
             return None
         if not _PLAIN_PATH.match(path):
@@ -189,17 +210,22 @@ class LocalStorage:
                     checked.clear()
                 checked.add(part)
         local = self._root_text.rstrip("/")  # "" for the file system root
-        for part in parts:
+        last = len(parts) - 1
+        new = False
+        mode = 0  # the kind of the entry met last (a top-level name is never taken as new: the root is not asked)
+        for i, part in enumerate(parts):
             local = f"{local}/{part}"
+            folder_mode = mode
             try:
                 mode = os.lstat(local).st_mode
             except FileNotFoundError:
+                new = i == last and i > 0 and stat.S_ISDIR(folder_mode)
                 break  # nothing below exists, so no link either
             except OSError:
                 return None
             if stat.S_ISLNK(mode):
                 return None
-        return f"{self._root_text.rstrip('/')}/{path}"  # "" for the file system root
+        return f"{self._root_text.rstrip('/')}/{path}", new  # "" for the file system root
 
     @staticmethod
     def _key(st: os.stat_result) -> tuple[int, int, int]:
@@ -430,6 +456,18 @@ class LocalStorage:
             ConflictError: The precondition failed.
             FileNotFoundError: The folder does not exist.
         """
+        if expected_version is None and path and new_file_writes():
+            with self.lock():
+                found = self._plain_walk(path)
+                if found is not None and found[1]:
+                    # Nothing at the path, in a folder that exists (one lstat each, just now, under
+                    # the lock): the create needs no version read, folder check or mode of an old file.
+                    atomic_write(found[0], data, mode=self.file_mode, absent=True)
+                    version = version_token(data)
+                    if len(data) >= _REMEMBER_FROM_BYTES:
+                        with contextlib.suppress(FileNotFoundError):
+                            self._remember(Path(found[0]), self._key(os.stat(found[0])), version)
+                    return Item(name=path.rpartition("/")[2], is_folder=False, version=version, size=len(data))
         p = self._path(path)
         with self.lock():
             if expected_version != ANY_VERSION:

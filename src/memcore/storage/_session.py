@@ -57,6 +57,7 @@ class WriteSession:
         self._bytes: dict[str, bytes | None] = {}  # path -> bytes as read (None: absent)
         self._staged: dict[str, bytes | None] = {}  # path -> new bytes (None: delete)
         self._folders: set[str] = set()
+        self._assumed: set[str] = set()  # paths taken as absent unread (version_unread)
 
     # -- reading ----------------------------------------------------------------------
     def read(self, path: str) -> bytes | None:
@@ -96,6 +97,22 @@ class WriteSession:
         """Return the version the session first saw of ``path`` (``None``: absent), reading it if unseen."""
         if path not in self._seen:
             self.read(path)
+        return self._seen[path]
+
+    def version_unread(self, path: str) -> str | None:
+        """Return :meth:`version` of ``path``, taking a path the session has not seen as absent, unread.
+
+        For a writer about to create ``path`` under a name it expects to be free (a new memory
+        file): the read that :meth:`version` makes to learn that nothing is there is left out.
+        Nothing is lost by that: the write of a path taken as absent is conditional on there being
+        no file (:data:`~memcore.storage.CREATE`), so a file that is there after all makes
+        :meth:`flush` raise :class:`~memcore.errors.ConflictError` with nothing of it written, as
+        a write after :meth:`version` had found the file would be refused; the session then
+        forgets what it took, and reads the path the next time it is asked.
+        """
+        if path not in self._seen:
+            self._seen[path] = None
+            self._assumed.add(path)
         return self._seen[path]
 
     @property
@@ -160,10 +177,15 @@ class WriteSession:
             try:
                 item = self.storage.write(path, data, expected_version=self._seen.get(path) or CREATE)
             except ConflictError as exc:
+                if path in self._assumed:  # a file was there: never taken as absent again
+                    self._assumed.discard(path)
+                    del self._seen[path]
+                    self._bytes.pop(path, None)
                 if written:
                     raise
                 raise self._conflict([self._where(path)]) from exc
             self._seen[path], self._bytes[path] = item.version, data
+            self._assumed.discard(path)
             written.append(item)
         for path in removed:
             try:

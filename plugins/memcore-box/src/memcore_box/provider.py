@@ -46,8 +46,9 @@ from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
-from memcore.storage import Item, Storage, join
+from memcore.storage import Item, Storage, WriteSession, join
 from memcore_box import _readall
+from memcore_box._bulk import BulkAdd, checked_read, with_version
 from memcore_box._json import loads_json
 from memcore_box._parse import _File, is_memory_name
 from memcore_box._plan import Reservations, plan_box_ids
@@ -70,7 +71,7 @@ __all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider", "check_team", "comp
 _RECENT_PATHS = 1024
 
 
-class BoxMemoryProvider(BoxReference, WorkspaceState):
+class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
     """Box-memory workspace provider on a :class:`~memcore.storage.Storage`.
 
     Args:
@@ -343,64 +344,88 @@ class BoxMemoryProvider(BoxReference, WorkspaceState):
         """
         entry = _working_copy(entry)
         with self.session("add") as session:
-            if entry.id is None:
-                dead = self._tombstones()
-                entry.id = self._reserved.take(lambda i: i not in dead and not self._is_known(i)) or self._new_id()
-            else:
-                entry.id = self._check_new_id(entry.id)
-                self._reserved.given(entry.id)
-            self._reserved.added(entry.id)
-            now = utc_now()
+            return self._add_new(entry, session)
+
+    def _add_new(self, entry: MemoryEntry, session: WriteSession, *, bulk: bool = False) -> MemoryEntry:
+        """:meth:`add`'s steps for ``entry`` (its working copy) in ``session``.
+
+        ``bulk`` (:meth:`~memcore_box._bulk.BulkAdd.add_many`): the same file, index row, id and
+        returned entry, with less work (:mod:`memcore_box._bulk`): a field is assigned only when
+        its value changes, the file name is taken as free without reading it (the write's own
+        condition refuses a file that exists: the next suffix is tried, as when the read finds
+        it), and the file's frontmatter is mapped once for the check and the returned entry
+        when no relation in it is resolved (its entry then depends on nothing the indexing
+        changes).
+        """
+        if entry.id is None:
+            dead = self._tombstones()
+            entry.id = self._reserved.take(lambda i: i not in dead and not self._is_known(i)) or self._new_id()
+        else:
+            checked = self._check_new_id(entry.id)
+            if not bulk or checked != entry.id:
+                entry.id = checked
+            self._reserved.given(entry.id)
+        self._reserved.added(entry.id)
+        now = utc_now()
+        if not bulk or entry.created_at is None:
             entry.created_at = entry.created_at or now
+        if not bulk or entry.updated_at is None:
             entry.updated_at = entry.updated_at or now
-            if entry.source is None and self.options.get("agent"):
-                entry.source = str(self.options["agent"])
-            if entry.kind == Kind.COMPANION:
-                self._fill_companion(entry)
-            folder_path = self._target_folder(entry)
-            folder = self._folder(folder_path, create=True)
-            self._ensure_fresh(folder)
-            requested = (entry.extra.get("box") or {}).get("slug")
-            if requested:
-                base = slugify(str(requested))
-            elif entry.title.strip():
-                base = slugify(entry.title)
+        if entry.source is None and self.options.get("agent"):
+            entry.source = str(self.options["agent"])
+        if entry.kind == Kind.COMPANION:
+            self._fill_companion(entry)
+        folder_path = self._target_folder(entry)
+        folder = self._folder(folder_path, create=True)
+        self._ensure_fresh(folder)
+        requested = (entry.extra.get("box") or {}).get("slug")
+        if requested:
+            base = slugify(str(requested))
+        elif entry.title.strip():
+            base = slugify(entry.title)
+        else:
+            # An untitled memory (an observation from WhiteBox or Maka): name the file after
+            # the body's first words, or its id, so thousands of them never share one slug.
+            words = " ".join(entry.body.split()[:8])
+            base = slugify(words) if re.search(r"[A-Za-z0-9]", words) else f"memo-{entry.id[-10:].lower()}"
+        kind_name = box_kind(entry.kind)
+        raw_kind = (entry.extra.get("box") or {}).get("kind")
+        if raw_kind is not None and entry.kind == Kind.NOTE:
+            kind_name = slugify(str(raw_kind))
+        checked_entry: MemoryEntry | None = None
+        for skip in range(_MAX_SLUG_TRIES):
+            slug = self._unique_slug(base, skip=skip)
+            meta = meta_from_entry(entry, slug=slug, title_of=self._title_or_planned)
+            filename = f"{kind_name}__{slug}.md"
+            path = join(folder_path, filename)
+            if bulk:
+                checked_entry = checked_read(self, path, meta, entry.body)
             else:
-                # An untitled memory (an observation from WhiteBox or Maka): name the file after
-                # the body's first words, or its id, so thousands of them never share one slug.
-                words = " ".join(entry.body.split()[:8])
-                base = slugify(words) if re.search(r"[A-Za-z0-9]", words) else f"memo-{entry.id[-10:].lower()}"
-            kind_name = box_kind(entry.kind)
-            raw_kind = (entry.extra.get("box") or {}).get("kind")
-            if raw_kind is not None and entry.kind == Kind.NOTE:
-                kind_name = slugify(str(raw_kind))
-            for skip in range(_MAX_SLUG_TRIES):
-                slug = self._unique_slug(base, skip=skip)
-                meta = meta_from_entry(entry, slug=slug, title_of=self._title_or_planned)
-                filename = f"{kind_name}__{slug}.md"
-                refuse_errors(self, join(folder_path, filename), meta, entry.body)
-                data = render(meta, entry.body)
-                path = join(folder_path, filename)
-                try:
-                    if session.version(path) is not None:
-                        raise ConflictError(path)
-                    session.write(path, data)
-                    item = self._commit(session)[0]
-                    break
-                except ConflictError:  # an unindexed file holds the name: try the next suffix
-                    self._slug_set().add(slug.casefold())
-                    continue
-            else:  # pragma: no cover
-                raise InvalidEntryError(f"box: no free file name for slug {base!r}")
-            self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
-            stored, _ = entry_from_meta(  # after indexing: its own title and id resolve; planned ones too
-                meta,
-                entry.body,
-                path=join(folder_path, filename),
-                version=item.version,
-                resolve=lambda title: self._resolve(title) or self._reserved.planned_id(title),
-                is_known_id=lambda i: self._is_known(i) or self._reserved.title(i) is not None,
-            )
+                refuse_errors(self, path, meta, entry.body)
+            data = render(meta, entry.body)
+            try:
+                seen = session.version_unread(path) if bulk else session.version(path)
+                if seen is not None:
+                    raise ConflictError(path)
+                session.write(path, data)
+                item = self._commit(session)[0]
+                break
+            except ConflictError:  # an unindexed file holds the name: try the next suffix
+                self._slug_set().add(slug.casefold())
+                continue
+        else:  # pragma: no cover
+            raise InvalidEntryError(f"box: no free file name for slug {base!r}")
+        self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
+        if checked_entry is not None:
+            return with_version(checked_entry, item.version)
+        stored, _ = entry_from_meta(  # after indexing: its own title and id resolve; planned ones too
+            meta,
+            entry.body,
+            path=path,
+            version=item.version,
+            resolve=lambda title: self._resolve(title) or self._reserved.planned_id(title),
+            is_known_id=lambda i: self._is_known(i) or self._reserved.title(i) is not None,
+        )
         return stored
 
     def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None]:
