@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,18 @@ def rendered(memo: Memo, entry: MemoryEntry, date: str, source: str, scope: str 
     return block, blk
 
 
+def _tags_link(provider: WhiteBoxProvider) -> Callable[[], bool]:
+    """Whether tags.md is a symlink, asked of the disk once (by the first entry with tags) per call."""
+    link: list[bool] = []
+
+    def tags_link() -> bool:
+        if not link:
+            link.append((provider.root / "tags.md").is_symlink())
+        return link[0]
+
+    return tags_link
+
+
 class BulkAdd:
     """``plan_ids`` and ``add_many`` for :class:`~memcore_whitebox.provider.WhiteBoxProvider`."""
 
@@ -122,10 +134,12 @@ class BulkAdd:
         taken: set[str] = set()
         planned: list[str | None] = []
         # the blocks rendered here are kept for add_many (one render per entry, not two)
-        memo = provider._rendered if bulk_enabled() else None
+        fast = bulk_enabled()
+        memo = provider._rendered if fast else None
+        link = _tags_link(provider) if fast else None  # tags.md asked once per call, as add_many does
         for entry in entries:
             try:
-                entry = provider._check_new(entry)
+                entry = provider._check_new(entry, link)
                 if entry.kind is Kind.FACT:
                     rel, explicit = provider._fact_place(entry)
                     rel = provider._free_fact_path(rel, explicit, taken)
@@ -164,12 +178,7 @@ class BulkAdd:
         provider: WhiteBoxProvider = self  # type: ignore[assignment]
         out: list[MemoryEntry | Exception] = []
         fast = bulk_enabled()
-        link: list[bool] = []  # whether tags.md is a symlink: asked once, by the first entry with tags
-
-        def tags_link() -> bool:
-            if not link:
-                link.append((provider.root / "tags.md").is_symlink())
-            return link[0]
+        tags_link = _tags_link(provider)
 
         with provider.session("add") as session:
 
