@@ -194,6 +194,7 @@ def bench_pair(
     sources: dict[str, tuple[str, int]],
     repeat: int = 1,
     bulk_modes: tuple[bool, ...] = (True,),
+    switches: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     """Measure pair (a, b) ``repeat`` times side by side; keep the best of each measure.
 
@@ -204,19 +205,24 @@ def bench_pair(
     not the code. ``bulk_modes``: one row per setting of the migration's bulk first pass
     (``set_bulk_add``), measured alternately within each repetition (off, on; then on, off);
     off also turns the targets' many-entry paths off (:data:`_PROVIDER_BULK_SWITCHES`: their
-    reference notes one call per entry).
+    reference notes one call per entry). ``switches``: environment switches (``MEMCORE_*``) to
+    measure off (set to ``0``) and on (as they are), alternately too: one row each.
     """
-    runs: dict[bool, list[dict[str, Any]]] = {mode: [] for mode in bulk_modes}
+    modes = [(bulk, on) for bulk in bulk_modes for on in ((False, True) if switches else (True,))]
+    runs: dict[tuple[bool, bool], list[dict[str, Any]]] = {mode: [] for mode in modes}
     for i in range(repeat):
-        for mode in bulk_modes if i % 2 == 0 else tuple(reversed(bulk_modes)):
+        for mode in modes if i % 2 == 0 else list(reversed(modes)):
+            bulk, on = mode
             rows = runs[mode]
             previous = rows[0]["target"] if i % 2 and rows else None
-            set_bulk_add(mode)
-            saved = {name: os.environ.get(name) for name in _PROVIDER_BULK_SWITCHES}
-            if not mode:  # the targets' own many-entry paths go with it (their notes one call each)
+            set_bulk_add(bulk)
+            saved = {name: os.environ.get(name) for name in (*_PROVIDER_BULK_SWITCHES, *switches)}
+            if not bulk:  # the targets' own many-entry paths go with it (their notes one call each)
                 os.environ.update(dict.fromkeys(_PROVIDER_BULK_SWITCHES, "0"))
+            if not on:
+                os.environ.update(dict.fromkeys(switches, "0"))
             try:
-                tag = "bulk" if mode else "one-by-one"
+                tag = ("bulk" if bulk else "one-by-one") + ("" if on else "-off")
                 rows.append(_bench_once(a, b, work / f"rep{i}-{tag}", sources, bytes_from=previous))
             finally:
                 set_bulk_add(None)
@@ -226,11 +232,15 @@ def bench_pair(
                     else:
                         os.environ[name] = value
     out = []
-    for mode in bulk_modes:
+    for mode in modes:
+        bulk, on = mode
         best = _best(runs[mode], repeat)
-        best["bulk_add"] = mode
+        best["bulk_add"] = bulk
         if len(bulk_modes) > 1:
-            best["pair"] += " (bulk add)" if mode else " (one add each)"
+            best["pair"] += " (bulk add)" if bulk else " (one add each)"
+        if switches:
+            best["switches"] = "on" if on else "off"
+            best["pair"] += " (switches on)" if on else " (switches off)"
         out.append(best)
     return out
 
@@ -402,6 +412,14 @@ def main(argv: list[str] | None = None) -> int:
         "off (one add each; the MEMCORE_*_BULK provider switches 0 too), or both, measured alternately "
         "in each repetition (one row each)",
     )
+    parser.add_argument(
+        "--switch",
+        nargs="+",
+        default=(),
+        metavar="NAME",
+        help="environment switches (e.g. MEMCORE_WHITEBOX_FAST) measured off (=0) and on, alternately in each "
+        "repetition (one row each)",
+    )
     args = parser.parse_args(argv)
     if args.no_fast:
         set_fast_paths(False)
@@ -435,7 +453,16 @@ def _run(pairs: list[tuple[str, ...]], args: argparse.Namespace) -> int:
         for row in (
             row
             for a, b in pairs
-            for row in bench_pair(a, b, args.entries, work, sources, repeat=max(1, args.repeat), bulk_modes=modes)
+            for row in bench_pair(
+                a,
+                b,
+                args.entries,
+                work,
+                sources,
+                repeat=max(1, args.repeat),
+                bulk_modes=modes,
+                switches=tuple(args.switch),
+            )
         ):
             results.append(row)
             print(
