@@ -70,6 +70,8 @@ _BASE_KEYS = frozenset({"date", "source", "tags", "confidence"})
 NO_CONFIDENCE_LABEL = "medium"
 _DATE_CACHE: dict[str, datetime] = {}
 _OBS_TEMPLATE = MemoryEntry(kind=Kind.OBSERVATION)
+#: Every field at its default and none set: a copy updated with keywords is ``MemoryEntry(**keywords)``.
+_NO_FIELDS_SET = MemoryEntry.model_construct()
 
 
 def truthy(value: Any) -> bool:
@@ -491,6 +493,10 @@ def file_entry(
     memcore = meta.get("memcore")
     if isinstance(memcore, dict):
         _apply_memcore(kw, memcore, written_label=label)
+    if fast_enabled():
+        checked = _as_validated(kw)
+        if checked is not None:
+            return _NO_FIELDS_SET.model_copy(update=checked)
     try:
         return MemoryEntry(**kw)
     except ValidationError as exc:
