@@ -15,10 +15,12 @@ was built from, so such a read takes a copy of it instead:
 The read still reads every file and scans every block, and runs every check of
 ``validate()`` on them; only the building of an entry from an input it was already built from
 is skipped. An entry is kept only when its building reported nothing (the readers' diagnostics
-come from the building). Every value handed out is a copy (its own lists and ``extra``).
+come from the building). What is kept is a copy of the entry ``add`` returned (its own lists
+and ``extra``), handed out once: the first read of those bytes takes it, a later read builds
+the entry again.
 
-Kept from the start of a write session (the outermost) to the start of the next, at most
-:data:`LIMIT` entries. ``MEMCORE_WHITEBOX_READBACK=0`` turns it off: every read builds every
+Kept from the start of a write session (the outermost) until a read takes it or the next
+session starts, at most :data:`LIMIT` entries. ``MEMCORE_WHITEBOX_READBACK=0`` turns it off: every read builds every
 entry (``tests/test_whitebox_readback.py`` compares both).
 """
 
@@ -88,10 +90,9 @@ class Built:
         if len(self._entries) < LIMIT and readback_enabled():
             self._entries[key] = copy_entry(entry)
 
-    def get(self, key: tuple[Any, ...]) -> MemoryEntry | None:
-        """Return a copy of the entry built from ``key``, or ``None``."""
-        found = self._entries.get(key)
-        return copy_entry(found) if found is not None else None
+    def take(self, key: tuple[Any, ...]) -> MemoryEntry | None:
+        """Return the entry built from ``key`` and forget it (the caller's own copy), or ``None``."""
+        return self._entries.pop(key, None)
 
     def clear(self) -> None:
         """Forget every entry."""

@@ -279,7 +279,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         """:func:`~memcore_whitebox.codec.file_entry` of a stable file, or the entry built when writing its bytes."""
         active = self.scopes.active
         if self._built and readback_enabled():
-            found = self._built.get(file_key(rel, data, version, active.name if active is not None else None))
+            found = self._built.take(file_key(rel, data, version, active.name if active is not None else None))
             if found is not None:
                 return found
         return file_entry(rel, data, version, diags, active)
@@ -305,7 +305,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
                 key = observation_key(
                     rel, number, text[blk.start : blk.end], blk.layout, blk.frontmatter, blk.body, name
                 )
-                found = built.get(key)
+                found = built.take(key)
                 if found is not None:
                     yield found
                     continue
