@@ -29,7 +29,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memcore.models import MemoryEntry, json_copy
+from memcore.models import Diagnostic, MemoryEntry, json_copy
+from memcore_whitebox._blocks import Fields, RawBlock
+from memcore_whitebox._scopes import Scope
+from memcore_whitebox.codec import file_entry, observation_entry
 
 __all__ = ["LIMIT", "Built", "readback_enabled"]
 
@@ -94,6 +97,51 @@ class Built:
         """Return the entry built from ``key`` and forget it (the caller's own copy), or ``None``."""
         return self._entries.pop(key, None)
 
-    def clear(self) -> None:
-        """Forget every entry."""
-        self._entries.clear()
+    def written_observation(
+        self, rel: str, number: int, block: str, blk: RawBlock, fields: Fields, active: Scope | None
+    ) -> MemoryEntry:
+        """:func:`~memcore_whitebox.codec.observation_entry` of a block just written alone; kept (see :meth:`keep`)."""
+        notes: list[Diagnostic] = []  # what a read would report building it (then not kept)
+        entry = observation_entry(rel, number, block, blk, fields, None, notes, active)
+        if not notes:
+            name = active.name if active is not None else None
+            self.keep(observation_key(rel, number, block, blk.layout, blk.frontmatter, blk.body, name), entry)
+        return entry
+
+    def written_file(self, rel: str, raw: bytes, version: str, active: Scope | None) -> MemoryEntry | None:
+        """:func:`~memcore_whitebox.codec.file_entry` of a stable file just written; kept (see :meth:`keep`)."""
+        notes: list[Diagnostic] = []
+        entry = file_entry(rel, raw, version, notes, active)
+        if entry is not None and not notes:
+            self.keep(file_key(rel, raw, version, active.name if active is not None else None), entry)
+        return entry
+
+    def observation_entry(
+        self,
+        rel: str,
+        number: int,
+        text: str,
+        blk: RawBlock,
+        fields: Fields,
+        file_meta: dict[str, Any] | None,
+        diags: list[Diagnostic] | None,
+        active: Scope | None,
+    ) -> MemoryEntry:
+        """:func:`~memcore_whitebox.codec.observation_entry`, or the entry kept for the same input (taken)."""
+        if file_meta is None and self._entries and readback_enabled():
+            name = active.name if active is not None else None
+            key = observation_key(rel, number, text[blk.start : blk.end], blk.layout, blk.frontmatter, blk.body, name)
+            found = self._entries.pop(key, None)
+            if found is not None:
+                return found
+        return observation_entry(rel, number, text, blk, fields, file_meta, diags, active)
+
+    def file_entry(
+        self, rel: str, data: bytes, version: str, diags: list[Diagnostic] | None, active: Scope | None
+    ) -> MemoryEntry | None:
+        """:func:`~memcore_whitebox.codec.file_entry`, or the entry kept for the same input (taken)."""
+        if self._entries and readback_enabled():
+            found = self._entries.pop(file_key(rel, data, version, active.name if active is not None else None), None)
+            if found is not None:
+                return found
+        return file_entry(rel, data, version, diags, active)

@@ -54,19 +54,17 @@ from memcore_whitebox import _templates
 from memcore_whitebox._blocks import parse_fields
 from memcore_whitebox._bulk import BulkAdd, Memo, rendered
 from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
-from memcore_whitebox._readback import Built, file_key, observation_key, readback_enabled
+from memcore_whitebox._readback import Built
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
 from memcore_whitebox.codec import (
     FORMAT,
     edited_file,
     fact_place,
-    file_entry,
     file_meta,
     new_entry,
     observation_block,
     observation_date,
-    observation_entry,
     other_scope,
     proposal_name,
     proposal_target,
@@ -140,8 +138,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         self._tags_seen: tuple[bytes, TagRegistry] | None = None
         #: observation blocks plan_ids rendered, for add_many (cleared when a session ends)
         self._rendered: Memo = {}
-        #: entries built from what this instance wrote, for a read of the same bytes (_readback)
-        self._built = Built()
+        self._built = Built()  # entries built from what this instance wrote, for a read of those bytes
 
     def make_storage(self) -> Storage:
         """The vault folder (messages call it the vault)."""
@@ -271,18 +268,9 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             if is_observation_file(rel):
                 yield from self._observations(rel, found[0], None, None)
             else:
-                entry = self._file_entry(rel, found[0], found[1], None)
+                entry = self._built.file_entry(rel, found[0], found[1], None, self.scopes.active)
                 if entry is not None:
                     yield entry
-
-    def _file_entry(self, rel: str, data: bytes, version: str, diags: list[Diagnostic] | None) -> MemoryEntry | None:
-        """:func:`~memcore_whitebox.codec.file_entry` of a stable file, or the entry built when writing its bytes."""
-        active = self.scopes.active
-        if self._built and readback_enabled():
-            found = self._built.take(file_key(rel, data, version, active.name if active is not None else None))
-            if found is not None:
-                return found
-        return file_entry(rel, data, version, diags, active)
 
     def _observations(
         self, rel: str, data: bytes, diags: list[Diagnostic] | None, registry: TagRegistry | None
@@ -294,22 +282,12 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
                 diags.append(diag(rel, exc.line, "wb.not-utf8", Severity.ERROR, str(exc)))
             return
         active = self.scopes.active
-        built = self._built if self._built and readback_enabled() else None
-        name = active.name if active is not None else None
         for number, blk, fields, file_meta_ in numbered(text, rel, diags, block_problem):
             if other_scope(fields.values, active):
                 continue
             if diags is not None:
                 check_observation(rel, f"{rel}#{number}", blk, fields, registry, diags)
-            if built is not None and file_meta_ is None:
-                key = observation_key(
-                    rel, number, text[blk.start : blk.end], blk.layout, blk.frontmatter, blk.body, name
-                )
-                found = built.take(key)
-                if found is not None:
-                    yield found
-                    continue
-            yield observation_entry(rel, number, text, blk, fields, file_meta_, diags, active)
+            yield self._built.observation_entry(rel, number, text, blk, fields, file_meta_, diags, active)
 
     # -- writing ----------------------------------------------------------------------
     def add(self, entry: MemoryEntry) -> MemoryEntry:
@@ -402,8 +380,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
 
     # the write session's hooks
     def _session_started(self, session: WriteSession) -> None:
-        self._open_months, self._tag_groups = {}, []
-        self._built.clear()
+        self._open_months, self._tag_groups, self._built = {}, [], Built()
 
     def _session_ending(self, session: WriteSession) -> None:
         self._stage(session)
@@ -497,13 +474,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             self._open_months[rel] = state
         number = state.append(block)
         fields = parse_fields(blk.frontmatter)
-        active = self.scopes.active
-        notes: list[Diagnostic] = []  # what a read would report building it (then not kept)
-        entry = observation_entry(rel, number, block, blk, fields, None, notes, active)
-        if not notes:
-            name = active.name if active is not None else None
-            self._built.keep(observation_key(rel, number, block, blk.layout, blk.frontmatter, blk.body, name), entry)
-        return entry
+        return self._built.written_observation(rel, number, block, blk, fields, self.scopes.active)
 
     def dispute(
         self,
@@ -548,14 +519,9 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
 
     def _written(self, rel: str, raw: bytes) -> MemoryEntry:
         """Return the entry of the file ``rel`` just written with ``raw`` (what get() reads)."""
-        active = self.scopes.active
-        version = version_token(raw)
-        notes: list[Diagnostic] = []  # what a read would report building it (then not kept)
-        entry = file_entry(rel, raw, version, notes, active)
+        entry = self._built.written_file(rel, raw, version_token(raw), self.scopes.active)
         if entry is None:  # pragma: no cover - written in scope, so visible
             raise EntryNotFoundError(f"whitebox: {rel} not readable after writing")
-        if not notes:
-            self._built.keep(file_key(rel, raw, version, active.name if active is not None else None), entry)
         return entry
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:

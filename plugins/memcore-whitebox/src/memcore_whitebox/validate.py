@@ -339,7 +339,7 @@ def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[
             else:
                 entries.extend(found)
         else:
-            entry = provider._file_entry(rel, data, version, diags)
+            entry = provider._built.file_entry(rel, data, version, diags, provider.scopes.active)
             if entry is not None and entries is not None:
                 entries.append(entry)
     return diags
