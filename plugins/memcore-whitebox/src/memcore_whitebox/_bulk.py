@@ -9,7 +9,7 @@ in one write session, and shares what it can:
 - the blocks :meth:`BulkAdd.plan_ids` (here, beside it) rendered and
   checked are kept (keyed by everything a block is rendered from, :func:`render_key`) and
   an entry built the same way is not rendered and scanned a second time;
-- ``tags.md`` is checked for a symbolic link once per call, not once per entry.
+- ``tags.md`` is checked for a symbolic link once per call (of either), not once per entry.
 
 Building the returned entry without validating it again when every field read back holds
 the value sent was tried and measured: comparing the fields cost as much as the validation
