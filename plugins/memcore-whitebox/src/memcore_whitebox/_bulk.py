@@ -13,7 +13,8 @@ in one write session, and shares what it can:
 
 Building the returned entry without validating it again when every field read back holds
 the value sent was tried and measured: comparing the fields cost as much as the validation
-(19 µs each per observation), so the entry is validated as ``add`` validates it.
+(19 µs each per observation), so the entry is built as ``add`` builds it (as a read does:
+validated, or checked as validation would check it, ``codec._as_validated``).
 
 Facts and proposals go through ``add``'s own steps. The bytes, ids, returned entries and errors
 are those of one ``add`` each (``tests/test_whitebox_bulk_add.py``). ``MEMCORE_WHITEBOX_BULK=0``
