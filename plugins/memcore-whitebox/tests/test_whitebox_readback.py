@@ -4,8 +4,8 @@ With ``MEMCORE_WHITEBOX_READBACK`` on (the default), the instance that wrote an 
 block or a stable file hands a copy of the entry it built then to the first read of the same bytes
 (:mod:`memcore_whitebox._readback`). Each case compares that read with a fresh instance's read
 of the same vault (which never wrote it) and with the switch off: every entry (every field,
-the fields set), every diagnostic; and a migration into WhiteBox with the switch on and off:
-the report and every byte of the target.
+the fields set), every diagnostic; and a migration into WhiteBox with this switch (and
+``MEMCORE_WHITEBOX_FAST``) on and off: the report and every byte of the target.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("MEMCORE_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(os, "fsync", lambda fd: None)  # durability is not under test
     monkeypatch.delenv("MEMCORE_WHITEBOX_READBACK", raising=False)
+    monkeypatch.delenv("MEMCORE_WHITEBOX_FAST", raising=False)
     yield
 
 
@@ -122,8 +123,9 @@ def test_bytes_changed_on_disk_after_the_write_are_read_as_they_are_now(tmp_path
     assert any("Edited 0" in b for b in bodies) and any(b.startswith("Changed") for b in bodies)
 
 
+@pytest.mark.parametrize("switch", ["MEMCORE_WHITEBOX_READBACK", "MEMCORE_WHITEBOX_FAST"])
 def test_a_migration_into_whitebox_is_the_same_with_the_switch_on_and_off(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, switch: str
 ) -> None:
     src = tmp_path / "src"
     WhiteBoxProvider.init_store(str(src))
@@ -137,9 +139,9 @@ def test_a_migration_into_whitebox_is_the_same_with_the_switch_on_and_off(
             )
         )
     results = []
-    for switch in ("0", "1"):
-        monkeypatch.setenv("MEMCORE_WHITEBOX_READBACK", switch)
-        root = tmp_path / f"dst{switch}"
+    for value in ("0", "1"):
+        monkeypatch.setenv(switch, value)
+        root = tmp_path / f"dst{value}"
         root.mkdir()
         report = migrate(f"whitebox:{src}", f"whitebox:{root / 'store'}")
         dump = report.model_dump(mode="json", exclude={"started_at", "duration_ms", "target"})
