@@ -368,7 +368,8 @@ class FrontmatterDocument:
         else:
             before = dict(self._snapshot or [])
             for key in list(self.metadata):
-                if before.get(str(key)) != _plain(self.metadata[key]):
+                # nothing parsed before (a new document): every value is new, none to compare
+                if not before or before.get(str(key)) != _plain(self.metadata[key]):
                     self.metadata[key] = quote_ambiguous(self.metadata[key])
             fast = _dump_simple(self.metadata) if self._raw_yaml is None and self.metadata else None
             yaml_text = fast if fast is not None else (dump_yaml(self.metadata) if self.metadata else "")

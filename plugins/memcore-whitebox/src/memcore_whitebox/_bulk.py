@@ -9,11 +9,12 @@ in one write session, and shares what it can:
 - the blocks :meth:`BulkAdd.plan_ids` (here, beside it) rendered and
   checked are kept (keyed by everything a block is rendered from, :func:`render_key`) and
   an entry built the same way is not rendered and scanned a second time;
-- ``tags.md`` is checked for a symbolic link once per call, not once per entry.
+- ``tags.md`` is checked for a symbolic link once per call (of either), not once per entry.
 
 Building the returned entry without validating it again when every field read back holds
 the value sent was tried and measured: comparing the fields cost as much as the validation
-(19 µs each per observation), so the entry is validated as ``add`` validates it.
+(19 µs each per observation), so the entry is built as ``add`` builds it (as a read does:
+validated, or checked as validation would check it, ``codec._as_validated``).
 
 Facts and proposals go through ``add``'s own steps. The bytes, ids, returned entries and errors
 are those of one ``add`` each (``tests/test_whitebox_bulk_add.py``). ``MEMCORE_WHITEBOX_BULK=0``
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +104,18 @@ def rendered(memo: Memo, entry: MemoryEntry, date: str, source: str, scope: str 
     return block, blk
 
 
+def _tags_link(provider: WhiteBoxProvider) -> Callable[[], bool]:
+    """Whether tags.md is a symlink, asked of the disk once (by the first entry with tags) per call."""
+    link: list[bool] = []
+
+    def tags_link() -> bool:
+        if not link:
+            link.append((provider.root / "tags.md").is_symlink())
+        return link[0]
+
+    return tags_link
+
+
 class BulkAdd:
     """``plan_ids`` and ``add_many`` for :class:`~memcore_whitebox.provider.WhiteBoxProvider`."""
 
@@ -122,10 +135,12 @@ class BulkAdd:
         taken: set[str] = set()
         planned: list[str | None] = []
         # the blocks rendered here are kept for add_many (one render per entry, not two)
-        memo = provider._rendered if bulk_enabled() else None
+        fast = bulk_enabled()
+        memo = provider._rendered if fast else None
+        link = _tags_link(provider) if fast else None  # tags.md asked once per call, as add_many does
         for entry in entries:
             try:
-                entry = provider._check_new(entry)
+                entry = provider._check_new(entry, link)
                 if entry.kind is Kind.FACT:
                     rel, explicit = provider._fact_place(entry)
                     rel = provider._free_fact_path(rel, explicit, taken)
@@ -164,12 +179,7 @@ class BulkAdd:
         provider: WhiteBoxProvider = self  # type: ignore[assignment]
         out: list[MemoryEntry | Exception] = []
         fast = bulk_enabled()
-        link: list[bool] = []  # whether tags.md is a symlink: asked once, by the first entry with tags
-
-        def tags_link() -> bool:
-            if not link:
-                link.append((provider.root / "tags.md").is_symlink())
-            return link[0]
+        tags_link = _tags_link(provider)
 
         with provider.session("add") as session:
 

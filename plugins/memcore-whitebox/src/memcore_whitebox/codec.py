@@ -18,12 +18,14 @@ from pydantic import ValidationError
 from memcore.errors import InvalidEntryError, ParseError, UnsafePathError
 from memcore.frontmatter import flow_list, parse_frontmatter, read_frontmatter
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
-from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, _to_utc, utc_now
 from memcore.storage import TextFile, check_component, version_token
 from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, scan_blocks, to_json_value
+from memcore_whitebox._fast import fast_enabled, remembered
 from memcore_whitebox._fences import decode_fences, encode_fences
 from memcore_whitebox._parse import diag as _diag
-from memcore_whitebox._render import field_scalar, json_line, render_block, render_tags, yaml_scalar
+from memcore_whitebox._render import field_scalar as _render_field_scalar
+from memcore_whitebox._render import json_line, render_block, render_tags, yaml_scalar
 from memcore_whitebox._scopes import Scope
 from memcore_whitebox._tags import registrable
 from memcore_whitebox.mapping import SKIPPED_FOLDERS, SPECIAL_ROOT_FILES, STATUS_FROM_WHITEBOX, V11_KEYS, kind_for_path
@@ -68,6 +70,8 @@ _BASE_KEYS = frozenset({"date", "source", "tags", "confidence"})
 NO_CONFIDENCE_LABEL = "medium"
 _DATE_CACHE: dict[str, datetime] = {}
 _OBS_TEMPLATE = MemoryEntry(kind=Kind.OBSERVATION)
+#: Every field at its default and none set: a copy updated with keywords is ``MemoryEntry(**keywords)``.
+_NO_FIELDS_SET = MemoryEntry.model_construct()
 
 
 def truthy(value: Any) -> bool:
@@ -256,6 +260,10 @@ def observation_entry(
             kw["extra"] = {FORMAT: wb}
     if simple:
         return _OBS_TEMPLATE.model_copy(update=kw)
+    if fast_enabled():
+        checked = _as_validated(kw)
+        if checked is not None:
+            return _OBS_TEMPLATE.model_copy(update=checked)
     try:
         return MemoryEntry(kind=kw.pop("kind", Kind.OBSERVATION), **kw)
     except ValidationError as exc:
@@ -273,6 +281,125 @@ def observation_entry(
         # As for a stable file: the block's own fields, none of the memcore: object's.
         plain["extra"] = {FORMAT: wb} if wb else {}
         return MemoryEntry(kind=Kind.OBSERVATION, **plain)
+
+
+class _NotJson(Exception):
+    """A value :func:`_json_checked` does not pass (the entry is then validated)."""
+
+
+#: Deepest ``extra`` :func:`_json_checked` passes (a deeper one is validated).
+_JSON_DEPTH = 32
+
+
+def _utf8(value: str) -> bool:
+    """Whether ``value`` holds no lone surrogate (UTF-8 can hold it)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_checked(value: Any, depth: int = 0) -> Any:
+    """A copy of JSON data that MemoryEntry's ``extra`` validation passes unchanged, else :class:`_NotJson`.
+
+    Exact dicts (text keys) and lists are copied (as validation copies them); exact ``str``
+    (no lone surrogate), ``int``, ``bool``, finite ``float`` and ``None`` are kept.
+    """
+    kind = type(value)
+    if kind is str:
+        if not _utf8(value):
+            raise _NotJson
+        return value
+    if value is None or kind is bool or kind is int:
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _NotJson
+        return value
+    if depth >= _JSON_DEPTH:
+        raise _NotJson
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str or not _utf8(key):
+                raise _NotJson
+            out[key] = _json_checked(item, depth + 1)
+        return out
+    if kind is list:
+        return [_json_checked(item, depth + 1) for item in value]
+    raise _NotJson
+
+
+def _as_validated(kw: dict[str, Any]) -> dict[str, Any] | None:
+    """``kw`` as MemoryEntry's validation would leave it, when it would pass every value unchanged, else ``None``.
+
+    An observation's keywords (:func:`observation_entry`, after its ``memcore:`` object) are
+    checked against what the model's validators do: text without lone surrogates; the id and
+    ``parent`` non-empty, without NUL and NFC, as the title and tags (non-blank) are; a
+    confidence a ``float`` in [0, 1]; timestamps aware datetimes or ISO text (converted to UTC as
+    the validator converts it); the kind, status and relations of their types; ``extra`` JSON (a
+    copy, as validation makes one). Anything else (``None``): the entry is validated, and a
+    value validation refuses gives its diagnostic as before. The entry built from the result
+    equals the validated one field by field, with the same fields set
+    (``tests/test_whitebox_fast.py``).
+    """
+    for name in ("id", "parent"):
+        value = kw.get(name)
+        if value is not None and not (type(value) is str and value and "\x00" not in value and _utf8(value)):
+            return None
+        if value is not None and not _nfc(value):
+            return None
+    for name in ("title", "body", "source", "scope", "version"):
+        value = kw.get(name)
+        if value is not None and not (type(value) is str and _utf8(value)):
+            return None
+    title = kw.get("title")
+    if title is not None and not _nfc(title):
+        return None
+    tags = kw.get("tags")
+    if tags is not None:
+        if type(tags) is not list:
+            return None
+        for tag in tags:
+            if type(tag) is not str or not tag.strip() or not _utf8(tag) or not _nfc(tag):
+                return None
+    confidence = kw.get("confidence")
+    if confidence is not None and not (type(confidence) is float and 0.0 <= confidence <= 1.0):
+        return None
+    if "kind" in kw and not isinstance(kw["kind"], Kind):
+        return None
+    if "status" in kw and not isinstance(kw["status"], Status):
+        return None
+    if "date_only" in kw and type(kw["date_only"]) is not bool:
+        return None
+    relations = kw.get("relations")
+    if relations is not None and not (type(relations) is list and all(type(r) is Relation for r in relations)):
+        return None
+    out = dict(kw)
+    for name in ("created_at", "updated_at", "expires_at"):
+        value = kw.get(name)
+        if value is None:
+            continue
+        if type(value) is datetime and value.tzinfo is UTC:
+            continue
+        if type(value) is not str:
+            return None
+        try:
+            out[name] = _to_utc(value)
+        except ValueError:
+            return None
+    extra = kw.get("extra")
+    if extra is not None:
+        if type(extra) is not dict or not all(type(data) is dict for data in extra.values()):
+            return None
+        try:
+            out["extra"] = _json_checked(extra)
+        except _NotJson:
+            return None
+    return out
 
 
 def file_entry(
@@ -366,6 +493,10 @@ def file_entry(
     memcore = meta.get("memcore")
     if isinstance(memcore, dict):
         _apply_memcore(kw, memcore, written_label=label)
+    if fast_enabled():
+        checked = _as_validated(kw)
+        if checked is not None:
+            return _NO_FIELDS_SET.model_copy(update=checked)
     try:
         return MemoryEntry(**kw)
     except ValidationError as exc:
@@ -428,8 +559,15 @@ def observation_lines(
     if source is None:
         source = default_source
         memcore["no_source"] = True
-    lines = [f"date: {date}", f"source: {field_scalar(source)}", f"tags: {render_tags(entry.tags)}"]
-    label = _write_confidence(entry.confidence, wb.get("confidence_label"))
+    fast = fast_enabled()
+    field_scalar = _field_scalar if fast else _render_field_scalar
+    tags = remembered(_TAGS_TEXT, tuple(entry.tags), render_tags) if fast else render_tags(entry.tags)
+    lines = [f"date: {date}", f"source: {field_scalar(source)}", f"tags: {tags}"]
+    kept_label = wb.get("confidence_label")
+    if fast and kept_label is None:
+        label = remembered(_LABELS, entry.confidence, _label_to_write)
+    else:
+        label = _write_confidence(entry.confidence, kept_label)
     if label is None:
         # the spec requires a confidence on every observation: an entry without one is written
         # with the grade the reference tools give a missing one (promotion.ts: .5, medium), and
@@ -444,7 +582,7 @@ def observation_lines(
         if value is not None:
             lines.append(f"{key}: {field_scalar(value) if isinstance(value, str) else _value(value)}")
     if entry.title:
-        lines.append(f"title: {field_scalar(entry.title)}")
+        lines.append(f"title: {_render_field_scalar(entry.title)}")
     if entry.scope is not None and entry.scope != active_scope:
         lines.append(f"scope: {field_scalar(entry.scope)}")
     fields = wb.get("fields")
@@ -484,6 +622,21 @@ def observation_lines(
     if memcore:
         lines.append(f"memcore: {json_line(memcore)}")
     return lines
+
+
+#: Memos of observation_lines (:mod:`memcore_whitebox._fast`): tag lists' text, values' text, labels.
+_TAGS_TEXT: dict[tuple[str, ...], str] = {}
+_SCALARS: dict[str, str] = {}
+_LABELS: dict[float | None, str | None] = {}
+
+
+def _field_scalar(value: str) -> str:
+    """:func:`~memcore_whitebox._render.field_scalar`, remembered."""
+    return remembered(_SCALARS, value, _render_field_scalar)
+
+
+def _label_to_write(confidence: float | None) -> str | None:
+    return _write_confidence(confidence, None)
 
 
 def fact_rel(entry: MemoryEntry) -> tuple[str, bool]:

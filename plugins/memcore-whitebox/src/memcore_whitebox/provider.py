@@ -54,18 +54,17 @@ from memcore_whitebox import _templates
 from memcore_whitebox._blocks import parse_fields
 from memcore_whitebox._bulk import BulkAdd, Memo, rendered
 from memcore_whitebox._parse import MonthState, diag, looks_like_vault, month_state, numbered
+from memcore_whitebox._readback import Built
 from memcore_whitebox._scopes import OutOfScopeError, ScopeTable, file_visible, load_scopes, walk
 from memcore_whitebox._tags import TagRegistry, parse_tags, stage_tags
 from memcore_whitebox.codec import (
     FORMAT,
     edited_file,
     fact_place,
-    file_entry,
     file_meta,
     new_entry,
     observation_block,
     observation_date,
-    observation_entry,
     other_scope,
     proposal_name,
     proposal_target,
@@ -139,6 +138,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         self._tags_seen: tuple[bytes, TagRegistry] | None = None
         #: observation blocks plan_ids rendered, for add_many (cleared when a session ends)
         self._rendered: Memo = {}
+        self._built = Built()  # entries built from what this instance wrote, for a read of those bytes
 
     def make_storage(self) -> Storage:
         """The vault folder (messages call it the vault)."""
@@ -261,7 +261,6 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
         return file_visible(self.root, self.scopes, rel)
 
     def _entries(self, files: Iterable[str]) -> Iterator[MemoryEntry]:
-        active = self.scopes.active
         for rel in files:
             found = self._read(rel)
             if found is None:
@@ -269,7 +268,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             if is_observation_file(rel):
                 yield from self._observations(rel, found[0], None, None)
             else:
-                entry = file_entry(rel, found[0], found[1], None, active)
+                entry = self._built.file_entry(rel, found[0], found[1], None, self.scopes.active)
                 if entry is not None:
                     yield entry
 
@@ -288,7 +287,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
                 continue
             if diags is not None:
                 check_observation(rel, f"{rel}#{number}", blk, fields, registry, diags)
-            yield observation_entry(rel, number, text, blk, fields, file_meta_, diags, active)
+            yield self._built.observation_entry(rel, number, text, blk, fields, file_meta_, diags, active)
 
     # -- writing ----------------------------------------------------------------------
     def add(self, entry: MemoryEntry) -> MemoryEntry:
@@ -381,7 +380,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
 
     # the write session's hooks
     def _session_started(self, session: WriteSession) -> None:
-        self._open_months, self._tag_groups = {}, []
+        self._open_months, self._tag_groups, self._built = {}, [], Built()
 
     def _session_ending(self, session: WriteSession) -> None:
         self._stage(session)
@@ -475,7 +474,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
             self._open_months[rel] = state
         number = state.append(block)
         fields = parse_fields(blk.frontmatter)
-        return observation_entry(rel, number, block, blk, fields, None, None, self.scopes.active)
+        return self._built.written_observation(rel, number, block, blk, fields, self.scopes.active)
 
     def dispute(
         self,
@@ -520,7 +519,7 @@ class WhiteBoxProvider(BulkAdd, WhiteBoxReference, BaseProvider):
 
     def _written(self, rel: str, raw: bytes) -> MemoryEntry:
         """Return the entry of the file ``rel`` just written with ``raw`` (what get() reads)."""
-        entry = file_entry(rel, raw, version_token(raw), None, self.scopes.active)
+        entry = self._built.written_file(rel, raw, version_token(raw), self.scopes.active)
         if entry is None:  # pragma: no cover - written in scope, so visible
             raise EntryNotFoundError(f"whitebox: {rel} not readable after writing")
         return entry

@@ -28,7 +28,7 @@ from memcore_whitebox._blocks import Fields, RawBlock
 from memcore_whitebox._parse import MONTH_FILE, diag
 from memcore_whitebox._scopes import ScopeTable, listing, name_allowed, walk
 from memcore_whitebox._tags import TagRegistry
-from memcore_whitebox.codec import as_tags, file_entry, is_month_path, parse_date
+from memcore_whitebox.codec import as_tags, is_month_path, parse_date
 from memcore_whitebox.mapping import SKIPPED_FOLDERS
 
 if TYPE_CHECKING:
@@ -311,7 +311,6 @@ def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[
     diags.extend(symlink_diagnostics(provider.root, provider.scopes))
     registry = provider.tag_registry()
     scopes = provider.scopes
-    active = scopes.active
     for rel in walk(provider.root, provider.scopes):
         try:
             data, version = provider.storage.read(rel)
@@ -340,7 +339,7 @@ def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[
             else:
                 entries.extend(found)
         else:
-            entry = file_entry(rel, data, version, diags, active)
+            entry = provider._built.file_entry(rel, data, version, diags, provider.scopes.active)
             if entry is not None and entries is not None:
                 entries.append(entry)
     return diags
