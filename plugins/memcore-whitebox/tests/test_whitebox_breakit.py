@@ -151,3 +151,29 @@ def test_d4_symlinked_scopes_md_fails_closed(vault: Path, tmp_path: Path) -> Non
     with pytest.raises(UnsafePathError, match=r"scopes\.md"):
         WhiteBoxProvider(vault).open()
     assert (vault / "scopes.md").is_symlink()
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+@pytest.mark.parametrize(
+    ("tags_line", "memcore_line"),
+    [
+        ('tags: ["  ", "b"]', ""),
+        ('tags: ["  ", "b"]', 'memcore: {"extra": {"x": {"k": 1}}}\n'),
+        ("tags:\n  - ''\n  - b", 'memcore: {"kind": "preference"}\n'),
+    ],
+)
+def test_a_blank_tag_written_by_hand_is_left_out_and_the_block_still_reads(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, fast: str, tags_line: str, memcore_line: str
+) -> None:
+    monkeypatch.setenv("MEMCORE_YAML_FAST", fast)
+    monkeypatch.setenv("MEMCORE_WHITEBOX_FAST", fast)
+    (vault / "observations" / "2026-07.md").write_text(
+        f"```\n---\ndate: 2026-07-01\nsource: x\n{tags_line}\n{memcore_line}---\nhello\n```\n", encoding="utf-8"
+    )
+    with WhiteBoxProvider(vault) as provider:
+        snapshot_read = provider.read_all()
+        [listed] = list(provider.iter_entries())
+    [entry] = snapshot_read.entries
+    assert (entry.body, entry.tags, listed.tags) == ("hello", ["b"], ["b"])
+    assert MemoryEntry.model_validate(entry.model_dump()).tags == ["b"]
+    assert not [d for d in snapshot_read.diagnostics if d.severity == "error"]

@@ -127,6 +127,15 @@ def as_tags(value: Any) -> list[str]:
     return [json_line(value)]
 
 
+def _kept_tags(tags: list[str]) -> list[str]:
+    """``tags`` (text items of a list) without the blank ones, as :func:`as_tags` keeps a list's items.
+
+    A blank tag (``""``, ``"  "``) says nothing and no entry may hold one: it is left out of
+    the entry read, as it is from a YAML list of other items, instead of failing the block.
+    """
+    return tags if all(t.strip() for t in tags) else [t for t in tags if t.strip()]
+
+
 def _derived_title(body: str, rel: str) -> str:
     m = _H1.search(body)
     if m is not None:
@@ -175,7 +184,8 @@ def observation_entry(
             created = parse_date(date_value)
         label = values.get("confidence")
         confidence = CONFIDENCE_LABELS.get(label) if label is not None else None
-        tags = values.get("tags") or []
+        found_tags = values.get("tags")
+        tags = _kept_tags(found_tags) if isinstance(found_tags, list) else as_tags(found_tags)
         if (
             created is not None
             and (label is None or confidence is not None)
@@ -211,7 +221,7 @@ def observation_entry(
         source = json_line(source)
     tags_value = values.get("tags")
     if isinstance(tags_value, list) and all(type(t) is str for t in tags_value):
-        tags = tags_value
+        tags = _kept_tags(tags_value)
     else:
         tags = as_tags(tags_value)
     if not all(_nfc(t) for t in tags):
