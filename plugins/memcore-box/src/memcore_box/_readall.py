@@ -39,15 +39,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from memcore.models import Diagnostic
+from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import file_reader, join
 from memcore_box import _scan
 from memcore_box._parse import _File, is_memory_name
+from memcore_box._workspace import CONFIG_FILE
 
 if TYPE_CHECKING:
     from memcore_box._state import WorkspaceState
+    from memcore_box.provider import BoxMemoryProvider
 
-__all__ = ["ENV", "enabled", "paused_gc", "scan"]
+__all__ = ["ENV", "check_files", "enabled", "paused_gc", "scan"]
 
 ENV = "MEMCORE_BOX_READ_ALL_FAST"
 
@@ -97,3 +99,24 @@ def scan(store: WorkspaceState) -> tuple[list[_File], list[Diagnostic]]:
                 parsed = store._parse(path, data, version or "", item.id, fast=True)
                 (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
     return files, orphans
+
+
+def check_files(store: BoxMemoryProvider, entries: list[MemoryEntry] | None, *, fast: bool) -> list[Diagnostic]:
+    """Return the diagnostics of ``validate`` (and fill ``entries`` for ``read_all``) from one scan.
+
+    The config's problem, the orphans, each file's content and the index drift, in that order;
+    with ``fast`` the scan and checks of this module, else the general ones. Leftover temp files
+    and skipped links are core's (:meth:`memcore.provider.BaseProvider.read_all` reports them).
+    """
+    from memcore_box.validate import content_diags, drift_diags
+
+    diags: list[Diagnostic] = []
+    if store._config_problem is not None:
+        diags.append(
+            Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR, message=store._config_problem)
+        )
+    files, orphans = scan(store) if fast else store._scan(fast=True)
+    diags += orphans
+    diags += content_diags(store, files, entries, fast=fast)
+    diags += drift_diags(store, files, fast=fast)
+    return diags

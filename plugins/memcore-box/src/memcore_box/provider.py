@@ -44,7 +44,7 @@ from memcore.errors import (
 )
 from memcore.frontmatter import text_of
 from memcore.frontmatter import to_plain as plain
-from memcore.models import Diagnostic, Kind, MemoryEntry, Query, Severity, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Query, utc_now
 from memcore.provider import BaseProvider, Capability, StoreSnapshot, unchanged_by
 from memcore.storage import Item, Storage, WriteSession, join
 from memcore_box import _readall
@@ -64,7 +64,7 @@ from memcore_box.index import (
 )
 from memcore_box.mapping import box_kind, format_timestamp, slugify
 from memcore_box.reference import BoxReference
-from memcore_box.validate import check_team, companion_for_problem, content_diags, drift_diags, fold_team, refuse_errors
+from memcore_box.validate import check_team, companion_for_problem, content_diags, fold_team, refuse_errors
 
 __all__ = ["CONFIG_FILE", "INDEX_FILE", "BoxMemoryProvider", "check_team", "companion_for_problem", "fold_team"]
 
@@ -644,24 +644,12 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         return StoreSnapshot(entries, diags)
 
     def _check(self, entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
-        if _readall.enabled():  # MEMCORE_BOX_READ_ALL_FAST
-            with _readall.paused_gc():
-                return self._check_files(entries, fast=True)
-        return self._check_files(entries, fast=False)
-
-    def _check_files(self, entries: list[MemoryEntry] | None, *, fast: bool) -> list[Diagnostic]:
         self._ensure_open()
         self._sync()
-        diags: list[Diagnostic] = []
-        if self._config_problem is not None:
-            diags.append(
-                Diagnostic(path=CONFIG_FILE, code="box.config", severity=Severity.ERROR, message=self._config_problem)
-            )
-        files, orphans = _readall.scan(self) if fast else self._scan(fast=True)
-        diags += orphans
-        diags += content_diags(self, files, entries, fast=fast)
-        diags += drift_diags(self, files, fast=fast)
-        return diags  # leftover temp files and skipped links: core's validate/read_all reports them
+        if _readall.enabled():  # MEMCORE_BOX_READ_ALL_FAST
+            with _readall.paused_gc():
+                return _readall.check_files(self, entries, fast=True)
+        return _readall.check_files(self, entries, fast=False)
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild every folder's ``_index.json`` and the rollup from the memory files.
