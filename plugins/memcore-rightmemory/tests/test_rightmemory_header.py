@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memcore.models import Kind, MemoryEntry, Relation, Severity, Status
@@ -104,7 +104,19 @@ _LINES = st.sampled_from(
 def test_to_file_is_always_undone_by_to_inline(lines: list[str], newline: str, last_break: bool) -> None:
     text = newline.join(lines) + (newline if last_break and lines else "")
     raw = split_lines(text)
+    # inline text as the reader gives it (to_inline of it is itself): text that starts with a
+    # header an item would take (its id's one item, no comment under it) reads as that item's
+    # metadata whatever is written, the header layout's own rule (next test)
+    assume(to_inline(raw, newline)[0] == raw)
     assert to_inline(to_file(raw, newline), newline)[0] == raw
+
+
+def test_a_header_entry_left_at_the_top_goes_to_the_one_item_its_id_names_once_there_is_one() -> None:
+    kept = [HEADER_OPEN + "\n", 'a {"tags":["h"]}\n', "-->\n", "\n", "# T {#a}\n", "# T {#a}\n"]
+    assert to_inline(kept, "\n")[0] == kept  # two items under id a: the entry stays in the header
+    one = kept[:-1]
+    assert to_inline(one, "\n")[0] == ["# T {#a}\n", '<!-- memcore: {"tags":["h"]} -->\n']
+    assert to_file(one, "\n") == one  # no other file reads back as these lines: written as they are
 
 
 def test_a_written_store_reads_the_same_and_graph_py_sees_no_comment(tmp_path: Path) -> None:
