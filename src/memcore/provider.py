@@ -49,6 +49,7 @@ __all__ = [
     "BulkAdding",
     "add_in_turn",
     "add_many",
+    "checked_for_write",
     "option_flag",
     "BaseProvider",
     "Capability",
@@ -737,6 +738,21 @@ def _refused_when_read_only(method: Any, name: str) -> Any:
     return wrapper
 
 
+def checked_for_write(provider: object, entry: MemoryEntry) -> MemoryEntry:
+    """Return ``entry`` as a provider's ``add``/``update`` receives it: validated again, its text checked.
+
+    The checks every :class:`BaseProvider`'s ``add`` and ``update`` run first; a provider's
+    ``add_many`` that does ``add``'s steps itself runs them on each entry with this.
+
+    Raises:
+        InvalidEntryError: A field fails validation (:func:`~memcore.models.revalidated`) or
+            holds a refused control character (:func:`~memcore.storage._control.check_entry_text`).
+    """
+    entry = revalidated(entry, getattr(provider, "format_name", "") or "store")
+    check_entry_text(entry)
+    return entry
+
+
 def _checked_write(method: Any) -> Any:
     """Wrap a provider's ``add``/``update``: the entry is validated and its text checked first.
 
@@ -746,8 +762,7 @@ def _checked_write(method: Any) -> Any:
     @functools.wraps(method)
     def wrapper(self: BaseProvider, entry: MemoryEntry, *args: Any, **kwargs: Any) -> Any:
         if isinstance(entry, MemoryEntry):
-            entry = revalidated(entry, self.format_name or "store")
-            check_entry_text(entry)
+            entry = checked_for_write(self, entry)
         return method(self, entry, *args, **kwargs)
 
     wrapper._memcore_checked = True  # type: ignore[attr-defined]

@@ -28,9 +28,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcore.models import MemoryEntry, revalidated
-from memcore.provider import add_in_turn
-from memcore.storage._control import check_entry_text
+from memcore.models import MemoryEntry
+from memcore.provider import add_in_turn, checked_for_write
 from memcore_box.codec import _working_copy
 from memcore_box.validate import file_errors, refuse_errors
 
@@ -93,8 +92,7 @@ class BulkAdd:
         with provider.session("add") as session:
 
             def add(entry: MemoryEntry) -> MemoryEntry:  # add's own steps: its wrapper's checks, then add's
-                sent = revalidated(entry, provider.format_name)
-                check_entry_text(sent)
+                sent = checked_for_write(provider, entry)
                 return provider._add_new(_working_copy(sent), session, bulk=True)
 
             for entry in entries:

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
-from memcore.models import MemoryEntry, revalidated
-from memcore.provider import Capability, add_in_turn
-from memcore.storage._control import check_entry_text
+from memcore.models import MemoryEntry
+from memcore.provider import Capability, add_in_turn, checked_for_write
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
 from memcore_maka.codec import RenderedSection, new_entry_among, render_section, view
 
@@ -186,8 +185,7 @@ class _Run:
             try:
                 if not isinstance(entry, MemoryEntry):
                     break
-                checked = revalidated(entry, provider.format_name or "store")
-                check_entry_text(checked)
+                checked = checked_for_write(provider, entry)
                 new = new_entry_among(checked, taken, known, provider.path, provider._now())
                 rendered = render_section(new)
             except Exception:  # noqa: BLE001 - whatever it is, add raises it (after the run is written)

@@ -20,9 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
-from memcore.models import Kind, MemoryEntry, lf_body, revalidated
-from memcore.provider import Capability, add_in_turn
-from memcore.storage._control import check_entry_text
+from memcore.models import Kind, MemoryEntry, lf_body
+from memcore.provider import Capability, add_in_turn, checked_for_write
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph
 from memcore_rightmemory._state import Fast, fast_commit_enabled
@@ -96,8 +95,7 @@ def _prepare(provider: RightMemoryProvider, graph: Graph, entry: MemoryEntry) ->
     if not isinstance(entry, MemoryEntry):
         return None
     try:
-        entry = revalidated(entry, provider.format_name or "store")  # add's wrapper's checks
-        check_entry_text(entry)
+        entry = checked_for_write(provider, entry)  # add's wrapper's checks
         require_unicode_fast(entry)
         entry = lf_body(entry)
         if entry.parent is not None or entry.kind == Kind.PURSUIT or entry.body == "":

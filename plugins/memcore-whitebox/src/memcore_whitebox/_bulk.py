@@ -30,9 +30,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memcore.errors import MemcoreError
-from memcore.models import Kind, MemoryEntry, revalidated
-from memcore.provider import Capability, add_in_turn
-from memcore.storage._control import check_entry_text
+from memcore.models import Kind, MemoryEntry
+from memcore.provider import Capability, add_in_turn, checked_for_write
 from memcore_whitebox._blocks import RawBlock
 from memcore_whitebox._parse import MonthState
 from memcore_whitebox.codec import observation_block, proposal_target
@@ -184,8 +183,7 @@ class BulkAdd:
         with provider.session("add") as session:
 
             def add(entry: MemoryEntry) -> MemoryEntry:  # add's own steps: its wrapper's checks, then add's
-                sent = revalidated(entry, provider.format_name)
-                check_entry_text(sent)
+                sent = checked_for_write(provider, entry)
                 provider.require(Capability.ADD, "add")
                 return provider._add_new(provider._check_new(sent, tags_link), session, bulk=True)
 
