@@ -164,8 +164,9 @@ def add_many(provider: MemoryProvider, entries: Sequence[MemoryEntry]) -> list[M
     """
     if not entries:
         return []
-    if isinstance(provider, BulkAdding):
-        results = list(provider.add_many(entries))
+    bulk = getattr(provider, "add_many", None)
+    if callable(bulk):  # isinstance(provider, BulkAdding), without the protocol check's cost per call
+        results = list(bulk(entries))
         if not 1 <= len(results) <= len(entries):
             raise ValueError(
                 f"{provider.format_name}: add_many returned {len(results)} items for {len(entries)} entries"
