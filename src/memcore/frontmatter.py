@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover - no libyaml: every read takes the round
     _CParser = None  # type: ignore[misc,assignment]
 
 from memcore.errors import InvalidEntryError, ParseError
+from memcore.switches import switch_on
 
 __all__ = [
     "FAST_PATHS",
@@ -78,7 +79,7 @@ __all__ = [
 #: bytes and values; switched off, everything takes the general path. Set from the
 #: environment variable ``MEMCORE_YAML_FAST`` at import (``0``, ``false``, ``no`` or ``off``:
 #: off); change it at run time with :func:`set_fast_paths`.
-FAST_PATHS = os.environ.get("MEMCORE_YAML_FAST", "1").strip().lower() not in {"0", "false", "no", "off"}
+FAST_PATHS = switch_on("MEMCORE_YAML_FAST")
 
 
 def set_fast_paths(enabled: bool) -> None:

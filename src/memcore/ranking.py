@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 import sqlite3
 import threading
 from array import array
@@ -44,6 +43,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memcore.query_syntax import TOKENIZE
+from memcore.switches import switch_on
 
 __all__ = ["FAST_RANK_ENV", "Ranker", "fast_rank_enabled", "single_token"]
 
@@ -60,7 +60,7 @@ MAX_POSTINGS = 2_000_000
 
 def fast_rank_enabled() -> bool:
     """Return whether the fast ranking is on (``MEMCORE_FAST_RANK`` unset or not ``0``/``false``/``off``/``no``)."""
-    return os.environ.get(FAST_RANK_ENV, "1").strip().lower() not in {"0", "false", "off", "no"}
+    return switch_on(FAST_RANK_ENV)
 
 
 _local = threading.local()

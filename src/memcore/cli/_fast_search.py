@@ -34,10 +34,9 @@ from typing import Any
 
 from memcore._fresh import STAMP_KEY, folder_stamp, plugin_stamp
 from memcore._index_sql import SCHEMA_VERSION, default_cache_dir, index_file_name, search_rows, utc_text
+from memcore.switches import switch_on
 
 __all__ = ["FastHits", "enabled", "fast_search"]
-
-_OFF = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class FastHits:
 
 def enabled() -> bool:
     """Return whether the fast path is on (``MEMCORE_FAST_SEARCH`` unset, or not 0/false/no/off)."""
-    return os.environ.get("MEMCORE_FAST_SEARCH", "1").strip().lower() not in _OFF
+    return switch_on("MEMCORE_FAST_SEARCH")
 
 
 def _flag(value: Any) -> bool:

@@ -21,7 +21,6 @@ do it, in the same order; ``MEMCORE_BULK_ADD=0`` (or :func:`set_bulk_add`) turns
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from memcore.errors import MemcoreError
@@ -31,6 +30,7 @@ from memcore.migrate.report import EntryReport
 from memcore.models import MemoryEntry
 from memcore.provider import BulkAdding
 from memcore.provider import add_many as add_entries
+from memcore.switches import switch_on
 
 #: Entries sent in one ``add_many`` call at most.
 RUN_LIMIT = 1000
@@ -48,7 +48,7 @@ def bulk_add_enabled() -> bool:
     """Whether migrations send their first pass through a target's ``add_many`` (default: yes)."""
     if _switch is not None:
         return _switch
-    return os.environ.get("MEMCORE_BULK_ADD", "1") != "0"
+    return switch_on("MEMCORE_BULK_ADD")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from memcore.migrate.report import EntryReport, FieldChange
 from memcore.migrate.state import _batch, _RunState, stamp_of
 from memcore.models import MemoryEntry, Relation, Severity, json_copy
 from memcore.provider import Capability, ManyReferenceReading, ReferenceReading, read_all
+from memcore.switches import switch_on
 
 __all__ = ["CORE_FIELDS", "MEMCORE_NS", "compare_entries", "restore_kept"]
 
@@ -73,7 +74,7 @@ _ALL_FIELDS = frozenset(MemoryEntry.model_fields)
 #: :func:`_assign` stores values validation would keep as they are without validating. Read from the
 #: environment variable ``MEMCORE_MIGRATE_FAST`` at import (``0``, ``false``, ``no`` or
 #: ``off``: off); change it at run time with :func:`set_fast_copy`.
-FAST_COPY = os.environ.get("MEMCORE_MIGRATE_FAST", "1").strip().lower() not in {"0", "false", "no", "off"}
+FAST_COPY = switch_on("MEMCORE_MIGRATE_FAST")
 
 
 def set_fast_copy(enabled: bool) -> None:

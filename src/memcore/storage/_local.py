@@ -19,6 +19,7 @@ from memcore.storage._atomic import atomic_write
 from memcore.storage._interface import ANY_VERSION, Item, Storage, join, version_token
 from memcore.storage._lock import file_lock
 from memcore.storage._paths import check_component, safe_join
+from memcore.switches import switch_on
 
 __all__ = ["BULK_READ_ENV", "NEW_FILE_WRITES_ENV", "LocalStorage", "bulk_reads", "file_reader", "new_file_writes"]
 
@@ -52,12 +53,12 @@ def _no_version(data: bytes) -> None:
 
 def bulk_reads() -> bool:
     """Return whether :meth:`LocalStorage.reader` reads through folder descriptors (POSIX, ``MEMCORE_BULK_READ`` on)."""
-    return _BULK and os.environ.get(BULK_READ_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return _BULK and switch_on(BULK_READ_ENV)
 
 
 def new_file_writes() -> bool:
     """Whether :meth:`LocalStorage.write` of a new file checks its path once (POSIX, ``MEMCORE_NEW_FILE_WRITES`` on)."""
-    return _FAST_PATHS and os.environ.get(NEW_FILE_WRITES_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return _FAST_PATHS and switch_on(NEW_FILE_WRITES_ENV)
 
 
 @contextlib.contextmanager

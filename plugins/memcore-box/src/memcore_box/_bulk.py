@@ -24,12 +24,12 @@ one ``add`` each, in one session.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcore.models import MemoryEntry
 from memcore.provider import add_in_turn, checked_for_write
+from memcore.switches import switch_on
 from memcore_box.codec import _working_copy
 from memcore_box.validate import file_errors, refuse_errors
 
@@ -44,7 +44,7 @@ RESOLVED_KEYS = frozenset({"related", "supersedes", "superseded_by"})
 
 def bulk_enabled() -> bool:
     """Whether :meth:`BulkAdd.add_many` shares work between entries (default: yes; ``MEMCORE_BOX_BULK=0``: no)."""
-    return os.environ.get("MEMCORE_BOX_BULK", "1") != "0"
+    return switch_on("MEMCORE_BOX_BULK")
 
 
 def checked_read(store: BoxMemoryProvider, path: str, meta: Mapping[str, Any], body: str) -> MemoryEntry | None:

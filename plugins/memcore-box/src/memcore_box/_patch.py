@@ -41,6 +41,7 @@ from itertools import chain, compress
 from operator import is_, itemgetter
 from typing import Any
 
+from memcore.switches import switch_on
 from memcore_box import _splice
 from memcore_box._json import _INLINE_MAX, RawBytes, _encode_str
 from memcore_box._maps import _MAX_GROUPS, _strings
@@ -64,7 +65,7 @@ _CLOSE = b"\n  }"  # how a non-empty map's text ends
 
 def enabled() -> bool:
     """Return whether the kept layout and map patch are on (``MEMCORE_BOX_PATCH`` and the splice switch)."""
-    return _splice.enabled() and os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return _splice.enabled() and switch_on(ENV)
 
 
 class Layout:

@@ -34,13 +34,13 @@ and compared. ``plugins/memcore-box/tests/test_box_read_all_fast.py`` compares b
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import file_reader, join
+from memcore.switches import switch_on
 from memcore_box import _scan
 from memcore_box._parse import _File, is_memory_name
 from memcore_box._workspace import CONFIG_FILE
@@ -56,7 +56,7 @@ ENV = "MEMCORE_BOX_READ_ALL_FAST"
 
 def enabled() -> bool:
     """Return whether the fast paths are on (``MEMCORE_BOX_READ_ALL_FAST`` not ``0``, the stream fast paths on)."""
-    return _scan.enabled() and os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return _scan.enabled() and switch_on(ENV)
 
 
 @contextmanager

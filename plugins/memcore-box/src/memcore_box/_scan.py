@@ -24,12 +24,12 @@ plugins/memcore-box/tests/test_box_scan.py compares both with ``read_meta``.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from memcore import frontmatter
 from memcore.frontmatter import UNSURE, _own_value, _reads_as_str
+from memcore.switches import switch_on
 
 __all__ = ["ENV", "enabled", "flat_meta", "order_keys"]
 
@@ -62,7 +62,7 @@ _MAX_YAML = 64 * 1024  # well under frontmatter.MAX_VALUES values, whatever the 
 
 def enabled() -> bool:
     """Return whether :func:`order_keys` is used (``MEMCORE_BOX_STREAM_FAST`` not ``0``, YAML fast paths on)."""
-    return frontmatter.FAST_PATHS and os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return frontmatter.FAST_PATHS and switch_on(ENV)
 
 
 def _is_text(value: bytes) -> bool:

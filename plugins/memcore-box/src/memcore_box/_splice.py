@@ -18,12 +18,13 @@ rule the fast path out).
 from __future__ import annotations
 
 import json
-import os
 import re
 from array import array
 from collections.abc import Iterable, Sequence
 from operator import is_
 from typing import Any
+
+from memcore.switches import switch_on
 
 __all__ = ["ENV", "Spans", "enabled", "entries_region", "entry_spans", "top_level_extras"]
 
@@ -108,7 +109,7 @@ _TOP_KEY = re.compile(rb'\n  ("(?:[^"\\]|\\.)*"): ')
 
 def enabled() -> bool:
     """Return whether the splice fast path is on (``MEMCORE_BOX_SPLICE`` unset or not ``0``)."""
-    return os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+    return switch_on(ENV)
 
 
 def _chars(text: bytes) -> int:

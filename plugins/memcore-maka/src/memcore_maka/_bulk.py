@@ -19,7 +19,6 @@ add's own error. So the bytes, ids, returned entries and errors are those of one
 from __future__ import annotations
 
 import contextlib
-import os
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING
 from memcore.errors import MemcoreError
 from memcore.models import MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
+from memcore.switches import switch_on
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
 from memcore_maka.codec import RenderedSection, new_entry_among, render_section, view
 
@@ -46,7 +46,7 @@ def bulk_runs_enabled() -> bool:
     Off, :meth:`BulkAdd.add_many` adds one ``add`` each (in one session) and
     ``reference_reads_differently_many`` asks once per entry.
     """
-    return os.environ.get("MEMCORE_MAKA_BULK", "1") != "0"
+    return switch_on("MEMCORE_MAKA_BULK")
 
 
 class BulkAdd:

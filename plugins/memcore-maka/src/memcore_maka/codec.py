@@ -13,7 +13,6 @@ import base64
 import binascii
 import hashlib
 import json
-import os
 import re
 import unicodedata
 from collections.abc import Container, Iterable, Iterator
@@ -26,6 +25,7 @@ from memcore.errors import AmbiguousIdError, ConflictError, EntryNotFoundError, 
 from memcore.models import Kind, MemoryEntry, Relation, Status, json_copy, require_unicode
 from memcore.redact import holds_secret, may_hold_secret, redact_entry
 from memcore.storage import version_token
+from memcore.switches import switch_on
 from memcore_maka._parse import (
     HEADING_RE,
     META_KEY_RE,
@@ -822,7 +822,7 @@ def fast_redaction_enabled() -> bool:
     entry is copied as :func:`~memcore.redact.redact_entry` would return it; with one, or with
     ``MEMCORE_MAKA_FAST_REDACT=0``, every string goes through ``redact_entry``.
     """
-    return os.environ.get("MEMCORE_MAKA_FAST_REDACT", "1") != "0"
+    return switch_on("MEMCORE_MAKA_FAST_REDACT")
 
 
 def _unredacted_copy(entry: MemoryEntry) -> MemoryEntry:

@@ -15,13 +15,13 @@ the many-entry reference reading with it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memcore.errors import MemcoreError
 from memcore.models import Kind, MemoryEntry, lf_body
 from memcore.provider import Capability, add_in_turn, checked_for_write
+from memcore.switches import switch_on
 from memcore_rightmemory import _render as render
 from memcore_rightmemory._graph import Graph
 from memcore_rightmemory._state import Fast, fast_commit_enabled
@@ -40,7 +40,7 @@ def bulk_runs_enabled() -> bool:
 
     Off, ``reference_reads_differently_many`` also asks once per entry.
     """
-    return os.environ.get("MEMCORE_RIGHTMEMORY_BULK", "1") != "0"
+    return switch_on("MEMCORE_RIGHTMEMORY_BULK")
 
 
 class BulkAdd:

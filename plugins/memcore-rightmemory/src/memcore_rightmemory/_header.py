@@ -29,11 +29,11 @@ the file on disk: :class:`LineMap` maps an inline line number to the file's.
 
 from __future__ import annotations
 
-import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from memcore.switches import switch_on
 from memcore_rightmemory._parse import META_RE, NODE_RE, match_anchor, split_lines
 
 __all__ = ["HEADER_CLOSE", "HEADER_OPEN", "LineMap", "header_enabled", "inline_text", "to_file", "to_inline"]
@@ -45,7 +45,7 @@ _ENTRY_RE = re.compile(r"^([A-Za-z0-9_.-]+) (\{.*\})$")
 
 def header_enabled() -> bool:
     """Whether written files keep their memcore comments in the header (read at each write)."""
-    return os.environ.get("MEMCORE_RIGHTMEMORY_HEADER", "1") != "0"
+    return switch_on("MEMCORE_RIGHTMEMORY_HEADER")
 
 
 def _strip(line: str) -> str:

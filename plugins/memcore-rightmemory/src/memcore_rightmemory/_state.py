@@ -24,6 +24,7 @@ from markdown_it import MarkdownIt
 
 from memcore.errors import InvalidEntryError, UnsafePathError
 from memcore.storage import WriteSession
+from memcore.switches import switch_on
 from memcore_rightmemory import _incremental
 from memcore_rightmemory._graph import Graph, ParseCache
 from memcore_rightmemory._render import Change
@@ -36,7 +37,7 @@ def fast_commit_enabled() -> bool:
 
     ``MEMCORE_RIGHTMEMORY_FAST_COMMIT=0`` turns it off, so a benchmark can show both paths.
     """
-    return os.environ.get("MEMCORE_RIGHTMEMORY_FAST_COMMIT", "1") != "0"
+    return switch_on("MEMCORE_RIGHTMEMORY_FAST_COMMIT")
 
 
 __all__ = ["Fast", "GraphKeeper", "regular", "trim_cache"]

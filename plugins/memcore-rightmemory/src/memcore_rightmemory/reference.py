@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, cast
 
 from memcore.errors import MemcoreError
 from memcore.models import FidelityNote, MemoryEntry
+from memcore.switches import switch_on
 from memcore_rightmemory._bulk import bulk_runs_enabled
 from memcore_rightmemory._graph import Graph, ItemRef
 from memcore_rightmemory.mapping import kind_for
@@ -140,7 +141,7 @@ def read_memo_enabled() -> bool:
     parses the store each time (the reference reading keeps its own parse, under
     ``MEMCORE_REFERENCE_MEMO``).
     """
-    return os.environ.get("MEMCORE_RIGHTMEMORY_READ_MEMO", "1") != "0"
+    return switch_on("MEMCORE_RIGHTMEMORY_READ_MEMO")
 
 
 class RightMemoryReference:
@@ -190,7 +191,7 @@ class RightMemoryReference:
 
     def _reference_graph(self) -> Graph:
         provider = cast("RightMemoryProvider", self)
-        if provider.active_session() is not None or os.environ.get("MEMCORE_REFERENCE_MEMO") == "0":
+        if provider.active_session() is not None or not switch_on("MEMCORE_REFERENCE_MEMO"):
             return provider.graph()
         graph = self._remembered()
         if graph is None:

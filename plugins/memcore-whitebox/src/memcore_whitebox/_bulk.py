@@ -24,7 +24,6 @@ turns both off: one ``add`` each, in one session.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memcore.errors import MemcoreError
 from memcore.models import Kind, MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
+from memcore.switches import switch_on
 from memcore_whitebox._blocks import RawBlock
 from memcore_whitebox._parse import MonthState
 from memcore_whitebox.codec import observation_block, proposal_target
@@ -50,7 +50,7 @@ Memo = dict[tuple[Any, ...], tuple[str, RawBlock]]
 
 def bulk_enabled() -> bool:
     """Whether :meth:`BulkAdd.add_many` shares work between entries (default: yes; ``MEMCORE_WHITEBOX_BULK=0``: no)."""
-    return os.environ.get("MEMCORE_WHITEBOX_BULK", "1") != "0"
+    return switch_on("MEMCORE_WHITEBOX_BULK")
 
 
 def render_key(entry: MemoryEntry, date: str, active_scope: str | None) -> tuple[Any, ...] | None:

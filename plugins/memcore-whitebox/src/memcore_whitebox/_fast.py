@@ -11,9 +11,10 @@ turns every such memo off (each answer computed again), for comparison
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Hashable
 from typing import TypeVar
+
+from memcore.switches import switch_on
 
 __all__ = ["MEMO_MAX", "fast_enabled", "remembered"]
 
@@ -26,7 +27,7 @@ V = TypeVar("V")
 
 def fast_enabled() -> bool:
     """Whether WhiteBox's memos are on (default: yes; ``MEMCORE_WHITEBOX_FAST=0``: no)."""
-    return os.environ.get("MEMCORE_WHITEBOX_FAST", "1") != "0"
+    return switch_on("MEMCORE_WHITEBOX_FAST")
 
 
 def remembered(memo: dict[K, V], key: K, compute: Callable[[K], V]) -> V:

@@ -26,10 +26,10 @@ entry (``tests/test_whitebox_readback.py`` compares both).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from memcore.models import Diagnostic, MemoryEntry, json_copy
+from memcore.switches import switch_on
 from memcore_whitebox._blocks import Fields, RawBlock
 from memcore_whitebox._scopes import Scope
 from memcore_whitebox.codec import file_entry, observation_entry
@@ -42,7 +42,7 @@ LIMIT = 100_000
 
 def readback_enabled() -> bool:
     """Whether reads reuse the entries built when writing (default: yes; ``MEMCORE_WHITEBOX_READBACK=0``: no)."""
-    return os.environ.get("MEMCORE_WHITEBOX_READBACK", "1") != "0"
+    return switch_on("MEMCORE_WHITEBOX_READBACK")
 
 
 def observation_key(

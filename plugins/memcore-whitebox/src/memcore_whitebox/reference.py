@@ -18,7 +18,6 @@ one the reference does not show.
 from __future__ import annotations
 
 import bisect
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 from memcore.errors import ParseError
 from memcore.models import FidelityNote, Kind, MemoryEntry
 from memcore.storage import TextFile
+from memcore.switches import switch_on
 from memcore_whitebox._parse import numbered_blocks
 from memcore_whitebox.mapping import V11_KEYS, kind_for_path
 
@@ -230,7 +230,7 @@ class WhiteBoxReference:
                 found = cast("WhiteBoxProvider", self)._read(rel)
                 reading = None
                 if found is not None:
-                    memo = os.environ.get("MEMCORE_REFERENCE_MEMO") != "0"
+                    memo = switch_on("MEMCORE_REFERENCE_MEMO")
                     reading = (_month_reading if memo else _month_reading.__wrapped__)(found[0], rel)
                 readings[rel] = reading
             out.append(kind_note(entry, rel) + reading.notes(entry, int(number)) if reading is not None else [])
