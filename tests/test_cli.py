@@ -55,6 +55,16 @@ def test_add_ls_show_search_json(runner: CliRunner) -> None:
     assert none == []
 
 
+def test_add_takes_the_body_as_its_argument_and_refuses_it_twice(runner: CliRunner) -> None:
+    out = runner.invoke(cli, ["add", "Prefers green tea.", "--store", "dictfmt:s", "--tag", "food", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["body"] == "Prefers green tea."
+    twice = runner.invoke(cli, ["add", "one", "--body", "two", "--store", "dictfmt:s"])
+    assert twice.exit_code == 2 and "as TEXT or as --body, not both" in twice.output
+    listed = json.loads(runner.invoke(cli, ["ls", "--store", "dictfmt:s", "--json"]).output)
+    assert [e["body"] for e in listed] == ["Prefers green tea."]
+
+
 def test_store_from_environment(runner: CliRunner) -> None:
     runner.invoke(cli, ["add", "--title", "x"], env={"MEMCORE_STORE": "dictfmt:env"})
     assert [e.title for e in DictProvider.stores["env"].values()] == ["x"]

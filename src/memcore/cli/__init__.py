@@ -366,6 +366,7 @@ def search(
 
 @cli.command()
 @store_options
+@click.argument("text", required=False, default=None)
 @click.option("--title", default="", help="One-line title.")
 @click.option("--body", default=None, help="Body text; - reads stdin (default: stdin when piped, else empty).")
 @click.option("--kind", type=_kind_choice, default=None, help="Kind (default: the format's own default).")
@@ -381,6 +382,7 @@ def add(
     store: str | None,
     scope: str | None,
     options: tuple[str, ...],
+    text: str | None,
     title: str,
     body: str | None,
     kind: str | None,
@@ -392,9 +394,16 @@ def add(
     extra_json: str | None,
     as_json: bool,
 ) -> None:
-    """Add one entry and print it (JSON: the created entry)."""
+    """Add one entry and print it (JSON: the created entry).
+
+    TEXT, when given, is the body (as --body; - reads stdin): memcore add "Prefers tea."
+    """
     from memcore.models import MemoryEntry, Relation
 
+    if text is not None:
+        if body is not None:
+            raise click.UsageError("give the body once: as TEXT or as --body, not both")
+        body = text
     if body is None:
         body = "" if sys.stdin is None or sys.stdin.isatty() else read_stdin()
     body = read_text_arg(body)
