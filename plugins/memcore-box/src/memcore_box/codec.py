@@ -110,6 +110,43 @@ def _line_of(meta: Any, key: str) -> int | None:
         return None
 
 
+#: The fields every memory's frontmatter must hold (besides ``id`` and ``kind``).
+_REQUIRED = ("slug", "title", "status", "created_at", "updated_at")
+
+
+def _form_diags(meta: Any, entry_id: str | None, path: str) -> list[Diagnostic]:
+    """The diagnostics of an id off the ULID form and of each missing required field, in that order."""
+    diags: list[Diagnostic] = []
+    if not ID_PATTERN.match(entry_id or ""):
+        diags.append(
+            _diag(
+                path,
+                "box.id-format",
+                f"id {entry_id!r} is not mem_ + a 26-character ULID",
+                line=_line_of(meta, "id"),
+                entry_id=entry_id,
+                severity=Severity.WARNING,
+            )
+        )
+    for key in _REQUIRED:
+        if meta.get(key) is None:
+            diags.append(
+                _diag(
+                    path, "box.missing-field", f"required field {key!r} is missing; add it", line=1, entry_id=entry_id
+                )
+            )
+    return diags
+
+
+def _unresolved_diag(meta: Any, kind: str, target: str, entry_id: str | None, path: str) -> Diagnostic:
+    """The warning of an unresolved relation: a ``related`` wikilink no title matches, else an id no file has."""
+    if kind == "related":
+        code, message = "box.unresolved-wikilink", f"related [[{target}]] matches no memory title in the workspace"
+    else:
+        code, message = "box.dangling-id", f"{kind} names {target}, which is not in the workspace"
+    return _diag(path, code, message, line=_line_of(meta, kind), entry_id=entry_id, severity=Severity.WARNING)
+
+
 def entry_from_meta(
     meta: Mapping[str, Any],
     body: str,
@@ -151,24 +188,7 @@ def entry_from_meta(
         if key in meta:
             box[key] = plain(meta[key])
 
-    if not ID_PATTERN.match(entry_id):
-        diags.append(
-            _diag(
-                path,
-                "box.id-format",
-                f"id {entry_id!r} is not mem_ + a 26-character ULID",
-                line=_line_of(meta, "id"),
-                entry_id=entry_id,
-                severity=Severity.WARNING,
-            )
-        )
-    for key in ("slug", "title", "status", "created_at", "updated_at"):
-        if meta.get(key) is None:
-            diags.append(
-                _diag(
-                    path, "box.missing-field", f"required field {key!r} is missing; add it", line=1, entry_id=entry_id
-                )
-            )
+    diags.extend(_form_diags(meta, entry_id, path))
 
     extra_ns: dict[str, Any] = {}
     memcore = meta.get(MEMCORE_KEY)
@@ -264,31 +284,13 @@ def entry_from_meta(
         for target, resolved in related_targets(plain(related), resolve):
             relations.append(Relation(type="related", target=target, resolved=resolved))
             if not resolved:
-                diags.append(
-                    _diag(
-                        path,
-                        "box.unresolved-wikilink",
-                        f"related [[{target}]] matches no memory title in the workspace",
-                        line=_line_of(meta, "related"),
-                        entry_id=entry_id,
-                        severity=Severity.WARNING,
-                    )
-                )
+                diags.append(_unresolved_diag(meta, "related", target, entry_id, path))
 
     def id_edge(kind: str, target: str) -> None:
         known = is_known_id(target)
         relations.append(Relation(type=kind, target=target, resolved=known))
         if not known:
-            diags.append(
-                _diag(
-                    path,
-                    "box.dangling-id",
-                    f"{kind} names {target}, which is not in the workspace",
-                    line=_line_of(meta, kind),
-                    entry_id=entry_id,
-                    severity=Severity.WARNING,
-                )
-            )
+            diags.append(_unresolved_diag(meta, kind, target, entry_id, path))
 
     supersedes = meta.get("supersedes")
     if supersedes is not None:
@@ -479,9 +481,6 @@ def entry_from_plain(
     return _copy_blank(fields)
 
 
-_REQUIRED = ("slug", "title", "status", "created_at", "updated_at")
-
-
 def plain_diagnostics(meta: Mapping[str, Any], entry: MemoryEntry, *, path: str) -> list[Diagnostic]:
     """Return ``entry_from_meta(meta, ...)[1]`` for a file :func:`entry_from_plain` mapped to ``entry``.
 
@@ -498,52 +497,10 @@ def plain_diagnostics(meta: Mapping[str, Any], entry: MemoryEntry, *, path: str)
         path: Workspace-relative file path, for the diagnostics.
     """
     entry_id = entry.id
-    diags: list[Diagnostic] = []
-
-    if not ID_PATTERN.match(entry_id or ""):
-        diags.append(
-            _diag(
-                path,
-                "box.id-format",
-                f"id {entry_id!r} is not mem_ + a 26-character ULID",
-                line=_line_of(meta, "id"),
-                entry_id=entry_id,
-                severity=Severity.WARNING,
-            )
-        )
-    get = meta.get
-    for key in _REQUIRED:
-        if get(key) is None:
-            diags.append(
-                _diag(
-                    path, "box.missing-field", f"required field {key!r} is missing; add it", line=1, entry_id=entry_id
-                )
-            )
+    diags = _form_diags(meta, entry_id, path)
     for relation in entry.relations:
-        if relation.resolved:
-            continue
-        if relation.type == "related":
-            diags.append(
-                _diag(
-                    path,
-                    "box.unresolved-wikilink",
-                    f"related [[{relation.target}]] matches no memory title in the workspace",
-                    line=_line_of(meta, "related"),
-                    entry_id=entry_id,
-                    severity=Severity.WARNING,
-                )
-            )
-        else:
-            diags.append(
-                _diag(
-                    path,
-                    "box.dangling-id",
-                    f"{relation.type} names {relation.target}, which is not in the workspace",
-                    line=_line_of(meta, relation.type),
-                    entry_id=entry_id,
-                    severity=Severity.WARNING,
-                )
-            )
+        if not relation.resolved:
+            diags.append(_unresolved_diag(meta, relation.type, relation.target, entry_id, path))
     return diags
 
 
