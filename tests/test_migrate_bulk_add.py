@@ -145,18 +145,6 @@ def _example(source: str, tmp_path: Path) -> str:
     return f"{source}:{src_root / rel if rel else src_root}"
 
 
-@pytest.mark.parametrize("source", list(EXAMPLE_SOURCES))
-def test_an_example_store_migrated_into_rightmemory_is_the_same_with_and_without_bulk_add(
-    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    src = _example(source, tmp_path)
-    sizes = _count_bulk_calls(monkeypatch, "rightmemory")
-    report, off, on = _both(src, "rightmemory", tmp_path)
-    assert on == off
-    assert report.counts["written"] > 0
-    assert sum(sizes) >= report.counts["written"]  # every add went through add_many
-
-
 @pytest.mark.parametrize("source", ["rightmemory", "whitebox"])
 def test_a_generated_store_migrated_into_rightmemory_is_the_same_with_and_without_bulk_add(
     source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -251,13 +239,14 @@ def maka_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("maka_clock")
+@pytest.mark.parametrize("target", ["rightmemory", "maka"])
 @pytest.mark.parametrize("source", list(EXAMPLE_SOURCES))
-def test_an_example_store_migrated_into_maka_is_the_same_with_and_without_bulk_add(
-    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_example_store_migrated_into_rightmemory_or_maka_is_the_same_with_and_without_bulk_add(
+    source: str, target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _example(source, tmp_path)
-    sizes = _count_bulk_calls(monkeypatch, "maka")
-    report, off, on = _both(src, "maka", tmp_path)
+    sizes = _count_bulk_calls(monkeypatch, target)
+    report, off, on = _both(src, target, tmp_path)
     assert on == off
     assert report.counts["written"] > 0
     assert sum(sizes) >= report.counts["written"]  # every add went through add_many
