@@ -74,14 +74,10 @@ class BulkAdd:
     """``add_many`` for :class:`~memcore_box.provider.BoxMemoryProvider`."""
 
     def add_many(self, entries: Sequence[MemoryEntry]) -> list[MemoryEntry | Exception]:
-        """Add ``entries`` in order, as consecutive :meth:`add` calls would, in one write session.
+        """Add ``entries`` as consecutive :meth:`add` calls would, in one write session.
 
-        Stops after the first entry refused (its error is the last item; nothing of it was
-        written) and after the first entry stored under another id than the one it was given.
-
-        Returns:
-            The entry as stored (what ``add`` returns) or the error ``add`` raised, per entry
-            handled, in order.
+        The contract of :meth:`memcore.contract.BulkAdding.add_many`: the same stops (after a
+        refusal, after an entry stored under another id than its own) and the same items returned.
 
         Raises:
             ReadOnlyStoreError: The store was opened read-only.
