@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from memcore.errors import ParseError
 from memcore.frontmatter import FrontmatterDocument, load_fast, load_own, parse_frontmatter, split_frontmatter
 from memcore.models import Diagnostic, Severity
-from memcore.storage import TextFile
+from memcore.storage import Item, TextFile, join
 
-__all__ = ["_File", "_PlainMeta", "_key_lines", "is_memory_name", "parse", "parse_fast", "plain_meta", "read_meta"]
+__all__ = [
+    "_File",
+    "_PlainMeta",
+    "_key_lines",
+    "is_memory_name",
+    "parse",
+    "parse_fast",
+    "plain_meta",
+    "read_memory_files",
+    "read_meta",
+]
 
 
 @dataclass
@@ -121,6 +131,26 @@ def is_memory_name(name: str) -> bool:
     # The authors' rebuild reads every *.md except README.md (and never _*.json); dot files are
     # hidden or the temp files of interrupted atomic writes.
     return name.lower().endswith(".md") and name.lower() != "readme.md" and not name.startswith(".")
+
+
+def read_memory_files(
+    folder: str, items: Iterable[Item], read: Callable[[str], tuple[bytes, str | None]]
+) -> Iterator[tuple[Item, str, bytes, str | None]]:
+    """Yield ``(item, path, bytes, version)`` of each memory file of ``folder``'s listing, in its order.
+
+    Folders and other files (:func:`is_memory_name`) are passed over; each memory file is read
+    with ``read`` (``storage.read`` or a :func:`memcore.storage.file_reader`), and one gone since
+    the listing is skipped.
+    """
+    for item in items:
+        if item.is_folder or not is_memory_name(item.name):
+            continue
+        path = join(folder, item.name)
+        try:
+            data, version = read(path)
+        except FileNotFoundError:
+            continue
+        yield item, path, data, version
 
 
 # -- reading ----------------------------------------------------------------------

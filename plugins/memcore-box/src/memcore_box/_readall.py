@@ -39,10 +39,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from memcore.models import Diagnostic, MemoryEntry, Severity
-from memcore.storage import file_reader, join
+from memcore.storage import file_reader
 from memcore.switches import switch_on
 from memcore_box import _scan
-from memcore_box._parse import _File, is_memory_name
+from memcore_box._parse import _File, read_memory_files
 from memcore_box._workspace import CONFIG_FILE
 
 if TYPE_CHECKING:
@@ -87,14 +87,7 @@ def scan(store: WorkspaceState) -> tuple[list[_File], list[Diagnostic]]:
     listings = store._reused_listings(keep=True) or store._discover()
     with file_reader(store.storage) as read:
         for folder, items in sorted(listings.items()):
-            for item in items:
-                if item.is_folder or not is_memory_name(item.name):
-                    continue
-                path = join(folder, item.name)
-                try:
-                    data, version = read(path)
-                except FileNotFoundError:
-                    continue
+            for item, path, data, version in read_memory_files(folder, items, read):
                 store.source_bytes_read(path, data)  # core's control-character check: no second read
                 parsed = store._parse(path, data, version or "", item.id, fast=True)
                 (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]

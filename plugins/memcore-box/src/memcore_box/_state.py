@@ -43,7 +43,7 @@ from memcore.storage import (
 from memcore_box import _drift, _patch, _scan, _splice
 from memcore_box._json import IndexWriter, RawBytes, dumps_json, loads_json
 from memcore_box._maps import map_texts
-from memcore_box._parse import _File, is_memory_name, parse, read_meta
+from memcore_box._parse import _File, is_memory_name, parse, read_memory_files, read_meta
 from memcore_box._workspace import CONFIG_FILE
 from memcore_box.codec import _sort_key
 from memcore_box.index import (
@@ -843,15 +843,8 @@ class WorkspaceState(BaseProvider):
                 items = self.storage.list(folder)
             except FileNotFoundError:
                 return files, orphans
-        for item in items:
-            if item.is_folder or not is_memory_name(item.name):
-                continue
-            path = join(folder, item.name)
-            try:
-                data, version = self.storage.read(path)
-            except FileNotFoundError:
-                continue
-            parsed = self._parse(path, data, version, item.id, fast=fast)
+        for item, path, data, version in read_memory_files(folder, items, self.storage.read):
+            parsed = self._parse(path, data, version or "", item.id, fast=fast)
             (files if isinstance(parsed, _File) else orphans).append(parsed)  # type: ignore[arg-type]
         return files, orphans
 

@@ -11,7 +11,7 @@ from memcore.errors import UnsafePathError
 from memcore.models import MemoryEntry
 from memcore.storage import file_reader, join, version_token
 from memcore_box import _scan
-from memcore_box._parse import is_memory_name
+from memcore_box._parse import read_memory_files
 from memcore_box.codec import _sort_key, entry_from_meta, entry_from_plain
 from memcore_box.index import _Titles
 
@@ -65,14 +65,7 @@ def stream_entries(self: BoxMemoryProvider) -> Iterator[MemoryEntry]:
     add = order.append
     with file_reader(self.storage, versions=False) if light else nullcontext(self.storage.read) as read:
         for number, (folder, items) in enumerate(folders):
-            for item in items:
-                if item.is_folder or not is_memory_name(item.name):
-                    continue
-                path = join(folder, item.name)
-                try:
-                    data, version = read(path)
-                except FileNotFoundError:
-                    continue
+            for item, path, data, version in read_memory_files(folder, items, read):
                 keys = _scan.order_keys(data) if light else None
                 if keys is not None:  # a memory in memcore's layout: its order keys read from the lines
                     entry_id = titles.add_keys(keys[0], keys[1])
