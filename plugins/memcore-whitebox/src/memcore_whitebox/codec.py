@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from memcore.errors import InvalidEntryError, ParseError, UnsafePathError
 from memcore.frontmatter import flow_list, parse_frontmatter, read_frontmatter
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label, confidence_to_label, format_utc
-from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, _to_utc, utc_now
+from memcore.models import Diagnostic, Kind, MemoryEntry, Relation, Severity, Status, _to_utc, utc_now, utf8_text
 from memcore.storage import TextFile, check_component, version_token
 from memcore_whitebox._blocks import Fields, RawBlock, parse_inline_list, scan_blocks, to_json_value
 from memcore_whitebox._fast import fast_enabled, remembered
@@ -301,17 +301,6 @@ class _NotJson(Exception):
 _JSON_DEPTH = 32
 
 
-def _utf8(value: str) -> bool:
-    """Whether ``value`` holds no lone surrogate (UTF-8 can hold it)."""
-    if value.isascii():
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _json_checked(value: Any, depth: int = 0) -> Any:
     """A copy of JSON data that MemoryEntry's ``extra`` validation passes unchanged, else :class:`_NotJson`.
 
@@ -320,7 +309,7 @@ def _json_checked(value: Any, depth: int = 0) -> Any:
     """
     kind = type(value)
     if kind is str:
-        if not _utf8(value):
+        if not utf8_text(value):
             raise _NotJson
         return value
     if value is None or kind is bool or kind is int:
@@ -334,7 +323,7 @@ def _json_checked(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         out = {}
         for key, item in value.items():
-            if type(key) is not str or not _utf8(key):
+            if not utf8_text(key):
                 raise _NotJson
             out[key] = _json_checked(item, depth + 1)
         return out
@@ -358,13 +347,13 @@ def _as_validated(kw: dict[str, Any]) -> dict[str, Any] | None:
     """
     for name in ("id", "parent"):
         value = kw.get(name)
-        if value is not None and not (type(value) is str and value and "\x00" not in value and _utf8(value)):
+        if value is not None and not (utf8_text(value) and value and "\x00" not in value):
             return None
         if value is not None and not _nfc(value):
             return None
     for name in ("title", "body", "source", "scope", "version"):
         value = kw.get(name)
-        if value is not None and not (type(value) is str and _utf8(value)):
+        if value is not None and not utf8_text(value):
             return None
     title = kw.get("title")
     if title is not None and not _nfc(title):
@@ -374,7 +363,7 @@ def _as_validated(kw: dict[str, Any]) -> dict[str, Any] | None:
         if type(tags) is not list:
             return None
         for tag in tags:
-            if type(tag) is not str or not tag.strip() or not _utf8(tag) or not _nfc(tag):
+            if not utf8_text(tag) or not tag.strip() or not _nfc(tag):
                 return None
     confidence = kw.get("confidence")
     if confidence is not None and not (type(confidence) is float and 0.0 <= confidence <= 1.0):
