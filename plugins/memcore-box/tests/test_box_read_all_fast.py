@@ -261,3 +261,61 @@ def test_the_switch_reads_zero_and_off_as_off(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MEMCORE_BOX_STREAM_FAST", "0")
     assert _readall.enabled() is False
     assert os.environ[_readall.ENV] == "1"
+
+
+def _rollup_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the whole-file JSON parses of a rollup-sized text (the folder index is smaller here)."""
+    from memcore_box import _state
+
+    sizes: list[int] = []
+    real = _state.loads_json
+
+    def counted(data: bytes) -> Any:
+        if b'"child_indexes"' in data:
+            sizes.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(_state, "loads_json", counted)
+    return sizes
+
+
+def test_a_rollup_memcore_wrote_is_checked_from_its_record_with_the_same_diagnostics(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)  # every rollup is recorded
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.NOTE, title="Recorded", body="r\n"))  # writes the rollup, records it
+    parses = _rollup_parses(monkeypatch)
+    on = _read(root, monkeypatch, fast=True)
+    assert parses == []  # the rollup's record vouches for its bytes: not parsed whole
+    off = _read(root, monkeypatch, fast=False)
+    assert parses  # the general check parses it
+    assert on == off
+    rollup = root / "_index.json"
+    rollup.write_bytes(rollup.read_bytes()[:-3])  # another version: the record no longer applies
+    parses.clear()
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        found = [d for d in store.read_all().diagnostics if d.code == "box.rollup-missing"]
+    assert parses
+    assert [d.message.split(":")[0] for d in found] == ["workspace rollup index is malformed"]
+
+
+def test_a_rollup_is_neither_recorded_nor_recognised_with_the_switch_off(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)
+    monkeypatch.setenv(_readall.ENV, "0")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.NOTE, title="Unrecorded", body="u\n"))
+    data = (root / "_index.json").read_bytes()
+    from memcore.storage import version_token
+
+    assert not _drift.rollup_known(str(root / "_index.json"), version_token(data), len(data))
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.NOTE, title="Recorded", body="r\n"))
+    data = (root / "_index.json").read_bytes()
+    assert _drift.rollup_known(str(root / "_index.json"), version_token(data), len(data))
+    assert not _drift.rollup_known(str(root / "_index.json"), version_token(data + b" "), len(data) + 1)

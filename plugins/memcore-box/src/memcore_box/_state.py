@@ -40,7 +40,7 @@ from memcore.storage import (
     WriteSession,
     join,
 )
-from memcore_box import _drift, _patch, _scan, _splice
+from memcore_box import _drift, _patch, _readall, _scan, _splice
 from memcore_box._json import IndexWriter, RawBytes, dumps_json, loads_json
 from memcore_box._maps import map_texts
 from memcore_box._parse import _File, is_memory_name, parse, read_memory_files, read_meta
@@ -330,6 +330,11 @@ class WorkspaceState(BaseProvider):
         if version == self._rollup_version and not (full and self._rollup_scanned):
             return
         self._rollup_version = version
+        if self._rollup_recorded() and _drift.rollup_known(self._local_path(INDEX_FILE), version, len(data)):
+            extras = _splice.top_level_extras(data, _ROLLUP_KEYS)
+            if extras is not None:  # the writer's bytes (a JSON object): known whole without parsing it
+                self._rollup_keep, self._rollup_problem, self._rollup_scanned = extras, None, False
+                return
         if _splice.enabled() and not full:
             extras = _splice.top_level_extras(data, _ROLLUP_KEYS)
             if extras is not None:  # the writer's layout: only the unknown keys were decoded
@@ -702,6 +707,13 @@ class WorkspaceState(BaseProvider):
             for row in folder.entries:
                 yield {**row.as_dict(), "folder_path": folder.path + "/"}
 
+    def _rollup_recorded(self) -> bool:
+        """Whether rollups memcore writes are recorded and recognised (:func:`memcore_box._drift.rollup_known`).
+
+        Local folders, with ``MEMCORE_BOX_READ_ALL_FAST`` and ``MEMCORE_BOX_SPLICE`` on.
+        """
+        return self._splicing() and _readall.enabled()
+
     def _splicing(self) -> bool:
         """Whether index writes reuse unchanged entries' bytes (local folders; ``MEMCORE_BOX_SPLICE``)."""
         return isinstance(self.storage, LocalStorage) and _splice.enabled()
@@ -751,6 +763,8 @@ class WorkspaceState(BaseProvider):
         item = self._put(session, INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
         self._rollup_scanned = False  # what was just written is known whole
+        if self._rollup_recorded() and item.version:
+            _drift.remember_rollup(self._local_path(INDEX_FILE), item.version, len(payload))
 
     # -- the write session (memcore.provider.BaseProvider.session) -----------------------
     # Every write runs in the core session: it holds the lock; each operation flushes its own
