@@ -308,6 +308,31 @@ class WorkspaceState(BaseProvider):
         folder.keep = {k: v for k, v in parsed.items() if k not in known}
         folder.reposition()
 
+    def _known_index_entries(self, path: str) -> list[Any] | None:
+        """Return the entries of a never-read folder index whose bytes memcore wrote, as parsed JSON, or ``None``.
+
+        For the drift check (:func:`memcore_box.validate.drift_diags`): the index file's layout
+        record (:func:`memcore_box._patch.recall`) says it holds exactly what the writer made,
+        so its entries parse (:func:`memcore_box._patch.parse_known`) without its maps, and the
+        folder is left unread (its rows are built when something needs them). ``None`` for a
+        folder read already or unknown, an index without a record (or another version), or the
+        fast paths off (``MEMCORE_BOX_PATCH``, ``MEMCORE_BOX_SPLICE``).
+        """
+        folder = self._folders.get(path)
+        if folder is None or folder.loaded or folder.dirty or not (_patch.enabled() and self._splicing()):
+            return None
+        index_path = join(path, INDEX_FILE)
+        try:
+            data, version = self.storage.read(index_path)
+        except FileNotFoundError:
+            return None
+        layout = _patch.recall(self._local_path(index_path), version, None, len(data))
+        parsed = _patch.parse_known(data, layout) if layout is not None else None
+        if parsed is None or len(parsed["entries"]) != layout.count:  # type: ignore[union-attr]
+            return None
+        entries: list[Any] = parsed["entries"]
+        return entries
+
     def _load_rollup(self, *, full: bool = False) -> None:
         """Read the rollup's unknown keys (and whether it is missing or malformed) when it changed.
 
@@ -351,7 +376,7 @@ class WorkspaceState(BaseProvider):
         self._rollup_keep = {k: v for k, v in parsed.items() if k not in _ROLLUP_KEYS}
         self._rollup_problem = None
 
-    def _sync(self, *, repair: bool = False) -> None:
+    def _sync(self, *, repair: bool = False, unread: bool = True) -> None:
         """Re-read config and indexes that changed in storage (another process wrote).
 
         Args:
@@ -360,10 +385,14 @@ class WorkspaceState(BaseProvider):
                 indexed (e.g. a writer killed between the memory file and the index) and drop
                 entries whose file is gone. Done at the first write after opening and whenever
                 a folder's index changed under us (another process wrote), not on every write.
+            unread: Also read the indexes of folders whose index was never read (else they
+                stay unread until something needs them, as after opening).
         """
         self._load_config()
         forced = repair and self._force_repair
         for folder in list(self._folders.values()):
+            if not unread and not folder.loaded and not repair:
+                continue
             self._load_index(folder)
             if (
                 repair

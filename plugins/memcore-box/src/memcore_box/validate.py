@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from memcore.errors import InvalidEntryError, UnsafePathError
@@ -389,6 +390,66 @@ def _plain_row_matches(row: IndexRow, meta: Mapping[str, Any], name: str) -> boo
     )
 
 
+#: What :func:`_plain_entry_matches` reads of a file's frontmatter and of an index entry, in that order.
+_META_VALUES = ("id", "kind", "slug", "title", "status", "team", "created_at", "updated_at", "tags", "related")
+_ENTRY_VALUES = itemgetter(
+    "filename", "id", "title", "slug", "kind", "status", "team", "tags", "related", "companion_for", "sha256"
+)
+_ENTRY_TIMES = itemgetter("created_at", "updated_at")
+
+
+def _plain_entry_matches(entry: dict[str, Any], meta: Mapping[str, Any], name: str) -> bool:
+    """Whether the index entry ``entry`` (parsed JSON) of file ``name`` gives a row :func:`_plain_row_matches` accepts.
+
+    ``True`` only for an entry in memcore's own shape (the keys of
+    :data:`~memcore_box.index.ENTRY_FIELDS` in that order, ``tags`` and ``related`` lists: the
+    entries :func:`~memcore_box.index.row_from_json` makes compact rows of) whose every
+    compared field equals the file's, as :func:`_plain_row_matches` compares them (the file's
+    values text or lists of text, no ``companion_for``); the entry's file name is ``name``.
+    """
+    if tuple(entry) != ENTRY_FIELDS or "companion_for" in meta:
+        return False
+    entry_id, kind, slug, title, status, team, created, updated, tags, related = map(meta.get, _META_VALUES)
+    if type(entry_id) is not str or type(kind) is not str:
+        return False
+    for value in (slug, title, status, team, created, updated):
+        if value is not None and type(value) is not str:
+            return False
+    for items in (tags, related):
+        if items is not None and (type(items) is not list or not all(type(item) is str for item in items)):
+            return False
+    # A list equals only a list: the entry's tags and related are lists when they match.
+    want = (name, entry_id, title or "", slug or "", kind, status, team, tags or [], related or [], None, None)
+    return _ENTRY_VALUES(entry) == want and _ENTRY_TIMES(entry) == (created, updated)
+
+
+def _known_index_clean(store: BoxMemoryProvider, path: str, present: Mapping[str, _File]) -> bool:
+    """Whether the drift check surely finds nothing in folder ``path``, from its index's known bytes.
+
+    The index is one memcore wrote and no one read since opening
+    (:meth:`~memcore_box._state.WorkspaceState._known_index_entries`); ``True`` when its entries
+    name each memory file of the folder once, and each entry matches its file's plain
+    frontmatter (:func:`_plain_entry_matches`). ``False``: check the folder the general way.
+    """
+    if not present:
+        return False
+    entries = store._known_index_entries(path)
+    if entries is None or len(entries) != len(present):
+        return False
+    named: set[str] = set()
+    for entry in entries:
+        if type(entry) is not dict:
+            return False
+        name = entry.get("filename")
+        f = present.get(name) if type(name) is str else None
+        if f is None or name in named or type(f.meta) is not _PlainMeta:
+            return False
+        if not _plain_entry_matches(entry, f.meta, name):
+            return False
+        named.add(name)
+    return True  # as many entries as files, each naming another file: every file indexed once
+
+
 def drift_diags(store: BoxMemoryProvider, files: list[_File], *, fast: bool = False) -> list[Diagnostic]:
     """Return the index drift of ``files`` against their folders' ``_index.json`` and the rollup.
 
@@ -414,10 +475,12 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File], *, fast: bool = Fa
         else "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`"
     )
     for path in sorted(set(store._folders) | set(by_folder)):
+        present = {f.name: f for f in by_folder.get(path, [])}
+        if fast and _known_index_clean(store, path, present):
+            continue
         folder = store._folder(path)
         store._load_index(folder)
         index_path = join(path, INDEX_FILE)
-        present = {f.name: f for f in by_folder.get(path, [])}
         if folder.problem is not None:
             if present or folder.problem != "missing":
                 diags.append(
