@@ -420,7 +420,7 @@ def _plain_entry_matches(entry: dict[str, Any], meta: Mapping[str, Any], name: s
             return False
     # A list equals only a list: the entry's tags and related are lists when they match.
     want = (name, entry_id, title or "", slug or "", kind, status, team, tags or [], related or [], None, None)
-    return _ENTRY_VALUES(entry) == want and _ENTRY_TIMES(entry) == (created, updated)
+    return bool(_ENTRY_VALUES(entry) == want and _ENTRY_TIMES(entry) == (created, updated))
 
 
 def _known_index_clean(store: BoxMemoryProvider, path: str, present: Mapping[str, _File]) -> bool:
@@ -441,7 +441,9 @@ def _known_index_clean(store: BoxMemoryProvider, path: str, present: Mapping[str
         if type(entry) is not dict:
             return False
         name = entry.get("filename")
-        f = present.get(name) if type(name) is str else None
+        if type(name) is not str:
+            return False
+        f = present.get(name)
         if f is None or name in named or type(f.meta) is not _PlainMeta:
             return False
         if not _plain_entry_matches(entry, f.meta, name):
