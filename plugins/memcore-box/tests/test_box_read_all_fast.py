@@ -77,7 +77,20 @@ def _hand_id(number: int) -> bytes:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
+    return _hand_edited_workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def recorded_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The same workspace, its folder indexes' layouts and its rollup recorded whatever their size."""
+    from memcore_box import _patch
+
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)
+    return _hand_edited_workspace(tmp_path / "ws")
+
+
+def _hand_edited_workspace(path: Path) -> Path:
     BoxMemoryProvider.init_store(str(path))
     with BoxMemoryProvider(str(path)) as store, store.batch():
         for entry in _memcore_entries():
@@ -134,6 +147,15 @@ def test_read_all_and_validate_give_the_same_entries_and_diagnostics_with_the_fa
     assert lines[("memories/fact__links.md", "box.unresolved-wikilink")] == 9  # the "related:" line
     assert lines[("memories/fact__links.md", "box.dangling-id")] == 12  # "supersedes:", after the list
     assert lines[("memories/fact__short-id.md", "box.id-format")] == 2
+
+
+def test_indexes_and_rollup_with_records_give_the_same_entries_and_diagnostics_both_ways(
+    recorded_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on = _read(recorded_root, monkeypatch, fast=True)
+    assert on == _read(recorded_root, monkeypatch, fast=False)
+    codes = {d["code"] for d in on[1]}
+    assert {"box.index-stale-entry", "box.index-unindexed", "box.index-missing-file"} <= codes
 
 
 def test_core_checks_take_the_bytes_the_pass_read_and_read_no_memory_file_again(
