@@ -12,7 +12,8 @@ a ``git archive`` export of it), and the floor: every file of the workspace read
 ``open().read()`` (the indexes included, as ``bench_box.py`` reads it). With ``--read-all``
 also open + ``read_all()`` (entries and validate's diagnostics, core's checks included; what a
 migration's read phase calls), with its fast paths on (``read-all``) and off
-(``read-all-off``: ``MEMCORE_BOX_READ_ALL_FAST=0``). CPU is user + system
+(``read-all-off``: ``MEMCORE_BOX_READ_ALL_FAST=0``), and with ``--before`` the older tree's
+``read_all()`` too (``read-all-before``). CPU is user + system
 time of the child (``time.process_time``), peak RSS its ``ru_maxrss``. Prints one line per run,
 then the best CPU of each side and its ratio to the best floor.
 """
@@ -54,7 +55,7 @@ print(json.dumps({"what": what, "n": n, "cpu": cpu, "wall": wall, "rss_mb": rss}
 def run_one(root: str, what: str, before: str | None) -> dict[str, object]:
     """Run one side in a fresh interpreter; return its figures."""
     env = dict(os.environ)
-    if what == "before" and before:
+    if what in ("before", "read-all-before") and before:
         parts = [f"{before}/src", f"{before}/plugins/memcore-box/src"]
         env["PYTHONPATH"] = os.pathsep.join([*parts, env.get("PYTHONPATH", "")])
     if what == "stream-off":
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     sides = ["floor", "after"] + ([] if args.no_stream_off else ["stream-off"]) + (["before"] if args.before else [])
     sides += ["yaml-off"] if args.yaml_off else []
     sides += ["read-all", "read-all-off"] if args.read_all else []
+    sides += ["read-all-before"] if args.read_all and args.before else []
     print(f"load: {' '.join(f'{x:.2f}' for x in os.getloadavg())} workspace {args.workspace}", flush=True)
     best: dict[str, dict[str, object]] = {}
     for number in range(args.rounds):

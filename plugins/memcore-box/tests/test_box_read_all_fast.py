@@ -22,7 +22,7 @@ from memcore_box import _drift, _readall
 from memcore_box import validate as box_validate
 from memcore_box._parse import _File, _PlainMeta, parse
 from memcore_box.codec import entry_from_meta, entry_from_plain, plain_diagnostics
-from memcore_box.index import _Titles, index_row
+from memcore_box.index import _Titles, index_row, row_from_json
 from memcore_box.provider import BoxMemoryProvider
 from memcore_box.validate import _drift_key, _plain_row_matches
 
@@ -77,7 +77,20 @@ def _hand_id(number: int) -> bytes:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
+    return _hand_edited_workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def recorded_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The same workspace, its folder indexes' layouts and its rollup recorded whatever their size."""
+    from memcore_box import _patch
+
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)
+    return _hand_edited_workspace(tmp_path / "ws")
+
+
+def _hand_edited_workspace(path: Path) -> Path:
     BoxMemoryProvider.init_store(str(path))
     with BoxMemoryProvider(str(path)) as store, store.batch():
         for entry in _memcore_entries():
@@ -134,6 +147,15 @@ def test_read_all_and_validate_give_the_same_entries_and_diagnostics_with_the_fa
     assert lines[("memories/fact__links.md", "box.unresolved-wikilink")] == 9  # the "related:" line
     assert lines[("memories/fact__links.md", "box.dangling-id")] == 12  # "supersedes:", after the list
     assert lines[("memories/fact__short-id.md", "box.id-format")] == 2
+
+
+def test_indexes_and_rollup_with_records_give_the_same_entries_and_diagnostics_both_ways(
+    recorded_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on = _read(recorded_root, monkeypatch, fast=True)
+    assert on == _read(recorded_root, monkeypatch, fast=False)
+    codes = {d["code"] for d in on[1]}
+    assert {"box.index-stale-entry", "box.index-unindexed", "box.index-missing-file"} <= codes
 
 
 def test_core_checks_take_the_bytes_the_pass_read_and_read_no_memory_file_again(
@@ -261,3 +283,161 @@ def test_the_switch_reads_zero_and_off_as_off(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MEMCORE_BOX_STREAM_FAST", "0")
     assert _readall.enabled() is False
     assert os.environ[_readall.ENV] == "1"
+
+
+def _rollup_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the whole-file JSON parses of a rollup-sized text (the folder index is smaller here)."""
+    from memcore_box import _state
+
+    sizes: list[int] = []
+    real = _state.loads_json
+
+    def counted(data: bytes) -> Any:
+        if b'"child_indexes"' in data:
+            sizes.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(_state, "loads_json", counted)
+    return sizes
+
+
+def test_a_rollup_memcore_wrote_is_checked_from_its_record_with_the_same_diagnostics(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)  # every rollup is recorded
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.NOTE, title="Recorded", body="r\n"))  # writes the rollup, records it
+    parses = _rollup_parses(monkeypatch)
+    on = _read(root, monkeypatch, fast=True)
+    assert parses == []  # the rollup's record vouches for its bytes: not parsed whole
+    off = _read(root, monkeypatch, fast=False)
+    assert parses  # the general check parses it
+    assert on == off
+    rollup = root / "_index.json"
+    rollup.write_bytes(rollup.read_bytes()[:-3])  # another version: the record no longer applies
+    parses.clear()
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        found = [d for d in store.read_all().diagnostics if d.code == "box.rollup-missing"]
+    assert parses
+    assert [d.message.split(":")[0] for d in found] == ["workspace rollup index is malformed"]
+
+
+def test_a_rollup_is_neither_recorded_nor_recognised_with_the_switch_off(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)
+    monkeypatch.setenv(_readall.ENV, "0")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.NOTE, title="Unrecorded", body="u\n"))
+    data = (root / "_index.json").read_bytes()
+    from memcore.storage import version_token
+
+    assert not _drift.rollup_known(str(root / "_index.json"), version_token(data), len(data))
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        store.add(MemoryEntry(kind=Kind.NOTE, title="Recorded", body="r\n"))
+    data = (root / "_index.json").read_bytes()
+    assert _drift.rollup_known(str(root / "_index.json"), version_token(data), len(data))
+    assert not _drift.rollup_known(str(root / "_index.json"), version_token(data + b" "), len(data) + 1)
+
+
+def _recorded_workspace(path: Path) -> Path:
+    BoxMemoryProvider.init_store(str(path))
+    with BoxMemoryProvider(str(path)) as store, store.batch():
+        for entry in _memcore_entries():
+            store.add(entry)
+    return path
+
+
+def test_a_folder_index_memcore_wrote_is_checked_from_its_entries_without_building_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcore_box import _patch
+
+    monkeypatch.setattr(_patch, "SAVE_FROM_BYTES", 0)  # every index's layout is recorded
+    monkeypatch.setattr(_drift, "KNOWN_FROM_BYTES", 0)
+    root = _recorded_workspace(tmp_path / "ws")
+    monkeypatch.setenv(_readall.ENV, "1")
+    with BoxMemoryProvider(str(root)) as store:
+        snapshot = store.read_all()
+        assert not store._folders["memories"].loaded  # checked from the entries, rows left unbuilt
+        assert store.get(snapshot.entries[0].id) == snapshot.entries[0]  # read when needed
+    assert _read(root, monkeypatch, fast=True) == _read(root, monkeypatch, fast=False)
+    memories = root / "memories"
+    (memories / "note__draft.md").write_bytes((memories / "note__draft.md").read_bytes().replace(b"d\n", b"e\n"))
+    edited = memories / "task__rotate-keys.md"
+    edited.write_bytes(edited.read_bytes().replace(b"title: Rotate keys", b"title: Rotated"))
+    on = _read(root, monkeypatch, fast=True)
+    assert on == _read(root, monkeypatch, fast=False)
+    assert [d["code"] for d in on[1] if d["code"].startswith("box.index")] == ["box.index-stale-entry"]
+
+
+def _entry_and_meta() -> tuple[dict[str, Any], dict[str, Any]]:
+    meta = {
+        "id": "mem_01J00000000000000000000001",
+        "slug": "x",
+        "title": "X",
+        "kind": "fact",
+        "status": "active",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-02T00:00:00Z",
+        "tags": ["a", "b"],
+        "related": ["[[Y]]"],
+    }
+    entry = index_row(meta, filename="fact__x.md", file_id=None, size=10).as_dict()
+    return entry, meta
+
+
+_ODD_VALUES: list[Any] = [None, "", "other", 0, 1, 1.5, True, [], ["a", "b"], ["[[Y]]"], {}, "X", "x", "fact"]
+
+
+@pytest.mark.parametrize("field", ["id", "slug", "title", "kind", "status", "team", "tags", "related", "created_at"])
+def test_an_index_entry_matches_its_file_exactly_when_its_row_does(field: str) -> None:
+    base_entry, base_meta = _entry_and_meta()
+    cases = 0
+    for value in [*_ODD_VALUES, base_meta.get(field)]:
+        for side in ("entry", "meta"):
+            entry, meta = dict(base_entry), dict(base_meta)
+            (entry if side == "entry" else meta)[field] = value
+            meta_view = _PlainMeta(meta, {})
+            row = row_from_json(entry)
+            want = _plain_row_matches(row, meta_view, "fact__x.md") and entry["filename"] == "fact__x.md"
+            assert box_validate._plain_entry_matches(entry, meta_view, "fact__x.md") is want, (side, value)
+            cases += want
+    assert cases >= 2  # the unchanged values match both ways
+    entry, meta = _entry_and_meta()
+    moved = {key: entry[key] for key in reversed(list(entry))}  # another key order: a raw row
+    assert not box_validate._plain_entry_matches(moved, _PlainMeta(meta, {}), "fact__x.md")
+    assert not box_validate._plain_entry_matches(entry, _PlainMeta(meta, {}), "fact__y.md")
+
+
+def test_an_index_naming_one_file_twice_is_checked_the_general_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    entry, meta = _entry_and_meta()
+    other = dict(meta, id="mem_01J00000000000000000000002")
+    files = {
+        "fact__x.md": parse("memories/fact__x.md", _frontmatter(meta), "v", fast=True),
+        "fact__x-2.md": parse("memories/fact__x-2.md", _frontmatter(other), "v", fast=True),
+    }
+    assert all(type(f.meta) is _PlainMeta for f in files.values())  # type: ignore[union-attr]
+
+    class Store:
+        entries: list[Any] = [entry, dict(entry)]
+
+        def _known_index_entries(self, path: str) -> list[Any]:
+            return self.entries
+
+    store: Any = Store()
+    assert not box_validate._known_index_clean(store, "memories", files)  # type: ignore[arg-type]
+    second = index_row(other, filename="fact__x-2.md", file_id=None, size=1).as_dict()
+    store.entries = [entry, second]
+    assert box_validate._known_index_clean(store, "memories", files)  # type: ignore[arg-type]
+    store.entries = [entry]
+    assert not box_validate._known_index_clean(store, "memories", files)  # type: ignore[arg-type]
+
+
+def _frontmatter(meta: dict[str, Any]) -> bytes:
+    lines = [f"{k}: [{', '.join(v)}]" if isinstance(v, list) else f"{k}: {v}" for k, v in meta.items()]
+    text = "\n".join(lines).replace("[[[Y]]]", '["[[Y]]"]')
+    return f"---\n{text}\n---\nbody\n".encode()

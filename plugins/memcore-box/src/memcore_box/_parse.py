@@ -64,11 +64,14 @@ class _File:
 
     @property
     def folder(self) -> str:
-        return posixpath.dirname(self.path)
+        """``posixpath.dirname(path)``: the paths joined by :func:`memcore.storage.join` hold no ``//``."""
+        head = self.path.rpartition("/")[0]
+        return posixpath.dirname(self.path) if head.endswith("/") else head
 
     @property
     def name(self) -> str:
-        return posixpath.basename(self.path)
+        """``posixpath.basename(path)``."""
+        return self.path.rpartition("/")[2]
 
 
 class _KeyLines:

@@ -19,13 +19,20 @@ diagnostics from one parse of each memory file. With this module's switch on:
 - :func:`memcore_box.validate.drift_diags` compares a compact index row with its file's plain
   frontmatter field by field (``_plain_row_matches``) before building the row the file would
   have;
+- the drift check takes a folder index memcore wrote and nobody read since opening (its layout
+  record names exactly its bytes, :meth:`~memcore_box._state.WorkspaceState._known_index_entries`)
+  from its parsed entries, compared with the files' plain values
+  (:func:`memcore_box.validate._known_index_clean`), instead of building its rows first (the
+  index is read the usual way when it has something to report, or when something needs it);
+  ``read_all`` therefore reads no index up front (``_sync(unread=False)``); and a rollup
+  memcore wrote (:func:`memcore_box._drift.rollup_known`) is not parsed whole;
 - the cyclic garbage collector is paused while the pass runs (:func:`paused_gc`): the pass
   builds and holds some ten objects per memory file (parsed files, entries, index rows), and
   each collection the growing heap set off rescanned all of them (a third of the pass's CPU at
   10,000 memories). Nothing the pass builds needs the collector (what it drops is freed by
   reference counting); the collector runs again, as before, once the pass returns.
 
-``MEMCORE_BOX_READ_ALL_FAST=0`` turns all three off (so do ``MEMCORE_BOX_STREAM_FAST=0`` and the
+``MEMCORE_BOX_READ_ALL_FAST=0`` turns all of them off (so do ``MEMCORE_BOX_STREAM_FAST=0`` and the
 YAML fast paths off): every file is then read with ``storage.read`` after a new listing of
 every folder, mapped by :func:`memcore_box.codec.entry_from_meta`, and its index row built
 and compared. ``plugins/memcore-box/tests/test_box_read_all_fast.py`` compares both.

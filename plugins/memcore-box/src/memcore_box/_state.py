@@ -40,7 +40,7 @@ from memcore.storage import (
     WriteSession,
     join,
 )
-from memcore_box import _drift, _patch, _scan, _splice
+from memcore_box import _drift, _patch, _readall, _scan, _splice
 from memcore_box._json import IndexWriter, RawBytes, dumps_json, loads_json
 from memcore_box._maps import map_texts
 from memcore_box._parse import _File, is_memory_name, parse, read_memory_files, read_meta
@@ -308,6 +308,31 @@ class WorkspaceState(BaseProvider):
         folder.keep = {k: v for k, v in parsed.items() if k not in known}
         folder.reposition()
 
+    def _known_index_entries(self, path: str) -> list[Any] | None:
+        """Return the entries of a never-read folder index whose bytes memcore wrote, as parsed JSON, or ``None``.
+
+        For the drift check (:func:`memcore_box.validate.drift_diags`): the index file's layout
+        record (:func:`memcore_box._patch.recall`) says it holds exactly what the writer made,
+        so its entries parse (:func:`memcore_box._patch.parse_known`) without its maps, and the
+        folder is left unread (its rows are built when something needs them). ``None`` for a
+        folder read already or unknown, an index without a record (or another version), or the
+        fast paths off (``MEMCORE_BOX_PATCH``, ``MEMCORE_BOX_SPLICE``).
+        """
+        folder = self._folders.get(path)
+        if folder is None or folder.loaded or folder.dirty or not (_patch.enabled() and self._splicing()):
+            return None
+        index_path = join(path, INDEX_FILE)
+        try:
+            data, version = self.storage.read(index_path)
+        except FileNotFoundError:
+            return None
+        layout = _patch.recall(self._local_path(index_path), version, None, len(data))
+        parsed = _patch.parse_known(data, layout) if layout is not None else None
+        if parsed is None or len(parsed["entries"]) != layout.count:  # type: ignore[union-attr]
+            return None
+        entries: list[Any] = parsed["entries"]
+        return entries
+
     def _load_rollup(self, *, full: bool = False) -> None:
         """Read the rollup's unknown keys (and whether it is missing or malformed) when it changed.
 
@@ -330,6 +355,11 @@ class WorkspaceState(BaseProvider):
         if version == self._rollup_version and not (full and self._rollup_scanned):
             return
         self._rollup_version = version
+        if self._rollup_recorded() and _drift.rollup_known(self._local_path(INDEX_FILE), version, len(data)):
+            extras = _splice.top_level_extras(data, _ROLLUP_KEYS)
+            if extras is not None:  # the writer's bytes (a JSON object): known whole without parsing it
+                self._rollup_keep, self._rollup_problem, self._rollup_scanned = extras, None, False
+                return
         if _splice.enabled() and not full:
             extras = _splice.top_level_extras(data, _ROLLUP_KEYS)
             if extras is not None:  # the writer's layout: only the unknown keys were decoded
@@ -346,7 +376,7 @@ class WorkspaceState(BaseProvider):
         self._rollup_keep = {k: v for k, v in parsed.items() if k not in _ROLLUP_KEYS}
         self._rollup_problem = None
 
-    def _sync(self, *, repair: bool = False) -> None:
+    def _sync(self, *, repair: bool = False, unread: bool = True) -> None:
         """Re-read config and indexes that changed in storage (another process wrote).
 
         Args:
@@ -355,10 +385,14 @@ class WorkspaceState(BaseProvider):
                 indexed (e.g. a writer killed between the memory file and the index) and drop
                 entries whose file is gone. Done at the first write after opening and whenever
                 a folder's index changed under us (another process wrote), not on every write.
+            unread: Also read the indexes of folders whose index was never read (else they
+                stay unread until something needs them, as after opening).
         """
         self._load_config()
         forced = repair and self._force_repair
         for folder in list(self._folders.values()):
+            if not unread and not folder.loaded and not repair:
+                continue
             self._load_index(folder)
             if (
                 repair
@@ -702,6 +736,13 @@ class WorkspaceState(BaseProvider):
             for row in folder.entries:
                 yield {**row.as_dict(), "folder_path": folder.path + "/"}
 
+    def _rollup_recorded(self) -> bool:
+        """Whether rollups memcore writes are recorded and recognised (:func:`memcore_box._drift.rollup_known`).
+
+        Local folders, with ``MEMCORE_BOX_READ_ALL_FAST`` and ``MEMCORE_BOX_SPLICE`` on.
+        """
+        return self._splicing() and _readall.enabled()
+
     def _splicing(self) -> bool:
         """Whether index writes reuse unchanged entries' bytes (local folders; ``MEMCORE_BOX_SPLICE``)."""
         return isinstance(self.storage, LocalStorage) and _splice.enabled()
@@ -751,6 +792,8 @@ class WorkspaceState(BaseProvider):
         item = self._put(session, INDEX_FILE, payload, expected)
         self._rollup_version, self._rollup_problem, self._rollup_dirty = item.version, None, False
         self._rollup_scanned = False  # what was just written is known whole
+        if self._rollup_recorded() and item.version:
+            _drift.remember_rollup(self._local_path(INDEX_FILE), item.version, len(payload))
 
     # -- the write session (memcore.provider.BaseProvider.session) -----------------------
     # Every write runs in the core session: it holds the lock; each operation flushes its own

@@ -645,8 +645,9 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
 
     def _check(self, entries: list[MemoryEntry] | None = None) -> list[Diagnostic]:
         self._ensure_open()
-        self._sync()
-        if _readall.enabled():  # MEMCORE_BOX_READ_ALL_FAST
+        fast = _readall.enabled()  # MEMCORE_BOX_READ_ALL_FAST
+        self._sync(unread=not fast)  # the drift check reads the indexes it needs (_known_index_entries)
+        if fast:
             with _readall.paused_gc():
                 return _readall.check_files(self, entries, fast=True)
         return _readall.check_files(self, entries, fast=False)

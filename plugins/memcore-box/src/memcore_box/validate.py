@@ -9,6 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from memcore.errors import InvalidEntryError, UnsafePathError
@@ -389,6 +390,109 @@ def _plain_row_matches(row: IndexRow, meta: Mapping[str, Any], name: str) -> boo
     )
 
 
+#: What :func:`_plain_want` reads of a file's frontmatter.
+_META_VALUES = ("id", "kind", "slug", "title", "status", "team", "created_at", "updated_at", "tags", "related")
+#: What :func:`_known_index_clean` compares of an index entry with :func:`_plain_want`'s answer.
+_ENTRY_VALUES = itemgetter(
+    "id",
+    "title",
+    "slug",
+    "kind",
+    "status",
+    "team",
+    "tags",
+    "related",
+    "companion_for",
+    "sha256",
+    "created_at",
+    "updated_at",
+)
+_FILENAME = itemgetter("filename")
+_TEXT_OR_NONE = frozenset({str, type(None)})
+_TEXT = frozenset({str})
+
+
+def _plain_want(meta: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """Return the values an index entry must hold to give a row :func:`_plain_row_matches` accepts, or ``None``.
+
+    In :data:`_ENTRY_VALUES` order; ``None`` when :func:`_plain_row_matches` would not be sure
+    of ``meta`` (a value other than text, or lists of text for ``tags`` and ``related``; a
+    ``companion_for``). A list equals only a list, so an entry holding these values has list
+    ``tags`` and ``related``, as a compact row's entry has.
+    """
+    entry_id, kind, slug, title, status, team, created, updated, tags, related = map(meta.get, _META_VALUES)
+    if type(entry_id) is not str or type(kind) is not str or "companion_for" in meta:
+        return None
+    if not _TEXT_OR_NONE.issuperset(map(type, (slug, title, status, team, created, updated))):
+        return None
+    for items in (tags, related):
+        if items is not None and (type(items) is not list or not _TEXT.issuperset(map(type, items))):
+            return None
+    return (
+        entry_id,
+        title or "",
+        slug or "",
+        kind,
+        status,
+        team,
+        tags or [],
+        related or [],
+        None,
+        None,
+        created,
+        updated,
+    )
+
+
+def _plain_entry_matches(entry: Any, meta: Mapping[str, Any], name: str) -> bool:
+    """Whether the index entry ``entry`` (parsed JSON) of file ``name`` gives a row :func:`_plain_row_matches` accepts.
+
+    ``True`` only for an entry in memcore's own shape (a dict with the keys of
+    :data:`~memcore_box.index.ENTRY_FIELDS` in that order, ``tags`` and ``related`` lists: the
+    entries :func:`~memcore_box.index.row_from_json` makes compact rows of) naming ``name``,
+    whose every compared field equals the file's (:func:`_plain_want`).
+    """
+    want = _plain_want(meta)
+    return (
+        want is not None
+        and type(entry) is dict
+        and tuple(entry) == ENTRY_FIELDS
+        and entry["filename"] == name
+        and _ENTRY_VALUES(entry) == want
+    )
+
+
+def _known_index_clean(store: BoxMemoryProvider, path: str, present: Mapping[str, _File]) -> bool:
+    """Whether the drift check surely finds nothing in folder ``path``, from its index's known bytes.
+
+    The index is one memcore wrote and no one read since opening
+    (:meth:`~memcore_box._state.WorkspaceState._known_index_entries`); ``True`` when its entries
+    name each memory file of the folder once, and each entry matches its file's plain
+    frontmatter (:func:`_plain_entry_matches`, here for all entries at once). ``False``: check
+    the folder the general way.
+    """
+    if not present:
+        return False
+    entries = store._known_index_entries(path)
+    if entries is None or len(entries) != len(present) or set(map(type, entries)) != {dict}:
+        return False
+    if not all(map(ENTRY_FIELDS.__eq__, map(tuple, entries))):
+        return False
+    try:
+        have = dict(zip(map(_FILENAME, entries), map(_ENTRY_VALUES, entries), strict=True))
+    except TypeError:  # an unhashable file name
+        return False
+    if len(have) != len(entries):
+        return False  # a file named twice
+    want: dict[str, tuple[Any, ...]] = {}
+    for name, f in present.items():
+        values = _plain_want(f.meta) if type(f.meta) is _PlainMeta else None
+        if values is None:
+            return False
+        want[name] = values
+    return have == want  # the same names, each entry equal to its file's values
+
+
 def drift_diags(store: BoxMemoryProvider, files: list[_File], *, fast: bool = False) -> list[Diagnostic]:
     """Return the index drift of ``files`` against their folders' ``_index.json`` and the rollup.
 
@@ -414,10 +518,12 @@ def drift_diags(store: BoxMemoryProvider, files: list[_File], *, fast: bool = Fa
         else "settings.rebuild_index_on_drift is off, so no write repairs it: run `memcore reindex`"
     )
     for path in sorted(set(store._folders) | set(by_folder)):
+        present = {f.name: f for f in by_folder.get(path, [])}
+        if fast and _known_index_clean(store, path, present):
+            continue
         folder = store._folder(path)
         store._load_index(folder)
         index_path = join(path, INDEX_FILE)
-        present = {f.name: f for f in by_folder.get(path, [])}
         if folder.problem is not None:
             if present or folder.problem != "missing":
                 diags.append(
