@@ -138,14 +138,37 @@ def name_twins(root: str | os.PathLike[str]) -> list[list[str]]:
     """
     found: list[list[str]] = []
     base = os.fspath(root)
-    for folder, dirs, _files in os.walk(base):
+    for folder, dirs, files in os.walk(base):
+        groups = _twin_groups([*dirs, *files])
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = os.path.relpath(folder, base).replace(os.sep, "/")
-        prefix = "" if rel == "." else rel + "/"
-        for names in sorted(list_names(folder).values()):
-            if len(names) > 1:
-                found.append([prefix + n for n in names])
+        if groups:
+            rel = os.path.relpath(folder, base).replace(os.sep, "/")
+            prefix = "" if rel == "." else rel + "/"
+            found.extend([prefix + n for n in names] for names in groups)
     return found
+
+
+def _twin_groups(names: list[str]) -> list[list[str]]:
+    """The groups of ``names`` (one folder's) that normalise to the same NFC name, each sorted, in order.
+
+    Only a name with a non-ASCII character can have a twin (an ASCII name is its own NFC form,
+    though a non-ASCII one may normalise to it, as the Kelvin sign does to ``K``), so a folder of
+    ASCII names costs one ``isascii`` per name.
+    """
+    odd = [n for n in names if not n.isascii()]
+    if not odd:
+        return []
+    plain = set(names).difference(odd)
+    by_nfc: dict[str, list[str]] = {}
+    for name in odd:
+        by_nfc.setdefault(unicodedata.normalize("NFC", name), []).append(name)
+    groups = []
+    for nfc, spelled in by_nfc.items():
+        if nfc in plain:
+            spelled.append(nfc)
+        if len(spelled) > 1:
+            groups.append(sorted(spelled))
+    return sorted(groups)
 
 
 def on_disk_path(root: str | os.PathLike[str], rel: str) -> Path:
