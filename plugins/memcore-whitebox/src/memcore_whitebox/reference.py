@@ -134,7 +134,9 @@ def _matches(text: str) -> Iterator[tuple[int, str]]:
     """
     at = text.find("```")
     while at >= 0:
-        white_end = _SPACE.match(text, at + 3).end()
+        space = _SPACE.match(text, at + 3)
+        assert space is not None  # \s* matches anywhere
+        white_end = space.end()
         last = text.rfind("\n", at + 3, white_end)
         found = -1
         if last >= 0:
