@@ -326,9 +326,12 @@ def _json_checked(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         out = {}
         for key, item in value.items():
-            if not utf8_text(key):
+            if type(key) is not str or not (key.isascii() or utf8_text(key)):
                 raise _NotJson
-            out[key] = _json_checked(item, depth + 1)
+            if type(item) is str and item.isascii():  # the common leaf, without a call
+                out[key] = item
+            else:
+                out[key] = _json_checked(item, depth + 1)
         return out
     if kind is list:
         return [_json_checked(item, depth + 1) for item in value]
@@ -350,13 +353,14 @@ def _as_validated(kw: dict[str, Any]) -> dict[str, Any] | None:
     """
     for name in ("id", "parent"):
         value = kw.get(name)
-        if value is not None and not (utf8_text(value) and value and "\x00" not in value):
-            return None
-        if value is not None and not _nfc(value):
-            return None
+        if value is not None:
+            if type(value) is not str or not value or "\x00" in value:
+                return None
+            if not value.isascii() and not (utf8_text(value) and _nfc(value)):
+                return None
     for name in ("title", "body", "source", "scope", "version"):
         value = kw.get(name)
-        if value is not None and not utf8_text(value):
+        if value is not None and not (type(value) is str and value.isascii()) and not utf8_text(value):
             return None
     title = kw.get("title")
     if title is not None and not _nfc(title):
