@@ -17,6 +17,12 @@ holds about 500 of these entries); both must give the same notes.
 entry, with ``MEMCORE_RIGHTMEMORY_READ_MEMO`` on and off alternating (bodies of ~300 bytes, so
 that MEMORY.md outgrows the 2 MiB read cache as a migrated store does); both must give the
 same entries, diagnostics and notes.
+
+``--whitebox-read-back``: the same read-back of a WhiteBox vault a box -> whitebox migration
+wrote (``bench_migrate``'s source migrated into a fresh vault, fsync off): a fresh provider's
+``read_all()`` (core's control-character check included) then the notes for every entry, with
+``MEMCORE_WHITEBOX_SOURCE_BYTES`` and ``MEMCORE_WHITEBOX_REFERENCE_SCAN`` on and off
+alternating; both must give the same entries, diagnostics and notes.
 """
 
 from __future__ import annotations
@@ -83,6 +89,38 @@ def _read_back(location: str, memo: bool) -> tuple[float, float, object]:
         os.environ.pop("MEMCORE_RIGHTMEMORY_READ_MEMO", None)
 
 
+WHITEBOX_SWITCHES = ("MEMCORE_WHITEBOX_SOURCE_BYTES", "MEMCORE_WHITEBOX_REFERENCE_SCAN")
+
+
+def _migrated_vault(where: Path, entries: int) -> str:
+    """A WhiteBox vault as a box -> whitebox migration of ``entries`` entries leaves it."""
+    import bench_migrate  # beside this script
+
+    from memcore.migrate import migrate
+    from memcore.storage import scratch_writes
+
+    with scratch_writes():
+        source, _count = bench_migrate.build_source("box", entries, where / "src")
+        (where / "dst").mkdir()
+        target = bench_migrate.location("whitebox", where / "dst")
+        migrate(f"box:{source}", f"whitebox:{target}")
+    return target
+
+
+def _whitebox_read_back(location: str, on: bool) -> tuple[float, float, object]:
+    os.environ.update(dict.fromkeys(WHITEBOX_SWITCHES, "1" if on else "0"))
+    try:
+        start = time.process_time()
+        with get_registry().get("whitebox")(location, read_only=True) as store:
+            snapshot = read_all(store)
+            read = time.process_time() - start
+            notes = store.reference_reads_differently_many(snapshot.entries)  # type: ignore[attr-defined]
+        return read, time.process_time() - start - read, (snapshot, notes)
+    finally:
+        for name in WHITEBOX_SWITCHES:
+            os.environ.pop(name, None)
+
+
 def main() -> None:
     """Print CPU seconds per format, memo on and off."""
     parser = argparse.ArgumentParser()
@@ -90,9 +128,28 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--many", action="store_true", help="one call each against one call for all")
     parser.add_argument("--read-back", action="store_true", help="RightMemory read_all + notes, read memo off/on")
+    parser.add_argument(
+        "--whitebox-read-back", action="store_true", help="WhiteBox read_all + notes, its two switches off/on"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("MEMCORE_STATE_DIR", str(Path(tmp) / "state"))
+        if args.whitebox_read_back:
+            location = _migrated_vault(Path(tmp), args.entries)
+            timed: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+            found: dict[bool, object] = {}
+            for r in range(args.rounds):
+                for on in (False, True) if r % 2 == 0 else (True, False):
+                    read, notes, found[on] = _whitebox_read_back(location, on)
+                    timed[on].append((read, notes))
+            assert found[True] == found[False], "the switches changed what the read-back gives"
+            print(f"| {'+'.join(WHITEBOX_SWITCHES)} | entries | read_all (CPU s) | notes after it (CPU s) |")
+            print("|---|---|---|---|")
+            for on in (False, True):
+                best_read = min(read for read, _ in timed[on])
+                best_notes = min(notes for _, notes in timed[on])
+                print(f"| {'on' if on else 'off'} | {args.entries} | {best_read:.3f} | {best_notes:.3f} |")
+            return
         if args.read_back:
             # bodies of ~300 bytes: 10,000 entries make a MEMORY.md of about 3.6 MB, as a migrated
             # store's (beyond the provider's 2 MiB read cache, which keeps a smaller file parsed)

@@ -158,3 +158,18 @@ def test_the_switch_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     assert not _readback.readback_enabled()
     monkeypatch.setenv("MEMCORE_WHITEBOX_READBACK", "1")
     assert _readback.readback_enabled()
+
+
+def test_the_switches_are_read_when_the_write_session_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    WhiteBoxProvider.init_store(str(tmp_path))
+    with WhiteBoxProvider(str(tmp_path), as_user=True) as store:
+        with store.batch():
+            monkeypatch.setenv("MEMCORE_WHITEBOX_READBACK", "0")  # after the session started: this session keeps
+            monkeypatch.setenv("MEMCORE_WHITEBOX_FAST", "0")
+            store.add_many(_entries(12))
+        assert store._built.on and store._built.fast and bool(store._built)
+        entries, diags = read_all(store)
+        assert not store._built  # every kept entry taken
+        assert (_dump(entries), [d.model_dump() for d in diags]) == _read(tmp_path)
+        store.add(MemoryEntry(kind=Kind.OBSERVATION, body="one more"))  # a new session reads them again
+        assert not store._built.on and not store._built.fast and not store._built

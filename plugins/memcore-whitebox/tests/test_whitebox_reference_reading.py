@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import memcore
 from memcore.migrate import migrate
@@ -14,7 +16,13 @@ from memcore_mcpmemory.provider import McpMemoryProvider
 from memcore_whitebox._fences import decode_fences, encode_fences
 from memcore_whitebox._parse import numbered, numbered_blocks
 from memcore_whitebox.provider import WhiteBoxProvider
-from memcore_whitebox.reference import reference_observations
+from memcore_whitebox.reference import (
+    _BLOCK,
+    ReferenceObservation,
+    _matches,
+    _regex_observations,
+    reference_observations,
+)
 
 SAMPLES = Path(__file__).resolve().parents[3] / ".." / "shared" / "samples"
 VAULT = SAMPLES / "whitebox" / "vault-example"
@@ -154,3 +162,59 @@ def test_block_positions_are_numbered_as_the_reader_numbers_observations(text: s
         (n, blk.start) for n, blk, _, _ in numbered(text, "observations/2026-04.md", None, None)
     ]
     assert len(list(numbered_blocks(text))) >= 1
+
+
+# text made of what the reference's expressions turn on: backticks, line breaks, other white
+# space (\s includes \v, \r, U+2028), ---, key: value lines, inline lists
+_PIECES = ["```", "`", "\n", " ", "\t", "\v", "\r", "\u2028", "---", "-", "key", "kind", "tags", "_", ":", " x",
+           "quote", "[", "]", ",", '"a"', "'b'", "\x07", "date: 2026-01-01", "\n---\n", "\n```\n"]  # fmt: skip
+_TEXTS = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
+
+
+def _dump(found: list[ReferenceObservation]) -> list[tuple[int, dict[str, str], list[str], str]]:
+    return [(o.start, o.fields, o.tags, o.body) for o in found]
+
+
+@settings(max_examples=800, deadline=None)
+@given(_TEXTS)
+def test_the_reference_scan_reads_what_the_reference_expressions_read(text: str) -> None:
+    assert list(_matches(text)) == [(m.start(), m.group(1)) for m in _BLOCK.finditer(text)]
+    assert _dump(reference_observations(text)) == _dump(_regex_observations(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```\n\n```",  # the greedy white space gives back its last line break: an empty group
+        "```\n \n```x",
+        "````\n---\na: 1\n---\nbody\n```",  # a match starting at the second backtick
+        "```\n---\nkind: note\nkind: quote\ntags: [ 'x' , \"y\x07\" ,]\n---\n  body  \n```\n```\nrest",
+        "```  \n---\nk:v\n---\n\n```\n```\n---\n---\n```",
+        "no block ``` at all\n",
+    ],
+)
+def test_the_reference_scan_matches_the_expressions_on_edge_cases(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _dump(reference_observations(text))
+    monkeypatch.setenv("MEMCORE_WHITEBOX_REFERENCE_SCAN", "0")
+    assert fast == _dump(reference_observations(text))
+    assert list(_matches(text)) == [(m.start(), m.group(1)) for m in _BLOCK.finditer(text)]
+
+
+def test_the_reference_scan_reads_the_authors_example_and_a_migrated_vault_as_the_expressions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _vault(tmp_path)
+    with WhiteBoxProvider(str(root), as_user=True) as store:
+        store.add_many(
+            [
+                MemoryEntry(kind=Kind.OBSERVATION, body=f"seen {n}\n```py\nx\n```\n", tags=["a", "b c"], source="s: q")
+                for n in range(5)
+            ]
+        )
+    texts = [p.read_text(encoding="utf-8") for p in sorted((VAULT / "observations").glob("*.md"))]
+    texts.append(_month_text(root))
+    for text in texts:
+        found = _dump(reference_observations(text))
+        assert found and found == _dump(_regex_observations(text))
+    monkeypatch.setenv("MEMCORE_WHITEBOX_REFERENCE_SCAN", "0")
+    assert _dump(reference_observations(texts[-1])) == _dump(_regex_observations(texts[-1]))

@@ -6,7 +6,9 @@ holds anything to report, the reference parser's reading of a ``key: value`` lin
 pure function of its argument, so its answers are remembered (bounded, cleared when full) and
 given back for an equal argument: the same values, the same bytes. ``MEMCORE_WHITEBOX_FAST=0``
 turns every such memo off (each answer computed again), for comparison
-(``tests/test_whitebox_fast.py`` compares both).
+(``tests/test_whitebox_fast.py`` compares both). The same switch turns off the building of
+entries without validating them again (``codec._as_validated``); the readers take it from the
+provider's :class:`~memcore_whitebox._readback.Built`, which reads it when it is made.
 """
 
 from __future__ import annotations

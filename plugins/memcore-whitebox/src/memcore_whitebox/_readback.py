@@ -22,6 +22,10 @@ the entry again.
 Kept from the start of a write session (the outermost) until a read takes it or the next
 session starts, at most :data:`LIMIT` entries. ``MEMCORE_WHITEBOX_READBACK=0`` turns it off: every read builds every
 entry (``tests/test_whitebox_readback.py`` compares both).
+
+A :class:`Built` reads its switches once, when it is made (the provider makes one when it is
+created and one when each write session starts): this switch and ``MEMCORE_WHITEBOX_FAST``,
+which it hands the readers' functions, instead of one environment look-up per entry.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 from memcore.models import Diagnostic, MemoryEntry, json_copy
 from memcore.switches import switch_on
 from memcore_whitebox._blocks import Fields, RawBlock
+from memcore_whitebox._fast import fast_enabled
 from memcore_whitebox._scopes import Scope
 from memcore_whitebox.codec import file_entry, observation_entry
 
@@ -80,17 +85,21 @@ def copy_entry(entry: MemoryEntry) -> MemoryEntry:
 class Built:
     """Entries built from written bytes, by what they were built from (see the module docstring)."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "fast", "on")
 
     def __init__(self) -> None:
         self._entries: dict[tuple[Any, ...], MemoryEntry] = {}
+        #: Whether entries are kept and taken (:func:`readback_enabled`, read now).
+        self.on = readback_enabled()
+        #: ``MEMCORE_WHITEBOX_FAST`` (:func:`~memcore_whitebox._fast.fast_enabled`, read now), for the readers.
+        self.fast = fast_enabled()
 
     def __bool__(self) -> bool:
         return bool(self._entries)
 
     def keep(self, key: tuple[Any, ...], entry: MemoryEntry) -> None:
         """Keep ``entry`` (a copy of it) as the one built from ``key`` (nothing when off or full)."""
-        if len(self._entries) < LIMIT and readback_enabled():
+        if self.on and len(self._entries) < LIMIT:
             self._entries[key] = copy_entry(entry)
 
     def take(self, key: tuple[Any, ...]) -> MemoryEntry | None:
@@ -102,7 +111,7 @@ class Built:
     ) -> MemoryEntry:
         """:func:`~memcore_whitebox.codec.observation_entry` of a block just written alone; kept (see :meth:`keep`)."""
         notes: list[Diagnostic] = []  # what a read would report building it (then not kept)
-        entry = observation_entry(rel, number, block, blk, fields, None, notes, active)
+        entry = observation_entry(rel, number, block, blk, fields, None, notes, active, fast=self.fast)
         if not notes:
             name = active.name if active is not None else None
             self.keep(observation_key(rel, number, block, blk.layout, blk.frontmatter, blk.body, name), entry)
@@ -111,7 +120,7 @@ class Built:
     def written_file(self, rel: str, raw: bytes, version: str, active: Scope | None) -> MemoryEntry | None:
         """:func:`~memcore_whitebox.codec.file_entry` of a stable file just written; kept (see :meth:`keep`)."""
         notes: list[Diagnostic] = []
-        entry = file_entry(rel, raw, version, notes, active)
+        entry = file_entry(rel, raw, version, notes, active, fast=self.fast)
         if entry is not None and not notes:
             self.keep(file_key(rel, raw, version, active.name if active is not None else None), entry)
         return entry
@@ -128,20 +137,20 @@ class Built:
         active: Scope | None,
     ) -> MemoryEntry:
         """:func:`~memcore_whitebox.codec.observation_entry`, or the entry kept for the same input (taken)."""
-        if file_meta is None and self._entries and readback_enabled():
+        if file_meta is None and self._entries:
             name = active.name if active is not None else None
             key = observation_key(rel, number, text[blk.start : blk.end], blk.layout, blk.frontmatter, blk.body, name)
             found = self._entries.pop(key, None)
             if found is not None:
                 return found
-        return observation_entry(rel, number, text, blk, fields, file_meta, diags, active)
+        return observation_entry(rel, number, text, blk, fields, file_meta, diags, active, fast=self.fast)
 
     def file_entry(
         self, rel: str, data: bytes, version: str, diags: list[Diagnostic] | None, active: Scope | None
     ) -> MemoryEntry | None:
         """:func:`~memcore_whitebox.codec.file_entry`, or the entry kept for the same input (taken)."""
-        if self._entries and readback_enabled():
+        if self._entries:
             found = self._entries.pop(file_key(rel, data, version, active.name if active is not None else None), None)
             if found is not None:
                 return found
-        return file_entry(rel, data, version, diags, active)
+        return file_entry(rel, data, version, diags, active, fast=self.fast)

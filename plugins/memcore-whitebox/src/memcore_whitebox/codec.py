@@ -165,11 +165,14 @@ def observation_entry(
     file_meta: dict[str, Any] | None,
     diags: list[Diagnostic] | None,
     active: Scope | None,
+    *,
+    fast: bool | None = None,
 ) -> MemoryEntry:
     """Return the entry of observation block ``blk`` (number ``number`` of ``rel``, file text ``text``).
 
     The caller has checked the block is of the active scope (:func:`other_scope`); ``diags``
-    gets a ``wb.memcore-field`` warning when the ``memcore:`` object cannot be used.
+    gets a ``wb.memcore-field`` warning when the ``memcore:`` object cannot be used. ``fast``:
+    :func:`~memcore_whitebox._fast.fast_enabled` as the caller read it (``None``: read it now).
     """
     values = fields.values
     entry_id = f"{rel}#{number}"
@@ -270,7 +273,7 @@ def observation_entry(
             kw["extra"] = {FORMAT: wb}
     if simple:
         return _OBS_TEMPLATE.model_copy(update=kw)
-    if fast_enabled():
+    if fast_enabled() if fast is None else fast:
         checked = _as_validated(kw)
         if checked is not None:
             return _OBS_TEMPLATE.model_copy(update=checked)
@@ -323,9 +326,12 @@ def _json_checked(value: Any, depth: int = 0) -> Any:
     if kind is dict:
         out = {}
         for key, item in value.items():
-            if not utf8_text(key):
+            if type(key) is not str or not (key.isascii() or utf8_text(key)):
                 raise _NotJson
-            out[key] = _json_checked(item, depth + 1)
+            if type(item) is str and item.isascii():  # the common leaf, without a call
+                out[key] = item
+            else:
+                out[key] = _json_checked(item, depth + 1)
         return out
     if kind is list:
         return [_json_checked(item, depth + 1) for item in value]
@@ -347,13 +353,14 @@ def _as_validated(kw: dict[str, Any]) -> dict[str, Any] | None:
     """
     for name in ("id", "parent"):
         value = kw.get(name)
-        if value is not None and not (utf8_text(value) and value and "\x00" not in value):
-            return None
-        if value is not None and not _nfc(value):
-            return None
+        if value is not None:
+            if type(value) is not str or not value or "\x00" in value:
+                return None
+            if not value.isascii() and not (utf8_text(value) and _nfc(value)):
+                return None
     for name in ("title", "body", "source", "scope", "version"):
         value = kw.get(name)
-        if value is not None and not utf8_text(value):
+        if value is not None and not (type(value) is str and value.isascii()) and not utf8_text(value):
             return None
     title = kw.get("title")
     if title is not None and not _nfc(title):
@@ -402,9 +409,18 @@ def _as_validated(kw: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def file_entry(
-    rel: str, data: bytes, version: str, diags: list[Diagnostic] | None, active: Scope | None
+    rel: str,
+    data: bytes,
+    version: str,
+    diags: list[Diagnostic] | None,
+    active: Scope | None,
+    *,
+    fast: bool | None = None,
 ) -> MemoryEntry | None:
-    """Return the entry of the stable file ``rel`` (``None``: another scope's, or unreadable)."""
+    """Return the entry of the stable file ``rel`` (``None``: another scope's, or unreadable).
+
+    ``fast``: :func:`~memcore_whitebox._fast.fast_enabled` as the caller read it (``None``: read it now).
+    """
     try:
         tf = TextFile.decode(data, path=rel)
     except ParseError as exc:
@@ -492,7 +508,7 @@ def file_entry(
     memcore = meta.get("memcore")
     if isinstance(memcore, dict):
         _apply_memcore(kw, memcore, written_label=label)
-    if fast_enabled():
+    if fast_enabled() if fast is None else fast:
         checked = _as_validated(kw)
         if checked is not None:
             return _NO_FIELDS_SET.model_copy(update=checked)

@@ -24,6 +24,7 @@ from memcore.errors import AmbiguousIdError, UnsafePathError
 from memcore.mapping import CONFIDENCE_LABELS, confidence_from_label
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import gate_allows, list_names, resolved_rel
+from memcore.switches import switch_on
 from memcore_whitebox._blocks import Fields, RawBlock
 from memcore_whitebox._parse import MONTH_FILE, diag
 from memcore_whitebox._scopes import ScopeTable, listing, name_allowed, walk
@@ -34,7 +35,15 @@ from memcore_whitebox.mapping import SKIPPED_FOLDERS
 if TYPE_CHECKING:
     from memcore_whitebox.provider import WhiteBoxProvider
 
-__all__ = ["block_problem", "check_observation", "is_observation_file", "refuse_twins", "scan", "symlink_diagnostics"]
+__all__ = [
+    "block_problem",
+    "check_observation",
+    "hands_bytes",
+    "is_observation_file",
+    "refuse_twins",
+    "scan",
+    "symlink_diagnostics",
+]
 
 
 #: Whether ``rel`` is a monthly observation file (``observations/<name>.md``).
@@ -293,9 +302,24 @@ def refuse_twins(root: Path, entry_id: str) -> None:
         )
 
 
+def hands_bytes() -> bool:
+    """Whether :func:`scan` hands core each file's bytes (default: yes; ``MEMCORE_WHITEBOX_SOURCE_BYTES=0``: no).
+
+    Core checks every source file of a ``read_all``/``validate`` for refused control characters;
+    a file the scan handed over (:meth:`memcore.provider.BaseProvider.source_bytes_read`) is
+    checked from those bytes, one not handed over is read from disk a second time.
+    """
+    return switch_on("MEMCORE_WHITEBOX_SOURCE_BYTES")
+
+
 def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[Diagnostic]:
-    """Return what ``provider.validate()`` reports; collect every entry into ``entries`` when it is a list."""
+    """Return what ``provider.validate()`` reports; collect every entry into ``entries`` when it is a list.
+
+    Each file read is handed to core's control-character check (:func:`hands_bytes`), under the
+    path ``source_files()`` gives it (both list the files with the same walk).
+    """
     provider._sync()
+    handed = hands_bytes()
     diags: list[Diagnostic] = []
     if (provider.root / "tags.md").is_symlink():
         diags.append(
@@ -317,6 +341,8 @@ def scan(provider: WhiteBoxProvider, entries: list[MemoryEntry] | None) -> list[
         except (OSError, UnsafePathError) as exc:
             diags.append(diag(rel, None, "wb.unreadable", Severity.ERROR, str(exc)))
             continue
+        if handed:
+            provider.source_bytes_read(rel, data)
         if scopes.present and not scopes.in_any_scope(rel):
             diags.append(
                 diag(rel, None, "wb.outside-scopes", Severity.WARNING, "no scope of scopes.md includes this file")
