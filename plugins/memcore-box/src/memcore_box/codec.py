@@ -582,11 +582,11 @@ def written_entry(entry: MemoryEntry, meta: Mapping[str, Any]) -> MemoryEntry | 
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
             return None
         fields["confidence"] = float(value)
-    value = meta.get("tags")
-    if value is not None:
-        if not isinstance(value, list) or not all(type(tag) is str for tag in value):
+    if meta.get("tags") is not None:  # flow_list(entry.tags): the same strings, not iterated through ruamel
+        tags = entry.tags
+        if not all(type(tag) is str for tag in tags):
             return None
-        fields["tags"] = [tag for tag in value if tag.strip()]
+        fields["tags"] = [tag for tag in tags if tag.strip()]
     fields["relations"] = []
     parent = memcore.get("parent")
     if parent is not None and type(parent) is not str:
@@ -752,6 +752,73 @@ def _companion(value: Any) -> Any:
     return ordered
 
 
+# The last datetime _stamp formatted and its text (a new memory's updated_at is mostly its created_at).
+_last_stamp: tuple[datetime, str] | None = None
+
+
+def _stamp(value: datetime) -> Any:
+    """``_ts(value, None)``: the timestamp as Box writes it, marked to dump unquoted."""
+    global _last_stamp
+    last = _last_stamp
+    if last is not None and last[0] == value:
+        return plain_text(last[1])
+    text = format_timestamp(value)
+    _last_stamp = (value, text)
+    return plain_text(text)
+
+
+def _plain_meta(entry: MemoryEntry, slug: str) -> dict[str, Any] | None:
+    """``meta_from_entry(entry, slug=slug, title_of=...)`` for an entry with no ``extra["box"]`` key but ``slug``.
+
+    For an entry without relations (the caller's condition): the same mapping (keys, order,
+    values and their types) built without the general steps, none of which applies to such an
+    entry (``title_of`` is only asked for relations); ``None`` for any other entry.
+    ``plugins/memcore-box/tests/test_box_write_fast.py`` compares the two.
+    """
+    box = entry.extra.get("box")
+    if box and (type(box) is not dict or not {"slug"}.issuperset(box)):
+        return None
+    entry_id = entry.id
+    assert entry_id is not None and entry.created_at is not None and entry.updated_at is not None
+    kind, status = entry.kind.value, entry.status.value
+    out: dict[str, Any] = {
+        "id": entry_id,
+        "slug": slug,
+        "title": entry.title or entry_id,
+        "kind": kind if kind in BOX_KINDS else box_kind(entry.kind),
+        "status": status if status in BOX_STATUSES else box_status(entry.status),
+    }
+    if entry.scope is not None:
+        out["team"] = entry.scope
+    if entry.source is not None:
+        out["agent"] = entry.source
+    out["created_at"] = _stamp(entry.created_at)
+    out["updated_at"] = _stamp(entry.updated_at)
+    if entry.confidence is not None:
+        out["confidence"] = entry.confidence
+    if entry.tags:
+        out["tags"] = flow_list(entry.tags)
+    if entry.expires_at is not None:
+        out["expires_at"] = _stamp(entry.expires_at)
+    memcore: dict[str, Any] = {}
+    if kind not in BOX_KINDS:
+        memcore["kind"] = kind
+    if status not in BOX_STATUSES:
+        memcore["status"] = status
+    if entry.date_only:
+        memcore["date_only"] = True
+    if entry.title and entry.title == entry_id:
+        memcore["title"] = entry.title
+    if entry.parent is not None:
+        memcore["parent"] = entry.parent
+    foreign = {ns: values for ns, values in entry.extra.items() if ns != "box"}
+    if foreign:
+        memcore["extra"] = foreign
+    if memcore:
+        out[MEMCORE_KEY] = memcore
+    return out
+
+
 def meta_from_entry(
     entry: MemoryEntry,
     *,
@@ -775,6 +842,10 @@ def meta_from_entry(
             what the entry says.
     """
     assert entry.id is not None and entry.created_at is not None and entry.updated_at is not None
+    if existing is None and not entry.relations and write_fast():
+        quick = _plain_meta(entry, slug)
+        if quick is not None:
+            return quick
     box: dict[str, Any] = dict(entry.extra.get("box") or {})
     old = existing or {}
     out: dict[str, Any] = {"id": entry.id, "slug": slug, "title": entry.title}
