@@ -67,6 +67,11 @@ def _edges(meta: Mapping[str, Any], by_wikilink: Callable[[str], str | None]) ->
     return out
 
 
+def _plain_value(value: Any) -> Any:
+    """``to_plain(value)``, with a string of exactly ``str`` (most values) taken as it is."""
+    return value if type(value) is str else plain(value)
+
+
 def _relations_why(entry: MemoryEntry, kept: list[list[str]], shown: list[list[str]]) -> str:
     if any(pair not in shown for pair in kept if pair[0] not in _NATIVE_EDGES):
         return "relation types other than related/supersedes/superseded_by are kept under memcore.relations"
@@ -126,8 +131,8 @@ class BoxReference:
         """
         if version and switch_on("MEMCORE_REFERENCE_MEMO"):
             refs = self.__dict__.setdefault("_written_refs", {})
-            kept = {key: plain(meta[key]) for key in _READ_KEYS if key in meta}
-            refs[unicodedata.normalize("NFC", entry_id)] = (version, kept)
+            kept = {key: _plain_value(meta[key]) for key in _READ_KEYS if key in meta}
+            refs[entry_id if entry_id.isascii() else unicodedata.normalize("NFC", entry_id)] = (version, kept)
 
     def _forget_written(self, entry_id: str | None = None) -> None:
         """Drop what :meth:`_remember_written` kept for ``entry_id`` (``None``: for every id)."""
