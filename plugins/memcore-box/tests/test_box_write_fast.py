@@ -37,6 +37,7 @@ import memcore_box._plan
 import memcore_box._state
 import memcore_box._workspace
 import memcore_box.provider
+import memcore_box.reference
 from memcore.errors import MemcoreError
 from memcore.frontmatter import to_plain
 from memcore.migrate import migrate
@@ -293,3 +294,15 @@ def test_an_entry_read_from_other_bytes_than_add_wrote_is_answered_from_its_file
         assert notes == {"kind": "fact"}  # the title read now is the entry's: no title note
         updated = store.update(entry.model_copy(update={"title": "Both"}))
         assert store._written_meta(updated) is None  # update forgets what add kept
+
+
+def test_the_kept_frontmatters_are_bounded_the_oldest_answered_from_their_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memcore_box.reference, "_KEPT_MAX", 2)
+    BoxMemoryProvider.init_store(str(tmp_path / "ws"))
+    with BoxMemoryProvider(str(tmp_path / "ws")) as store:
+        added = [store.add(MemoryEntry(kind=Kind.FACT, title=f"T{i}", body="b")) for i in range(3)]
+        entries = [store.get(e.id or "") for e in added]
+        assert [store._written_meta(e) is not None for e in entries] == [False, True, True]
+        assert [store.reference_reads_differently(e) for e in entries] == [[], [], []]

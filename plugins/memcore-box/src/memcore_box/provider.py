@@ -355,7 +355,9 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         condition refuses a file that exists: the next suffix is tried, as when the read finds
         it), and the file's frontmatter is mapped once for the check and the returned entry
         when no relation in it is resolved (its entry then depends on nothing the indexing
-        changes).
+        changes). Either way, an entry with no relation and no ``extra["box"]`` key but ``slug``
+        gets its frontmatter and returned entry built directly, and no general check
+        (:func:`~memcore_box.codec.written_entry`; ``MEMCORE_BOX_WRITE_FAST=0``: as the others).
         """
         if entry.id is None:
             dead = self._tombstones()

@@ -43,6 +43,8 @@ __all__ = ["READER", "BoxReference", "reference_notes"]
 #: The reference reader: the schema (references/schema.md) as the box-recall skill applies it.
 READER = "box-memory schema (box-recall)"
 _NATIVE_EDGES = ("related", "supersedes", "superseded_by")
+#: How many written frontmatters a provider keeps for its reference reading (a few hundred bytes each).
+_KEPT_MAX = 100_000
 #: The frontmatter keys :func:`reference_notes` reads.
 _READ_KEYS = ("title", "kind", "status", *_NATIVE_EDGES)
 
@@ -127,10 +129,13 @@ class BoxReference:
         """Keep what :func:`reference_notes` reads of the frontmatter just written for ``entry_id`` as ``version``.
 
         Valid for a file whose bytes read back as ``meta`` (what the writers' equivalence tests
-        prove for ``add``). Kept until the provider closes, or the id is updated or deleted.
+        prove for ``add``). Kept until the provider closes, or the id is updated or deleted; at
+        most :data:`_KEPT_MAX` ids (the oldest go first: their answers come from their files).
         """
         if version and switch_on("MEMCORE_REFERENCE_MEMO"):
             refs = self.__dict__.setdefault("_written_refs", {})
+            if len(refs) >= _KEPT_MAX:
+                del refs[next(iter(refs))]
             kept = {key: _plain_value(meta[key]) for key in _READ_KEYS if key in meta}
             refs[entry_id if entry_id.isascii() else unicodedata.normalize("NFC", entry_id)] = (version, kept)
 
