@@ -249,6 +249,7 @@ def test_the_bulk_steps_are_taken_and_the_switch_turns_them_off(
         return real(store, path, *args)
 
     monkeypatch.setattr(memcore_box.provider, "checked_read", counting)
+    monkeypatch.setenv("MEMCORE_BOX_WRITE_FAST", "0")  # else a plain entry's check is the fast one
     (tmp_path / "on").mkdir()
     _same(tmp_path / "on", _entries(8), monkeypatch)
     assert len(checked) == 8
@@ -285,6 +286,7 @@ def test_a_migration_into_box_writes_and_reports_the_same_with_the_bulk_add_on_a
     checked: list[bool] = []
     real = _bulk.checked_read
     monkeypatch.setattr(memcore_box.provider, "checked_read", lambda *a: checked.append(True) or real(*a))
+    monkeypatch.setenv("MEMCORE_BOX_WRITE_FAST", "0")  # else a plain entry's check is the fast one
     results = []
     try:
         for on in (False, True):

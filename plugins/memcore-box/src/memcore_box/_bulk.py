@@ -17,6 +17,11 @@ with the work one ``add`` does twice or for nothing left out:
 - the entry's working copy gets ``id``, ``created_at`` and ``updated_at`` assigned only when
   they change (each assignment validates the value again).
 
+An entry with no relation and no ``extra["box"]`` key but ``slug`` (most migrated entries)
+needs neither mapping, in ``add`` too: its frontmatter is built directly and the entry returned
+from the values written, each check ``validate`` would make done on them
+(:func:`memcore_box.codec.written_entry`, ``MEMCORE_BOX_WRITE_FAST=0`` turns it off).
+
 The bytes, ids, returned entries and errors are those of one ``add`` each
 (``plugins/memcore-box/tests/test_box_bulk_add.py``). ``MEMCORE_BOX_BULK=0`` turns this off:
 one ``add`` each, in one session.

@@ -32,6 +32,7 @@ from memcore.models import (
     lf_body,
     utf8_text,
 )
+from memcore.switches import switch_on
 from memcore_box.mapping import (
     BOX_KINDS,
     BOX_STATUSES,
@@ -42,13 +43,17 @@ from memcore_box.mapping import (
     box_status,
     format_timestamp,
     parse_timestamp,
+    slugify,
 )
 
 __all__ = [
     "ID_PATTERN",
     "entry_from_meta",
     "entry_from_plain",
+    "file_stem",
     "meta_from_entry",
+    "write_fast",
+    "written_entry",
     "plain_diagnostics",
     "related_targets",
     "wikilink_title",
@@ -481,6 +486,122 @@ def entry_from_plain(
     return _copy_blank(fields)
 
 
+#: The frontmatter keys :func:`written_entry` reads back as fields (every other key: the general path).
+_WRITTEN_KEYS = frozenset(
+    {"id", "slug", "title", "kind", "status", "team", "agent", "created_at", "updated_at", "confidence", "tags"}
+    | {"expires_at", MEMCORE_KEY}
+)
+_WRITTEN_MEMCORE_KEYS = frozenset({"kind", "status", "date_only", "title", "parent", "extra"})
+_TEXT_KEYS = (("slug", ""), ("title", "title"), ("team", "scope"), ("agent", "source"))
+
+
+def write_fast() -> bool:
+    """Whether Box's write fast paths are on (``MEMCORE_BOX_WRITE_FAST``, and the YAML fast paths).
+
+    :func:`written_entry`, and ``add``'s frontmatter, bytes and index row written directly for
+    the plain cases; off: everything through the general functions.
+    """
+    return frontmatter.FAST_PATHS and switch_on("MEMCORE_BOX_WRITE_FAST")
+
+
+def written_entry(entry: MemoryEntry, meta: Mapping[str, Any]) -> MemoryEntry | None:
+    """Return the entry ``meta`` (what :func:`meta_from_entry` gave for ``entry``) reads as, when it holds no error.
+
+    Equal to ``entry_from_meta(meta, entry.body, path=..., version=None, ...)[0]``, fields set
+    included, and built from the values :func:`meta_from_entry` took from ``entry`` without its
+    general checks, for the frontmatter ``add`` writes for an entry with no relation and no
+    ``extra["box"]`` key but ``slug``: such a frontmatter maps through no workspace lookup, and
+    each check :func:`entry_from_meta` would report as an error (a missing or non-text field, a
+    kind or status Box has no word for, a timestamp that does not parse, a confidence outside
+    0..1, a companion without its block, a value the model refuses) is made here, where any
+    of them gives ``None``. ``None`` also for anything else (a relation, another key, the fast
+    paths off): the caller checks and maps ``meta`` as before. ``plugins/memcore-box/tests/
+    test_box_write_fast.py`` compares the two over the benchmarks' corpus and the authors' samples.
+
+    Args:
+        entry: The entry ``add`` writes (its working copy: id, ``created_at`` and ``updated_at`` set).
+        meta: ``meta_from_entry(entry, slug=..., title_of=...)``, no ``existing``.
+    """
+    if entry.relations or not _WRITTEN_KEYS.issuperset(meta) or not write_fast():
+        return None
+    extra: dict[str, Any] = {}
+    for ns, values in entry.extra.items():
+        if ns == "box":
+            if type(values) is not dict or not {"slug"}.issuperset(values):
+                return None
+        elif type(values) is not dict:
+            return None
+        else:
+            extra[ns] = plain(values)  # what reading memcore.extra back gives: a plain copy
+    memcore = meta.get(MEMCORE_KEY) or {}
+    if type(memcore) is not dict or not _WRITTEN_MEMCORE_KEYS.issuperset(memcore):
+        return None
+    raw_id, raw_kind, raw_status = meta.get("id"), meta.get("kind"), meta.get("status")
+    if type(raw_id) is not str or raw_kind not in _BOX_KIND_OF or raw_status not in _BOX_STATUS_OF:
+        return None
+    if raw_kind == "companion":
+        return None  # its companion_for block is checked by validate's rules
+    entry_id = raw_id if raw_id.isascii() else unicodedata.normalize("NFC", raw_id)
+    kind, status = _KINDS[raw_kind], _STATUSES[raw_status]
+    wanted = memcore.get("kind")
+    if isinstance(wanted, str) and wanted in Kind.__members__.values() and box_kind(Kind(wanted)) == raw_kind:
+        kind = Kind(wanted)
+    wanted = memcore.get("status")
+    if isinstance(wanted, str) and wanted in Status.__members__.values() and box_status(Status(wanted)) == raw_status:
+        status = Status(wanted)
+    fields: dict[str, Any] = {"id": entry_id, "body": entry.body, "version": None, "kind": kind, "status": status}
+    box: dict[str, Any] = {}
+    for key, name in _TEXT_KEYS:
+        value = meta.get(key)
+        if value is None:
+            if key in ("slug", "title"):
+                return None  # a required field missing: an error
+            continue
+        if type(value) is not str:
+            return None
+        if name:
+            fields[name] = value
+        else:
+            box[key] = value
+    if fields["title"] == entry_id and memcore.get("title") != entry_id:
+        fields["title"] = ""  # an untitled memory, written with its id as the wikilink target
+    for key in ("created_at", "updated_at", "expires_at"):
+        value = meta.get(key)
+        if value is None:
+            if key != "expires_at":
+                return None
+            continue
+        try:
+            fields[key] = parse_timestamp(str(value))
+        except ValueError:
+            return None
+    if memcore.get("date_only") is True or len(str(meta["created_at"]).strip()) == 10:
+        fields["date_only"] = True
+    value = meta.get("confidence")
+    if value is not None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+            return None
+        fields["confidence"] = float(value)
+    if meta.get("tags") is not None:  # flow_list(entry.tags): the same strings, not iterated through ruamel
+        tags = entry.tags
+        if not all(type(tag) is str for tag in tags):
+            return None
+        fields["tags"] = [tag for tag in tags if tag.strip()]
+    fields["relations"] = []
+    parent = memcore.get("parent")
+    if parent is not None and type(parent) is not str:
+        return None
+    if parent:
+        fields["parent"] = parent
+    if box:
+        extra["box"] = box
+    fields["extra"] = extra
+    try:
+        return _construct(fields)
+    except ValidationError:
+        return None
+
+
 def plain_diagnostics(meta: Mapping[str, Any], entry: MemoryEntry, *, path: str) -> list[Diagnostic]:
     """Return ``entry_from_meta(meta, ...)[1]`` for a file :func:`entry_from_plain` mapped to ``entry``.
 
@@ -631,6 +752,73 @@ def _companion(value: Any) -> Any:
     return ordered
 
 
+# The last datetime _stamp formatted and its text (a new memory's updated_at is mostly its created_at).
+_last_stamp: tuple[datetime, str] | None = None
+
+
+def _stamp(value: datetime) -> Any:
+    """``_ts(value, None)``: the timestamp as Box writes it, marked to dump unquoted."""
+    global _last_stamp
+    last = _last_stamp
+    if last is not None and last[0] == value:
+        return plain_text(last[1])
+    text = format_timestamp(value)
+    _last_stamp = (value, text)
+    return plain_text(text)
+
+
+def _plain_meta(entry: MemoryEntry, slug: str) -> dict[str, Any] | None:
+    """``meta_from_entry(entry, slug=slug, title_of=...)`` for an entry with no ``extra["box"]`` key but ``slug``.
+
+    For an entry without relations (the caller's condition): the same mapping (keys, order,
+    values and their types) built without the general steps, none of which applies to such an
+    entry (``title_of`` is only asked for relations); ``None`` for any other entry.
+    ``plugins/memcore-box/tests/test_box_write_fast.py`` compares the two.
+    """
+    box = entry.extra.get("box")
+    if box and (type(box) is not dict or not {"slug"}.issuperset(box)):
+        return None
+    entry_id = entry.id
+    assert entry_id is not None and entry.created_at is not None and entry.updated_at is not None
+    kind, status = entry.kind.value, entry.status.value
+    out: dict[str, Any] = {
+        "id": entry_id,
+        "slug": slug,
+        "title": entry.title or entry_id,
+        "kind": kind if kind in BOX_KINDS else box_kind(entry.kind),
+        "status": status if status in BOX_STATUSES else box_status(entry.status),
+    }
+    if entry.scope is not None:
+        out["team"] = entry.scope
+    if entry.source is not None:
+        out["agent"] = entry.source
+    out["created_at"] = _stamp(entry.created_at)
+    out["updated_at"] = _stamp(entry.updated_at)
+    if entry.confidence is not None:
+        out["confidence"] = entry.confidence
+    if entry.tags:
+        out["tags"] = flow_list(entry.tags)
+    if entry.expires_at is not None:
+        out["expires_at"] = _stamp(entry.expires_at)
+    memcore: dict[str, Any] = {}
+    if kind not in BOX_KINDS:
+        memcore["kind"] = kind
+    if status not in BOX_STATUSES:
+        memcore["status"] = status
+    if entry.date_only:
+        memcore["date_only"] = True
+    if entry.title and entry.title == entry_id:
+        memcore["title"] = entry.title
+    if entry.parent is not None:
+        memcore["parent"] = entry.parent
+    foreign = {ns: values for ns, values in entry.extra.items() if ns != "box"}
+    if foreign:
+        memcore["extra"] = foreign
+    if memcore:
+        out[MEMCORE_KEY] = memcore
+    return out
+
+
 def meta_from_entry(
     entry: MemoryEntry,
     *,
@@ -654,6 +842,10 @@ def meta_from_entry(
             what the entry says.
     """
     assert entry.id is not None and entry.created_at is not None and entry.updated_at is not None
+    if existing is None and not entry.relations and write_fast():
+        quick = _plain_meta(entry, slug)
+        if quick is not None:
+            return quick
     box: dict[str, Any] = dict(entry.extra.get("box") or {})
     old = existing or {}
     out: dict[str, Any] = {"id": entry.id, "slug": slug, "title": entry.title}
@@ -778,6 +970,28 @@ def meta_from_entry(
     if memcore:
         ordered[MEMCORE_KEY] = memcore
     return ordered
+
+
+def file_stem(entry: MemoryEntry) -> tuple[str, str]:
+    """Return the slug ``add`` starts from for ``entry`` (before a ``-2``… suffix) and its file's kind name.
+
+    The slug comes from ``extra["box"]["slug"]``, else the title; an untitled memory (an
+    observation from WhiteBox or Maka) is named after the body's first words, or its id, so
+    thousands of them never share one slug. The kind name is the Box kind, or for a note
+    ``extra["box"]["kind"]`` (a kind Box has no word for, read as note).
+    """
+    box = entry.extra.get("box") or {}
+    requested = box.get("slug")
+    if requested:
+        base = slugify(str(requested))
+    elif entry.title.strip():
+        base = slugify(entry.title)
+    else:
+        words = " ".join(entry.body.split()[:8])
+        base = slugify(words) if re.search(r"[A-Za-z0-9]", words) else f"memo-{(entry.id or '')[-10:].lower()}"
+    raw_kind = box.get("kind")
+    kind_name = slugify(str(raw_kind)) if raw_kind is not None and entry.kind == Kind.NOTE else box_kind(entry.kind)
+    return base, kind_name
 
 
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)

@@ -81,7 +81,9 @@ def _str_or_none(value: Any) -> str | None:
 def _str_list(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):  # a list, or ruamel's sequence: its items without its per-item lookups
+        return [str(v) for v in list.__iter__(value) if v is not None]
+    if isinstance(value, tuple):
         return [str(v) for v in value if v is not None]
     return [str(value)]
 
@@ -221,30 +223,36 @@ def row_from_json(entry: dict[str, Any]) -> IndexRow:
 
 
 def index_row(meta: Mapping[str, Any], *, filename: str, file_id: str | None, size: int) -> IndexRow:
-    """Return the index row of one memory file (see :func:`index_entry` for the fields)."""
-    companion = meta.get("companion_for")
+    """Return the index row of one memory file (see :func:`index_entry` for the fields).
+
+    The row :func:`_compact` makes of the entry's dict, built without the dict.
+    """
+    get = meta.get
+    companion = get("companion_for")
     binary_id = sha256 = None
     if isinstance(companion, Mapping):
         binary_id = _str_or_none(companion.get("file_id"))
         sha256 = _str_or_none(companion.get("sha256"))
-    return _compact(
-        {
-            "id": str(meta.get("id")),
-            "file_id": file_id,
-            "filename": filename,
-            "title": text_of(meta.get("title")) or "",
-            "slug": text_of(meta.get("slug")) or "",
-            "kind": _intern(_str_or_none(meta.get("kind"))),
-            "status": _intern(_str_or_none(meta.get("status"))),
-            "team": text_of(meta.get("team")),
-            "tags": _str_list(meta.get("tags")),
-            "related": _str_list(meta.get("related")),
-            "companion_for": binary_id,
-            "sha256": sha256,
-            "size_bytes": size,
-            "created_at": _str_or_none(meta.get("created_at")),
-            "updated_at": _str_or_none(meta.get("updated_at")),
-        }
+    kind, slug = _intern(_str_or_none(get("kind"))), text_of(get("slug")) or ""
+    status = _intern(_str_or_none(get("status")))
+    tags, related = _str_list(get("tags")), _str_list(get("related"))
+    created, updated = _str_or_none(get("created_at")), _str_or_none(get("updated_at"))
+    return IndexRow(
+        id=str(get("id")),
+        file_id=file_id,
+        fname=None if filename == f"{kind}__{slug}.md" else filename,
+        title=text_of(get("title")) or "",
+        slug=slug,
+        kind=kind,
+        status=status,
+        team=text_of(get("team")),
+        tags=_shared(tuple(sys.intern(t) for t in tags)) if tags else (),
+        related=tuple(related),
+        companion_for=binary_id,
+        sha256=sha256,
+        size_bytes=size,
+        created_at=created,
+        updated_at=created if updated == created and type(updated) is type(created) else updated,
     )
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import mimetypes
 import posixpath
-import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -56,13 +55,13 @@ from memcore_box._render import patched, render
 from memcore_box._state import _MAX_SLUG_TRIES, WorkspaceState
 from memcore_box._stream import stream_entries
 from memcore_box._workspace import CONFIG_FILE, init_workspace, init_workspace_like
-from memcore_box.codec import _EPOCH, _working_copy, entry_from_meta, meta_from_entry
+from memcore_box.codec import _EPOCH, _working_copy, entry_from_meta, file_stem, meta_from_entry, written_entry
 from memcore_box.index import (
     INDEX_FILE,
     _Titles,
     index_row,
 )
-from memcore_box.mapping import box_kind, format_timestamp, slugify
+from memcore_box.mapping import format_timestamp, slugify
 from memcore_box.reference import BoxReference
 from memcore_box.validate import check_team, companion_for_problem, content_diags, fold_team, refuse_errors
 
@@ -174,6 +173,7 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         self._listed.clear()
         self._invalidate()
         self._reserved.clear()
+        self._forget_written()
         super().close()
 
     @staticmethod
@@ -355,7 +355,9 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         condition refuses a file that exists: the next suffix is tried, as when the read finds
         it), and the file's frontmatter is mapped once for the check and the returned entry
         when no relation in it is resolved (its entry then depends on nothing the indexing
-        changes).
+        changes). Either way, an entry with no relation and no ``extra["box"]`` key but ``slug``
+        gets its frontmatter and returned entry built directly, and no general check
+        (:func:`~memcore_box.codec.written_entry`; ``MEMCORE_BOX_WRITE_FAST=0``: as the others).
         """
         if entry.id is None:
             dead = self._tombstones()
@@ -378,29 +380,16 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         folder_path = self._target_folder(entry)
         folder = self._folder(folder_path, create=True)
         self._ensure_fresh(folder)
-        requested = (entry.extra.get("box") or {}).get("slug")
-        if requested:
-            base = slugify(str(requested))
-        elif entry.title.strip():
-            base = slugify(entry.title)
-        else:
-            # An untitled memory (an observation from WhiteBox or Maka): name the file after
-            # the body's first words, or its id, so thousands of them never share one slug.
-            words = " ".join(entry.body.split()[:8])
-            base = slugify(words) if re.search(r"[A-Za-z0-9]", words) else f"memo-{entry.id[-10:].lower()}"
-        kind_name = box_kind(entry.kind)
-        raw_kind = (entry.extra.get("box") or {}).get("kind")
-        if raw_kind is not None and entry.kind == Kind.NOTE:
-            kind_name = slugify(str(raw_kind))
-        checked_entry: MemoryEntry | None = None
+        base, kind_name = file_stem(entry)
         for skip in range(_MAX_SLUG_TRIES):
             slug = self._unique_slug(base, skip=skip)
             meta = meta_from_entry(entry, slug=slug, title_of=self._title_or_planned)
             filename = f"{kind_name}__{slug}.md"
             path = join(folder_path, filename)
-            if bulk:
+            checked_entry = written_entry(entry, meta)  # None: checked (and mapped) as below
+            if checked_entry is None and bulk:
                 checked_entry = checked_read(self, path, meta, entry.body)
-            else:
+            elif checked_entry is None:
                 refuse_errors(self, path, meta, entry.body)
             data = render(meta, entry.body)
             try:
@@ -416,6 +405,7 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         else:  # pragma: no cover
             raise InvalidEntryError(f"box: no free file name for slug {base!r}")
         self._index_put(folder, index_row(meta, filename=filename, file_id=item.id, size=len(data)))
+        self._remember_written(entry.id, item.version, meta)
         if checked_entry is not None:
             return with_version(checked_entry, item.version)
         stored, _ = entry_from_meta(  # after indexing: its own title and id resolve; planned ones too
@@ -464,6 +454,7 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
             raise InvalidEntryError("box: update() needs an entry with an id; use add() for new memories")
         entry_id: str = entry.id
         entry = _working_copy(entry)
+        self._forget_written(entry_id)
         with self.session("update") as session:
             current = self._read_file(entry_id)
             self._refuse_held(current, "update")
@@ -531,6 +522,7 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
             EntryNotFoundError: No such memory.
             ImmutableEntryError: The memory is ``held``.
         """
+        self._forget_written(entry_id)
         with self.session("delete") as session:
             current = self._read_file(entry_id)
             self._refuse_held(current, "delete")

@@ -15,6 +15,12 @@ therefore shows, per field (:func:`reference_notes`):
   by id nor case-folded title as memcore does; it sees ``supersedes`` and one
   ``superseded_by``, not the other relation types memcore keeps under ``memcore.relations``.
 - ``parent``: kept under ``memcore.parent``, which the reader does not read.
+
+A migration asks about every memory it wrote right after reading them all back: the
+frontmatter ``add`` wrote is kept (the keys :func:`reference_notes` reads, per id, with the
+file's version, the sha256 of its bytes) and answers for an entry read from those very bytes,
+without reading and parsing the file again (``MEMCORE_REFERENCE_MEMO=0``: every answer from a
+read of the file).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 from memcore.frontmatter import is_scalar, text_of
 from memcore.frontmatter import to_plain as plain
 from memcore.models import FidelityNote, MemoryEntry
+from memcore.switches import switch_on
 from memcore_box.codec import wikilink_title
 
 if TYPE_CHECKING:
@@ -36,6 +43,10 @@ __all__ = ["READER", "BoxReference", "reference_notes"]
 #: The reference reader: the schema (references/schema.md) as the box-recall skill applies it.
 READER = "box-memory schema (box-recall)"
 _NATIVE_EDGES = ("related", "supersedes", "superseded_by")
+#: How many written frontmatters a provider keeps for its reference reading (a few hundred bytes each).
+_KEPT_MAX = 100_000
+#: The frontmatter keys :func:`reference_notes` reads.
+_READ_KEYS = ("title", "kind", "status", *_NATIVE_EDGES)
 
 
 def _edges(meta: Mapping[str, Any], by_wikilink: Callable[[str], str | None]) -> list[list[str]]:
@@ -56,6 +67,11 @@ def _edges(meta: Mapping[str, Any], by_wikilink: Callable[[str], str | None]) ->
     if superseded_by is not None and str(superseded_by).strip():
         out.append(["superseded_by", str(superseded_by).strip()])
     return out
+
+
+def _plain_value(value: Any) -> Any:
+    """``to_plain(value)``, with a string of exactly ``str`` (most values) taken as it is."""
+    return value if type(value) is str else plain(value)
 
 
 def _relations_why(entry: MemoryEntry, kept: list[list[str]], shown: list[list[str]]) -> str:
@@ -106,18 +122,57 @@ def reference_notes(
 class BoxReference:
     """:class:`memcore.provider.ReferenceReading` for :class:`~memcore_box.provider.BoxMemoryProvider`."""
 
+    #: id -> (version, the keys of :data:`_READ_KEYS` in the frontmatter written as that version)
+    _written_refs: dict[str, tuple[str, dict[str, Any]]]
+
+    def _remember_written(self, entry_id: str, version: str | None, meta: Mapping[str, Any]) -> None:
+        """Keep what :func:`reference_notes` reads of the frontmatter just written for ``entry_id`` as ``version``.
+
+        Valid for a file whose bytes read back as ``meta`` (what the writers' equivalence tests
+        prove for ``add``). Kept until the provider closes, or the id is updated or deleted; at
+        most :data:`_KEPT_MAX` ids (the oldest go first: their answers come from their files).
+        """
+        if version and switch_on("MEMCORE_REFERENCE_MEMO"):
+            refs = self.__dict__.setdefault("_written_refs", {})
+            if len(refs) >= _KEPT_MAX:
+                del refs[next(iter(refs))]
+            kept = {key: _plain_value(meta[key]) for key in _READ_KEYS if key in meta}
+            refs[entry_id if entry_id.isascii() else unicodedata.normalize("NFC", entry_id)] = (version, kept)
+
+    def _forget_written(self, entry_id: str | None = None) -> None:
+        """Drop what :meth:`_remember_written` kept for ``entry_id`` (``None``: for every id)."""
+        refs = self.__dict__.get("_written_refs")
+        if refs:
+            if entry_id is None:
+                refs.clear()
+            else:
+                refs.pop(unicodedata.normalize("NFC", entry_id), None)
+
+    def _written_meta(self, entry: MemoryEntry) -> Mapping[str, Any] | None:
+        """What :meth:`_remember_written` kept for ``entry``, when ``entry`` was read from the bytes it names."""
+        refs = self.__dict__.get("_written_refs")
+        if not refs or entry.version is None or not switch_on("MEMCORE_REFERENCE_MEMO"):
+            return None
+        if cast("BoxMemoryProvider", self).active_session() is not None:
+            return None  # a write session sees its own pending writes: read through it
+        kept = refs.get(unicodedata.normalize("NFC", entry.id or ""))
+        return kept[1] if kept is not None and kept[0] == entry.version else None
+
     def reference_reads_differently(self, entry: MemoryEntry) -> list[FidelityNote]:
         """Return what a schema reader shows differently for the memory ``entry.id`` (:func:`reference_notes`).
 
-        Empty when the id names no memory file.
+        Empty when the id names no memory file. For an entry read from a file this provider
+        wrote with ``add`` (its ``version`` the version written), the frontmatter kept then.
         """
         provider = cast("BoxMemoryProvider", self)
         if entry.id is None:
             return []
         provider._ensure_open()
-        try:
-            current = provider._read_file(entry.id)
-        except LookupError:
-            return []
+        meta = self._written_meta(entry)
+        if meta is None:
+            try:
+                meta = provider._read_file(entry.id).meta
+            except LookupError:
+                return []
         exact = provider._title_maps()[0]
-        return reference_notes(entry, current.meta, lambda t: exact.get(unicodedata.normalize("NFC", t)))
+        return reference_notes(entry, meta, lambda t: exact.get(unicodedata.normalize("NFC", t)))
