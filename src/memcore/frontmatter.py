@@ -636,7 +636,7 @@ def _block(mapping: Any, indent: str, dash: str, out: list[str]) -> bool:
                 return False
             if type(value) is CommentedSeq and value.fa.flow_style():
                 items: list[str] = []
-                for item in value:
+                for item in list.__iter__(value):  # a CommentedSeq's own __iter__ indexes item by item
                     item_text = _flow_item(item)
                     if item_text is None:
                         return False
@@ -645,7 +645,7 @@ def _block(mapping: Any, indent: str, dash: str, out: list[str]) -> bool:
                 continue
             out.append(f"{indent}{key}:\n")
             lead = indent + dash
-            for item in value:
+            for item in list.__iter__(value):
                 if isinstance(item, dict):
                     inner: list[str] = []
                     if not _block(item, lead + "  ", dash, inner):
