@@ -14,6 +14,9 @@ would refuse, an id that is not NFC, a section with no content, a file that woul
 before that entry, or undoes the splice, and those entries go one ``add`` each, which raises
 add's own error. So the bytes, ids, returned entries and errors are those of one ``add`` each.
 ``MEMCORE_MAKA_BULK=0`` turns the run path off (one ``add`` each, in one session).
+
+:meth:`BulkAdd.plan_ids` tells the ids those adds will give, before anything is written (a
+migration then writes a relation to an entry added later with the entry itself).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING
 from memcore.errors import MemcoreError
 from memcore.models import MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
+from memcore.redact import holds_secret
 from memcore.switches import switch_on
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
 from memcore_maka.codec import RenderedSection, is_safe_value, new_entry_among, render_section, view
@@ -68,6 +72,12 @@ class BulkAdd:
         ``None`` and takes no id. An entry with a ``proposalId`` of its own ends the plan (its
         rendering decides what that id takes): ``None`` for it and every entry after it.
         ``None`` for all when no id could be told, or with ``MEMCORE_MAKA_PLAN_IDS=0``.
+
+        Args:
+            entries: Entries about to be added, in order.
+
+        Returns:
+            One id or ``None`` per entry, or ``None`` for all.
         """
         provider: MakaProvider = self  # type: ignore[assignment]
         if not plans_enabled():
@@ -97,7 +107,12 @@ class BulkAdd:
                 planned.append(None)
                 continue
             ident = new.id
-            if ident is None or unicodedata.normalize("NFC", ident) != ident or not is_safe_value(ident):
+            if (
+                ident is None
+                or unicodedata.normalize("NFC", ident) != ident
+                or not is_safe_value(ident)
+                or holds_secret(ident)  # sent with it, the add would refuse it (an id is never rewritten)
+            ):
                 planned.append(None)
                 continue
             ids.taken.add(ident)
