@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import unicodedata
 from typing import Any
@@ -12,7 +13,7 @@ from pydantic import JsonValue
 
 from memcore.errors import MemcoreError
 from memcore.migrate.report import EntryReport, FieldChange
-from memcore.migrate.state import _batch, _RunState, stamp_of
+from memcore.migrate.state import _batch, _RunState, reuse_enabled, stamp_of
 from memcore.models import MemoryEntry, Relation, Severity, json_copy
 from memcore.provider import Capability, ManyReferenceReading, ReferenceReading, read_all
 from memcore.switches import switch_on
@@ -164,6 +165,21 @@ def _same(name: str, a: MemoryEntry, b: MemoryEntry) -> bool:
     return bool(left == right)
 
 
+#: The core fields of an entry as one tuple (compared at once before field by field).
+_core_values = operator.attrgetter(*CORE_FIELDS)
+
+
+def _core_same(written: MemoryEntry, stored: MemoryEntry) -> bool:
+    """Whether every core field of the two entries is the same, by one tuple comparison (``True``: no change).
+
+    Values that compare equal are the same for :func:`_same` too: ``==`` on each pair, confidences
+    equal (within 1e-9 as well), the same relations in the same order. A confidence that is not
+    equal to itself (NaN) is left to the field-by-field comparison.
+    """
+    confidence = written.confidence
+    return (confidence is None or confidence == confidence) and _core_values(written) == _core_values(stored)
+
+
 def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChange]:
     """Return every field of ``written`` that ``stored`` does not hold the same.
 
@@ -180,7 +196,8 @@ def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChan
         One :class:`FieldChange` per differing field, in :data:`CORE_FIELDS` order then extra.
     """
     changes: list[FieldChange] = []
-    for name in CORE_FIELDS:
+    fields = () if reuse_enabled() and _core_same(written, stored) else CORE_FIELDS
+    for name in fields:
         if not _same(name, written, stored):
             changes.append(
                 FieldChange(field=name, written=_field_json(written, name), stored=_field_json(stored, name))
@@ -272,6 +289,31 @@ def restore_kept(entry: MemoryEntry) -> MemoryEntry:
     else:
         data["extra"][MEMCORE_NS] = meta
     return MemoryEntry.model_validate(data)
+
+
+def restored_or_same(entry: MemoryEntry) -> MemoryEntry:
+    """:func:`restore_kept` for a run's own use: ``entry`` itself when nothing was kept in it.
+
+    A migration never changes the source entries it holds, nor their restored forms (it
+    builds copies to send), so an entry with no ``kept`` record needs no copy of its own.
+    ``MEMCORE_MIGRATE_REUSE=0``: always :func:`restore_kept`.
+    """
+    found = entry.extra.get(MEMCORE_NS)
+    if reuse_enabled() and not (isinstance(found, dict) and isinstance(found.get("kept"), dict)):
+        return entry
+    return restore_kept(entry)
+
+
+def _own_copy(entry: MemoryEntry) -> MemoryEntry:
+    """Return a copy of ``entry`` sharing nothing that can change: ``deepcopy``'s result, field by field.
+
+    Every field but ``tags``, ``relations`` and ``extra`` holds an immutable value (strings,
+    enums, numbers, datetimes; relations are frozen), so a copy of the instance with its own
+    lists and its own ``extra`` (:func:`~memcore.models.json_copy`) equals the deep copy.
+    """
+    twin = entry.model_copy()
+    twin.__dict__.update(tags=list(entry.tags), relations=list(entry.relations), extra=json_copy(entry.extra))
+    return twin
 
 
 def _content_key(entry: MemoryEntry) -> tuple[str, str]:
@@ -384,7 +426,7 @@ class _ReadBack(_RunState):
         with _batch(self.target):
             for src_id, changes in stash.items():
                 written, returned = self.sent[src_id]
-                got = returned.model_copy(deep=True)
+                got = _own_copy(returned) if self.reuse else returned.model_copy(deep=True)
                 meta = dict(got.extra.get(MEMCORE_NS, {}))
                 kept: dict[str, JsonValue] = {c.field: _stash_for(c, got) for c in changes}
                 if "updated_at" not in kept and written.updated_at is not None:

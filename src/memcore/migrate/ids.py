@@ -100,17 +100,34 @@ class _IdPlanning(_RunState):
             meta[_RENAMED] = record_out
         return out
 
-    def build(self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str]) -> MemoryEntry:
-        """Return the entry to send for ``src`` (relations mapped where possible)."""
+    def build(
+        self, src: MemoryEntry, src_ids: set[str], existing_ids: set[str], *, planning: bool = False
+    ) -> MemoryEntry:
+        """Return the entry to send for ``src`` (relations mapped where possible).
+
+        The copy of the source entry with its relation types renamed depends on nothing but
+        the source; ids, parent and relations are mapped from what the run knows now. Built
+        with ``planning`` (for :meth:`plan_ids`, whose entries are dropped afterwards), that
+        first part is kept, and the next build of ``src`` maps the same copy again instead of
+        making another (``MEMCORE_MIGRATE_REUSE``).
+        """
         assert src.id is not None
-        entry = _copy_all_set(self.restored[src.id])
-        origin = self.home_of(entry)
-        meta = dict(entry.extra.get(MEMCORE_NS, {}))
-        meta.pop("migrated_from", None)
-        meta.pop("kept", None)
-        renamed = meta.pop(_RENAMED, None)
-        if self.relation_types is not None:
-            _assign(entry, "relations", self.rename_relations(entry.relations, origin, renamed, meta))
+        cached = self.prebuilt.pop(src.id, None)
+        if cached is not None:
+            entry, base_meta, origin, relations, parent = cached
+            entry.__dict__.update(relations=relations, parent=parent)  # as the first part left them
+            meta = dict(base_meta)
+        else:
+            entry = _copy_all_set(self.restored[src.id])
+            origin = self.home_of(entry)
+            meta = dict(entry.extra.get(MEMCORE_NS, {}))
+            meta.pop("migrated_from", None)
+            meta.pop("kept", None)
+            renamed = meta.pop(_RENAMED, None)
+            if self.relation_types is not None:
+                _assign(entry, "relations", self.rename_relations(entry.relations, origin, renamed, meta))
+            if planning and self.reuse:
+                self.prebuilt[src.id] = (entry, dict(meta), origin, entry.relations, entry.parent)
         key = self.keys[src.id]
         proposed: str | None = None
         if self.src_fmt == self.tgt_fmt:
@@ -189,8 +206,9 @@ class _IdPlanning(_RunState):
             assert src.id is not None
             if (self.src_fmt, src.id) in by_origin:
                 continue  # migrated before: its id is known, updated in place if changed
-            entry = self.build(src, src_ids, ids)
+            entry = self.build(src, src_ids, ids, planning=True)
             if unmatched.pop(_content_key(entry), None) is not None:
+                self.prebuilt.pop(src.id, None)
                 continue
             sends.append(entry)
             keys.append(src.id)

@@ -16,6 +16,7 @@ from memcore.migrate.fidelity import (
     _same,
     compare_entries,
     restore_kept,
+    restored_or_same,
 )
 from memcore.migrate.ids import _forward_links, _parents_first
 from memcore.migrate.journal import DIGEST_DIGITS, PENDING, origin_stamp
@@ -160,7 +161,7 @@ class _Run(_BulkWriting, _ReadBack):
         src_ids = {e.id for e in source_entries if e.id is not None}
         self.originals = {e.id: e for e in source_entries if e.id is not None}
         # fields kept in free data by an earlier migration come back before anything else
-        restored = [restore_kept(e) for e in source_entries]
+        restored = [restored_or_same(e) for e in source_entries]
         self.restored = {e.id: e for e in restored if e.id is not None}
         unnamed = [e for e in source_entries if e.id is None]
         for e in unnamed:  # pragma: no cover - providers always set ids on read

@@ -11,6 +11,20 @@ from memcore.migrate.journal import EditCheck, legacy_origin, origin_key, parse_
 from memcore.migrate.report import ConversionReport, EntryReport, FieldChange, ProgressCallback
 from memcore.models import MemoryEntry, Relation
 from memcore.provider import Capability, MemoryProvider
+from memcore.switches import switch_on
+
+
+def reuse_enabled() -> bool:
+    """Whether a migration shares work between its phases (default: yes); ``MEMCORE_MIGRATE_REUSE=0``: off.
+
+    On: an entry built for the target's ``plan_ids`` is finished again for the first pass
+    instead of being copied and mapped twice; a source entry with nothing kept stands for itself
+    once its kept fields are restored (no copy); comparisons of written and stored entries
+    first compare the core fields at once; ``keep`` copies the entry it updates field by
+    field instead of through ``deepcopy``. Off, each of those runs its general path; the
+    entries sent, the bytes written and the report are the same.
+    """
+    return switch_on("MEMCORE_MIGRATE_REUSE")
 
 
 def _batch(provider: MemoryProvider) -> contextlib.AbstractContextManager[Any]:
@@ -48,6 +62,12 @@ class _RunState:
         edits: EditCheck | None = None,
     ) -> None:
         self.predict = predict
+        #: whether this run shares work between its phases (:func:`reuse_enabled`)
+        self.reuse = reuse_enabled()
+        #: source id -> what build() made of it for plan_ids, finished again by the first pass
+        self.prebuilt: dict[
+            str, tuple[MemoryEntry, dict[str, Any], tuple[str, str] | None, list[Relation], str | None]
+        ] = {}
         #: the last run's target versions (to leave entries edited since alone), and this run's
         self.edits = edits if edits is not None else EditCheck()
         self.check_source = check_source

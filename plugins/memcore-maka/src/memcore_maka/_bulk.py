@@ -14,6 +14,9 @@ would refuse, an id that is not NFC, a section with no content, a file that woul
 before that entry, or undoes the splice, and those entries go one ``add`` each, which raises
 add's own error. So the bytes, ids, returned entries and errors are those of one ``add`` each.
 ``MEMCORE_MAKA_BULK=0`` turns the run path off (one ``add`` each, in one session).
+
+:meth:`BulkAdd.plan_ids` tells the ids those adds will give, before anything is written (a
+migration then writes a relation to an entry added later with the entry itself).
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ from typing import TYPE_CHECKING
 from memcore.errors import MemcoreError
 from memcore.models import MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
+from memcore.redact import holds_secret
 from memcore.switches import switch_on
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
-from memcore_maka.codec import RenderedSection, new_entry_among, render_section, view
+from memcore_maka.codec import RenderedSection, is_safe_value, new_entry_among, render_section, view
+from memcore_maka.mapping import FORMAT
 
 if TYPE_CHECKING:
     from memcore_maka.provider import MakaProvider
@@ -49,8 +54,72 @@ def bulk_runs_enabled() -> bool:
     return switch_on("MEMCORE_MAKA_BULK")
 
 
+def plans_enabled() -> bool:
+    """Whether Maka plans ids (:meth:`BulkAdd.plan_ids`; default: yes); ``MEMCORE_MAKA_PLAN_IDS=0``: it plans none."""
+    return switch_on("MEMCORE_MAKA_PLAN_IDS")
+
+
 class BulkAdd:
-    """``add_many`` for :class:`~memcore_maka.provider.MakaProvider`."""
+    """``plan_ids`` and ``add_many`` for :class:`~memcore_maka.provider.MakaProvider`."""
+
+    def plan_ids(self, entries: Sequence[MemoryEntry]) -> list[str | None] | None:
+        """Return the ids :meth:`add` would give ``entries``, added in this order now (nothing written).
+
+        A new id is Maka's hash of the redacted content and ``createdAt``: told in advance for
+        an entry that has its time (one without takes the time of its add: ``None``), against
+        the file's ids and those planned before it, as :meth:`add` chooses it; a given id is
+        kept. An entry add would refuse (its checks, an id taken or not comment-safe) gets
+        ``None`` and takes no id. An entry with a ``proposalId`` of its own ends the plan (its
+        rendering decides what that id takes): ``None`` for it and every entry after it.
+        ``None`` for all when no id could be told, or with ``MEMCORE_MAKA_PLAN_IDS=0``.
+
+        Args:
+            entries: Entries about to be added, in order.
+
+        Returns:
+            One id or ``None`` per entry, or ``None`` for all.
+        """
+        provider: MakaProvider = self  # type: ignore[assignment]
+        if not plans_enabled():
+            return None
+        provider.require(Capability.ADD, "plan_ids")
+        loaded = provider._load(provider.path, full=False)
+        if not loaded.writable:
+            return None  # add refuses to write the file (or reads it otherwise): nothing to tell
+        index = loaded.doc.index()
+        ids = _Ids()
+        taken, known = _Seen(index.taken, ids.taken), _Seen(index.entries, ids.entries)
+        planned: list[str | None] = []
+        for entry in entries:
+            if not isinstance(entry, MemoryEntry):
+                planned.append(None)
+                continue
+            maka = entry.extra.get(FORMAT)
+            if isinstance(maka, dict) and "proposalId" in maka:
+                break  # the rest: None
+            if entry.id is None and entry.created_at is None:
+                planned.append(None)  # its id hashes the time of its add
+                continue
+            try:
+                checked = checked_for_write(provider, entry)
+                new = new_entry_among(checked, taken, known, provider.path, provider._now())
+            except Exception:  # noqa: BLE001 - whatever it is, add raises it: no id
+                planned.append(None)
+                continue
+            ident = new.id
+            if (
+                ident is None
+                or unicodedata.normalize("NFC", ident) != ident
+                or not is_safe_value(ident)
+                or holds_secret(ident)  # sent with it, the add would refuse it (an id is never rewritten)
+            ):
+                planned.append(None)
+                continue
+            ids.taken.add(ident)
+            ids.entries.add(ident)
+            planned.append(ident)
+        out = planned + [None] * (len(entries) - len(planned))
+        return out if any(p is not None for p in out) else None
 
     def add_many(self, entries: Sequence[MemoryEntry]) -> list[MemoryEntry | Exception]:
         """Add ``entries`` as consecutive :meth:`add` calls would, in one write session.
