@@ -160,8 +160,6 @@ def _commit(provider: RightMemoryProvider, run: list[_Prepared]) -> list[MemoryE
 
     def check(new: Graph) -> None:
         verified[:] = [verify(new, ident, entry) for ident, entry, _lines in run]
-        for (ident, _entry, _lines), got in zip(run, verified, strict=True):
-            provider._built.keep(new, new.items[ident], got)
 
     fast = Fast(run[0][0], False, tuple(ident for ident, _e, _l in run[1:]))
     if not provider._graphs._fast_commit(graph, change, fast, check):

@@ -40,7 +40,6 @@ from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._init import EMPTY_MEMORY, EMPTY_PURSUITS, init_root, root_files_like
 from memcore_rightmemory._move import move_item
 from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown, read_fast_enabled
-from memcore_rightmemory._readback import Built
 from memcore_rightmemory._render import DEFAULT_MEMORY_HEADING, DEFAULT_PURSUIT_HEADING
 from memcore_rightmemory._state import Fast, GraphKeeper, regular, trim_cache
 from memcore_rightmemory.codec import (
@@ -129,8 +128,6 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         self._graphs = GraphKeeper(path, self._md)
         #: parsed files, shared by reads and writes (``(file, family) -> (bytes, doc)``)
         self._cache: ParseCache = self._graphs.cache
-        #: entries writes read back, for the next read of the same items (:mod:`._readback`)
-        self._built = Built()
         #: plain-section chains found by earlier adds: see :func:`memcore_rightmemory._render.plain_chain`
         self._chains: render.Chains = {}
 
@@ -305,7 +302,6 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
             source.release()
 
         try:
-            built = self._built
             for ref in graph.ordered():
                 if only is not None and ref.rel != only:
                     continue
@@ -315,8 +311,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
                     for rel in [rel for rel in live if rel not in keep]:
                         release(rel)
                     live[ref.rel] = graph.docs[ref.rel].source
-                kept = built.take(graph, ref) if built else None
-                yield entry_of(graph, ref) if kept is None else kept
+                yield entry_of(graph, ref)
         finally:
             for rel in list(live):
                 release(rel)
@@ -398,7 +393,6 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
     def _session_started(self, session: WriteSession) -> None:
         """A session began (core swept temp files of interrupted writes): no graph loaded yet."""
         self._graphs.start()
-        self._built.clear()
 
     def _session_ending(self, session: WriteSession) -> None:
         """Stage the files the writes changed in place, and flush."""
@@ -511,13 +505,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
     ) -> MemoryEntry:
         """Commit the change of one item and return it as read back (checked against ``entry``)."""
         verified: list[MemoryEntry] = []
-
-        def check(new: Graph) -> None:
-            got = verify(new, ident, entry)
-            self._built.keep(new, new.items[ident], got)
-            verified.append(got)
-
-        self._commit(graph, change, check=check, fast=Fast(ident, update))
+        self._commit(graph, change, check=lambda g: verified.append(verify(g, ident, entry)), fast=Fast(ident, update))
         return verified[-1]
 
     def update(self, entry: MemoryEntry, *, expected_version: str | None = None) -> MemoryEntry:
