@@ -39,7 +39,7 @@ from memcore_rightmemory._bulk import BulkAdd
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._init import EMPTY_MEMORY, EMPTY_PURSUITS, init_root, root_files_like
 from memcore_rightmemory._move import move_item
-from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown, read_fast_enabled
+from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
 from memcore_rightmemory._render import DEFAULT_MEMORY_HEADING, DEFAULT_PURSUIT_HEADING
 from memcore_rightmemory._state import Fast, GraphKeeper, regular, trim_cache
 from memcore_rightmemory.codec import (
@@ -209,20 +209,13 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
 
     # -- reading ----------------------------------------------------------------------
     def _read(self, rel: str) -> bytes | None:
-        """Return a graph file's bytes (through the storage), or ``None`` when it is not a regular file.
-
-        In a ``read_all`` or ``validate``, the bytes are handed to core's checks too
-        (:meth:`~memcore.provider.BaseProvider.source_bytes_read`: it does not read the file again).
-        """
+        """Return a graph file's bytes (through the storage), or ``None`` when it is not a regular file."""
         if not regular(self.root, rel):
             return None
         try:
-            data = self.storage.read(rel)[0]
+            return self.storage.read(rel)[0]
         except (OSError, UnsafePathError):
             return None
-        if read_fast_enabled():
-            self.source_bytes_read(rel, data)
-        return data
 
     def graph(self) -> Graph:
         """Parse and validate the store as it is on disk now (in a :meth:`batch`: as the batch left it).
@@ -234,7 +227,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         session = self.active_session()
         if session is not None:
             return self._graphs.graph(session, fresh=True)
-        graph = Graph.load(self.root, self._read, self._md, self._cache)
+        graph = Graph.load(self.root, self._read_handed, self._md, self._cache)
         trim_cache(self._cache, READ_CACHE_BYTES)
         return graph
 
