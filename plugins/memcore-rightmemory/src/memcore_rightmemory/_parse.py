@@ -26,6 +26,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from memcore.storage import TextFile
+from memcore.switches import switch_on
 from memcore_rightmemory._meta import body_problems, meta_problems, meta_values
 from memcore_rightmemory.mapping import MEMORY_ONLY_MARKERS, TERMINAL_MARKERS
 
@@ -41,8 +42,21 @@ __all__ = [
     "make_markdown",
     "parse_doc",
     "parse_edges",
+    "read_fast_enabled",
     "split_lines",
 ]
+
+
+def read_fast_enabled() -> bool:
+    """Whether ``read_all`` takes its shortcuts (default: yes; ``MEMCORE_RIGHTMEMORY_READ_FAST=0``: no).
+
+    They are: ``read_all`` hands core the bytes it read
+    (:meth:`memcore.provider.BaseProvider.source_bytes_read`), and the unread-text check looks
+    only at the lines that can hold what it reports (:func:`memcore_rightmemory.validate.unread_in`).
+    Off, core reads each file again and the check looks at every line, with the same results.
+    """
+    return switch_on("MEMCORE_RIGHTMEMORY_READ_FAST")
+
 
 _ID = r"[A-Za-z0-9_.-]+"
 ID_RE = re.compile(rf"^{_ID}$")
@@ -109,7 +123,7 @@ def match_anchor_candidate(pattern: re.Pattern[str], line: str) -> re.Match[str]
 
 PURSUIT_FIELD_RE = re.compile(r"^\s*\*\*(State|Next|Done when|Status):\*\*", re.IGNORECASE)
 
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def fenced_lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
@@ -122,7 +136,7 @@ def fenced_lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
     fence_char: str | None = None
     fence_len = 0
     for number, line in enumerate(lines, start=1):
-        fence = _FENCE_RE.match(line)
+        fence = FENCE_RE.match(line)
         if fence is not None:
             marker = fence.group(1)
             if fence_char is None:

@@ -227,7 +227,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         session = self.active_session()
         if session is not None:
             return self._graphs.graph(session, fresh=True)
-        graph = Graph.load(self.root, self._read, self._md, self._cache)
+        graph = Graph.load(self.root, self._read_handed, self._md, self._cache)
         trim_cache(self._cache, READ_CACHE_BYTES)
         return graph
 

@@ -23,6 +23,7 @@ from memcore.models import FidelityNote, MemoryEntry
 from memcore.switches import switch_on
 from memcore_rightmemory._bulk import bulk_runs_enabled
 from memcore_rightmemory._graph import Graph, ItemRef
+from memcore_rightmemory._parse import read_fast_enabled
 from memcore_rightmemory.mapping import kind_for
 
 if TYPE_CHECKING:
@@ -179,6 +180,18 @@ class RightMemoryReference:
         """Keep the graph ``read_all`` loaded (outside a write session; :func:`read_memo_enabled`)."""
         if cast("RightMemoryProvider", self).active_session() is None and read_memo_enabled():
             self._remember(graph)
+
+    def _read_handed(self, rel: str) -> bytes | None:
+        """``provider._read(rel)``; in a ``read_all``/``validate``, the bytes are handed to core's checks too.
+
+        (:meth:`~memcore.provider.BaseProvider.source_bytes_read`: core does not read the file
+        again; :func:`~memcore_rightmemory._parse.read_fast_enabled` off: it does.)
+        """
+        provider = cast("RightMemoryProvider", self)
+        data = provider._read(rel)
+        if data is not None and read_fast_enabled():
+            provider.source_bytes_read(rel, data)
+        return data
 
     def _read_graph(self) -> Graph:
         """Return the graph as on disk: the kept one while its files are unchanged, else a parse.

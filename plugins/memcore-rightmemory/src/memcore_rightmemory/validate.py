@@ -19,7 +19,16 @@ from memcore.errors import InvalidEntryError
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore_rightmemory._graph import ROOT_CODES, ROOTS, Graph
 from memcore_rightmemory._header import HEADER_OPEN
-from memcore_rightmemory._parse import META_RE, NODE_RE, Doc, Source, fenced_lines, match_anchor
+from memcore_rightmemory._parse import (
+    FENCE_RE,
+    META_RE,
+    NODE_RE,
+    Doc,
+    Source,
+    fenced_lines,
+    match_anchor,
+    read_fast_enabled,
+)
 from memcore_rightmemory.mapping import EDGE_TYPES
 
 __all__ = [
@@ -231,9 +240,98 @@ def _reference_reads(rel: str, number: int, line: str) -> Diagnostic:
     )
 
 
+_Runs = list[list[tuple[int, str]]]
+
+
+def _scan(rel: str, lines: list[str], covered: set[int], items: set[int]) -> tuple[list[Diagnostic], _Runs]:
+    """Look at every line: the line-break and graph-syntax warnings, and the runs of unread lines."""
+    out: list[Diagnostic] = []
+    runs: _Runs = []
+    inside = False
+    for number, line, in_code in fenced_lines(lines):
+        text = line.strip()
+        if _REFERENCE_BREAK_RE.search(line) is not None:
+            out.append(_line_break(rel, number, line))
+        if not in_code and number not in items and _graph_syntax(line):
+            out.append(_reference_reads(rel, number, line))
+        if in_code and inside and number not in covered:
+            runs[-1].append((number, text))  # a code block is one passage, blank lines and all
+            continue
+        if number in covered or not text or META_RE.match(line) or _format_text(text) or text == HEADER_OPEN:
+            inside = False
+            continue
+        if not inside:
+            runs.append([])
+        runs[-1].append((number, text))
+        inside = True
+    return out, runs
+
+
+#: The lines :func:`_scan_fast` looks at one by one: a fence, and a line that may be graph
+#: syntax (``-`` after leading whitespace: a node line; ``#``: an anchored heading).
+_SCAN_CANDIDATE_RE = re.compile(r"^(?: {0,3}(?:`{3,}|~{3,})|[^\S\n]*-|#)", re.MULTILINE)
+
+
+def _scan_fast(rel: str, lines: list[str], covered: set[int], items: set[int]) -> tuple[list[Diagnostic], _Runs] | None:
+    """:func:`_scan`'s results, from one search of the file's text and a walk of its unread lines.
+
+    Fences and the lines that may be graph syntax are found by one regular expression over
+    the joined lines (fenced code is then the same as :func:`~memcore_rightmemory._parse.fenced_lines`
+    tells); only lines no item covers are walked for runs (a covered line between two ends a
+    run). ``None`` when the text holds a character graph.py splits lines at (:func:`_scan`
+    reports it where it is).
+    """
+    text = "\n".join(lines)
+    if any(char in text for char in _REFERENCE_BREAKS):
+        return None
+    code: set[int] = set()
+    maybe_syntax: list[int] = []
+    fence_char: str | None = None
+    fence_len = opened = 0
+    number, at = 1, 0
+    for match in _SCAN_CANDIDATE_RE.finditer(text):
+        number += text.count("\n", at, match.start())
+        at = match.start()
+        if match.group()[-1] in "-#":  # not a fence
+            if fence_char is None and number not in items:
+                maybe_syntax.append(number)
+            continue
+        fence = FENCE_RE.match(lines[number - 1])
+        if fence is not None:
+            marker = fence.group(1)
+            if fence_char is None:
+                fence_char, fence_len, opened = marker[0], len(marker), number
+            elif marker[0] == fence_char and len(marker) >= fence_len:
+                code.update(range(opened, number + 1))
+                fence_char, fence_len = None, 0
+            code.add(number)  # a fence line is code, whether it opens, closes or neither
+    if fence_char is not None:
+        code.update(range(opened, len(lines) + 1))
+    out = [_reference_reads(rel, n, lines[n - 1]) for n in maybe_syntax if _graph_syntax(lines[n - 1])]
+    runs: _Runs = []
+    inside = False
+    previous = 0
+    for number in sorted(set(range(1, len(lines) + 1)).difference(covered)):
+        if number != previous + 1:
+            inside = False  # a covered line ends a run
+        previous = number
+        line = lines[number - 1]
+        stripped = line.strip()
+        if inside and number in code:
+            runs[-1].append((number, stripped))  # a code block is one passage, blank lines and all
+            continue
+        if not stripped or META_RE.match(line) or _format_text(stripped) or stripped == HEADER_OPEN:
+            inside = False
+            continue
+        if not inside:
+            runs.append([])
+        runs[-1].append((number, stripped))
+        inside = True
+    return out, runs
+
+
 def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
     """Return :func:`unread_text`'s warnings for one file (its lines released after, if split here)."""
-    out: list[Diagnostic] = []
     covered: set[int] = {line for _ident, line in doc.focus}
     for heading in doc.headings:
         covered.add(heading.line)
@@ -252,24 +350,8 @@ def unread_in(rel: str, doc: Doc) -> list[Diagnostic]:
     )
     source = doc.source
     unsplit = type(source) is Source and getattr(source, "_lines", None) is None
-    runs: list[list[tuple[int, str]]] = []
-    inside = False
-    for number, line, in_code in fenced_lines(source.lines):
-        text = line.strip()
-        if _REFERENCE_BREAK_RE.search(line) is not None:
-            out.append(_line_break(rel, number, line))
-        if not in_code and number not in items and _graph_syntax(line):
-            out.append(_reference_reads(rel, number, line))
-        if in_code and inside and number not in covered:
-            runs[-1].append((number, text))  # a code block is one passage, blank lines and all
-            continue
-        if number in covered or not text or META_RE.match(line) or _format_text(text) or text == HEADER_OPEN:
-            inside = False
-            continue
-        if not inside:
-            runs.append([])
-        runs[-1].append((number, text))
-        inside = True
+    found = _scan_fast(rel, source.lines, covered, items) if read_fast_enabled() else None
+    out, runs = found if found is not None else _scan(rel, source.lines, covered, items)
     for run in runs:
         if any(_TEMPLATE_MARK in text for _number, text in run):
             continue  # the reference installer's starter-template note
