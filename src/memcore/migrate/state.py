@@ -14,6 +14,15 @@ from memcore.provider import Capability, MemoryProvider
 from memcore.switches import switch_on
 
 
+def gc_pause_enabled() -> bool:
+    """Whether a migration pauses the cyclic garbage collector while it runs (default: yes).
+
+    ``MEMCORE_MIGRATE_GC_PAUSE=0`` (or ``false``, ``no``, ``off``) leaves the collector running;
+    see :meth:`memcore.migrate.run._Run.run`.
+    """
+    return switch_on("MEMCORE_MIGRATE_GC_PAUSE")
+
+
 def reuse_enabled() -> bool:
     """Whether a migration shares work between its phases (default: yes); ``MEMCORE_MIGRATE_REUSE=0``: off.
 

@@ -26,7 +26,7 @@ diagnostics from one parse of each memory file. With this module's switch on:
   index is read the usual way when it has something to report, or when something needs it);
   ``read_all`` therefore reads no index up front (``_sync(unread=False)``); and a rollup
   memcore wrote (:func:`memcore_box._drift.rollup_known`) is not parsed whole;
-- the cyclic garbage collector is paused while the pass runs (:func:`paused_gc`): the pass
+- the cyclic garbage collector is paused while the pass runs (:func:`memcore.collector.paused_gc`): the pass
   builds and holds some ten objects per memory file (parsed files, entries, index rows), and
   each collection the growing heap set off rescanned all of them (a third of the pass's CPU at
   10,000 memories). Nothing the pass builds needs the collector (what it drops is freed by
@@ -40,11 +40,9 @@ and compared. ``plugins/memcore-box/tests/test_box_read_all_fast.py`` compares b
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from memcore.collector import paused_gc
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import file_reader
 from memcore.switches import switch_on
@@ -64,23 +62,6 @@ ENV = "MEMCORE_BOX_READ_ALL_FAST"
 def enabled() -> bool:
     """Return whether the fast paths are on (``MEMCORE_BOX_READ_ALL_FAST`` not ``0``, the stream fast paths on)."""
     return _scan.enabled() and switch_on(ENV)
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block (unless it is off already); resume it after.
-
-    A host application that turned the collector off keeps it off; one that turns it off
-    during the block finds it on again afterwards only if it was on before.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def scan(store: WorkspaceState) -> tuple[list[_File], list[Diagnostic]]:
