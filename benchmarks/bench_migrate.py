@@ -42,6 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memcore.collector import paused_gc
 from memcore.errors import StoreLimitError
 from memcore.frontmatter import set_fast_paths
 from memcore.migrate import migrate
@@ -54,6 +55,8 @@ from memcore.storage import atomic_write, scratch_writes
 
 FORMATS = ("whitebox", "box", "rightmemory", "maka", "mcpmemory", "claudecode", "basicmemory")
 MAKA_LIMIT = 131072
+#: ``--floor-gc-paused``: the floor measured with the cyclic garbage collector paused, as a migration runs.
+FLOOR_GC_PAUSED = False
 _KINDS = (Kind.FACT, Kind.OBSERVATION, Kind.DECISION, Kind.NOTE, Kind.TASK, Kind.PREFERENCE)
 _PROVIDER_METHODS = ("iter_entries", "read_all", "get", "add", "add_many", "update", "validate", "open", "close")
 
@@ -306,7 +309,8 @@ def _bench_once(
     # the floor: read the source, write the finished target's bytes, read that copy back
     raw_root = work / f"{a}-to-{b}-raw"
     raw_root.mkdir()
-    floor = _floor(a_cls, b_cls, src_loc, bytes_from or dst, raw_root)
+    with paused_gc() if FLOOR_GC_PAUSED else contextlib.nullcontext():
+        floor = _floor(a_cls, b_cls, src_loc, bytes_from or dst, raw_root)
     if floor_first:
         report, migrate_s, migrate_cpu, providers_s = run_migration()
     marks = [*sorted(phases.items(), key=lambda kv: kv[1]), ("end", min(phases.values(), default=0) + migrate_s)]
@@ -439,7 +443,15 @@ def main(argv: list[str] | None = None) -> int:
         help="environment switches (e.g. MEMCORE_RIGHTMEMORY_READ_MEMO) measured on and off (=0) alternately "
         "in each repetition (one row each)",
     )
+    parser.add_argument(
+        "--floor-gc-paused",
+        action="store_true",
+        help="measure the floor with the cyclic garbage collector paused too, as a migration runs "
+        "(MEMCORE_MIGRATE_GC_PAUSE): the floor's own collections left out of the ratio",
+    )
     args = parser.parse_args(argv)
+    global FLOOR_GC_PAUSED
+    FLOOR_GC_PAUSED = args.floor_gc_paused
     if args.no_fast:
         set_fast_paths(False)
     if args.no_fast_copy:
