@@ -50,13 +50,7 @@ def prepare(fmt: str, size: int, base: Path) -> str:
     import memcore
     from memcore.index import SearchIndex
 
-    root = base / f"{fmt}-{size}"
-    marker = root.with_suffix(".url")
-    if marker.exists():
-        url = marker.read_text(encoding="utf-8")
-    else:
-        url, _count = bench_index.generate(fmt, root, size)
-        marker.write_text(url, encoding="utf-8")
+    url = bench_index.kept_store(fmt, base, size)
     with memcore.open(url) as store, SearchIndex(store) as index:
         index.refresh()
     return url

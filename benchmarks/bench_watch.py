@@ -67,13 +67,7 @@ def measure(fmt: str, size: int, edits: int, base: Path) -> dict[str, Any]:
 
     import memcore
 
-    root = base / f"{fmt}-{size}"
-    marker = root.with_suffix(".url")
-    if marker.exists():
-        url = marker.read_text(encoding="utf-8")
-    else:
-        url, _count = bench_index.generate(fmt, root, size)
-        marker.write_text(url, encoding="utf-8")
+    url = bench_index.kept_store(fmt, base, size)
     proc = subprocess.Popen(
         [sys.executable, "-m", "memcore", "watch", "--store", url],
         stdout=subprocess.PIPE,
