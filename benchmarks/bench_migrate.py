@@ -469,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(pairs: list[tuple[str, ...]], args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="memcore-bench-"))
+    # migration journals and Box's layout records go with the work folder, not the user's own
+    os.environ.setdefault("MEMCORE_STATE_DIR", str(work / "state"))
+    os.environ.setdefault("MEMCORE_CACHE_DIR", str(work / "cache"))
     results = []
     try:
         sources: dict[str, tuple[str, int]] = {}

@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         base = args.keep or Path(scratch)
+        os.environ.setdefault("MEMCORE_CACHE_DIR", str(base / "cache"))  # the watcher's index, not the user's
         base.mkdir(parents=True, exist_ok=True)
         for fmt in args.formats.split(","):
             row = measure(fmt, args.size, args.edits, base)
