@@ -2,7 +2,8 @@
 
 The pause changes nothing a migration writes or reports (same target bytes and reports with the
 switch on and off); the collector is off during the run's phases and on again after it, and a
-host application that turned the collector off finds it off afterwards.
+host application that turned the collector off finds it off afterwards. A provider's
+``read_all``/``validate`` pauses it too (``MEMCORE_READ_GC_PAUSE``), with the same results.
 """
 
 from __future__ import annotations
@@ -102,3 +103,32 @@ def test_the_collector_runs_again_after_a_run_that_failed(tmp_path: Path, collec
     with pytest.raises(RuntimeError), paused_gc():
         raise RuntimeError("inside")
     assert gc.isenabled()
+
+
+def test_a_providers_read_all_and_validate_run_with_the_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector_on: None
+) -> None:
+    from memcore.provider import read_all
+    from memcore_whitebox import WhiteBoxProvider
+
+    vault = _generated("whitebox", tmp_path / "vault", 20)
+    seen: list[bool] = []
+    scan = WhiteBoxProvider.source_files
+
+    def recording(self: WhiteBoxProvider) -> object:
+        seen.append(gc.isenabled())
+        return scan(self)
+
+    monkeypatch.setattr(WhiteBoxProvider, "source_files", recording)
+    results = {}
+    for value in ("1", "0"):
+        monkeypatch.setenv("MEMCORE_READ_GC_PAUSE", value)
+        seen.clear()
+        with WhiteBoxProvider(vault) as store:
+            snapshot = read_all(store)
+            diagnostics = store.validate()
+        results[value] = (snapshot, diagnostics, list(seen))
+        assert gc.isenabled()
+    assert results["1"][:2] == results["0"][:2] and len(results["1"][0].entries) == 20
+    assert results["1"][2] and not any(results["1"][2])  # core's checks ran inside the pause
+    assert results["0"][2] and all(results["0"][2])
