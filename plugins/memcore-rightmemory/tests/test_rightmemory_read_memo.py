@@ -185,3 +185,50 @@ def test_a_migration_reports_and_writes_the_same_with_the_read_memo_on_and_off(
 
 def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_same_size_rewrite_in_the_same_clock_tick_is_seen_after_read_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcore_rightmemory import reference
+
+    monkeypatch.setenv("MEMCORE_RIGHTMEMORY_READ_MEMO", "1")
+    real_lstat = reference._lstat
+
+    def coarse(path: Path) -> tuple[int, int, int, int, int] | None:
+        found = real_lstat(path)  # a coarse clock: every write of the test falls in one tick
+        return None if found is None else (1_000, 1_000, found[2], found[3], found[4])
+
+    monkeypatch.setattr(reference, "_lstat", coarse)
+    monkeypatch.setattr(reference.time, "time_ns", lambda: 1_500)  # the tick is now: not settled
+    root = _example(tmp_path)
+    with RightMemoryProvider(str(root)) as store:
+        entries = read_all(store).entries
+        item = next(e for e in entries if e.extra["rightmemory"]["item"] == "heading" and e.body)
+        memory = root / store.file_of(item)
+        text = memory.read_text(encoding="utf-8")
+        first = item.body.splitlines()[0]
+        edited = "X" * len(first.encode("utf-8"))
+        with memory.open("r+b") as fh:  # in place: same inode, same size
+            fh.write(text.replace(first, edited, 1).encode("utf-8"))
+        assert store._reference_memo is not None
+        again = {e.id: e for e in read_all(store).entries}
+    assert again[item.id].body.splitlines()[0] == edited
+
+
+def test_a_settled_stamp_is_trusted_without_reading_the_files_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcore_rightmemory import reference
+
+    monkeypatch.setenv("MEMCORE_RIGHTMEMORY_READ_MEMO", "1")
+    monkeypatch.setattr(reference.time, "time_ns", lambda: 2**62)  # every file is long settled
+    root = _example(tmp_path)
+    with RightMemoryProvider(str(root)) as store:
+        read_all(store)
+        assert store._memo_settled
+        reads: list[str] = []
+        real = store._read
+        monkeypatch.setattr(store, "_read", lambda rel: reads.append(rel) or real(rel))
+        assert store._remembered() is not None
+    assert reads == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -126,6 +127,17 @@ def graph_stamp(graph: Graph, read: Callable[[str], bytes | None]) -> Stamp | No
     return tuple(stamp)
 
 
+#: A file modified less than this long (ns) before a check may have been rewritten since, in the
+#: same tick of a coarse file-system clock, at the same size: its stamp alone does not tell.
+SETTLED_NS = 2_000_000_000
+
+
+def _settled(stamp: Stamp) -> bool:
+    """Whether every file of ``stamp`` was last modified at least :data:`SETTLED_NS` ago."""
+    oldest_fresh = time.time_ns() - SETTLED_NS
+    return all(st is None or st[0] <= oldest_fresh for _rel, st in stamp)
+
+
 def _stamp_now(root: Path, stamp: Stamp) -> bool:
     """Whether every file of ``stamp`` is still as it records."""
     try:
@@ -159,22 +171,39 @@ class RightMemoryReference:
     """
 
     _reference_memo: tuple[Stamp, Graph] | None = None
+    #: Whether the kept graph's stamp alone tells a change (:func:`_settled` when last checked).
+    _memo_settled = False
 
     def _remember(self, graph: Graph) -> None:
         """Keep ``graph`` (loaded outside a write session) while the files it rests on are unchanged."""
         provider = cast("RightMemoryProvider", self)
         stamp = graph_stamp(graph, provider._read)
         self._reference_memo = None if stamp is None else (stamp, graph)
+        self._memo_settled = stamp is not None and _settled(stamp)
 
     def _remembered(self) -> Graph | None:
-        """Return the graph kept by :meth:`_remember` while its files are unchanged, else ``None``."""
+        """Return the graph kept by :meth:`_remember` while its files are unchanged, else ``None``.
+
+        While a graph file was modified less than :data:`SETTLED_NS` ago, the stamp is not
+        enough (a same-size rewrite in the same tick of a coarse clock keeps every field of
+        it): each graph file's bytes are compared with the kept ones too (one read, no parse).
+        """
         memo = self._reference_memo
         if memo is None:
             return None
-        if _stamp_now(cast("RightMemoryProvider", self).root, memo[0]):
+        provider = cast("RightMemoryProvider", self)
+        if _stamp_now(provider.root, memo[0]) and (self._memo_settled or self._same_bytes(memo)):
             return memo[1]
         self._reference_memo = None
         return None
+
+    def _same_bytes(self, memo: tuple[Stamp, Graph]) -> bool:
+        """Whether each graph file still holds the bytes ``memo``'s graph was parsed from (then settled when old)."""
+        provider = cast("RightMemoryProvider", self)
+        if any(provider._read(rel) != doc.source.data for rel, doc in memo[1].docs.items()):
+            return False
+        self._memo_settled = _settled(memo[0])
+        return True
 
     def _keep_read(self, graph: Graph) -> None:
         """Keep the graph ``read_all`` loaded (outside a write session; :func:`read_memo_enabled`)."""
