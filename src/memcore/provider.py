@@ -12,7 +12,6 @@ import abc
 import contextlib
 import difflib
 import functools
-import gc
 import os
 import sys
 import threading
@@ -792,9 +791,12 @@ def _scanned_check(method: Any, name: str) -> Any:
     @functools.wraps(method)
     def wrapper(self: BaseProvider, *args: Any, **kwargs: Any) -> Any:
         depth = getattr(self, "_memcore_scan_depth", 0)
-        if not depth and gc.isenabled() and switch_on("MEMCORE_READ_GC_PAUSE"):
-            with paused_gc():  # the collector is off inside: this call takes the path below
-                return wrapper(self, *args, **kwargs)
+        if depth or not switch_on("MEMCORE_READ_GC_PAUSE"):
+            return scanned(self, depth, args, kwargs)
+        with paused_gc():
+            return scanned(self, depth, args, kwargs)
+
+    def scanned(self: BaseProvider, depth: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self._memcore_scan_depth = depth + 1  # type: ignore[attr-defined]
         checked: dict[str, list[Diagnostic]] = {}
         token = _SOURCE_BYTES.set((self, checked)) if not depth else None
