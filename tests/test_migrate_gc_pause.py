@@ -132,3 +132,16 @@ def test_a_providers_read_all_and_validate_run_with_the_collector_paused(
     assert results["1"][:2] == results["0"][:2] and len(results["1"][0].entries) == 20
     assert results["1"][2] and not any(results["1"][2])  # core's checks ran inside the pause
     assert results["0"][2] and all(results["0"][2])
+
+
+def test_paused_gc_pauses_the_collector_in_its_block_and_resumes_it_after(collector_on: None) -> None:
+    with paused_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # a host that turned it off keeps it off
+    finally:
+        gc.enable()

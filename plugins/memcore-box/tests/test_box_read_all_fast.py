@@ -10,7 +10,6 @@ on a workspace holding what memcore writes and what hands and other tools leave.
 
 from __future__ import annotations
 
-import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -259,20 +258,6 @@ def test_plain_row_comparison_matches_only_rows_the_general_comparison_finds_equ
                 assert _drift_key(row) == _drift_key(own)
                 matched += 1
     assert matched >= len(files) - 2  # each plain file matches its own row (file id and size aside)
-
-
-def test_the_collector_is_paused_during_the_pass_and_resumed_after() -> None:
-    assert gc.isenabled()
-    with _readall.paused_gc():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with _readall.paused_gc():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # a host that turned it off keeps it off
-    finally:
-        gc.enable()
 
 
 def test_the_switch_reads_zero_and_off_as_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,12 +25,11 @@ diagnostics from one parse of each memory file. With this module's switch on:
   (:func:`memcore_box.validate._known_index_clean`), instead of building its rows first (the
   index is read the usual way when it has something to report, or when something needs it);
   ``read_all`` therefore reads no index up front (``_sync(unread=False)``); and a rollup
-  memcore wrote (:func:`memcore_box._drift.rollup_known`) is not parsed whole;
-- the cyclic garbage collector is paused while the pass runs (:func:`memcore.collector.paused_gc`): the pass
-  builds and holds some ten objects per memory file (parsed files, entries, index rows), and
-  each collection the growing heap set off rescanned all of them (a third of the pass's CPU at
-  10,000 memories). Nothing the pass builds needs the collector (what it drops is freed by
-  reference counting); the collector runs again, as before, once the pass returns.
+  memcore wrote (:func:`memcore_box._drift.rollup_known`) is not parsed whole.
+
+The cyclic garbage collector is paused around the pass by core, as around every provider's
+``read_all``/``validate`` (``MEMCORE_READ_GC_PAUSE``): the pass holds some ten objects per
+memory file, and each collection the growing heap set off rescanned all of them.
 
 ``MEMCORE_BOX_READ_ALL_FAST=0`` turns all of them off (so do ``MEMCORE_BOX_STREAM_FAST=0`` and the
 YAML fast paths off): every file is then read with ``storage.read`` after a new listing of
@@ -42,7 +41,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memcore.collector import paused_gc
 from memcore.models import Diagnostic, MemoryEntry, Severity
 from memcore.storage import file_reader
 from memcore.switches import switch_on
@@ -54,7 +52,7 @@ if TYPE_CHECKING:
     from memcore_box._state import WorkspaceState
     from memcore_box.provider import BoxMemoryProvider
 
-__all__ = ["ENV", "check_files", "enabled", "paused_gc", "scan"]
+__all__ = ["ENV", "check_files", "enabled", "scan"]
 
 ENV = "MEMCORE_BOX_READ_ALL_FAST"
 

@@ -639,10 +639,7 @@ class BoxMemoryProvider(BulkAdd, BoxReference, WorkspaceState):
         self._ensure_open()
         fast = _readall.enabled()  # MEMCORE_BOX_READ_ALL_FAST
         self._sync(unread=not fast)  # the drift check reads the indexes it needs (_known_index_entries)
-        if fast:
-            with _readall.paused_gc():
-                return _readall.check_files(self, entries, fast=True)
-        return _readall.check_files(self, entries, fast=False)
+        return _readall.check_files(self, entries, fast=fast)
 
     def reindex(self) -> list[Diagnostic]:
         """Rebuild every folder's ``_index.json`` and the rollup from the memory files.
