@@ -121,10 +121,12 @@ def graph_stamp(graph: Graph, read: Callable[[str], bytes | None]) -> Stamp | No
         if rel in details and rel not in graph.docs and st is not None and stat.S_ISREG(st[4]):
             return None  # an F# detail file the load did not find: it has just appeared
         stamp.append((rel, st))
-    for rel, doc in graph.docs.items():
-        if read(rel) != doc.source.data:
-            return None
-    return tuple(stamp)
+    return tuple(stamp) if _holds_bytes(graph, read) else None
+
+
+def _holds_bytes(graph: Graph, read: Callable[[str], bytes | None]) -> bool:
+    """Whether each graph file still holds the bytes ``graph`` was parsed from (read through ``read``)."""
+    return all(read(rel) == doc.source.data for rel, doc in graph.docs.items())
 
 
 #: A file modified less than this long (ns) before a check may have been rewritten since, in the
@@ -199,8 +201,7 @@ class RightMemoryReference:
 
     def _same_bytes(self, memo: tuple[Stamp, Graph]) -> bool:
         """Whether each graph file still holds the bytes ``memo``'s graph was parsed from (then settled when old)."""
-        provider = cast("RightMemoryProvider", self)
-        if any(provider._read(rel) != doc.source.data for rel, doc in memo[1].docs.items()):
+        if not _holds_bytes(memo[1], cast("RightMemoryProvider", self)._read):
             return False
         self._memo_settled = _settled(memo[0])
         return True
