@@ -22,7 +22,7 @@ Run::
     python benchmarks/bench_migrate.py                    # N = 10000, every ordered pair
     python benchmarks/bench_migrate.py --entries 1000 --pairs whitebox:box maka:rightmemory
     python benchmarks/bench_migrate.py --json out.json --repeat 3     # best of 3 runs per measure
-    python benchmarks/bench_migrate.py --render out.json   # the docs/migration.md table
+    python benchmarks/bench_migrate.py --render out.json   # the docs/migration-performance.md table
 """
 
 from __future__ import annotations
@@ -372,7 +372,7 @@ def _floor(a_cls: type[Any], b_cls: type[Any], src_loc: str, dst: str, raw_root:
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    """The docs/migration.md table of benchmark rows (one per pair)."""
+    """The docs/migration-performance.md table of benchmark rows (one per pair)."""
     lines = [
         "| pair | entries | migrate (s) | floor: read + write + read back (s) | ratio | CPU migrate / floor (s) "
         "| CPU ratio | read / plan / write / link / verify (s) |",
