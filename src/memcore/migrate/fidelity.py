@@ -180,7 +180,7 @@ def _core_same(written: MemoryEntry, stored: MemoryEntry) -> bool:
     return (confidence is None or confidence == confidence) and _core_values(written) == _core_values(stored)
 
 
-def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChange]:
+def compare_entries(written: MemoryEntry, stored: MemoryEntry, *, reuse: bool | None = None) -> list[FieldChange]:
     """Return every field of ``written`` that ``stored`` does not hold the same.
 
     Core fields are compared by value (confidence to 1e-9, relations as a set of edges:
@@ -191,12 +191,16 @@ def compare_entries(written: MemoryEntry, stored: MemoryEntry) -> list[FieldChan
     Args:
         written: The entry as sent to the target.
         stored: The same entry as read back.
+        reuse: Whether the core fields are first compared at once (``MEMCORE_MIGRATE_REUSE``);
+            ``None`` reads the switch. A run passes the value it read once.
 
     Returns:
         One :class:`FieldChange` per differing field, in :data:`CORE_FIELDS` order then extra.
     """
     changes: list[FieldChange] = []
-    fields = () if reuse_enabled() and _core_same(written, stored) else CORE_FIELDS
+    if reuse is None:
+        reuse = reuse_enabled()
+    fields = () if reuse and _core_same(written, stored) else CORE_FIELDS
     for name in fields:
         if not _same(name, written, stored):
             changes.append(
@@ -291,15 +295,18 @@ def restore_kept(entry: MemoryEntry) -> MemoryEntry:
     return MemoryEntry.model_validate(data)
 
 
-def restored_or_same(entry: MemoryEntry) -> MemoryEntry:
+def restored_or_same(entry: MemoryEntry, *, reuse: bool | None = None) -> MemoryEntry:
     """:func:`restore_kept` for a run's own use: ``entry`` itself when nothing was kept in it.
 
     A migration never changes the source entries it holds, nor their restored forms (it
     builds copies to send), so an entry with no ``kept`` record needs no copy of its own.
-    ``MEMCORE_MIGRATE_REUSE=0``: always :func:`restore_kept`.
+    ``MEMCORE_MIGRATE_REUSE=0`` (or ``reuse=False``; ``None`` reads the switch): always
+    :func:`restore_kept`.
     """
+    if reuse is None:
+        reuse = reuse_enabled()
     found = entry.extra.get(MEMCORE_NS)
-    if reuse_enabled() and not (isinstance(found, dict) and isinstance(found.get("kept"), dict)):
+    if reuse and not (isinstance(found, dict) and isinstance(found.get("kept"), dict)):
         return entry
     return restore_kept(entry)
 
@@ -372,9 +379,11 @@ class _ReadBack(_RunState):
                 provenance_lost = True
             changes = self.returned_changes.get(src_id)
             if changes is None or src_id in kept or got != returned:
-                changes = compare_entries(written, got)  # else: read back as returned, same comparison
+                changes = compare_entries(
+                    written, got, reuse=self.reuse
+                )  # else: read back as returned, same comparison
             if src_id in kept:
-                after = {c.field for c in compare_entries(written, restore_kept(got))}
+                after = {c.field for c in compare_entries(written, restore_kept(got), reuse=self.reuse)}
                 rep.losses = [c for c in changes if c.field in after]
                 rep.kept = [c.model_copy(update={"kept_in": where}) for c in changes if c.field not in after]
             else:
@@ -418,7 +427,7 @@ class _ReadBack(_RunState):
         for src_id, (written, returned) in self.sent.items():
             if stamp_of(written) is not None and stamp_of(returned) is None:
                 continue  # the target does not keep extra.memcore
-            changes = self.returned_changes[src_id] = compare_entries(written, returned)
+            changes = self.returned_changes[src_id] = compare_entries(written, returned, reuse=self.reuse)
             core = [c for c in changes if not c.field.startswith("extra.")]
             if core:
                 stash[src_id] = core

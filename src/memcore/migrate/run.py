@@ -134,7 +134,9 @@ class _Run(_BulkWriting, _ReadBack):
         """Whether ``existing`` (same format, same id, no stamp) holds the source entry ``src_id`` as it is now."""
         found = self.same_as_source.get(src_id)
         if found is None:
-            found = self.same_as_source[src_id] = not compare_entries(self.restored[src_id], restore_kept(existing))
+            found = self.same_as_source[src_id] = not compare_entries(
+                self.restored[src_id], restore_kept(existing), reuse=self.reuse
+            )
         return found
 
     # -- the run -----------------------------------------------------------------------
@@ -171,7 +173,7 @@ class _Run(_BulkWriting, _ReadBack):
         src_ids = {e.id for e in source_entries if e.id is not None}
         self.originals = {e.id: e for e in source_entries if e.id is not None}
         # fields kept in free data by an earlier migration come back before anything else
-        restored = [restored_or_same(e) for e in source_entries]
+        restored = [restored_or_same(e, reuse=self.reuse) for e in source_entries]
         self.restored = {e.id: e for e in restored if e.id is not None}
         unnamed = [e for e in source_entries if e.id is None]
         for e in unnamed:  # pragma: no cover - providers always set ids on read
@@ -325,7 +327,7 @@ class _Run(_BulkWriting, _ReadBack):
                     return
                 last = self.edits.previous.get(existing.id)
                 if self._edited_since(existing) and any(
-                    c.field != "updated_at" for c in compare_entries(entry, restore_kept(existing))
+                    c.field != "updated_at" for c in compare_entries(entry, restore_kept(existing), reuse=self.reuse)
                 ):
                     # changed in the source, and edited in the target since the last run (to
                     # something else than the source now says: the same edit on both sides is none)
@@ -343,7 +345,7 @@ class _Run(_BulkWriting, _ReadBack):
                     stored = self.target.update(entry, expected_version=existing.version)
                 except (UnsupportedOperationError, ImmutableEntryError) as exc:
                     rep.target_id = existing.id
-                    changes = compare_entries(entry, restore_kept(existing))
+                    changes = compare_entries(entry, restore_kept(existing), reuse=self.reuse)
                     differs = sorted({c.field for c in changes})
                     stamp = stamp_of(existing)
                     if stamp is not None and stamp[1] == PENDING and set(differs) <= {"relations", "updated_at"}:
