@@ -12,7 +12,9 @@ each entry as a read gives it. Anything the run cannot decide with certainty (an
 would refuse, an id that is not NFC, a section with no content, a file that would go over
 128 KiB, a store whose session document is not parsed yet, a check that fails) ends the run
 before that entry, or undoes the splice, and those entries go one ``add`` each, which raises
-add's own error. So the bytes, ids, returned entries and errors are those of one ``add`` each.
+add's own error. An entry holding no hint of a secret is prepared without the redacted copy
+(:func:`memcore_maka._lean.lean_new_entry`, ``MEMCORE_MAKA_LEAN_PREPARE``). So the bytes, ids,
+returned entries and errors are those of one ``add`` each.
 ``MEMCORE_MAKA_BULK=0`` turns the run path off (one ``add`` each, in one session).
 
 :meth:`BulkAdd.plan_ids` tells the ids those adds will give, before anything is written (a
@@ -33,8 +35,9 @@ from memcore.models import MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
 from memcore.redact import holds_secret
 from memcore.switches import switch_on
+from memcore_maka._lean import lean_new_entry
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
-from memcore_maka.codec import RenderedSection, is_safe_value, new_entry_among, render_section, view
+from memcore_maka.codec import RenderedSection, is_safe_value, render_section, view
 from memcore_maka.mapping import FORMAT
 
 if TYPE_CHECKING:
@@ -102,7 +105,7 @@ class BulkAdd:
                 continue
             try:
                 checked = checked_for_write(provider, entry)
-                new = new_entry_among(checked, taken, known, provider.path, provider._now())
+                new = lean_new_entry(checked, taken, known, provider.path, provider._now())
             except Exception:  # noqa: BLE001 - whatever it is, add raises it: no id
                 planned.append(None)
                 continue
@@ -251,7 +254,7 @@ class _Run:
                 if not isinstance(entry, MemoryEntry):
                     break
                 checked = checked_for_write(provider, entry)
-                new = new_entry_among(checked, taken, known, provider.path, provider._now())
+                new = lean_new_entry(checked, taken, known, provider.path, provider._now())
                 rendered = render_section(new)
             except Exception:  # noqa: BLE001 - whatever it is, add raises it (after the run is written)
                 break
