@@ -107,6 +107,9 @@ def test_the_lean_entry_is_the_entry_itself_when_it_holds_its_id_and_times(monke
     monkeypatch.setenv("MEMCORE_MAKA_LEAN_PREPARE", "1")
     entry = _entries()["id and both times"]
     assert lean_new_entry(entry, set(), set(), WHERE, NOW_MS) is entry
+    # the switches as the caller read them for a run: off, the general path's copy
+    general = lean_new_entry(entry, set(), set(), WHERE, NOW_MS, lean=False)
+    assert general is not entry and render_section(general) == render_section(entry)
     fresh = _entries()["no id, a time"]
     new = lean_new_entry(fresh, set(), set(), WHERE, NOW_MS)
     assert new is not fresh and fresh.id is None and fresh.updated_at is None

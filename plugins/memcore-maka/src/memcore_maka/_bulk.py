@@ -35,7 +35,7 @@ from memcore.models import MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
 from memcore.redact import holds_secret
 from memcore.switches import switch_on
-from memcore_maka._lean import lean_new_entry
+from memcore_maka._lean import lean_new_entry, lean_switches_on
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
 from memcore_maka.codec import RenderedSection, is_safe_value, render_section, view
 from memcore_maka.mapping import FORMAT
@@ -92,6 +92,7 @@ class BulkAdd:
         index = loaded.doc.index()
         ids = _Ids()
         taken, known = _Seen(index.taken, ids.taken), _Seen(index.entries, ids.entries)
+        lean = lean_switches_on()
         planned: list[str | None] = []
         for entry in entries:
             if not isinstance(entry, MemoryEntry):
@@ -105,7 +106,7 @@ class BulkAdd:
                 continue
             try:
                 checked = checked_for_write(provider, entry)
-                new = lean_new_entry(checked, taken, known, provider.path, provider._now())
+                new = lean_new_entry(checked, taken, known, provider.path, provider._now(), lean=lean)
             except Exception:  # noqa: BLE001 - whatever it is, add raises it: no id
                 planned.append(None)
                 continue
@@ -248,13 +249,14 @@ class _Run:
         counts = Counter(doc.terminators())
         tail, seps = doc.lines[last:], doc.separators[last:]
         size = doc.size
+        lean = lean_switches_on()
         out: list[tuple[MemoryEntry, RenderedSection]] = []
         for entry in entries:
             try:
                 if not isinstance(entry, MemoryEntry):
                     break
                 checked = checked_for_write(provider, entry)
-                new = lean_new_entry(checked, taken, known, provider.path, provider._now())
+                new = lean_new_entry(checked, taken, known, provider.path, provider._now(), lean=lean)
                 rendered = render_section(new)
             except Exception:  # noqa: BLE001 - whatever it is, add raises it (after the run is written)
                 break

@@ -33,7 +33,7 @@ from memcore_maka.codec import (
     to_ms,
 )
 
-__all__ = ["lean_new_entry", "lean_prepare_enabled"]
+__all__ = ["lean_new_entry", "lean_prepare_enabled", "lean_switches_on"]
 
 
 def lean_prepare_enabled() -> bool:
@@ -45,8 +45,23 @@ def lean_prepare_enabled() -> bool:
     return switch_on("MEMCORE_MAKA_LEAN_PREPARE")
 
 
+def lean_switches_on() -> bool:
+    """Whether :func:`lean_new_entry` may skip its copy (``MEMCORE_MAKA_LEAN_PREPARE``, ``MEMCORE_MAKA_FAST_REDACT``).
+
+    Read once per run of entries by its callers (an environment read costs a few microseconds,
+    as much as the rest of the check).
+    """
+    return lean_prepare_enabled() and fast_redaction_enabled()
+
+
 def lean_new_entry(
-    entry: MemoryEntry, taken: Container[str], entries: Container[str], where: Path, now: int
+    entry: MemoryEntry,
+    taken: Container[str],
+    entries: Container[str],
+    where: Path,
+    now: int,
+    *,
+    lean: bool | None = None,
 ) -> MemoryEntry:
     """Return what :func:`~memcore_maka.codec.new_entry_among` returns for a MEMORY.md append, for rendering.
 
@@ -60,6 +75,7 @@ def lean_new_entry(
         entries: The NFC ids of the file's entries: a given id must not be one.
         where: The file, for the conflict's message.
         now: Unix milliseconds now (the default ``createdAt``).
+        lean: :func:`lean_switches_on`, read by the caller once for many entries (``None``: read here).
 
     Returns:
         ``entry`` itself when it holds the id and times it is written with, else a copy holding
@@ -70,7 +86,7 @@ def lean_new_entry(
         ConflictError: The entry's id is taken.
         InvalidEntryError: As :func:`~memcore_maka.codec.new_entry_among`.
     """
-    if not lean_prepare_enabled() or not fast_redaction_enabled():
+    if not (lean_switches_on() if lean is None else lean):
         return new_entry_among(entry, taken, entries, where, now)
     texts = entry_texts(entry)
     if not only_text(texts) or may_hold_secret("\n".join(texts)):
