@@ -12,7 +12,9 @@ each entry as a read gives it. Anything the run cannot decide with certainty (an
 would refuse, an id that is not NFC, a section with no content, a file that would go over
 128 KiB, a store whose session document is not parsed yet, a check that fails) ends the run
 before that entry, or undoes the splice, and those entries go one ``add`` each, which raises
-add's own error. So the bytes, ids, returned entries and errors are those of one ``add`` each.
+add's own error. An entry holding no hint of a secret is prepared without the redacted copy
+(:func:`memcore_maka._lean.lean_new_entry`, ``MEMCORE_MAKA_LEAN_PREPARE``). So the bytes, ids,
+returned entries and errors are those of one ``add`` each.
 ``MEMCORE_MAKA_BULK=0`` turns the run path off (one ``add`` each, in one session).
 
 :meth:`BulkAdd.plan_ids` tells the ids those adds will give, before anything is written (a
@@ -33,8 +35,9 @@ from memcore.models import MemoryEntry
 from memcore.provider import Capability, add_in_turn, checked_for_write
 from memcore.redact import holds_secret
 from memcore.switches import switch_on
+from memcore_maka._lean import lean_new_entry, lean_switches_on
 from memcore_maka._parse import Document, Section, dominant_newline, js_trim, js_trim_end
-from memcore_maka.codec import RenderedSection, is_safe_value, new_entry_among, render_section, view
+from memcore_maka.codec import RenderedSection, is_safe_value, render_section, view
 from memcore_maka.mapping import FORMAT
 
 if TYPE_CHECKING:
@@ -89,6 +92,7 @@ class BulkAdd:
         index = loaded.doc.index()
         ids = _Ids()
         taken, known = _Seen(index.taken, ids.taken), _Seen(index.entries, ids.entries)
+        lean = lean_switches_on()
         planned: list[str | None] = []
         for entry in entries:
             if not isinstance(entry, MemoryEntry):
@@ -102,7 +106,7 @@ class BulkAdd:
                 continue
             try:
                 checked = checked_for_write(provider, entry)
-                new = new_entry_among(checked, taken, known, provider.path, provider._now())
+                new = lean_new_entry(checked, taken, known, provider.path, provider._now(), lean=lean)
             except Exception:  # noqa: BLE001 - whatever it is, add raises it: no id
                 planned.append(None)
                 continue
@@ -245,13 +249,14 @@ class _Run:
         counts = Counter(doc.terminators())
         tail, seps = doc.lines[last:], doc.separators[last:]
         size = doc.size
+        lean = lean_switches_on()
         out: list[tuple[MemoryEntry, RenderedSection]] = []
         for entry in entries:
             try:
                 if not isinstance(entry, MemoryEntry):
                     break
                 checked = checked_for_write(provider, entry)
-                new = new_entry_among(checked, taken, known, provider.path, provider._now())
+                new = lean_new_entry(checked, taken, known, provider.path, provider._now(), lean=lean)
                 rendered = render_section(new)
             except Exception:  # noqa: BLE001 - whatever it is, add raises it (after the run is written)
                 break

@@ -59,6 +59,7 @@ __all__ = [
     "ambiguous_error",
     "approved_entry",
     "entry_from_section",
+    "entry_texts",
     "entry_version",
     "fresh",
     "find",
@@ -69,6 +70,7 @@ __all__ = [
     "new_entry_among",
     "normalize_meta_value",
     "one_line",
+    "only_text",
     "prepare",
     "proposed_entry",
     "render_section",
@@ -792,13 +794,8 @@ def prepare(entry: MemoryEntry) -> MemoryEntry:
             get past the model's validation through ``model_copy(update=...)`` or list
             mutation), or the id holds a secret (an id is never rewritten); nothing is written.
     """
-    texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
-    texts.append(entry.version or "")
-    for relation in entry.relations:
-        texts += (relation.type, relation.target)
-    texts += entry.tags
-    _collect_texts(entry.extra, texts)
-    if not _all_text(texts):
+    texts = entry_texts(entry)
+    if not only_text(texts):
         # the full walk names the place of the bad character (or finds nothing to refuse)
         require_unicode(entry.model_dump(), "entry", prefix="maka")
     elif fast_redaction_enabled() and not may_hold_secret("\n".join(texts)):
@@ -1000,7 +997,23 @@ def ambiguous_error(where: Path, entry_id: str, sections: list[Section]) -> Ambi
     )
 
 
-def _all_text(texts: list[Any]) -> bool:
+def entry_texts(entry: MemoryEntry) -> list[Any]:
+    """Return every string of ``entry`` that :func:`prepare` checks at once, in one list.
+
+    The id, title, body, source, scope, parent, version, each relation's type and target, the
+    tags, and every key and string of ``extra`` (a value of ``extra`` that is not JSON, such as a
+    tuple, is in the list as it is: :func:`only_text` is then False).
+    """
+    texts = [entry.id or "", entry.title, entry.body, entry.source or "", entry.scope or "", entry.parent or ""]
+    texts.append(entry.version or "")
+    for relation in entry.relations:
+        texts += (relation.type, relation.target)
+    texts += entry.tags
+    _collect_texts(entry.extra, texts)
+    return texts
+
+
+def only_text(texts: list[Any]) -> bool:
     """Return True when ``texts`` are all strings that encode as UTF-8 (no lone surrogate).
 
     One join and one encode for every string of an entry; False also for anything that is
