@@ -113,6 +113,24 @@ def test_the_line_map_a_write_hands_over_is_the_map_a_fresh_parse_of_the_bytes_m
     assert settled.lines == fresh.lines
 
 
+def test_bytes_set_on_a_live_source_settle_with_the_map_of_those_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SWITCH, "1")
+    root = _example(tmp_path)
+    with RightMemoryProvider(str(root)) as store, store.batch():
+        store.add_many([_new(i) for i in range(2)])
+        source = live(store._write_graph().docs["MEMORY.md"])
+        _ = source.data  # the map of the written layout
+        other = (EXAMPLE / "MEMORY.md").read_bytes()
+        source.data = other
+        settled = source.settled()
+    fresh = Source.from_bytes("MEMORY.md", other)
+    count = len(fresh.lines)
+    assert settled.data == other and settled.lines == fresh.lines
+    assert [settled.file_line(n) for n in range(1, count + 1)] == [fresh.file_line(n) for n in range(1, count + 1)]
+
+
 def test_to_file_mapped_gives_to_files_lines_and_a_map_only_for_the_header_layout() -> None:
     inline = ["# Memory\n", "\n", "## Fact {#a}\n", '<!-- memcore: {"tags":["x"]} -->\n', "Body.\n"]
     lines, line_map, known = to_file_mapped(inline, "\n")

@@ -130,7 +130,7 @@ class LiveSource(Source):
     @data.setter
     def data(self, value: bytes) -> None:
         text = value.decode("utf-8")
-        self._live_raw, _map = to_inline(split_lines(text[1:] if self.bom else text), self.newline)
+        self._live_raw, self._live_map = to_inline(split_lines(text[1:] if self.bom else text), self.newline)
         self._live_lines = [line.rstrip("\r\n") for line in self._live_raw]
         self._live_data = value
 
