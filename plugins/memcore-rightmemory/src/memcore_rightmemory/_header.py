@@ -36,7 +36,16 @@ from dataclasses import dataclass
 from memcore.switches import switch_on
 from memcore_rightmemory._parse import META_RE, NODE_RE, match_anchor, split_lines
 
-__all__ = ["HEADER_CLOSE", "HEADER_OPEN", "LineMap", "header_enabled", "inline_text", "to_file", "to_inline"]
+__all__ = [
+    "HEADER_CLOSE",
+    "HEADER_OPEN",
+    "LineMap",
+    "header_enabled",
+    "inline_text",
+    "to_file",
+    "to_file_mapped",
+    "to_inline",
+]
 
 HEADER_OPEN = "<!-- memcore: items"
 HEADER_CLOSE = "-->"
@@ -198,8 +207,25 @@ def to_file(raw: list[str], newline: str) -> list[str]:
     Inline text with no comment to move, or whose header layout would not read back as exactly
     these lines (:func:`to_inline`), is returned as it is.
     """
+    return to_file_mapped(raw, newline)[0]
+
+
+def to_file_mapped(raw: list[str], newline: str) -> tuple[list[str], LineMap | None, bool]:
+    """Return :func:`to_file`'s lines, the :class:`LineMap` a read of them makes, and whether it is known.
+
+    The map is the one :func:`to_inline` of the returned lines gives (its self-check computes
+    it), known only when the lines are in the header layout; for inline text returned as it is
+    the third value is ``False`` (a reader finds the map itself).
+
+    Args:
+        raw: Inline lines, terminators kept.
+        newline: The file's line ending, for the lines the header adds.
+
+    Returns:
+        ``(lines to write, map or None, known)``.
+    """
     if not header_enabled() or "<!-- memcore: " not in "".join(raw):
-        return raw
+        return raw, None, False
     lines = [line.rstrip("\r\n") for line in raw]
     start = 0
     kept: list[str] = []
@@ -222,11 +248,11 @@ def to_file(raw: list[str], newline: str) -> list[str]:
         entries.append(f"{once[index]} {meta.group(1)}")
         drop.add(index + 1)
     if not entries:
-        return raw
+        return raw, None, False
     out = [HEADER_OPEN + newline, *(line + newline for line in [*kept, *entries]), HEADER_CLOSE + newline, newline]
     out += [line for index, line in enumerate(raw[start:], start=start) if index not in drop]
-    back, _map = to_inline(out, newline)
-    return out if back == raw else raw
+    back, line_map = to_inline(out, newline)
+    return (out, line_map, True) if back == raw else (raw, None, False)
 
 
 def inline_text(text: str) -> str:

@@ -28,8 +28,18 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 
 from memcore_rightmemory._graph import Graph, ItemRef
-from memcore_rightmemory._header import to_file, to_inline
-from memcore_rightmemory._parse import META_RE, Doc, Heading, Node, Source, parse_doc, split_lines
+from memcore_rightmemory._header import LineMap, to_file, to_file_mapped, to_inline
+from memcore_rightmemory._parse import (
+    META_RE,
+    Doc,
+    Heading,
+    Node,
+    SettledSource,
+    Source,
+    keep_split_enabled,
+    parse_doc,
+    split_lines,
+)
 
 __all__ = ["LiveSource", "Patch", "apply", "live", "plan", "reindex", "window_is_current"]
 
@@ -83,7 +93,7 @@ class LiveSource(Source):
     Used only by the write path (a batch's changed files); reads get plain :class:`Source`.
     """
 
-    __slots__ = ("_live_data", "_live_lines", "_live_raw")
+    __slots__ = ("_live_data", "_live_lines", "_live_map", "_live_raw")
 
     def __init__(self, base: Source) -> None:
         self.rel = base.rel
@@ -92,6 +102,7 @@ class LiveSource(Source):
         self._live_raw: list[str] = list(base.raw)
         self._live_lines: list[str] = list(base.lines)
         self._live_data: bytes | None = None
+        self._live_map: LineMap | None = None  # the map of _live_data's file (set with it)
         self.inline = False
         self._map = None
 
@@ -111,23 +122,27 @@ class LiveSource(Source):
     def data(self) -> bytes:
         """The bytes the lines make, in the header layout (BOM first when the file had one)."""
         if self._live_data is None:
-            text = ("\ufeff" if self.bom else "") + "".join(to_file(self._live_raw, self.newline))
+            lines, self._live_map, _ = to_file_mapped(self._live_raw, self.newline)
+            text = ("\ufeff" if self.bom else "") + "".join(lines)
             self._live_data = text.encode("utf-8")
         return self._live_data
 
     @data.setter
     def data(self, value: bytes) -> None:
         text = value.decode("utf-8")
-        self._live_raw, _map = to_inline(split_lines(text[1:] if self.bom else text), self.newline)
+        self._live_raw, self._live_map = to_inline(split_lines(text[1:] if self.bom else text), self.newline)
         self._live_lines = [line.rstrip("\r\n") for line in self._live_raw]
         self._live_data = value
 
     def settled(self) -> Source:
-        """Return a plain :class:`Source` of these bytes that keeps the lines already split."""
-        source = Source.from_bytes(self.rel, self.data)
+        """Return a :class:`~memcore_rightmemory._parse.SettledSource` of these bytes, the lines already split kept."""
+        source = SettledSource.from_bytes(self.rel, self.data)
         source._raw = self._live_raw
         source._lines = self._live_lines
-        return source  # its line map is made when first asked for (Source.file_line)
+        if keep_split_enabled():
+            # the map to_file's own check made of these bytes: what Source.raw would make again
+            source._map = self._live_map
+        return source  # else its line map is made when first asked for (Source.file_line)
 
     def file_line(self, line: int | None) -> int | None:
         """Return the line of the file the lines make for inline line ``line``."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,13 +37,16 @@ __all__ = [
     "Doc",
     "Heading",
     "Node",
+    "SettledSource",
     "Source",
     "fenced_lines",
     "make_markdown",
     "parse_doc",
     "parse_edges",
+    "keep_split_enabled",
     "read_fast_enabled",
     "split_lines",
+    "walk_release",
 ]
 
 
@@ -56,6 +59,36 @@ def read_fast_enabled() -> bool:
     Off, core reads each file again and the check looks at every line, with the same results.
     """
     return switch_on("MEMCORE_RIGHTMEMORY_READ_FAST")
+
+
+def keep_split_enabled() -> bool:
+    """Whether a read leaves a file's lines split when they were split before it (default: yes).
+
+    A write session's changed files end it with their lines split and, in the header layout,
+    the line map made by the write's own check (:meth:`~memcore_rightmemory._incremental.LiveSource.settled`);
+    ``read_all`` then keeps those lines instead of dropping them (the reads that follow, such
+    as a migration's reference reading, do not split the file and rebuild its map again).
+    ``MEMCORE_RIGHTMEMORY_KEEP_SPLIT=0``: the walk drops every file's lines when it leaves
+    the file and the map is made when first asked for, with the same results.
+    """
+    return switch_on("MEMCORE_RIGHTMEMORY_KEEP_SPLIT")
+
+
+def _keep() -> None:
+    """Drop nothing: the lines were split before the walk."""
+
+
+def walk_release(source: Source) -> Callable[[], None]:
+    """Return what drops a file's lines when a read's walk leaves the file.
+
+    ``source.release``, or (:func:`keep_split_enabled`) a call that keeps them for a
+    :class:`SettledSource` whose lines are split: a write session split those, and they are
+    held by the graph kept for the next session either way, so the read holds no more lines
+    than were held before it. Lines a read's own load split are dropped.
+    """
+    if type(source) is SettledSource and keep_split_enabled() and source._lines is not None:
+        return _keep
+    return source.release
 
 
 _ID = r"[A-Za-z0-9_.-]+"
@@ -416,6 +449,15 @@ class Source:
             raw = to_file(raw, self.newline)
         text = ("\ufeff" if self.bom else "") + "".join(raw)
         return text.encode("utf-8")
+
+
+class SettledSource(Source):
+    """The source of a file a write session changed, as the session left it (lines split).
+
+    The same as :class:`Source`; reads tell it apart to keep its lines (:func:`walk_release`).
+    """
+
+    __slots__ = ()
 
 
 @dataclass(slots=True)

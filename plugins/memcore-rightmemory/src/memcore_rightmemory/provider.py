@@ -39,7 +39,7 @@ from memcore_rightmemory._bulk import BulkAdd
 from memcore_rightmemory._graph import Graph, ItemRef, ParseCache, backing_name
 from memcore_rightmemory._init import EMPTY_MEMORY, EMPTY_PURSUITS, init_root, root_files_like
 from memcore_rightmemory._move import move_item
-from memcore_rightmemory._parse import Doc, Heading, Source, make_markdown
+from memcore_rightmemory._parse import Doc, Heading, make_markdown, walk_release
 from memcore_rightmemory._render import DEFAULT_MEMORY_HEADING, DEFAULT_PURSUIT_HEADING
 from memcore_rightmemory._state import Fast, GraphKeeper, regular, trim_cache
 from memcore_rightmemory.codec import (
@@ -285,14 +285,14 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
         in memory at once. ``before_release(file)`` is called just before (the lines are
         still split then: :meth:`read_all` finds unread text without splitting them again).
         """
-        live: dict[str, Source] = {}
+        live: dict[str, Callable[[], None]] = {}
         current: str | None = None
 
         def release(rel: str) -> None:
-            source = live.pop(rel)
+            drop = live.pop(rel)
             if before_release is not None:
                 before_release(rel)
-            source.release()
+            drop()  # the lines this walk split
 
         try:
             for ref in graph.ordered():
@@ -303,7 +303,7 @@ class RightMemoryProvider(BulkAdd, RightMemoryReference, BaseProvider):
                     keep = graph.attach_chain(ref.rel)
                     for rel in [rel for rel in live if rel not in keep]:
                         release(rel)
-                    live[ref.rel] = graph.docs[ref.rel].source
+                    live[ref.rel] = walk_release(graph.docs[ref.rel].source)
                 yield entry_of(graph, ref)
         finally:
             for rel in list(live):
