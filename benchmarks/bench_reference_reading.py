@@ -75,18 +75,38 @@ def _ask_all(fmt: str, location: str, memo: bool) -> float:
         return time.process_time() - start
 
 
-def _read_back(location: str, memo: bool) -> tuple[float, float, object]:
-    os.environ.pop("MEMCORE_REFERENCE_MEMO", None)
-    os.environ["MEMCORE_RIGHTMEMORY_READ_MEMO"] = "1" if memo else "0"
+def _read_back(fmt: str, location: str, switches: tuple[str, ...], on: bool) -> tuple[float, float, object]:
+    """A fresh provider's ``read_all()`` then the notes for every entry, ``switches`` all on or all off.
+
+    Returns CPU seconds of the read, of the notes, and what they gave (to compare both ways).
+    """
+    os.environ.update(dict.fromkeys(switches, "1" if on else "0"))
     try:
         start = time.process_time()
-        with get_registry().get("rightmemory")(location, read_only=True) as store:
+        with get_registry().get(fmt)(location, read_only=True) as store:
             snapshot = read_all(store)
             read = time.process_time() - start
             notes = store.reference_reads_differently_many(snapshot.entries)  # type: ignore[attr-defined]
         return read, time.process_time() - start - read, (snapshot, notes)
     finally:
-        os.environ.pop("MEMCORE_RIGHTMEMORY_READ_MEMO", None)
+        for name in switches:
+            os.environ.pop(name, None)
+
+
+def _compare_read_back(fmt: str, location: str, switches: tuple[str, ...], rounds: int, entries: int) -> None:
+    """Print :func:`_read_back`'s best CPU seconds with ``switches`` off and on, alternating; both must agree."""
+    timed: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    found: dict[bool, object] = {}
+    for r in range(rounds):
+        for on in (False, True) if r % 2 == 0 else (True, False):
+            read, notes, found[on] = _read_back(fmt, location, switches, on)
+            timed[on].append((read, notes))
+    assert found[True] == found[False], f"{'+'.join(switches)} changed what the read-back gives"
+    print(f"| {'+'.join(switches)} | entries | read_all (CPU s) | notes after it (CPU s) |\n|---|---|---|---|")
+    for on in (False, True):
+        best_read = min(read for read, _ in timed[on])
+        best_notes = min(notes for _, notes in timed[on])
+        print(f"| {'on' if on else 'off'} | {entries} | {best_read:.3f} | {best_notes:.3f} |")
 
 
 WHITEBOX_SWITCHES = ("MEMCORE_WHITEBOX_SOURCE_BYTES", "MEMCORE_WHITEBOX_REFERENCE_SCAN")
@@ -107,20 +127,6 @@ def _migrated_vault(where: Path, entries: int) -> str:
     return target
 
 
-def _whitebox_read_back(location: str, on: bool) -> tuple[float, float, object]:
-    os.environ.update(dict.fromkeys(WHITEBOX_SWITCHES, "1" if on else "0"))
-    try:
-        start = time.process_time()
-        with get_registry().get("whitebox")(location, read_only=True) as store:
-            snapshot = read_all(store)
-            read = time.process_time() - start
-            notes = store.reference_reads_differently_many(snapshot.entries)  # type: ignore[attr-defined]
-        return read, time.process_time() - start - read, (snapshot, notes)
-    finally:
-        for name in WHITEBOX_SWITCHES:
-            os.environ.pop(name, None)
-
-
 def main() -> None:
     """Print CPU seconds per format, memo on and off."""
     parser = argparse.ArgumentParser()
@@ -136,36 +142,13 @@ def main() -> None:
         os.environ.setdefault("MEMCORE_STATE_DIR", str(Path(tmp) / "state"))
         if args.whitebox_read_back:
             location = _migrated_vault(Path(tmp), args.entries)
-            timed: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-            found: dict[bool, object] = {}
-            for r in range(args.rounds):
-                for on in (False, True) if r % 2 == 0 else (True, False):
-                    read, notes, found[on] = _whitebox_read_back(location, on)
-                    timed[on].append((read, notes))
-            assert found[True] == found[False], "the switches changed what the read-back gives"
-            print(f"| {'+'.join(WHITEBOX_SWITCHES)} | entries | read_all (CPU s) | notes after it (CPU s) |")
-            print("|---|---|---|---|")
-            for on in (False, True):
-                best_read = min(read for read, _ in timed[on])
-                best_notes = min(notes for _, notes in timed[on])
-                print(f"| {'on' if on else 'off'} | {args.entries} | {best_read:.3f} | {best_notes:.3f} |")
+            _compare_read_back("whitebox", location, WHITEBOX_SWITCHES, args.rounds, args.entries)
             return
         if args.read_back:
             # bodies of ~300 bytes: 10,000 entries make a MEMORY.md of about 3.6 MB, as a migrated
             # store's (beyond the provider's 2 MiB read cache, which keeps a smaller file parsed)
             location = _store("rightmemory", Path(tmp), args.entries, pad=300)
-            runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-            results: dict[bool, object] = {}
-            for r in range(args.rounds):
-                for memo in (False, True) if r % 2 == 0 else (True, False):
-                    read, notes, results[memo] = _read_back(location, memo)
-                    runs[memo].append((read, notes))
-            assert results[True] == results[False], "the read memo changed what the read-back gives"
-            print("| read memo | entries | read_all (CPU s) | notes after it (CPU s) |\n|---|---|---|---|")
-            for memo in (False, True):
-                best_read = min(read for read, _ in runs[memo])
-                best_notes = min(notes for _, notes in runs[memo])
-                print(f"| {'on' if memo else 'off'} | {args.entries} | {best_read:.3f} | {best_notes:.3f} |")
+            _compare_read_back("rightmemory", location, ("MEMCORE_RIGHTMEMORY_READ_MEMO",), args.rounds, args.entries)
             return
         if args.many:
             print("| format | entries | one call each (CPU s) | one call for all (CPU s) | ratio |")
