@@ -243,6 +243,11 @@ def _reference_reads(rel: str, number: int, line: str) -> Diagnostic:
 _Runs = list[list[tuple[int, str]]]
 
 
+def _not_unread(line: str, stripped: str) -> bool:
+    """Whether a line no item covers is still no unread text: blank, a meta line, format text, the header's opening."""
+    return not stripped or META_RE.match(line) is not None or _format_text(stripped) or stripped == HEADER_OPEN
+
+
 def _scan(rel: str, lines: list[str], covered: set[int], items: set[int]) -> tuple[list[Diagnostic], _Runs]:
     """Look at every line: the line-break and graph-syntax warnings, and the runs of unread lines."""
     out: list[Diagnostic] = []
@@ -257,7 +262,7 @@ def _scan(rel: str, lines: list[str], covered: set[int], items: set[int]) -> tup
         if in_code and inside and number not in covered:
             runs[-1].append((number, text))  # a code block is one passage, blank lines and all
             continue
-        if number in covered or not text or META_RE.match(line) or _format_text(text) or text == HEADER_OPEN:
+        if number in covered or _not_unread(line, text):
             inside = False
             continue
         if not inside:
@@ -320,7 +325,7 @@ def _scan_fast(rel: str, lines: list[str], covered: set[int], items: set[int]) -
         if inside and number in code:
             runs[-1].append((number, stripped))  # a code block is one passage, blank lines and all
             continue
-        if not stripped or META_RE.match(line) or _format_text(stripped) or stripped == HEADER_OPEN:
+        if _not_unread(line, stripped):
             inside = False
             continue
         if not inside:
